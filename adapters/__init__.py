@@ -1,0 +1,1 @@
+"""Swappable implementations of the core's Protocols."""

@@ -1,0 +1,1 @@
+"""SessionStore implementations."""

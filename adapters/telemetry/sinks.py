@@ -1,0 +1,34 @@
+"""Telemetry sinks. The database copy is written with each turn; these see events live."""
+
+from __future__ import annotations
+
+import logging
+
+from agent.types import TelemetryEvent
+
+
+class LogSink:
+    """One JSON line per event on a logger (stderr by default in the CLI)."""
+
+    def __init__(self, logger: logging.Logger | None = None):
+        self.logger = logger or logging.getLogger("agentbot.telemetry")
+
+    def record(self, event: TelemetryEvent) -> None:
+        if self.logger.isEnabledFor(logging.INFO):
+            self.logger.info(event.model_dump_json())
+
+
+class CollectingSink:
+    """Keeps events in memory, for the eval runner and `chat --json`."""
+
+    def __init__(self) -> None:
+        self.events: list[TelemetryEvent] = []
+
+    def record(self, event: TelemetryEvent) -> None:
+        self.events.append(event)
+
+    def for_interaction(self, interaction_id: str) -> list[TelemetryEvent]:
+        return [e for e in self.events if e.interaction_id == interaction_id]
+
+    def clear(self) -> None:
+        self.events.clear()

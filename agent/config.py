@@ -1,0 +1,187 @@
+"""Config files load into pydantic models, validated at startup; errors name the file, line and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agent.errors import ConfigError
+from agent.types import Constraints
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SlotSpec(Strict):
+    """How to find a parameter in free text."""
+
+    label: str
+    pattern: str | None = None  # regex; group 1 (or the whole match) is the value
+    format: str = "{0}"  # how the captured value is normalized, e.g. "O-{0}"
+    upper: bool = False
+    # When the bot has just asked for this slot, a reply matching this fills it too.
+    reply_pattern: str | None = None
+    free_text: bool = False  # any reply to the question fills it
+    values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
+
+
+class IntentTemplates(Strict):
+    ask: dict[str, str] = Field(default_factory=dict)
+    pre: str = ""
+    answer: dict[str, str] = Field(default_factory=dict)  # outcome -> template; "default"
+    error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
+
+
+class IntentSpec(Strict):
+    id: str
+    agent: str
+    description: str = ""
+    required_params: list[str] = Field(default_factory=list)
+    optional_params: list[str] = Field(default_factory=list)
+    tool: str | None = None
+    tool_args: dict[str, str] = Field(default_factory=dict)  # tool param -> template
+    priority: int | None = None  # defaults to the agent's
+    constraints: Constraints = Field(default_factory=Constraints)
+    keywords: dict[str, float] = Field(default_factory=dict)
+    examples: list[str] = Field(default_factory=list)
+    templates: IntentTemplates = Field(default_factory=IntentTemplates)
+    # Outcome of the tool that leaves the goal blocked on a slot (e.g. not_found -> order_id).
+    retry_slot_on: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_chars(cls, v: str) -> str:
+        if not v.replace("_", "").isalnum() or not v.islower():
+            raise ValueError("intent ids use lowercase letters, digits and _ only")
+        return v
+
+
+class Vocabulary(Strict):
+    synonyms: dict[str, str] = Field(default_factory=dict)
+    filler: list[str] = Field(default_factory=list)
+    yes: list[str] = Field(default_factory=list)
+    no: list[str] = Field(default_factory=list)
+
+
+class Redaction(Strict):
+    params: list[str] = Field(default_factory=list)
+
+
+class Messages(Strict):
+    fallback: str
+    human_offer: str = "Would you like me to loop in a human support agent?"
+    declined_offer: str = "No problem. What else can I help you with?"
+    resume: str = "Now, back to your earlier request ({goal})."
+    empty: str = "I didn't catch anything there. What can I help you with?"
+    too_long: str = "That message is too long for me ({length} characters; the limit is {limit}). Could you shorten it?"
+    tool_error: str = "I couldn't complete that just now. Please try again, or ask for a human."
+    busy: str = "I couldn't save our conversation just now. Please try again in a moment."
+
+
+class IntentsFile(Strict):
+    tiers: list[str] = Field(default_factory=list)
+    vocabulary: Vocabulary = Field(default_factory=Vocabulary)
+    slots: dict[str, SlotSpec] = Field(default_factory=dict)
+    intents: list[IntentSpec]
+    redaction: Redaction = Field(default_factory=Redaction)
+    messages: Messages
+
+
+class AgentSpec(Strict):
+    description: str = ""
+    priority: int = 10
+    tools: list[str] = Field(default_factory=list)
+    constitution: str = ""
+
+
+class AgentsFile(Strict):
+    agents: dict[str, AgentSpec]
+
+
+class Settings(Strict):
+    understanding: str = "rules"
+    database_url: str = "sqlite+aiosqlite:///var/agentbot.db"
+    history_limit: int = Field(20, ge=0)
+    max_message_chars: int = Field(4000, ge=1)
+    tool_timeout_seconds: float = Field(5.0, gt=0)
+    commit_retries: int = Field(3, ge=1)
+    db_busy_timeout_ms: int = Field(5000, ge=0)
+    log_telemetry: bool = False
+
+
+class BotConfig(Strict):
+    intents: IntentsFile
+    agents: AgentsFile
+    settings: Settings
+    directory: str
+
+
+def _node_line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """Follow a pydantic error location through the YAML node tree to a 1-based line."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_yaml_model(path: Path, model: type[M], *, optional: bool = False) -> M:
+    """Read `path` into `model`; any problem raises ConfigError naming file, line and field."""
+    if not path.exists():
+        if optional:
+            return model()
+        raise ConfigError(str(path), "file not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(str(path), f"not valid YAML ({problem})", line=mark.line + 1 if mark else None) from e
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), "the top level must be a mapping", line=1)
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(err["loc"])
+        field = ".".join(str(p) for p in loc)
+        raise ConfigError(str(path), err["msg"], line=_node_line(root, loc), field=field) from e
+
+
+def load_config(directory: str | Path) -> BotConfig:
+    """Load and cross-check intents.yaml, agents.yaml and settings.yaml from one folder."""
+    d = Path(directory)
+    intents = load_yaml_model(d / "intents.yaml", IntentsFile)
+    agents = load_yaml_model(d / "agents.yaml", AgentsFile)
+    settings = load_yaml_model(d / "settings.yaml", Settings, optional=True)
+    seen: set[str] = set()
+    for i, spec in enumerate(intents.intents):
+        field = f"intents.{i}"
+        if spec.id in seen:
+            raise ConfigError(str(d / "intents.yaml"), f"duplicate intent id {spec.id!r}", field=field)
+        seen.add(spec.id)
+        if spec.agent not in agents.agents:
+            raise ConfigError(str(d / "intents.yaml"), f"unknown agent {spec.agent!r}", field=f"{field}.agent")
+        for p in spec.required_params:
+            if p not in intents.slots:
+                raise ConfigError(
+                    str(d / "intents.yaml"), f"no slot named {p!r} under slots:", field=f"{field}.required_params"
+                )
+    return BotConfig(intents=intents, agents=agents, settings=settings, directory=str(d))

@@ -1,0 +1,126 @@
+"""The one exception tree of agentbot.
+
+AgentbotError                  root; `user_message` is safe to show in chat
+├── ConfigError                a config file is wrong; names the file, line and field
+├── InputError                 the user's message cannot be handled as sent
+├── StorageError               the database failed or is busy
+│   └── VersionConflict        optimistic lock lost; the router retries the turn
+├── ProviderError              an LLM provider failed (translated inside its adapter)
+│   ├── ProviderAuthError      retryable=False
+│   ├── ProviderRateLimited    retryable=True, carries retry_after
+│   ├── ProviderUnavailable    5xx / overloaded, retryable=True
+│   ├── ProviderTimeout        retryable=True
+│   ├── ProviderConnectionError retryable=True
+│   └── ProviderBadRequest     retryable=False
+├── PolicyDenied               a policy refused a tool call; `reason` is shown
+└── ToolError                  a tool could not run
+    ├── ToolNotAllowed         the agent may not use this tool
+    ├── ToolArgumentsInvalid   arguments failed the tool's schema
+    └── ToolTimeout            the tool exceeded its time limit
+"""
+
+from __future__ import annotations
+
+
+class AgentbotError(Exception):
+    """Root of every error agentbot raises on purpose."""
+
+    user_message = "Something went wrong. Please try again."
+
+
+class ConfigError(AgentbotError):
+    """A configuration file is invalid. Raised at startup, never mid-conversation."""
+
+    def __init__(self, file: str, problem: str, *, line: int | None = None, field: str = ""):
+        self.file, self.problem, self.line, self.field = file, problem, line, field
+        where = file + (f", line {line}" if line else "")
+        what = f"{field}: {problem}" if field else problem
+        super().__init__(f"{where}: {what}")
+
+
+class InputError(AgentbotError):
+    """The user's message cannot be processed as sent (empty, too long)."""
+
+    def __init__(self, user_message: str):
+        self.user_message = user_message
+        super().__init__(user_message)
+
+
+class StorageError(AgentbotError):
+    user_message = "I couldn't save our conversation just now. Please try again in a moment."
+
+
+class VersionConflict(StorageError):
+    """Another worker saved this session first."""
+
+    def __init__(self, session_id: str, expected_version: int):
+        self.session_id, self.expected_version = session_id, expected_version
+        super().__init__(f"session {session_id!r} changed since version {expected_version}")
+
+
+class ProviderError(AgentbotError):
+    retryable = False
+    user_message = "Something went wrong. Please try again."
+
+    def __init__(self, message: str, *, status: int | None = None):
+        self.status = status
+        super().__init__(message)
+
+
+class ProviderAuthError(ProviderError):
+    pass
+
+
+class ProviderRateLimited(ProviderError):
+    retryable = True
+    user_message = "I'm getting a lot of requests right now. Please try again in a minute."
+
+    def __init__(self, message: str, *, status: int | None = 429, retry_after: float | None = None):
+        self.retry_after = retry_after
+        super().__init__(message, status=status)
+
+
+class ProviderUnavailable(ProviderError):
+    retryable = True
+
+
+class ProviderTimeout(ProviderError):
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    retryable = True
+
+
+class ProviderBadRequest(ProviderError):
+    pass
+
+
+class PolicyDenied(AgentbotError):
+    def __init__(self, reason: str, *, rule: str = ""):
+        self.reason, self.rule = reason, rule
+        self.user_message = f"I can't process that request: {reason}"
+        super().__init__(self.user_message)
+
+
+class ToolError(AgentbotError):
+    user_message = "That didn't work on my side. Please try again, or ask for a human."
+
+    def __init__(self, tool: str, message: str, *, code: str = "tool_failed"):
+        self.tool, self.code = tool, code
+        super().__init__(f"{tool}: {message}")
+
+
+class ToolNotAllowed(ToolError):
+    def __init__(self, tool: str, agent: str):
+        super().__init__(tool, f"agent {agent!r} may not use this tool", code="not_allowed")
+
+
+class ToolArgumentsInvalid(ToolError):
+    def __init__(self, tool: str, message: str):
+        super().__init__(tool, message, code="invalid_arguments")
+
+
+class ToolTimeout(ToolError):
+    def __init__(self, tool: str, seconds: float):
+        super().__init__(tool, f"timed out after {seconds:g}s", code="timeout")

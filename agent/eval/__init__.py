@@ -1,0 +1,1 @@
+"""Conversation suites: a YAML contract for multi-turn expectations, and the runner."""

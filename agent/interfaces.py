@@ -1,0 +1,181 @@
+"""The seams of the core. Adapters and channels implement these; the core imports none of them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from agent.types import (
+    Classification,
+    Goal,
+    Intent,
+    Interaction,
+    Message,
+    OutboundMessage,
+    Plan,
+    PolicyDecision,
+    SessionState,
+    TelemetryEvent,
+    ToolCall,
+    ToolResult,
+    TurnRecord,
+)
+
+# The channel's way to deliver a message while the turn is still running.
+Reply = Callable[[OutboundMessage], Awaitable[None]]
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Conversation memory: session state, history and the turn's writes.
+
+    One `commit` is one database transaction: state (optimistic lock on `version`),
+    messages, telemetry, side effects and the tool ledger.
+    """
+
+    async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
+        """Return the saved state (None for a new session) and the latest messages, oldest first."""
+        ...
+
+    async def commit(self, turn: TurnRecord) -> None:
+        """Write the turn atomically. Raises VersionConflict if another writer saved first."""
+        ...
+
+    async def ledger_get(self, key: str) -> ToolResult | None:
+        """The stored result of a side-effecting tool call with this idempotency key."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class DataSource(Protocol):
+    """Business data the tools read: orders and customers."""
+
+    async def get_order(self, order_id: str) -> dict[str, Any] | None: ...
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None: ...
+
+    async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
+        """The customer whose chat identity on `platform` (slack, discord) is `user_id`."""
+        ...
+
+
+class LLMToolCall(BaseModel):
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class LLMResponse(BaseModel):
+    content: str | None = None
+    tool_calls: list[LLMToolCall] = Field(default_factory=list)
+    model: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    cost: float = 0.0
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    async def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse: ...
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float: ...
+
+
+class PolicyContext(BaseModel):
+    session: SessionState
+    intent_id: str | None
+    agent: str
+    customer: dict[str, Any] | None = None
+
+
+@runtime_checkable
+class PolicyEngine(Protocol):
+    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision: ...
+
+
+class ToolContext(BaseModel):
+    session_id: str
+    interaction_id: str
+    agent: str
+    intent_id: str | None = None
+    customer_id: str | None = None
+
+
+@runtime_checkable
+class ToolExecutor(Protocol):
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult: ...
+
+
+@runtime_checkable
+class TelemetrySink(Protocol):
+    """Receives every telemetry event as it happens. Must not block: buffer or log."""
+
+    def record(self, event: TelemetryEvent) -> None: ...
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """Understanding: which intent, which parameters, and whether the message answers a question."""
+
+    async def classify(
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+    ) -> Classification: ...
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Turns the active goal into steps, and tool results into the answer."""
+
+    def question(self, intent_id: str, slot: str) -> str:
+        """The one question that asks for `slot`."""
+        ...
+
+    async def plan(self, goal: Goal, intent: Intent, state: SessionState) -> Plan: ...
+
+    async def answer(self, goal: Goal, intent: Intent, results: list[ToolResult]) -> str: ...
+
+
+class Preferences(BaseModel):
+    budget_range: tuple[float, float] | None = None
+    preferred_brands: list[str] = Field(default_factory=list)
+    disliked_brands: list[str] = Field(default_factory=list)
+    preferred_features: list[str] = Field(default_factory=list)
+    communication_style: str | None = None
+
+
+@runtime_checkable
+class PreferenceMemory(Protocol):
+    async def read(self, customer_id: str) -> Preferences: ...
+
+    async def write(self, customer_id: str, update: Preferences) -> None:
+        """Merge `update` into the stored preferences; an empty update is a no-op."""
+        ...
+
+
+class Alert(BaseModel):
+    kind: str  # handoff, policy_denied, tool_failure, provider_outage, risk_report
+    session_id: str
+    summary: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    dedupe_key: str = ""
+
+
+@runtime_checkable
+class AlertNotifier(Protocol):
+    async def notify(self, alert: Alert) -> None: ...

@@ -1,0 +1,91 @@
+"""The tool gateway: the only way a tool runs. Permission, schema, timeout, idempotency."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
+from agent.interfaces import SessionStore, ToolContext
+from agent.tools.registry import Tool
+from agent.types import ToolCall, ToolResult
+
+
+def idempotency_key(context: ToolContext, call: ToolCall) -> str:
+    """Same session, intent, tool and canonical params: the same side effect, done once."""
+    canonical = json.dumps(call.params, sort_keys=True, separators=(",", ":"), default=str)
+    raw = f"{context.session_id}|{context.intent_id}|{call.tool_name}|{canonical}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+class ToolGateway:
+    """
+    Args:
+        tools: every registered tool.
+        permissions: agent name -> the tool names it may use.
+        ledger: where results of side-effecting calls are looked up by idempotency key.
+        default_timeout: seconds a tool may run unless it sets its own.
+    """
+
+    def __init__(
+        self,
+        tools: list[Tool],
+        permissions: dict[str, list[str]],
+        ledger: SessionStore,
+        default_timeout: float = 5.0,
+    ):
+        self.tools = {t.name: t for t in tools}
+        self.permissions = {agent: frozenset(names) for agent, names in permissions.items()}
+        self.ledger = ledger
+        self.default_timeout = default_timeout
+
+    def schemas(self, agent: str) -> list[dict[str, Any]]:
+        return [self.tools[n].schema() for n in sorted(self.permissions.get(agent, ())) if n in self.tools]
+
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            tool = self._resolve(call, context.agent)
+            try:
+                params = tool.params.model_validate(call.params)
+            except ValidationError as e:
+                first = e.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "arguments"
+                raise ToolArgumentsInvalid(tool.name, f"{where}: {first['msg']}") from e
+            key = idempotency_key(context, call) if tool.side_effect else None
+            if key and (previous := await self.ledger.ledger_get(key)) is not None:
+                return previous.model_copy(update={"replayed": True})
+            timeout = tool.timeout or self.default_timeout
+            try:
+                output = await asyncio.wait_for(tool.handler(params, context), timeout)
+            except TimeoutError as e:
+                raise ToolTimeout(tool.name, timeout) from e
+            return ToolResult(
+                tool=tool.name,
+                success=True,
+                data=output.data,
+                effects=output.effects,
+                idempotency_key=key,
+                execution_time_ms=(time.perf_counter() - started) * 1000,
+            )
+        except ToolError as e:
+            return ToolResult(
+                tool=call.tool_name,
+                success=False,
+                error=str(e),
+                error_code=e.code,
+                execution_time_ms=(time.perf_counter() - started) * 1000,
+            )
+
+    def _resolve(self, call: ToolCall, agent: str) -> Tool:
+        tool = self.tools.get(call.tool_name)
+        if tool is None:
+            raise ToolError(call.tool_name, "no such tool", code="unknown_tool")
+        if call.tool_name not in self.permissions.get(agent, frozenset()):
+            raise ToolNotAllowed(call.tool_name, agent)
+        return tool

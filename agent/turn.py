@@ -1,0 +1,85 @@
+"""One turn's bookkeeping: its telemetry events (redacted, timed) and the messages it delivers."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agent.interfaces import Reply, TelemetrySink
+from agent.types import Interaction, Message, OutboundMessage, TelemetryEvent
+
+
+class Turn:
+    """
+    Args:
+        interaction: the message being handled.
+        sink: receives every event as it is emitted (they are also committed with the turn).
+        redacted: parameter names whose values never reach telemetry.
+        reply: the channel's delivery callable, or None to collect only.
+        delivered: messages already delivered by an earlier attempt of this same turn; a retry
+            after a version conflict does not send them twice.
+    """
+
+    def __init__(
+        self,
+        interaction: Interaction,
+        session_id: str,
+        sink: TelemetrySink | None,
+        redacted: frozenset[str],
+        reply: Reply | None,
+        delivered: list[OutboundMessage],
+    ):
+        self.interaction = interaction
+        self.session_id = session_id
+        self.sink = sink
+        self.redacted = redacted
+        self.reply = reply
+        self.delivered = delivered
+        self._skip = list(delivered)
+        self.events: list[TelemetryEvent] = []
+        self.outbound: list[OutboundMessage] = []
+        self._last = time.perf_counter()
+
+    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent:
+        now = time.perf_counter()
+        event = TelemetryEvent(
+            session_id=self.session_id,
+            interaction_id=self.interaction.id,
+            stage=stage,
+            level=level,  # type: ignore[arg-type]
+            payload=self.redact(payload or {}),
+            duration_ms=round((now - self._last) * 1000, 3),
+        )
+        self._last = now
+        self.events.append(event)
+        if self.sink is not None:
+            self.sink.record(event)
+        return event
+
+    def redact(self, payload: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in payload.items():
+            if k in self.redacted:
+                out[k] = "***"
+            elif isinstance(v, dict):
+                out[k] = self.redact(v)
+            else:
+                out[k] = v
+        return out
+
+    async def send(self, message: OutboundMessage) -> None:
+        self.outbound.append(message)
+        if message in self._skip:
+            self._skip.remove(message)
+            return
+        self.delivered.append(message)
+        if self.reply is not None:
+            await self.reply(message)
+
+    def agent_messages(self) -> list[Message]:
+        meta = {"interaction_id": self.interaction.id}
+        return [Message(role="agent", text=m.text, kind=m.kind, metadata=meta) for m in self.outbound]
+
+    @property
+    def final_text(self) -> str:
+        return "\n\n".join(m.text for m in self.outbound if m.kind != "pre")

@@ -1,0 +1,268 @@
+"""The core's data model: every value that crosses a seam is one of these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChannelType(StrEnum):
+    console = "console"
+    slack = "slack"
+    discord = "discord"
+
+
+class Message(Model):
+    role: Literal["user", "agent", "system"]
+    text: str
+    timestamp: datetime = Field(default_factory=utcnow)
+    # kind: pre | question | answer | error | fallback | notice (resume, handoff) | user
+    kind: str = "user"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChannelContext(Model):
+    channel_type: ChannelType = ChannelType.console
+    workspace: str = ""
+    channel: str = ""
+    thread: str = ""
+    user: str = ""
+
+
+class Interaction(Model):
+    """One inbound chat event, already translated by a channel."""
+
+    id: str
+    text: str
+    session_key: str
+    customer_id: str | None = None
+    context: ChannelContext = Field(default_factory=ChannelContext)
+    received_at: datetime = Field(default_factory=utcnow)
+
+
+class Constraints(Model):
+    channels: list[str] = Field(default_factory=list)  # empty = every channel
+    rollout: int = Field(100, ge=0, le=100)
+    min_tier: str | None = None
+
+
+class Intent(Model):
+    id: str
+    agent: str
+    description: str = ""
+    required_params: list[str] = Field(default_factory=list)
+    optional_params: list[str] = Field(default_factory=list)
+    tool: str | None = None
+    priority: int = 10
+    constraints: Constraints = Field(default_factory=Constraints)
+    # Tool outcome (error code) -> the slot to ask for again, e.g. not_found -> order_id.
+    retry_slot_on: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def goal_type(self) -> str:
+        return f"{self.agent}.{self.id}"
+
+
+class IntentContext(Model):
+    channel: str
+    customer_id: str | None = None
+    customer_tier: str | None = None
+    session_id: str = ""
+
+
+class Classification(Model):
+    intent_id: str | None
+    params: dict[str, Any] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
+    confidence: float = 0.0
+    # The message answers the question the bot asked (slot fill), or confirms/declines an offer.
+    fills_slot: bool = False
+    reply: Literal["yes", "no"] | None = None
+
+
+class GoalStatus(StrEnum):
+    active = "active"
+    blocked = "blocked"
+    suspended = "suspended"
+    done = "done"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+class Goal(Model):
+    id: str
+    type: str  # "<agent>.<intent id>"
+    agent: str
+    intent_id: str
+    status: GoalStatus = GoalStatus.active
+    priority: int = 10
+    slots: dict[str, Any] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
+    next_question: str = ""
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class PendingConfirmation(Model):
+    """Something the bot asked the user to say yes or no to."""
+
+    kind: Literal["offer", "tool"]
+    intent_id: str | None = None  # for an offer: the intent a "yes" starts
+    tool: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    action_hash: str = ""
+    prompt: str = ""
+    expires_at: datetime | None = None
+
+
+class Handoff(Model):
+    status: Literal["requested", "claimed", "released"]
+    reason: str = ""
+    requested_at: datetime = Field(default_factory=utcnow)
+    ticket_id: str | None = None
+
+
+class SessionState(Model):
+    session_id: str
+    workspace_id: str = ""
+    customer_id: str | None = None
+    channel_type: ChannelType = ChannelType.console
+    version: int = 0
+    active_goal_id: str | None = None
+    goal_stack: list[str] = Field(default_factory=list)
+    goals: dict[str, Goal] = Field(default_factory=dict)
+    pending_confirmation: PendingConfirmation | None = None
+    handoff: Handoff | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def active_goal(self) -> Goal | None:
+        return self.goals.get(self.active_goal_id) if self.active_goal_id else None
+
+
+# Plan steps: a discriminated union on `type`.
+
+
+class AskUser(Model):
+    type: Literal["ask_user"] = "ask_user"
+    param: str
+    prompt: str
+
+
+class Confirm(Model):
+    type: Literal["confirm"] = "confirm"
+    prompt: str
+    tool: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Respond(Model):
+    type: Literal["respond"] = "respond"
+    when: Literal["pre", "post", "error"]
+    message: str = ""
+
+
+class ToolCall(Model):
+    type: Literal["tool_call"] = "tool_call"
+    tool_name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+PlanStep = Annotated[AskUser | Confirm | Respond | ToolCall, Field(discriminator="type")]
+
+
+class Plan(Model):
+    intent_id: str | None
+    goal_id: str | None = None
+    steps: list[PlanStep] = Field(default_factory=list)
+    reasoning: str = ""
+
+    @property
+    def plan_type(self) -> str:
+        kinds = {s.type for s in self.steps}
+        for kind in ("tool_call", "ask_user", "confirm"):
+            if kind in kinds:
+                return kind
+        return "respond"
+
+
+class SideEffect(Model):
+    """A row a tool asks to write; stored in the turn's transaction, once per key."""
+
+    kind: Literal["ticket", "handoff"]
+    key: str
+    data: dict[str, Any]
+
+
+class ToolResult(Model):
+    tool: str
+    success: bool
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    error_code: str | None = None
+    execution_time_ms: float = 0.0
+    replayed: bool = False  # answered from the idempotency ledger, not run again
+    idempotency_key: str | None = None
+    effects: list[SideEffect] = Field(default_factory=list)
+
+
+class PolicyDecision(Model):
+    allowed: bool = True
+    violations: list[str] = Field(default_factory=list)
+    requires_escalation: bool = False
+    requires_confirmation: bool = False
+    rule: str = ""
+
+
+class OutboundMessage(Model):
+    """A message the bot delivers to the channel during a turn."""
+
+    kind: Literal["pre", "question", "answer", "error", "fallback", "notice"]
+    text: str
+    buttons: list[Literal["confirm", "cancel", "human"]] = Field(default_factory=list)
+
+
+class AgentResponse(Model):
+    text: str
+    session_id: str
+    interaction_id: str
+    intent_id: str | None = None
+    tool_results: list[ToolResult] = Field(default_factory=list)
+    needs_user_input: bool = False
+    missing_param: str | None = None
+    active_goal: str | None = None
+    goal_stack: list[str] = Field(default_factory=list)
+    handoff: bool = False
+    messages: list[OutboundMessage] = Field(default_factory=list)
+
+
+class TelemetryEvent(Model):
+    timestamp: datetime = Field(default_factory=utcnow)
+    session_id: str
+    interaction_id: str
+    stage: str
+    level: Literal["info", "warn", "error"] = "info"
+    payload: dict[str, Any] = Field(default_factory=dict)
+    duration_ms: float = 0.0
+
+
+class TurnRecord(Model):
+    """Everything one turn writes, committed in one transaction."""
+
+    state: SessionState
+    expected_version: int
+    messages: list[Message]
+    events: list[TelemetryEvent]
+    effects: list[SideEffect] = Field(default_factory=list)
+    ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result

@@ -1,0 +1,111 @@
+"""The offline classifier: keywords and examples from config/intents.yaml, slot patterns, yes/no."""
+
+from __future__ import annotations
+
+import re
+
+from agent.config import BotConfig, IntentSpec
+from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.understanding.slots import SlotExtractor
+from agent.understanding.text import Normalizer, clean
+
+# Above this, a message that also carries the awaited slot is read as a new request, not an answer.
+STRONG = 0.75
+SLOT_BONUS = 0.25
+
+
+class _IntentModel:
+    def __init__(self, spec: IntentSpec, norm: Normalizer):
+        self.spec = spec
+        self.keywords = [(frozenset(norm.tokens(k)), w) for k, w in spec.keywords.items()]
+        self.keywords = [(k, w) for k, w in self.keywords if k]
+        self.examples = [frozenset(t) for e in spec.examples if (t := norm.tokens(e))]
+        self.params = set(spec.required_params) | set(spec.optional_params)
+
+    def score(self, tokens: frozenset[str], slots: set[str]) -> float:
+        kw = min(1.0, sum(w for k, w in self.keywords if k <= tokens))
+        ex = max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
+        bonus = SLOT_BONUS if slots & self.params else 0.0
+        return min(1.0, max(kw, ex) + bonus)
+
+
+class RulesClassifier:
+    """Deterministic understanding with zero LLM calls.
+
+    Args:
+        config: the loaded bot config; intents.yaml supplies keywords, examples, slots, vocabulary.
+        threshold: the lowest score that names an intent; below it the message is unknown.
+    """
+
+    def __init__(self, config: BotConfig, threshold: float = 0.5):
+        vocab = config.intents.vocabulary
+        self.norm = Normalizer(vocab.synonyms, vocab.filler)
+        self.slots = SlotExtractor(config.intents.slots)
+        self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
+        self.threshold = threshold
+        self._yes = _phrases(vocab.yes)
+        self._no = _phrases(vocab.no)
+
+    def yes_no(self, text: str) -> str | None:
+        words = re.findall(r"[a-z']+", clean(text).lower())
+        if not words or len(words) > 6:
+            return None
+        for n in (3, 2, 1):
+            head = " ".join(words[:n])
+            if head in self._no:
+                return "no"
+            if head in self._yes:
+                return "yes"
+        return None
+
+    def score(self, text: str, intents: list[Intent]) -> tuple[str | None, float, dict]:
+        params, rest = self.slots.extract(text)
+        tokens = frozenset(self.norm.tokens(rest))
+        best_id, best = None, 0.0
+        for intent in intents:
+            model = self.models.get(intent.id)
+            if model is None:
+                continue
+            s = model.score(tokens, set(params))
+            if s > best:
+                best_id, best = intent.id, s
+        # A message that is nothing but a parameter ("O-12345") belongs to the one intent that needs it.
+        if best < self.threshold and params and not tokens:
+            owners = [i.id for i in intents if i.id in self.models and set(params) & self.models[i.id].params]
+            if len(owners) == 1:
+                best_id, best = owners[0], 0.6
+        if best < self.threshold:
+            best_id = None
+        return best_id, best, params
+
+    async def classify(
+        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+    ) -> Classification:
+        text = interaction.text
+        pending = state.pending_confirmation
+        if pending is not None and (answer := self.yes_no(text)):
+            intent_id = pending.intent_id if answer == "yes" else None
+            return Classification(intent_id=intent_id, reply=answer, confidence=1.0)  # type: ignore[arg-type]
+
+        intent_id, confidence, params = self.score(text, intents)
+        goal = state.active_goal
+        awaited = goal.missing[0] if goal and goal.missing else None
+        if goal and awaited and (intent_id in (None, goal.intent_id) or confidence < STRONG):
+            # The message answers the bot's question, unless it is clearly a new request.
+            if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
+                params = {awaited: value}
+            if awaited in params:
+                return Classification(
+                    intent_id=goal.intent_id, params=params, confidence=max(confidence, 0.9), fills_slot=True
+                )
+        if intent_id is None:
+            return Classification(intent_id=None, params=params, confidence=confidence)
+        spec = self.models[intent_id].spec
+        allowed = set(spec.required_params) | set(spec.optional_params)
+        params = {k: v for k, v in params.items() if k in allowed}
+        missing = [p for p in spec.required_params if p not in params]
+        return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence)
+
+
+def _phrases(items: list[str]) -> frozenset[str]:
+    return frozenset(" ".join(re.findall(r"[a-z']+", i.lower())) for i in items)

@@ -1,0 +1,63 @@
+"""Text normalization shared by the rules classifier: the ordinary ways people phrase things."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Words that carry no intent. Question words stay: "where" and "when" matter for orders.
+_STOPWORDS = """a an the i me my mine we our you your it its is are was were be been am do does did
+to of in on at for from with about as by or and but so if then than that this these those
+there here can could would should will shall may might must have has had hi hello hey
+please pls plz thanks thank thx just really actually basically kindly okay ok um uh
+like maybe some any yet still also too very quite bit lot get got gotten want wanna need
+let know tell give see into up out go going gonna im ive id"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028\u2029\ufeff]")
+
+
+def clean(text: str) -> str:
+    """NFKC-normalize, drop control characters, fold curly quotes, collapse whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _CONTROL.sub(" ", text).replace("\u2019", "'").replace("\u2018", "'")
+    return " ".join(text.split())
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: tracking/tracked/tracks -> track, arrives/arrive -> arriv."""
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed") or len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]
+    return word
+
+
+class Normalizer:
+    """Maps a message to canonical content tokens: lowercase, stemmed, synonyms folded, filler dropped."""
+
+    def __init__(self, synonyms: dict[str, str], filler: list[str]):
+        self.synonyms = {stem(k.lower()): stem(v.lower()) for k, v in synonyms.items()}
+        self.drop = STOPWORDS | {w.lower() for w in filler}
+
+    def tokens(self, text: str) -> list[str]:
+        words = _WORD.findall(clean(text).lower().replace("'", ""))
+        out = []
+        for w in words:
+            if w in self.drop:
+                continue
+            s = stem(w)
+            out.append(self.synonyms.get(s, s))
+        return out
+
+    def phrase(self, text: str) -> tuple[str, ...]:
+        return tuple(self.tokens(text))

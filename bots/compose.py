@@ -1,0 +1,103 @@
+"""The composition root: reads config and environment once and wires a router."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from adapters.data.json_source import JSONDataSource
+from adapters.storage.sql import SqlStore
+from adapters.telemetry.sinks import LogSink
+from agent.config import BotConfig, load_config
+from agent.errors import ConfigError
+from agent.intents import IntentsRegistry
+from agent.interfaces import DataSource, SessionStore, TelemetrySink
+from agent.policy import AllowAllPolicy
+from agent.router import AgentRouter, RouterParts
+from agent.tools.gateway import ToolGateway
+from agent.tools.support import support_tools
+from agent.understanding.planner import TemplatePlanner
+from agent.understanding.rules import RulesClassifier
+
+REPO = Path(__file__).resolve().parent.parent
+UNDERSTANDING_MODES = ("rules",)
+
+
+def resolve_dir(path: str | Path | None, default: str) -> Path:
+    """An explicit path as given; otherwise `./<default>`, falling back to the one shipped in the repo."""
+    if path is not None:
+        return Path(path)
+    local = Path(default)
+    return local if local.is_dir() else REPO / default
+
+
+def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
+    """Every tool an agent or intent names must exist, and an intent's tool must be its agent's."""
+    file = str(Path(config.directory) / "agents.yaml")
+    for name, agent in config.agents.agents.items():
+        for tool in agent.tools:
+            if tool not in gateway.tools:
+                raise ConfigError(file, f"unknown tool {tool!r}", field=f"agents.{name}.tools")
+    for i, spec in enumerate(config.intents.intents):
+        if spec.tool and spec.tool not in config.agents.agents[spec.agent].tools:
+            raise ConfigError(
+                str(Path(config.directory) / "intents.yaml"),
+                f"tool {spec.tool!r} is not among agent {spec.agent!r}'s tools",
+                field=f"intents.{i}.tool",
+            )
+
+
+def build_router(
+    config_dir: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    db_url: str | None = None,
+    understanding: str | None = None,
+    *,
+    telemetry: TelemetrySink | None = None,
+    data_source: DataSource | None = None,
+    store: SessionStore | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AgentRouter:
+    """Wire a router from config, data and environment.
+
+    Args:
+        config_dir: folder with intents.yaml, agents.yaml, settings.yaml (default `config/`).
+        data_dir: folder with orders.json and customers.json (default `data/`).
+        db_url: SQLAlchemy async URL; else `AGENTBOT_DB_URL`, else settings (SQLite in `var/`).
+        understanding: `rules` (the offline default).
+        telemetry: a live sink for events; they are also stored with each turn.
+        data_source: replaces the JSON data source (e.g. `SQLiteDataSource`).
+        store: replaces the SQL session store.
+        env: the environment to read (default `os.environ`).
+    """
+    env = os.environ if env is None else env
+    config = load_config(resolve_dir(config_dir, "config"))
+    settings = config.settings
+    mode = understanding or env.get("AGENTBOT_UNDERSTANDING") or settings.understanding
+    if mode not in UNDERSTANDING_MODES:
+        raise ConfigError(
+            str(Path(config.directory) / "settings.yaml"),
+            f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
+            field="understanding",
+        )
+    data = data_source or JSONDataSource(resolve_dir(data_dir, "data"))
+    url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
+    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
+    permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
+    gateway = ToolGateway(support_tools(data), permissions, store, settings.tool_timeout_seconds)
+    check_tools(config, gateway)
+    return AgentRouter(
+        RouterParts(
+            registry=IntentsRegistry(config),
+            classifier=RulesClassifier(config),
+            planner=TemplatePlanner(config),
+            policy=AllowAllPolicy(),
+            executor=gateway,
+            store=store,
+            data=data,
+            messages=config.intents.messages,
+            settings=settings,
+            telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
+        )
+    )
