@@ -28,6 +28,9 @@ class SlotSpec(Strict):
     # When the bot has just asked for this slot, a reply matching this fills it too.
     reply_pattern: str | None = None
     free_text: bool = False  # any reply to the question fills it
+    # A request that says more than its intent's trigger words fills this slot with the whole
+    # message ("my headphones arrived broken" is already the ticket's summary).
+    from_request: bool = False
     values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
 
 

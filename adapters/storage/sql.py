@@ -1,37 +1,40 @@
-"""SessionStore on SQLAlchemy 2 async: SQLite (aiosqlite) by default, PostgreSQL by URL.
+"""SessionStore on SQLAlchemy 2: SQLite by default, PostgreSQL by URL.
 
 One `commit` is one transaction: the session row (optimistic lock on version), the turn's
-messages, its telemetry, tool side effects and the idempotency ledger.
+messages, its telemetry, tool side effects and the idempotency ledger. Each unit of work is one
+plain function of a SQLAlchemy `Connection`; `adapters/storage/runners.py` runs it without
+blocking the event loop, in the way that is fastest for the backend.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
     Column,
+    Connection,
     DateTime,
     Float,
     Index,
     Integer,
     MetaData,
+    Row,
     String,
     Table,
     Text,
     TypeDecorator,
-    event,
+    bindparam,
     insert,
     select,
+    text,
     update,
 )
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adapters.storage.runners import Runner, make_runner
 from agent.errors import StorageError, VersionConflict
 from agent.types import Message, SessionState, ToolResult, TurnRecord, utcnow
 
@@ -135,165 +138,172 @@ def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _insert_ignore(conn: Connection, table: Table, key: str) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING: side effects and ledger rows are written once per key."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=[key])
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(table).on_conflict_do_nothing(index_elements=[key])
+
+
+# Statements are built once: constructing them per call cost more than running them.
+SELECT_STATE = select(sessions.c.state).where(sessions.c.id == bindparam("b_sid"))
+SELECT_HISTORY = (
+    select(messages.c.role, messages.c.kind, messages.c.text, messages.c.meta, messages.c.created_at)
+    .where(messages.c.session_id == bindparam("b_sid"))
+    .order_by(messages.c.id.desc())
+    .limit(bindparam("b_limit", type_=Integer))
+)
+INSERT_SESSION = insert(sessions)
+UPDATE_SESSION = (
+    update(sessions)
+    .where(sessions.c.id == bindparam("b_sid"), sessions.c.version == bindparam("b_expected"))
+    .values(version=bindparam("b_version"), state=bindparam("b_state"), updated_at=bindparam("b_now"))
+)
+INSERT_MESSAGES = insert(messages)
+INSERT_EVENTS = insert(telemetry)
+SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == bindparam("b_key"))
+
+
+def load_unit(conn: Connection, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
+    row = conn.execute(SELECT_STATE, {"b_sid": session_id}).first()
+    if row is None:
+        return None, []
+    rows = conn.execute(SELECT_HISTORY, {"b_sid": session_id, "b_limit": history_limit}).all()
+    history = [
+        Message(role=r.role, kind=r.kind, text=r.text, metadata=json.loads(r.meta), timestamp=r.created_at)
+        for r in reversed(rows)
+    ]
+    return SessionState.model_validate_json(row.state), history
+
+
+def commit_unit(conn: Connection, turn: TurnRecord) -> None:
+    state, now = turn.state, utcnow()
+    sid, body = state.session_id, state.model_dump_json()
+    if turn.expected_version == 0:
+        try:
+            conn.execute(
+                INSERT_SESSION,
+                {
+                    "id": sid,
+                    "version": state.version,
+                    "customer_id": state.customer_id,
+                    "channel_type": state.channel_type.value,
+                    "state": body,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+        except IntegrityError as e:
+            raise VersionConflict(sid, 0) from e
+    else:
+        res = conn.execute(
+            UPDATE_SESSION,
+            {
+                "b_sid": sid,
+                "b_expected": turn.expected_version,
+                "b_version": state.version,
+                "b_state": body,
+                "b_now": now,
+            },
+        )
+        if res.rowcount != 1:
+            raise VersionConflict(sid, turn.expected_version)
+    if turn.messages:
+        conn.execute(
+            INSERT_MESSAGES,
+            [
+                {
+                    "session_id": sid,
+                    "interaction_id": m.metadata.get("interaction_id"),
+                    "role": m.role,
+                    "kind": m.kind,
+                    "text": m.text,
+                    "meta": json.dumps(m.metadata),
+                    "created_at": m.timestamp,
+                }
+                for m in turn.messages
+            ],
+        )
+    if turn.events:
+        conn.execute(
+            INSERT_EVENTS,
+            [
+                {
+                    "session_id": e.session_id,
+                    "interaction_id": e.interaction_id,
+                    "stage": e.stage,
+                    "level": e.level,
+                    "payload": json.dumps(e.payload, default=str),
+                    "duration_ms": e.duration_ms,
+                    "created_at": e.timestamp,
+                }
+                for e in turn.events
+            ],
+        )
+    for key, result in turn.ledger.items():
+        conn.execute(
+            _insert_ignore(conn, tool_ledger, "idempotency_key").values(
+                idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
+            )
+        )
+    for effect in turn.effects:
+        conn.execute(_insert_ignore(conn, EFFECT_TABLES[effect.kind], "id").values(**_effect_row(effect.data)))
+
+
+def ledger_unit(conn: Connection, key: str) -> ToolResult | None:
+    row = conn.execute(SELECT_LEDGER, {"b_key": key}).first()
+    return ToolResult.model_validate_json(row.result) if row else None
+
+
 class SqlStore:
     """
     Args:
-        url: an SQLAlchemy async URL, e.g. `sqlite+aiosqlite:///var/agentbot.db` or
-            `postgresql+asyncpg://...`. A SQLite file's folder is created if missing.
-        busy_timeout_ms: how long SQLite waits for a lock before the turn gives up cleanly.
+        url: an SQLAlchemy URL: `sqlite+aiosqlite:///var/agentbot.db` (the default; a SQLite file's
+            folder is created if missing) or `postgresql+asyncpg://user@host/db`.
+        busy_timeout_ms: how long SQLite waits for another process's lock before the turn gives up.
     """
 
     def __init__(self, url: str, *, busy_timeout_ms: int = 5000):
-        parsed = make_url(url)
-        self.dialect = parsed.get_backend_name()
-        if self.dialect == "sqlite" and parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: AsyncEngine = create_async_engine(url)
-        if self.dialect == "sqlite":
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas(busy_timeout_ms))
+        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms)
         self._ready = False
-        self._init_lock = asyncio.Lock()
 
-    async def _ensure_schema(self) -> None:
-        if self._ready:
-            return
-        async with self._init_lock:
-            if not self._ready:
-                try:
-                    async with self.engine.begin() as conn:
-                        await conn.run_sync(metadata.create_all)
-                except DBAPIError as e:
-                    raise StorageError(f"cannot prepare the database: {e.orig}") from e
-                self._ready = True
+    async def ensure_schema(self) -> None:
+        if not self._ready:
+            await self._run(metadata.create_all, what="prepare the database")
+            self._ready = True
 
-    async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
-        await self._ensure_schema()
+    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
         try:
-            async with self.engine.connect() as conn:
-                row = (await conn.execute(select(sessions.c.state).where(sessions.c.id == session_id))).first()
-                if row is None:
-                    return None, []
-                rows = (
-                    await conn.execute(
-                        select(
-                            messages.c.role, messages.c.kind, messages.c.text, messages.c.meta, messages.c.created_at
-                        )
-                        .where(messages.c.session_id == session_id)
-                        .order_by(messages.c.id.desc())
-                        .limit(history_limit)
-                    )
-                ).all()
-        except DBAPIError as e:
-            raise StorageError(f"cannot load session {session_id!r}: {e.orig}") from e
-        history = [
-            Message(role=r.role, kind=r.kind, text=r.text, metadata=json.loads(r.meta), timestamp=r.created_at)
-            for r in reversed(rows)
-        ]
-        return SessionState.model_validate_json(row.state), history
-
-    async def commit(self, turn: TurnRecord) -> None:
-        await self._ensure_schema()
-        state, now = turn.state, utcnow()
-        sid = state.session_id
-        try:
-            async with self.engine.begin() as conn:
-                values = {"version": state.version, "state": state.model_dump_json(), "updated_at": now}
-                if turn.expected_version == 0:
-                    try:
-                        await conn.execute(
-                            insert(sessions).values(
-                                id=sid,
-                                customer_id=state.customer_id,
-                                channel_type=state.channel_type.value,
-                                created_at=now,
-                                **values,
-                            )
-                        )
-                    except IntegrityError as e:
-                        raise VersionConflict(sid, 0) from e
-                else:
-                    res = await conn.execute(
-                        update(sessions)
-                        .where(sessions.c.id == sid, sessions.c.version == turn.expected_version)
-                        .values(**values)
-                    )
-                    if res.rowcount != 1:
-                        raise VersionConflict(sid, turn.expected_version)
-                if turn.messages:
-                    await conn.execute(
-                        insert(messages),
-                        [
-                            {
-                                "session_id": sid,
-                                "interaction_id": m.metadata.get("interaction_id"),
-                                "role": m.role,
-                                "kind": m.kind,
-                                "text": m.text,
-                                "meta": json.dumps(m.metadata),
-                                "created_at": m.timestamp,
-                            }
-                            for m in turn.messages
-                        ],
-                    )
-                if turn.events:
-                    await conn.execute(
-                        insert(telemetry),
-                        [
-                            {
-                                "session_id": e.session_id,
-                                "interaction_id": e.interaction_id,
-                                "stage": e.stage,
-                                "level": e.level,
-                                "payload": json.dumps(e.payload, default=str),
-                                "duration_ms": e.duration_ms,
-                                "created_at": e.timestamp,
-                            }
-                            for e in turn.events
-                        ],
-                    )
-                for key, result in turn.ledger.items():
-                    await conn.execute(
-                        self._insert_ignore(tool_ledger, "idempotency_key").values(
-                            idempotency_key=key,
-                            session_id=sid,
-                            tool=result.tool,
-                            result=result.model_dump_json(),
-                            created_at=now,
-                        )
-                    )
-                for effect in turn.effects:
-                    table = EFFECT_TABLES[effect.kind]
-                    await conn.execute(self._insert_ignore(table, "id").values(**_effect_row(effect.data)))
+            return await self.runner.run(fn, *args)
         except (VersionConflict, StorageError):
             raise
         except DBAPIError as e:
-            raise StorageError(f"cannot save session {sid!r}: {e.orig}") from e
+            raise StorageError(f"cannot {what}: {e.orig}") from e
+
+    async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
+        await self.ensure_schema()
+        return await self._run(load_unit, session_id, history_limit, what=f"load session {session_id!r}")  # type: ignore[no-any-return]
+
+    async def commit(self, turn: TurnRecord) -> None:
+        await self.ensure_schema()
+        await self._run(commit_unit, turn, what=f"save session {turn.state.session_id!r}")
 
     async def ledger_get(self, key: str) -> ToolResult | None:
-        await self._ensure_schema()
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == key))).first()
-        return ToolResult.model_validate_json(row.result) if row else None
+        await self.ensure_schema()
+        return await self._run(ledger_unit, key, what="read the tool ledger")  # type: ignore[no-any-return]
 
-    def _insert_ignore(self, table: Table, key: str) -> Any:
-        if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
+    async def fetch(self, query: str, **params: Any) -> Sequence[Row[Any]]:
+        """Rows of a read-only SQL query: for the CLI, admin commands and tests."""
+        await self.ensure_schema()
 
-            return pg_insert(table).on_conflict_do_nothing(index_elements=[key])
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+        def unit(conn: Connection) -> Sequence[Row[Any]]:
+            return conn.execute(text(query), params).all()
 
-        return sqlite_insert(table).on_conflict_do_nothing(index_elements=[key])
+        return await self._run(unit, what="run a query")  # type: ignore[no-any-return]
 
     async def aclose(self) -> None:
-        await self.engine.dispose()
-
-
-def _sqlite_pragmas(busy_timeout_ms: int) -> Any:
-    def on_connect(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        cur.close()
-
-    return on_connect
+        await self.runner.aclose()

@@ -21,6 +21,7 @@ class _IntentModel:
         self.keywords = [(k, w) for k, w in self.keywords if k]
         self.examples = [frozenset(t) for e in spec.examples if (t := norm.tokens(e))]
         self.params = set(spec.required_params) | set(spec.optional_params)
+        self.triggers = frozenset().union(*(k for k, _ in self.keywords), *self.examples)
 
     def score(self, tokens: frozenset[str], slots: set[str]) -> float:
         kw = min(1.0, sum(w for k, w in self.keywords if k <= tokens))
@@ -58,7 +59,8 @@ class RulesClassifier:
                 return "yes"
         return None
 
-    def score(self, text: str, intents: list[Intent]) -> tuple[str | None, float, dict]:
+    def score(self, text: str, intents: list[Intent]) -> tuple[str | None, float, dict, frozenset[str]]:
+        """Best intent, its score, the slot values found, and the message's content tokens."""
         params, rest = self.slots.extract(text)
         tokens = frozenset(self.norm.tokens(rest))
         best_id, best = None, 0.0
@@ -69,14 +71,15 @@ class RulesClassifier:
             s = model.score(tokens, set(params))
             if s > best:
                 best_id, best = intent.id, s
-        # A message that is nothing but a parameter ("O-12345") belongs to the one intent that needs it.
-        if best < self.threshold and params and not tokens:
-            owners = [i.id for i in intents if i.id in self.models and set(params) & self.models[i.id].params]
+        # An ID with no other signal ("O-12345", "any news on o12345?") belongs to the one intent
+        # that requires that parameter.
+        if best < self.threshold and params:
+            owners = [i.id for i in intents if set(params) & set(i.required_params)]
             if len(owners) == 1:
-                best_id, best = owners[0], 0.6
+                best_id, best = owners[0], self.threshold + 0.1
         if best < self.threshold:
             best_id = None
-        return best_id, best, params
+        return best_id, best, params, tokens
 
     async def classify(
         self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
@@ -87,7 +90,7 @@ class RulesClassifier:
             intent_id = pending.intent_id if answer == "yes" else None
             return Classification(intent_id=intent_id, reply=answer, confidence=1.0)  # type: ignore[arg-type]
 
-        intent_id, confidence, params = self.score(text, intents)
+        intent_id, confidence, params, tokens = self.score(text, intents)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         if goal and awaited and (intent_id in (None, goal.intent_id) or confidence < STRONG):
@@ -100,9 +103,13 @@ class RulesClassifier:
                 )
         if intent_id is None:
             return Classification(intent_id=None, params=params, confidence=confidence)
-        spec = self.models[intent_id].spec
-        allowed = set(spec.required_params) | set(spec.optional_params)
-        params = {k: v for k, v in params.items() if k in allowed}
+        model = self.models[intent_id]
+        spec = model.spec
+        params = {k: v for k, v in params.items() if k in model.params}
+        for p in spec.required_params:
+            slot = self.slots.specs[p]
+            if p not in params and slot.from_request and tokens - model.triggers:
+                params[p] = clean(text)
         missing = [p for p in spec.required_params if p not in params]
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence)
 

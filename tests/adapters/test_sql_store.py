@@ -1,0 +1,81 @@
+"""The SQL session store on a real SQLite file: atomic turns, optimistic locking, UTC timestamps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from adapters.storage.sql import SqlStore
+from agent.errors import VersionConflict
+from agent.types import Message, SessionState, SideEffect, TelemetryEvent, TurnRecord
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[SqlStore]:
+    s = SqlStore(db_url)
+    yield s
+    await s.aclose()
+
+
+def turn(version: int, expected: int, *texts: str, effects: list[SideEffect] | None = None) -> TurnRecord:
+    state = SessionState(session_id="s", version=version, facts={"v": version})
+    return TurnRecord(
+        state=state,
+        expected_version=expected,
+        messages=[Message(role="user", text=t) for t in texts],
+        events=[TelemetryEvent(session_id="s", interaction_id="i", stage="received")],
+        effects=effects or [],
+    )
+
+
+async def test_new_session_loads_as_none(store: SqlStore) -> None:
+    assert await store.load("nobody", 20) == (None, [])
+
+
+async def test_commit_then_load_round_trips_state_and_history(store: SqlStore) -> None:
+    await store.commit(turn(1, 0, "one", "two"))
+    await store.commit(turn(2, 1, "three"))
+    state, history = await store.load("s", 2)
+    assert state is not None and state.version == 2 and state.facts == {"v": 2}
+    assert [m.text for m in history] == ["two", "three"]  # the latest two, oldest first
+    assert all(m.timestamp.tzinfo is not None for m in history)
+
+
+async def test_stale_version_is_a_conflict_and_writes_nothing(store: SqlStore) -> None:
+    await store.commit(turn(1, 0, "first"))
+    await store.commit(turn(2, 1, "second"))
+    with pytest.raises(VersionConflict):
+        await store.commit(
+            turn(
+                2,
+                1,
+                "stale",
+                effects=[
+                    SideEffect(
+                        kind="ticket",
+                        key="T-1",
+                        data={
+                            "id": "T-1",
+                            "session_id": "s",
+                            "summary": "x",
+                            "status": "open",
+                            "created_at": "2026-01-01T00:00:00+00:00",
+                        },
+                    )
+                ],
+            )
+        )
+    texts = [r.text for r in await store.fetch("SELECT text FROM messages ORDER BY id")]
+    tickets = (await store.fetch("SELECT count(*) AS n FROM tickets"))[0].n
+    assert texts == ["first", "second"] and tickets == 0
+
+
+async def test_two_creators_of_one_session_conflict(store: SqlStore) -> None:
+    await store.commit(turn(1, 0, "a"))
+    with pytest.raises(VersionConflict):
+        await store.commit(turn(1, 0, "b"))
+
+
+async def test_sqlite_runs_in_wal_mode(store: SqlStore) -> None:
+    assert (await store.fetch("PRAGMA journal_mode"))[0][0] == "wal"

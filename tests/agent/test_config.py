@@ -1,0 +1,68 @@
+"""Config errors stop startup and name the file, line and field."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent import build_router
+from agent.config import load_config
+from agent.errors import ConfigError
+from tests.helpers import REPO
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "config"
+    shutil.copytree(REPO / "config", d)
+    return d
+
+
+def test_shipped_config_loads() -> None:
+    config = load_config(REPO / "config")
+    assert {i.id for i in config.intents.intents} >= {"order_status", "create_ticket", "human_handoff"}
+
+
+def test_corrupt_yaml_names_file_and_line(config_dir: Path) -> None:
+    (config_dir / "agents.yaml").write_text("agents:\n  support:\n    tools: [a, b\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(config_dir)
+    assert "agents.yaml" in str(e.value) and e.value.line is not None and "not valid YAML" in str(e.value)
+
+
+def test_unknown_field_names_the_line_and_field(config_dir: Path) -> None:
+    text = (config_dir / "intents.yaml").read_text()
+    (config_dir / "intents.yaml").write_text(
+        text.replace("    tool: check_order_status\n", "    tool: check_order_status\n    tols: oops\n", 1)
+    )
+    with pytest.raises(ConfigError) as e:
+        load_config(config_dir)
+    assert e.value.field == "intents.0.tols"
+    lines = (config_dir / "intents.yaml").read_text().splitlines()
+    assert lines[e.value.line - 1].strip() == "tols: oops"  # type: ignore[operator]
+
+
+def test_intent_for_an_unknown_agent(config_dir: Path) -> None:
+    text = (config_dir / "intents.yaml").read_text()
+    (config_dir / "intents.yaml").write_text(text.replace("agent: support", "agent: nobody", 1))
+    with pytest.raises(ConfigError, match="unknown agent 'nobody'"):
+        load_config(config_dir)
+
+
+def test_unknown_tool_in_agents_stops_startup(config_dir: Path, db_url: str) -> None:
+    text = (config_dir / "agents.yaml").read_text()
+    (config_dir / "agents.yaml").write_text(text.replace("escalate_to_human]", "escalate_to_human, fly]"))
+    with pytest.raises(ConfigError, match="unknown tool 'fly'"):
+        build_router(config_dir, REPO / "data", db_url)
+
+
+def test_unknown_understanding_mode(db_url: str) -> None:
+    with pytest.raises(ConfigError, match="unknown understanding mode 'psychic'"):
+        build_router(REPO / "config", REPO / "data", db_url, understanding="psychic")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="intents.yaml: file not found"):
+        load_config(tmp_path)

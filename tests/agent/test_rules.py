@@ -1,0 +1,112 @@
+"""The offline classifier on ordinary phrasings: case, punctuation, filler, lower-case IDs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.config import load_config
+from agent.intents import IntentsRegistry
+from agent.types import Goal, GoalStatus, IntentContext, PendingConfirmation, SessionState
+from agent.understanding.rules import RulesClassifier
+from agent.understanding.text import Normalizer, stem
+from tests.helpers import REPO, interaction
+
+CONFIG = load_config(REPO / "config")
+CLASSIFIER = RulesClassifier(CONFIG)
+INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
+
+
+async def classify(text: str, state: SessionState | None = None):
+    return await CLASSIFIER.classify(interaction(text), INTENTS, state or SessionState(session_id="s"), [])
+
+
+@pytest.mark.parametrize(
+    ("text", "intent", "order_id"),
+    [
+        ("Where's my order O-12345?", "order_status", "O-12345"),
+        ("where is my package", "order_status", None),
+        ("track o-12345", "order_status", "O-12345"),
+        ("TRACK O12345!!!", "order_status", "O-12345"),
+        ("status of my order o 12345 pls", "order_status", "O-12345"),
+        ("uh hi, when will order #23456 arrive?", "order_status", "O-23456"),
+        ("has my parcel shipped yet?", "order_status", None),
+        ("Is my delivery running late", "order_status", None),
+        ("o_45678", "order_status", "O-45678"),
+        ("I need to talk to a human", "human_handoff", None),
+        ("get me a REAL person!", "human_handoff", None),
+        ("can i speak to a representative", "human_handoff", None),
+        ("please open a support ticket", "create_ticket", None),
+        ("the zipper on my jacket is broken", "create_ticket", None),
+        ("tell me a joke", None, None),
+        ("what's the weather in Paris", None, None),
+    ],
+)
+async def test_phrasings(text: str, intent: str | None, order_id: str | None) -> None:
+    cls = await classify(text)
+    assert cls.intent_id == intent
+    assert cls.params.get("order_id") == order_id
+
+
+def test_stemming_folds_inflections() -> None:
+    assert stem("tracking") == stem("tracked") == stem("tracks") == "track"
+    assert stem("arrives") == stem("arrive") == stem("arrived")
+    assert stem("shipped") == stem("shipping") == "ship"
+
+
+def test_normalizer_drops_filler_and_folds_synonyms() -> None:
+    norm = Normalizer({"parcel": "order"}, ["um"])
+    assert norm.tokens("Um, where's my PARCEL?!") == [stem("where"), "order"]
+
+
+def waiting_for(slot: str, intent_id: str = "order_status") -> SessionState:
+    goal = Goal(
+        id="g1",
+        type=f"support.{intent_id}",
+        agent="support",
+        intent_id=intent_id,
+        status=GoalStatus.blocked,
+        missing=[slot],
+        next_question="?",
+    )
+    return SessionState(session_id="s", active_goal_id="g1", goals={"g1": goal})
+
+
+@pytest.mark.parametrize("reply", ["O-12345", "o-12345", "12345", "it's 12345", "#12345", "order o12345 thanks"])
+async def test_answer_to_the_question_fills_the_slot(reply: str) -> None:
+    cls = await classify(reply, waiting_for("order_id"))
+    assert cls.fills_slot and cls.intent_id == "order_status"
+    assert cls.params == {"order_id": "O-12345"}
+
+
+async def test_a_clear_new_request_is_not_taken_as_the_answer() -> None:
+    cls = await classify("forget it, I want to talk to a human", waiting_for("summary", "create_ticket"))
+    assert cls.intent_id == "human_handoff" and not cls.fills_slot
+
+
+async def test_free_text_slot_takes_the_whole_reply() -> None:
+    cls = await classify("The mug arrived chipped", waiting_for("summary", "create_ticket"))
+    assert cls.intent_id == "create_ticket" and cls.params == {"summary": "The mug arrived chipped"}
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("yes", "yes"),
+        ("Yes please!", "yes"),
+        ("sure, go ahead", "yes"),
+        ("nope", "no"),
+        ("No thanks.", "no"),
+        ("never mind", "no"),
+    ],
+)
+async def test_yes_and_no_answer_a_pending_offer(text: str, answer: str) -> None:
+    state = SessionState(
+        session_id="s", pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff")
+    )
+    cls = await classify(text, state)
+    assert cls.reply == answer
+    assert cls.intent_id == ("human_handoff" if answer == "yes" else None)
+
+
+async def test_yes_without_anything_pending_is_not_an_intent() -> None:
+    assert (await classify("yes")).intent_id is None

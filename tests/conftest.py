@@ -1,0 +1,57 @@
+"""Shared fixtures: a real SQLite file per test, the shipped config, and no network but loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.telemetry.sinks import CollectingSink
+from agent.router import AgentRouter
+from bots.compose import build_router
+from tests.helpers import REPO
+
+_real_connect = socket.socket.connect
+
+
+def _is_local(address: object) -> bool:
+    if not isinstance(address, tuple):
+        return True  # unix sockets
+    host = str(address[0])
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection off this machine fails the test."""
+
+    def guarded(self: socket.socket, address: object) -> None:
+        if not _is_local(address):
+            raise AssertionError(f"test tried a real network call to {address!r}")
+        return _real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'agentbot.db'}"
+
+
+@pytest.fixture
+def sink() -> CollectingSink:
+    return CollectingSink()
+
+
+@pytest.fixture
+async def router(db_url: str, sink: CollectingSink) -> AsyncIterator[AgentRouter]:
+    async with build_router(REPO / "config", REPO / "data", db_url, telemetry=sink) as r:
+        yield r

@@ -1,0 +1,34 @@
+"""Test helpers: talk to a router the way a channel does."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from agent.router import AgentRouter
+from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def interaction(text: str, session: str = "s-1", customer: str | None = None, channel: str = "console") -> Interaction:
+    return Interaction(
+        id=f"i-{uuid.uuid4().hex[:10]}",
+        text=text,
+        session_key=session,
+        customer_id=customer,
+        context=ChannelContext(channel_type=ChannelType(channel)),
+    )
+
+
+async def say(
+    router: AgentRouter, text: str, session: str = "s-1", customer: str | None = None
+) -> tuple[AgentResponse, list[OutboundMessage]]:
+    """Send one message; return the response and the messages delivered to the channel, in order."""
+    delivered: list[OutboundMessage] = []
+
+    async def reply(m: OutboundMessage) -> None:
+        delivered.append(m)
+
+    response = await router.handle(interaction(text, session, customer), reply=reply)
+    return response, delivered
