@@ -84,6 +84,7 @@ class Messages(Strict):
     empty: str = "I didn't catch anything there. What can I help you with?"
     too_long: str = "That message is too long for me ({length} characters; the limit is {limit}). Could you shorten it?"
     tool_error: str = "I couldn't complete that just now. Please try again, or ask for a human."
+    too_many_steps: str = "I couldn't finish that in a reasonable number of steps. Please try rephrasing."
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
 
 
@@ -114,6 +115,7 @@ class Settings(Strict):
     max_message_chars: int = Field(4000, ge=1)
     tool_timeout_seconds: float = Field(5.0, gt=0)
     commit_retries: int = Field(3, ge=1)
+    max_agent_passes: int = Field(5, ge=2)
     db_busy_timeout_ms: int = Field(5000, ge=0)
     log_telemetry: bool = False
 

@@ -77,15 +77,6 @@ def apply(state: SessionState, cls: Classification, intent: Intent, question: Ca
     return update
 
 
-def block_on(goal: Goal, slot: str, question: str) -> None:
-    """Ask again for `slot` (e.g. the order was not found): the goal waits for the user."""
-    goal.slots.pop(slot, None)
-    goal.missing = [slot] + [m for m in goal.missing if m != slot]
-    goal.status = GoalStatus.blocked
-    goal.next_question = question
-    goal.updated_at = utcnow()
-
-
 def finish(state: SessionState, goal: Goal, status: GoalStatus = GoalStatus.done) -> Goal | None:
     """Mark the goal finished and resume the goal beneath it on the stack, if any."""
     goal.status = status

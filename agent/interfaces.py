@@ -138,25 +138,39 @@ class Classifier(Protocol):
     ) -> Classification: ...
 
 
-@runtime_checkable
-class Planner(Protocol):
-    """Turns the active goal into steps, and tool results into the answer."""
-
-    def question(self, intent_id: str, slot: str) -> str:
-        """The one question that asks for `slot`."""
-        ...
-
-    async def plan(self, goal: Goal, intent: Intent, state: SessionState) -> Plan: ...
-
-    async def answer(self, goal: Goal, intent: Intent, results: list[ToolResult]) -> str: ...
-
-
 class Preferences(BaseModel):
     budget_range: tuple[float, float] | None = None
     preferred_brands: list[str] = Field(default_factory=list)
     disliked_brands: list[str] = Field(default_factory=list)
     preferred_features: list[str] = Field(default_factory=list)
     communication_style: str | None = None
+
+
+class AgentRequest(BaseModel):
+    """What an agent sees on each pass of a turn. Agents request tools; only the router runs them."""
+
+    goal: Goal
+    intent: Intent
+    state: SessionState
+    results: list[ToolResult] = Field(default_factory=list)  # this turn's tool results so far
+    history: list[Message] = Field(default_factory=list)
+    preferences: Preferences | None = None
+    pass_number: int = 1
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """An agent's decision seam: the next plan for the active goal, given this turn's tool results.
+
+    The router calls `plan` again with the results after each pass that ran tools, up to the
+    configured number of passes; a plan without tool calls ends the turn.
+    """
+
+    def question(self, intent_id: str, slot: str) -> str:
+        """The one question that asks for `slot`."""
+        ...
+
+    async def plan(self, request: AgentRequest) -> Plan: ...
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent import goals
+from agent.acting import Acting
 from agent.config import Messages, Settings
 from agent.errors import InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
@@ -17,12 +18,10 @@ from agent.interfaces import (
     Classifier,
     DataSource,
     Planner,
-    PolicyContext,
     PolicyEngine,
     Reply,
     SessionStore,
     TelemetrySink,
-    ToolContext,
     ToolExecutor,
 )
 from agent.locks import SessionLocks
@@ -31,16 +30,12 @@ from agent.types import (
     AgentResponse,
     Classification,
     Goal,
-    GoalStatus,
-    Handoff,
-    Intent,
     IntentContext,
     Interaction,
     Message,
     OutboundMessage,
     PendingConfirmation,
     SessionState,
-    ToolCall,
     ToolResult,
     TurnRecord,
 )
@@ -53,7 +48,7 @@ class RouterParts:
 
     registry: IntentsRegistry
     classifier: Classifier
-    planner: Planner
+    planner: Planner  # the default agent; `planners` overrides it per agent name
     policy: PolicyEngine
     executor: ToolExecutor
     store: SessionStore
@@ -61,12 +56,14 @@ class RouterParts:
     messages: Messages
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
+    planners: dict[str, Planner] = field(default_factory=dict)
 
 
 class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
         self.locks = SessionLocks()
+        self.acting = Acting(parts.policy, parts.executor, parts.settings.max_agent_passes, parts.messages)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -161,7 +158,7 @@ class AgentRouter:
             )
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
             cls = await p.classifier.classify(interaction, eligible, state, history)
-            results = await self._understood(state, cls, {i.id for i in eligible}, customer, t)
+            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [user, *t.agent_messages()]
@@ -204,7 +201,13 @@ class AgentRouter:
         t.emit("response_generated", {"handoff": True, "silent": not t.outbound})
 
     async def _understood(
-        self, state: SessionState, cls: Classification, eligible: set[str], customer: dict | None, t: Turn
+        self,
+        state: SessionState,
+        cls: Classification,
+        eligible: set[str],
+        customer: dict | None,
+        history: list[Message],
+        t: Turn,
     ) -> list[ToolResult]:
         p = self.p
         pending, state.pending_confirmation = state.pending_confirmation, None
@@ -231,96 +234,17 @@ class AgentRouter:
                 "reply": cls.reply,
             },
         )
-        update = goals.apply(state, cls, intent, lambda slot: p.planner.question(intent.id, slot))
+        agent = p.planners.get(intent.agent, p.planner)
+        update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
-        plan = await p.planner.plan(goal, intent, state)
-        t.emit("plan_created", {"intent_id": intent.id, "steps": [s.type for s in plan.steps]})
-        t.emit("plan_type", {"type": plan.plan_type})
-
-        results: list[ToolResult] = []
-        for step in plan.steps:
-            if step.type == "respond" and step.when == "pre":
-                t.emit("plan_communicated", {"message": step.message})
-                await t.send(OutboundMessage(kind="pre", text=step.message))
-            elif step.type == "ask_user":
-                await t.send(OutboundMessage(kind="question", text=step.prompt))
-            elif step.type == "respond" and step.message:
-                await t.send(OutboundMessage(kind="answer", text=step.message))
-                self._finish(state, goal, GoalStatus.done)
-            elif step.type == "tool_call":
-                result = await self._run_tool(state, goal, intent, step, customer, t)
-                results.append(result)
-                if not result.success:
-                    break
-        if results:
-            await self._conclude(state, goal, intent, results, t)
+        results = await self.acting.run(agent, state, goal, intent, history, customer, t)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
-        if resumed is not None and resumed.status != GoalStatus.suspended:
+        if resumed is not None and state.handoff is None:
             await self._announce_resume(resumed, t)
-        t.emit(
-            "response_generated",
-            {"length": len(t.final_text), "needs_input": bool(state.active_goal and state.active_goal.missing)},
-        )
+        active = state.active_goal
+        t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         return results
-
-    async def _run_tool(
-        self, state: SessionState, goal: Goal, intent: Intent, call: ToolCall, customer: dict | None, t: Turn
-    ) -> ToolResult:
-        p = self.p
-        decision = await p.policy.validate(
-            call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=customer)
-        )
-        t.emit("policy_check", {"tool": call.tool_name, **decision.model_dump()})
-        if not decision.allowed:
-            reason = "; ".join(decision.violations) or "not allowed"
-            return ToolResult(tool=call.tool_name, success=False, error=reason, error_code="policy_denied")
-        result = await p.executor.execute(
-            call,
-            ToolContext(
-                session_id=state.session_id,
-                interaction_id=t.interaction.id,
-                agent=goal.agent,
-                intent_id=intent.id,
-                customer_id=state.customer_id,
-            ),
-        )
-        t.emit(
-            "tool_execute",
-            {
-                "tool": call.tool_name,
-                "ok": result.success,
-                "error_code": result.error_code,
-                "replayed": result.replayed,
-                "time_ms": round(result.execution_time_ms, 3),
-            },
-            level="info" if result.success else "warn",
-        )
-        for effect in result.effects:
-            if effect.kind == "handoff":
-                state.handoff = Handoff(status="requested", reason=str(effect.data.get("reason", "")))
-        return result
-
-    async def _conclude(
-        self, state: SessionState, goal: Goal, intent: Intent, results: list[ToolResult], t: Turn
-    ) -> None:
-        """Phrase the answer from the results and move the goal on: done, failed, or asking again."""
-        text = await self.p.planner.answer(goal, intent, results)
-        last = results[-1]
-        retry_slot = intent.retry_slot_on.get(last.error_code or "")
-        if last.success:
-            await t.send(OutboundMessage(kind="answer", text=text))
-            self._finish(state, goal, GoalStatus.done)
-        elif retry_slot:
-            goals.block_on(goal, retry_slot, self.p.planner.question(intent.id, retry_slot))
-            await t.send(OutboundMessage(kind="question", text=text))
-        else:
-            await t.send(OutboundMessage(kind="error", text=text))
-            self._finish(state, goal, GoalStatus.failed)
-
-    def _finish(self, state: SessionState, goal: Goal, status: GoalStatus) -> None:
-        if state.active_goal_id == goal.id:
-            goals.finish(state, goal, status)
 
     async def _announce_resume(self, goal: Goal, t: Turn) -> None:
         text = self.p.messages.resume.format(goal=goal.intent_id.replace("_", " "))

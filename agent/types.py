@@ -183,10 +183,16 @@ PlanStep = Annotated[AskUser | Confirm | Respond | ToolCall, Field(discriminator
 
 
 class Plan(Model):
+    """What an agent wants this pass: steps to run, and state updates for its goal."""
+
     intent_id: str | None
     goal_id: str | None = None
     steps: list[PlanStep] = Field(default_factory=list)
     reasoning: str = ""
+    # Merged into the goal's slots; a None value removes the slot (e.g. an order id not found).
+    slots_patch: dict[str, Any] = Field(default_factory=dict)
+    # Set when this plan ends the goal.
+    goal_status: Literal["done", "failed"] | None = None
 
     @property
     def plan_type(self) -> str:

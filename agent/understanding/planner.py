@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agent.config import BotConfig
-from agent.types import AskUser, Goal, Intent, Plan, Respond, SessionState, ToolCall, ToolResult
+from agent.interfaces import AgentRequest
+from agent.types import AskUser, Goal, Intent, Plan, Respond, ToolCall, ToolResult
 from agent.understanding.templates import render
 
 
@@ -32,33 +33,41 @@ class TemplatePlanner:
                 args[name] = value
         return args
 
-    async def plan(self, goal: Goal, intent: Intent, state: SessionState) -> Plan:
-        if goal.missing:
-            return Plan(
-                intent_id=intent.id, goal_id=goal.id, steps=[AskUser(param=goal.missing[0], prompt=goal.next_question)]
-            )
+    async def plan(self, request: AgentRequest) -> Plan:
+        goal, intent = request.goal, request.intent
         spec = self.specs[intent.id]
-        if intent.tool is None:
-            text = render(spec.templates.answer.get("default", ""), goal.slots)
-            return Plan(intent_id=intent.id, goal_id=goal.id, steps=[Respond(when="post", message=text)])
-        steps: list = []
-        if spec.templates.pre:
-            steps.append(Respond(when="pre", message=render(spec.templates.pre, goal.slots)))
-        steps.append(ToolCall(tool_name=intent.tool, params=self.tool_args(goal, intent)))
-        steps.append(Respond(when="post"))
-        return Plan(intent_id=intent.id, goal_id=goal.id, steps=steps)
+        plan = Plan(intent_id=intent.id, goal_id=goal.id)
+        if goal.missing:
+            plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
+        elif request.results:
+            self._conclude(plan, goal, intent, request.results[-1])
+        elif intent.tool is None:
+            plan.steps = [Respond(when="post", message=render(spec.templates.answer.get("default", ""), goal.slots))]
+            plan.goal_status = "done"
+        else:
+            if spec.templates.pre:
+                plan.steps.append(Respond(when="pre", message=render(spec.templates.pre, goal.slots)))
+            plan.steps.append(ToolCall(tool_name=intent.tool, params=self.tool_args(goal, intent)))
+        return plan
 
-    async def answer(self, goal: Goal, intent: Intent, results: list[ToolResult]) -> str:
+    def _conclude(self, plan: Plan, goal: Goal, intent: Intent, result: ToolResult) -> None:
+        """Second pass: phrase the answer from the tool result, and settle the goal."""
         templates = self.specs[intent.id].templates
-        result = results[-1]
         values = {**goal.slots, **(result.data or {})}
         if result.success:
             outcome = str(values.get("status", "default"))
             template = templates.answer.get(outcome) or templates.answer.get("default", "Done.")
+            plan.steps = [Respond(when="post", message=render(template, values))]
+            plan.goal_status = "done"
+            return
+        code = result.error_code or ""
+        template = templates.error.get(code) or templates.error.get("default") or self.messages.tool_error
+        text = render(template, values)
+        retry_slot = intent.retry_slot_on.get(code)
+        if retry_slot:
+            # The value was wrong (e.g. no such order): ask for it again rather than give up.
+            plan.slots_patch = {retry_slot: None}
+            plan.steps = [AskUser(param=retry_slot, prompt=text)]
         else:
-            template = (
-                templates.error.get(result.error_code or "")
-                or templates.error.get("default")
-                or self.messages.tool_error
-            )
-        return render(template, values)
+            plan.steps = [Respond(when="error", message=text)]
+            plan.goal_status = "failed"
