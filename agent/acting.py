@@ -6,11 +6,11 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 
 from __future__ import annotations
 
-from agent import goals
+from agent import goals, handoff
 from agent.config import Messages
 from agent.interfaces import AgentRequest, Planner, PolicyContext, PolicyEngine, ToolContext, ToolExecutor
 from agent.turn import Turn
-from agent.types import Goal, GoalStatus, Handoff, Intent, Message, OutboundMessage, SessionState, ToolCall, ToolResult
+from agent.types import Goal, GoalStatus, Intent, Message, OutboundMessage, SessionState, ToolCall, ToolResult
 
 
 class Acting:
@@ -61,7 +61,7 @@ class Acting:
             ran_tools = False
             for step in plan.steps:
                 if step.type == "tool_call":
-                    result = await self._run_tool(state, goal, intent, step, customer, t)
+                    result = await self._run_tool(state, goal, intent, step, customer, history, t)
                     results.append(result)
                     ran_tools = True
                     if not result.success:
@@ -82,7 +82,14 @@ class Acting:
         return results
 
     async def _run_tool(
-        self, state: SessionState, goal: Goal, intent: Intent, call: ToolCall, customer: dict | None, t: Turn
+        self,
+        state: SessionState,
+        goal: Goal,
+        intent: Intent,
+        call: ToolCall,
+        customer: dict | None,
+        history: list[Message],
+        t: Turn,
     ) -> ToolResult:
         decision = await self.policy.validate(
             call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=customer)
@@ -114,7 +121,7 @@ class Acting:
         )
         for effect in result.effects:
             if effect.kind == "handoff":
-                state.handoff = Handoff(status="requested", reason=str(effect.data.get("reason", "")))
+                t.alerts.append(handoff.request(state, str(effect.data.get("reason", "")), history))
         return result
 
     @staticmethod

@@ -183,13 +183,39 @@ class PreferenceMemory(Protocol):
 
 
 class Alert(BaseModel):
-    kind: str  # handoff, policy_denied, tool_failure, provider_outage, risk_report
+    kind: str  # handoff, policy_denied, policy_escalation, tool_failure, provider_outage, risk_report
     session_id: str
     summary: str
     details: dict[str, Any] = Field(default_factory=dict)
-    dedupe_key: str = ""
+    dedupe_key: str = ""  # alerts with the same key within the dedupe window are sent once
 
 
 @runtime_checkable
 class AlertNotifier(Protocol):
+    """Posts admin alerts (Slack or Discord admin channel). Must not raise into the turn."""
+
     async def notify(self, alert: Alert) -> None: ...
+
+
+class InboxEvent(BaseModel):
+    key: str  # the platform's id for the event: Slack event_id, Discord interaction/message id
+    session_key: str
+    payload: dict[str, Any]
+    status: str = "accepted"
+
+
+@runtime_checkable
+class EventInbox(Protocol):
+    """Exactly-once intake: an event is stored by its platform key before any work is done."""
+
+    async def accept(self, event: InboxEvent) -> bool:
+        """Store the event; False if its key was seen before (a retry or a duplicate delivery)."""
+        ...
+
+    async def finish(self, key: str) -> None:
+        """Mark the event handled (a turn's commit also does this in its own transaction)."""
+        ...
+
+    async def unfinished(self, older_than_seconds: float) -> list[InboxEvent]:
+        """Accepted events whose turn never committed, oldest first: work a crash left behind."""
+        ...

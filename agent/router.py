@@ -7,14 +7,17 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
+import logging
+import uuid
 from dataclasses import dataclass, field
 
-from agent import goals
+from agent import goals, handoff
 from agent.acting import Acting
 from agent.config import Messages, Settings
 from agent.errors import InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
+    AlertNotifier,
     Classifier,
     DataSource,
     Planner,
@@ -57,6 +60,10 @@ class RouterParts:
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
+    alerts: AlertNotifier | None = None
+
+
+log = logging.getLogger("agentbot.router")
 
 
 class AgentRouter:
@@ -85,23 +92,17 @@ class AgentRouter:
         async with self.locks.hold(interaction.session_key):
             for attempt in range(self.p.settings.commit_retries):
                 try:
-                    return await self._turn(
-                        interaction,
-                        Turn(
-                            interaction,
-                            interaction.session_key,
-                            self.p.telemetry,
-                            self.p.registry.redacted_params,
-                            reply,
-                            delivered,
-                        ),
-                    )
+                    return await self._turn(interaction, self._new_turn(interaction, reply, delivered))
                 except VersionConflict:
                     if attempt + 1 == self.p.settings.commit_retries:
                         return await self._refuse(interaction, self.p.messages.busy, reply)
                 except StorageError:
                     return await self._refuse(interaction, self.p.messages.busy, reply)
         raise AssertionError("unreachable")
+
+    def _new_turn(self, interaction: Interaction, reply: Reply | None, delivered: list[OutboundMessage]) -> Turn:
+        p = self.p
+        return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, delivered)
 
     def _check_input(self, text: str) -> None:
         m, limit = self.p.messages, self.p.settings.max_message_chars
@@ -122,6 +123,9 @@ class AgentRouter:
     async def _turn(self, interaction: Interaction, t: Turn) -> AgentResponse:
         p = self.p
         saved, history = await p.store.load(interaction.session_key, p.settings.history_limit)
+        seeded = interaction.thread_history if saved is None else []
+        if seeded:
+            history = seeded[-p.settings.history_limit :] if p.settings.history_limit else []
         state = saved or SessionState(
             session_id=interaction.session_key,
             workspace_id=interaction.context.workspace,
@@ -143,8 +147,10 @@ class AgentRouter:
         t.emit("history_loaded", {"count": len(history)})
 
         results: list[ToolResult] = []
-        if state.handoff is not None and state.handoff.status != "released":
-            await self._during_handoff(state, t)
+        if state.handoff is not None and state.handoff.active:
+            if notice := handoff.acknowledgement(state):
+                await t.send(OutboundMessage(kind="notice", text=notice))
+            t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
             cls = None
         else:
             customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
@@ -161,7 +167,7 @@ class AgentRouter:
             results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
-        new_messages = [user, *t.agent_messages()]
+        new_messages = [*seeded, user, *t.agent_messages()]
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": len(history) + len(new_messages)})
         state.version = expected_version + 1
         state.updated_at = user.timestamp
@@ -173,8 +179,10 @@ class AgentRouter:
                 events=t.events,
                 effects=[e for r in results for e in r.effects],
                 ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
+                inbox_key=interaction.id if interaction.from_inbox else None,
             )
         )
+        await self._alert(t)
         goal = state.active_goal
         asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
         return AgentResponse(
@@ -187,18 +195,53 @@ class AgentRouter:
             missing_param=goal.missing[0] if goal and goal.missing else None,
             active_goal=goal.type if goal else None,
             goal_stack=goals.stack_types(state),
-            handoff=state.handoff is not None and state.handoff.status != "released",
+            handoff=state.handoff is not None and state.handoff.active,
             messages=t.outbound,
+            alerts=[a.kind for a in t.alerts],
         )
 
-    async def _during_handoff(self, state: SessionState, t: Turn) -> None:
-        """A human has the conversation: the bot only acknowledges, once, until released."""
-        if state.handoff and state.handoff.status == "requested" and not state.facts.get("handoff_acknowledged"):
-            state.facts["handoff_acknowledged"] = True
-            await t.send(
-                OutboundMessage(kind="notice", text="A human support agent has been asked to join; they'll reply here.")
-            )
-        t.emit("response_generated", {"handoff": True, "silent": not t.outbound})
+    async def _alert(self, t: Turn) -> None:
+        """Admins hear about the turn only after it committed; a failing notifier never fails the turn."""
+        if self.p.alerts is None:
+            return
+        for alert in t.alerts:
+            try:
+                await self.p.alerts.notify(alert)
+            except Exception:  # noqa: BLE001 - an alert channel outage must not lose the user's turn
+                log.exception("admin alert %s for %s could not be sent", alert.kind, alert.session_id)
+
+    async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
+        """An admin claims or releases a handed-off session; returns what the thread is told."""
+        async with self.locks.hold(session_key):
+            for _ in range(self.p.settings.commit_retries):
+                saved, _history = await self.p.store.load(session_key, 0)
+                notice = handoff.control(saved, action, actor) if saved else None
+                if saved is None or notice is None:
+                    return "There is no open handoff in this conversation."
+                interaction = Interaction(
+                    id=f"control-{uuid.uuid4().hex[:12]}", text=f"/{action}", session_key=session_key
+                )
+                t = self._new_turn(interaction, reply, [])
+                t.emit("handoff_updated", {"action": action, "status": saved.handoff.status, "by": actor})  # type: ignore[union-attr]
+                await t.send(OutboundMessage(kind="notice", text=notice))
+                expected = saved.version
+                saved.version += 1
+                admin = Message(
+                    role="system", kind="admin", text=f"{actor}: {action}", metadata={"interaction_id": interaction.id}
+                )
+                try:
+                    await self.p.store.commit(
+                        TurnRecord(
+                            state=saved,
+                            expected_version=expected,
+                            messages=[admin, *t.agent_messages()],
+                            events=t.events,
+                        )
+                    )
+                except VersionConflict:
+                    continue
+                return notice
+        return self.p.messages.busy
 
     async def _understood(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agent.interfaces import Reply, TelemetrySink
+from agent.interfaces import Alert, Reply, TelemetrySink
 from agent.types import Interaction, Message, OutboundMessage, TelemetryEvent
 
 
@@ -38,6 +38,7 @@ class Turn:
         self._skip = list(delivered)
         self.events: list[TelemetryEvent] = []
         self.outbound: list[OutboundMessage] = []
+        self.alerts: list[Alert] = []  # sent to admins after the turn commits
         self._last = time.perf_counter()
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent:

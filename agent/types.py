@@ -43,12 +43,17 @@ class ChannelContext(Model):
 class Interaction(Model):
     """One inbound chat event, already translated by a channel."""
 
-    id: str
+    id: str  # channels use the platform's event key, so a redelivery has the same id
     text: str
     session_key: str
     customer_id: str | None = None
     context: ChannelContext = Field(default_factory=ChannelContext)
     received_at: datetime = Field(default_factory=utcnow)
+    # The thread so far, when a channel meets a conversation it has no session for (a mention in
+    # the middle of an existing thread): seeds the new session's history.
+    thread_history: list[Message] = Field(default_factory=list)
+    # Accepted through the channel inbox: the turn's commit marks the inbox entry done.
+    from_inbox: bool = False
 
 
 class Constraints(Model):
@@ -129,7 +134,13 @@ class Handoff(Model):
     status: Literal["requested", "claimed", "released"]
     reason: str = ""
     requested_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    by: str = ""  # who claimed or released it
     ticket_id: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status != "released"
 
 
 class SessionState(Model):
@@ -251,6 +262,7 @@ class AgentResponse(Model):
     goal_stack: list[str] = Field(default_factory=list)
     handoff: bool = False
     messages: list[OutboundMessage] = Field(default_factory=list)
+    alerts: list[str] = Field(default_factory=list)  # admin alert kinds raised this turn
 
 
 class TelemetryEvent(Model):
@@ -272,3 +284,4 @@ class TurnRecord(Model):
     events: list[TelemetryEvent]
     effects: list[SideEffect] = Field(default_factory=list)
     ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result
+    inbox_key: str | None = None  # the channel inbox entry this turn completes

@@ -12,13 +12,14 @@ from adapters.telemetry.sinks import LogSink
 from agent.config import BotConfig, load_config
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
-from agent.interfaces import DataSource, SessionStore, TelemetrySink
+from agent.interfaces import AlertNotifier, DataSource, SessionStore, TelemetrySink
 from agent.policy import AllowAllPolicy
 from agent.router import AgentRouter, RouterParts
 from agent.tools.gateway import ToolGateway
 from agent.tools.support import support_tools
 from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
+from bots.alerts import AlertFanout, LogNotifier
 
 REPO = Path(__file__).resolve().parent.parent
 UNDERSTANDING_MODES = ("rules",)
@@ -57,6 +58,7 @@ def build_router(
     telemetry: TelemetrySink | None = None,
     data_source: DataSource | None = None,
     store: SessionStore | None = None,
+    alerts: AlertNotifier | None = None,
     env: Mapping[str, str] | None = None,
 ) -> AgentRouter:
     """Wire a router from config, data and environment.
@@ -69,6 +71,7 @@ def build_router(
         telemetry: a live sink for events; they are also stored with each turn.
         data_source: replaces the JSON data source (e.g. `SQLiteDataSource`).
         store: replaces the SQL session store.
+        alerts: where admin alerts go (default: de-duplicated log lines).
         env: the environment to read (default `os.environ`).
     """
     env = os.environ if env is None else env
@@ -99,5 +102,6 @@ def build_router(
             messages=config.intents.messages,
             settings=settings,
             telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
+            alerts=alerts or AlertFanout([LogNotifier()]),
         )
     )

@@ -128,6 +128,18 @@ tool_ledger = Table(
     Column("created_at", UTCDateTime, nullable=False),
 )
 
+inbox = Table(
+    "inbox",
+    metadata,
+    Column("key", String(255), primary_key=True),
+    Column("session_key", String(255), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("accepted_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Index("ix_inbox_status", "status", "accepted_at"),
+)
+
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs}
 
 
@@ -138,7 +150,7 @@ def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _insert_ignore(conn: Connection, table: Table, key: str) -> Any:
+def insert_ignore(conn: Connection, table: Table, key: str) -> Any:
     """INSERT ... ON CONFLICT DO NOTHING: side effects and ledger rows are written once per key."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects import postgresql
@@ -165,6 +177,9 @@ UPDATE_SESSION = (
 )
 INSERT_MESSAGES = insert(messages)
 INSERT_EVENTS = insert(telemetry)
+FINISH_INBOX = (
+    update(inbox).where(inbox.c.key == bindparam("b_key")).values(status="done", finished_at=bindparam("b_now"))
+)
 SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == bindparam("b_key"))
 
 
@@ -244,14 +259,16 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                 for e in turn.events
             ],
         )
+    if turn.inbox_key:
+        conn.execute(FINISH_INBOX, {"b_key": turn.inbox_key, "b_now": now})
     for key, result in turn.ledger.items():
         conn.execute(
-            _insert_ignore(conn, tool_ledger, "idempotency_key").values(
+            insert_ignore(conn, tool_ledger, "idempotency_key").values(
                 idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
             )
         )
     for effect in turn.effects:
-        conn.execute(_insert_ignore(conn, EFFECT_TABLES[effect.kind], "id").values(**_effect_row(effect.data)))
+        conn.execute(insert_ignore(conn, EFFECT_TABLES[effect.kind], "id").values(**_effect_row(effect.data)))
 
 
 def ledger_unit(conn: Connection, key: str) -> ToolResult | None:
@@ -273,10 +290,11 @@ class SqlStore:
 
     async def ensure_schema(self) -> None:
         if not self._ready:
-            await self._run(metadata.create_all, what="prepare the database")
+            await self.run(metadata.create_all, what="prepare the database")
             self._ready = True
 
-    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
+    async def run(self, fn: Any, *args: Any, what: str) -> Any:
+        """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
         try:
             return await self.runner.run(fn, *args)
         except (VersionConflict, StorageError):
@@ -286,15 +304,15 @@ class SqlStore:
 
     async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
         await self.ensure_schema()
-        return await self._run(load_unit, session_id, history_limit, what=f"load session {session_id!r}")  # type: ignore[no-any-return]
+        return await self.run(load_unit, session_id, history_limit, what=f"load session {session_id!r}")  # type: ignore[no-any-return]
 
     async def commit(self, turn: TurnRecord) -> None:
         await self.ensure_schema()
-        await self._run(commit_unit, turn, what=f"save session {turn.state.session_id!r}")
+        await self.run(commit_unit, turn, what=f"save session {turn.state.session_id!r}")
 
     async def ledger_get(self, key: str) -> ToolResult | None:
         await self.ensure_schema()
-        return await self._run(ledger_unit, key, what="read the tool ledger")  # type: ignore[no-any-return]
+        return await self.run(ledger_unit, key, what="read the tool ledger")  # type: ignore[no-any-return]
 
     async def fetch(self, query: str, **params: Any) -> Sequence[Row[Any]]:
         """Rows of a read-only SQL query: for the CLI, admin commands and tests."""
@@ -303,7 +321,7 @@ class SqlStore:
         def unit(conn: Connection) -> Sequence[Row[Any]]:
             return conn.execute(text(query), params).all()
 
-        return await self._run(unit, what="run a query")  # type: ignore[no-any-return]
+        return await self.run(unit, what="run a query")  # type: ignore[no-any-return]
 
     async def aclose(self) -> None:
         await self.runner.aclose()

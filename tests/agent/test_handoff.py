@@ -1,0 +1,93 @@
+"""Handoff through the router: admin alert after commit, silence, claim and release; thread seeding."""
+
+from __future__ import annotations
+
+from agent import build_router
+from agent.interfaces import Alert
+from agent.types import Message
+from bots.alerts import AlertFanout
+from tests.helpers import REPO, interaction, say
+
+
+class Recorder:
+    """An admin channel that keeps what it was sent."""
+
+    def __init__(self) -> None:
+        self.alerts: list[Alert] = []
+
+    async def notify(self, alert: Alert) -> None:
+        self.alerts.append(alert)
+
+
+class Broken:
+    async def notify(self, alert: Alert) -> None:
+        raise ConnectionError("admin channel down")
+
+
+async def test_handoff_alerts_admins_with_the_last_messages(db_url: str) -> None:
+    admins = Recorder()
+    async with build_router(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([Broken(), admins])) as router:
+        await say(router, "where is O-99999", customer="C-001")
+        response, _ = await say(router, "I want to talk to a human", customer="C-001")
+        assert response.handoff and response.alerts == ["handoff"]
+        again, _ = await say(router, "hello? I still need a person", customer="C-001")
+    assert [a.kind for a in admins.alerts] == ["handoff"]  # the broken channel did not stop this one
+    alert = admins.alerts[0]
+    assert "C-001" in alert.summary
+    assert any("O-99999" in m for m in alert.details["last_messages"])
+    assert again.alerts == [] and again.tool_results == []
+
+
+async def test_claim_silences_and_release_gives_the_conversation_back(db_url: str) -> None:
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        await say(router, "get me a real person")
+        waiting, _ = await say(router, "anyone there?")
+        assert "asked to join" in waiting.text
+        assert (
+            await router.control("s-1", "claim", "Dana")
+            == "Dana from our support team has joined and will take it from here."
+        )
+        silent, delivered = await say(router, "thanks Dana, where is O-12345?")
+        assert delivered == [] and silent.tool_results == [] and silent.handoff
+        assert "back in this conversation" in await router.control("s-1", "release", "Dana")
+        back, _ = await say(router, "where is O-12345?")
+        assert not back.handoff and "shipped" in back.text
+        assert await router.control("s-1", "release", "Dana") == "There is no open handoff in this conversation."
+        stored = await router.p.store.fetch(  # type: ignore[attr-defined]
+            "SELECT text FROM messages WHERE session_id = 's-1' AND role = 'user' ORDER BY id"
+        )
+    assert [r.text for r in stored][-2] == "thanks Dana, where is O-12345?"  # kept for the human to read
+
+
+async def test_a_cold_start_in_an_existing_thread_is_seeded_from_it(db_url: str) -> None:
+    thread = [
+        Message(role="user", text="I want to check my order"),
+        Message(role="agent", kind="question", text="What's your order ID? It looks like O-12345."),
+    ]
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        first = interaction("thanks. also, can you open a ticket", session="thread-1")
+        first = first.model_copy(update={"thread_history": thread})
+        await router.handle(first)
+        rows = await router.p.store.fetch(  # type: ignore[attr-defined]
+            "SELECT role, text FROM messages WHERE session_id = 'thread-1' ORDER BY id"
+        )
+    assert [(r.role, r.text) for r in rows][:3] == [
+        ("user", "I want to check my order"),
+        ("agent", "What's your order ID? It looks like O-12345."),
+        ("user", "thanks. also, can you open a ticket"),
+    ]
+
+
+async def test_alert_fanout_dedupes_and_rate_limits() -> None:
+    now = [0.0]
+    admins = Recorder()
+    fanout = AlertFanout([admins], dedupe_seconds=60, max_per_minute=2, clock=lambda: now[0])
+    a = Alert(kind="provider_outage", session_id="s", summary="openai 503", dedupe_key="outage:openai")
+    await fanout.notify(a)
+    await fanout.notify(a)
+    assert len(admins.alerts) == 1
+    now[0] = 61
+    await fanout.notify(a)
+    for n in range(3):
+        await fanout.notify(Alert(kind="provider_outage", session_id=f"s{n}", summary="x"))
+    assert len(admins.alerts) == 3  # two in the minute after t=61, the third is dropped

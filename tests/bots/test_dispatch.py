@@ -1,0 +1,122 @@
+"""Exactly-once, in-order channel intake on a real database: duplicates, ordering, crash recovery."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.sql import SqlStore
+from agent import build_router
+from agent.interfaces import InboxEvent
+from agent.router import AgentRouter
+from agent.types import Interaction, OutboundMessage
+from bots.dispatch import Dispatcher
+from tests.helpers import REPO
+
+
+class Channel:
+    """A minimal channel: turns an inbox event into an Interaction and records what it was told."""
+
+    def __init__(self, router: AgentRouter, gate: asyncio.Event | None = None):
+        self.router = router
+        self.gate = gate
+        self.started: list[str] = []
+        self.replies: list[tuple[str, str]] = []
+
+    async def handle(self, event: InboxEvent) -> None:
+        self.started.append(event.key)
+        if self.gate is not None:
+            await self.gate.wait()
+
+        async def reply(m: OutboundMessage) -> None:
+            self.replies.append((event.key, m.text))
+
+        interaction = Interaction(
+            id=event.key, text=event.payload["text"], session_key=event.session_key, from_inbox=True
+        )
+        await self.router.handle(interaction, reply=reply)
+
+
+@pytest.fixture
+async def parts(db_url: str) -> AsyncIterator[tuple[AgentRouter, SqlInbox]]:
+    store = SqlStore(db_url)
+    async with build_router(REPO / "config", REPO / "data", db_url, store=store) as router:
+        yield router, SqlInbox(store)
+
+
+def event(key: str, text: str, session: str = "T1:C1:100.1") -> InboxEvent:
+    return InboxEvent(key=key, session_key=session, payload={"text": text})
+
+
+async def test_a_duplicate_delivery_is_answered_once(parts: tuple[AgentRouter, SqlInbox]) -> None:
+    router, inbox = parts
+    channel = Channel(router)
+    dispatcher = Dispatcher(inbox, channel.handle)
+    assert await dispatcher.submit(event("Ev1", "where is O-12345")) is True
+    assert await dispatcher.submit(event("Ev1", "where is O-12345")) is False  # the retry
+    await dispatcher.drain()
+    assert [k for k, _ in channel.replies] == ["Ev1", "Ev1"]  # pre-message and answer, once
+    assert await inbox.unfinished(0) == []
+
+
+async def test_one_sessions_events_run_in_arrival_order(parts: tuple[AgentRouter, SqlInbox]) -> None:
+    router, inbox = parts
+    gate = asyncio.Event()
+    channel = Channel(router, gate)
+    dispatcher = Dispatcher(inbox, channel.handle)
+    await dispatcher.submit(event("A1", "I want to check my order"))
+    await dispatcher.submit(event("A2", "O-12345"))
+    await dispatcher.submit(event("B1", "where is O-23456", session="T1:C1:200.1"))
+    await asyncio.sleep(0.05)
+    assert channel.started == ["A1", "B1"]  # A2 waits for A1; another session is not held up
+    gate.set()
+    await dispatcher.drain()
+    answers = [text for key, text in channel.replies if key == "A2"]
+    assert any("shipped" in a for a in answers)  # A2 answered the question A1 asked
+
+
+async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str) -> None:
+    store = SqlStore(db_url)
+    inbox = SqlInbox(store)
+    assert await inbox.accept(event("Ev9", "track o-34567"))  # accepted, then the process died
+    await store.aclose()
+
+    store = SqlStore(db_url)
+    async with build_router(REPO / "config", REPO / "data", db_url, store=store) as router:
+        channel = Channel(router)
+        dispatcher = Dispatcher(SqlInbox(store), channel.handle, recover_after_seconds=0)
+        assert await dispatcher.recover() == 1
+        await dispatcher.drain()
+        assert await dispatcher.recover() == 0
+        assert await dispatcher.submit(event("Ev9", "track o-34567")) is False  # a late retry of it
+        await dispatcher.drain()
+    assert [k for k, _ in channel.replies] == ["Ev9", "Ev9"]
+    assert "in transit" in channel.replies[-1][1]
+
+
+async def test_the_turn_commit_finishes_the_inbox_entry(parts: tuple[AgentRouter, SqlInbox]) -> None:
+    router, inbox = parts
+    await inbox.accept(event("Ev3", "hello, where is O-12345"))
+    await Channel(router).handle(event("Ev3", "hello, where is O-12345"))
+    # No dispatcher ran: the router's own transaction marked the event done with the turn.
+    assert await inbox.unfinished(0) == []
+
+
+async def test_a_failing_handler_does_not_block_the_session(parts: tuple[AgentRouter, SqlInbox]) -> None:
+    router, inbox = parts
+    channel = Channel(router)
+
+    async def flaky(e: InboxEvent) -> None:
+        if e.key == "bad":
+            raise ValueError("malformed payload")
+        await channel.handle(e)
+
+    dispatcher = Dispatcher(inbox, flaky)
+    await dispatcher.submit(event("bad", "x"))
+    await dispatcher.submit(event("good", "where is O-12345"))
+    await dispatcher.drain()
+    assert [k for k, _ in channel.replies] == ["good", "good"]
+    assert await inbox.unfinished(0) == []  # the bad event is finished (logged), not retried forever
