@@ -168,7 +168,8 @@ class AgentRouter:
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *t.agent_messages()]
-        t.emit("memory_updated", {"appended": len(new_messages), "history_count": len(history) + len(new_messages)})
+        total = len(history) - len(seeded) + len(new_messages)
+        t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -283,7 +284,7 @@ class AgentRouter:
         goal = state.goals[update.goal_id]
         results = await self.acting.run(agent, state, goal, intent, history, customer, t)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
-        if resumed is not None and state.handoff is None:
+        if resumed is not None and not (state.handoff and state.handoff.active):
             await self._announce_resume(resumed, t)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -25,9 +26,21 @@ class HandoffParams(ToolParams):
     reason: str = Field("The customer asked for a human.", max_length=2000)
 
 
-def _short_id(prefix: str, context: ToolContext, *parts: str) -> str:
-    digest = hashlib.sha256("|".join((context.session_id, context.interaction_id, *parts)).encode())
-    return f"{prefix}-{digest.hexdigest()[:8].upper()}"
+def record(kind: Literal["ticket", "handoff"], prefix: str, ctx: ToolContext, status: str, **fields: Any) -> ToolOutput:
+    """A new row owned by this session, with an id stable for the same session, turn and fields."""
+    raw = "|".join((ctx.session_id, ctx.interaction_id, *(str(v) for v in fields.values())))
+    row_id = f"{prefix}-{hashlib.sha256(raw.encode()).hexdigest()[:8].upper()}"
+    row = {
+        "id": row_id,
+        "session_id": ctx.session_id,
+        "customer_id": ctx.customer_id,
+        "status": status,
+        "created_at": utcnow().isoformat(),
+        **fields,
+    }
+    return ToolOutput(
+        data={f"{kind}_id": row_id, "status": status}, effects=[SideEffect(kind=kind, key=row_id, data=row)]
+    )
 
 
 def support_tools(data: DataSource) -> list[Tool]:
@@ -38,35 +51,10 @@ def support_tools(data: DataSource) -> list[Tool]:
         return ToolOutput(data=dict(order))
 
     async def create_ticket(p: TicketParams, ctx: ToolContext) -> ToolOutput:
-        ticket_id = _short_id("T", ctx, p.summary, p.order_id or "")
-        row = {
-            "id": ticket_id,
-            "session_id": ctx.session_id,
-            "customer_id": ctx.customer_id,
-            "summary": p.summary,
-            "order_id": p.order_id,
-            "status": "open",
-            "created_at": utcnow().isoformat(),
-        }
-        return ToolOutput(
-            data={"ticket_id": ticket_id, "status": "open"},
-            effects=[SideEffect(kind="ticket", key=ticket_id, data=row)],
-        )
+        return record("ticket", "T", ctx, "open", summary=p.summary, order_id=p.order_id)
 
     async def escalate_to_human(p: HandoffParams, ctx: ToolContext) -> ToolOutput:
-        handoff_id = _short_id("H", ctx, p.reason)
-        row = {
-            "id": handoff_id,
-            "session_id": ctx.session_id,
-            "customer_id": ctx.customer_id,
-            "reason": p.reason,
-            "status": "requested",
-            "created_at": utcnow().isoformat(),
-        }
-        return ToolOutput(
-            data={"handoff_id": handoff_id, "status": "requested"},
-            effects=[SideEffect(kind="handoff", key=handoff_id, data=row)],
-        )
+        return record("handoff", "H", ctx, "requested", reason=p.reason)
 
     return [
         Tool(
