@@ -1,0 +1,61 @@
+"""The same store and router on a real PostgreSQL server (asyncpg), when the machine has one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.sql import SqlStore
+from agent import build_router
+from agent.errors import VersionConflict
+from agent.interfaces import InboxEvent
+from agent.types import Message, SessionState, TurnRecord
+from tests.helpers import REPO, say
+from tests.pg import postgres_server, unavailable_reason
+
+pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+async def test_conversation_and_conflict_on_postgres(pg_url: str) -> None:
+    async with build_router(REPO / "config", REPO / "data", pg_url) as router:
+        first, _ = await say(router, "I want to check my order", session="pg-1")
+        second, _ = await say(router, "o-12345", session="pg-1")
+        ticket, _ = await say(router, "open a ticket: my parcel arrived wet", session="pg-2")
+        assert first.missing_param == "order_id" and "shipped" in second.text
+        assert ticket.tool_results[0].success
+        rows = await router.p.store.fetch("SELECT count(*) AS n FROM tickets")  # type: ignore[attr-defined]
+        assert rows[0].n == 1
+        state, history = await router.p.store.load("pg-1", 10)
+        assert state is not None and state.version == 2 and len(history) == 5
+        assert all(m.timestamp.tzinfo is not None for m in history)
+        stale = TurnRecord(state=state, expected_version=1, messages=[Message(role="user", text="x")], events=[])
+        with pytest.raises(VersionConflict):
+            await router.p.store.commit(stale)
+
+
+async def test_inbox_accepts_a_key_once_under_concurrency(pg_url: str) -> None:
+    store = SqlStore(pg_url)
+    inbox = SqlInbox(store)
+    event = InboxEvent(key="Ev-pg-1", session_key="pg-s", payload={"text": "hi"})
+    results = await asyncio.gather(*(inbox.accept(event) for _ in range(5)))
+    assert sorted(results) == [False, False, False, False, True]
+    await store.commit(
+        TurnRecord(
+            state=SessionState(session_id="pg-s", version=1),
+            expected_version=0,
+            messages=[],
+            events=[],
+            inbox_key="Ev-pg-1",
+        )
+    )
+    assert await inbox.unfinished(0) == []
+    await store.aclose()
