@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -53,9 +53,13 @@ class IntentSpec(Strict):
     constraints: Constraints = Field(default_factory=Constraints)
     keywords: dict[str, float] = Field(default_factory=dict)
     examples: list[str] = Field(default_factory=list)
+    # Matched word for word, stopwords included: for requests made of function words ("who are you").
+    phrases: list[str] = Field(default_factory=list)
     templates: IntentTemplates = Field(default_factory=IntentTemplates)
     # Outcome of the tool that leaves the goal blocked on a slot (e.g. not_found -> order_id).
     retry_slot_on: dict[str, str] = Field(default_factory=dict)
+    # chat: answered from templates without opening a goal; a waiting question is asked again.
+    kind: Literal["task", "chat"] = "task"
 
     @field_validator("id")
     @classmethod

@@ -77,6 +77,11 @@ def apply(state: SessionState, cls: Classification, intent: Intent, question: Ca
     return update
 
 
+def transient(intent: Intent) -> Goal:
+    """A goal for a chat intent: answered this turn, never stored, never on the stack."""
+    return Goal(id="chat", type=intent.goal_type, agent=intent.agent, intent_id=intent.id, priority=intent.priority)
+
+
 def finish(state: SessionState, goal: Goal, status: GoalStatus = GoalStatus.done) -> Goal | None:
     """Mark the goal finished and resume the goal beneath it on the stack, if any."""
     goal.status = status

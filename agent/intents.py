@@ -29,6 +29,7 @@ class IntentsRegistry:
                 priority=s.priority if s.priority is not None else agents[s.agent].priority,
                 constraints=s.constraints,
                 retry_slot_on=s.retry_slot_on,
+                kind=s.kind,
             )
             for s in config.intents.intents
         }

@@ -279,6 +279,10 @@ class AgentRouter:
             },
         )
         agent = p.planners.get(intent.agent, p.planner)
+        if intent.kind == "chat":
+            results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
+            t.emit("response_generated", {"length": len(t.final_text), "chat": True})
+            return results
         update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]

@@ -73,6 +73,8 @@ class Intent(Model):
     constraints: Constraints = Field(default_factory=Constraints)
     # Tool outcome (error code) -> the slot to ask for again, e.g. not_found -> order_id.
     retry_slot_on: dict[str, str] = Field(default_factory=dict)
+    # "chat" intents (greetings, thanks) are answered without opening or disturbing a goal.
+    kind: Literal["task", "chat"] = "task"
 
     @property
     def goal_type(self) -> str:

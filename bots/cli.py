@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -14,6 +15,7 @@ from agent.eval.runner import ScenarioResult, run_suites
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
 from agent.router import AgentRouter
+from bots.alerts import AlertFanout
 from bots.compose import build_router
 
 
@@ -62,7 +64,8 @@ def run_eval(args: argparse.Namespace) -> int:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
 
         async def factory(sink: TelemetrySink) -> AgentRouter:
-            return build_router(args.config_dir, args.data_dir, url, telemetry=sink)
+            # Alerts are counted in each response; eval posts them nowhere.
+            return build_router(args.config_dir, args.data_dir, url, telemetry=sink, alerts=AlertFanout([]))
 
         results, summary = asyncio.run(run_suites(suites, factory))
     if args.json:
@@ -91,6 +94,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.command == "chat":
             from bots.console import default_session, run_chat

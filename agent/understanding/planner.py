@@ -37,7 +37,14 @@ class TemplatePlanner:
         goal, intent = request.goal, request.intent
         spec = self.specs[intent.id]
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
-        if goal.missing:
+        if intent.kind == "chat":
+            waiting = request.state.active_goal
+            key = "waiting" if waiting and waiting.next_question else "default"
+            text = render(spec.templates.answer.get(key) or spec.templates.answer.get("default", ""), goal.slots)
+            if key == "waiting" and waiting is not None:
+                text = f"{text} {waiting.next_question}"
+            plan.steps = [Respond(when="post", message=text)]
+        elif goal.missing:
             plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
         elif request.results:
             self._conclude(plan, goal, intent, request.results[-1])

@@ -12,6 +12,7 @@ from agent.understanding.text import Normalizer, clean
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75
 SLOT_BONUS = 0.25
+PHRASE_SCORE = 0.9
 
 
 class _IntentModel:
@@ -20,10 +21,13 @@ class _IntentModel:
         self.keywords = [(frozenset(norm.tokens(k)), w) for k, w in spec.keywords.items()]
         self.keywords = [(k, w) for k, w in self.keywords if k]
         self.examples = [frozenset(t) for e in spec.examples if (t := norm.tokens(e))]
+        self.phrases = [re.compile(rf"\b{re.escape(_words(p))}\b") for p in spec.phrases if _words(p)]
         self.params = set(spec.required_params) | set(spec.optional_params)
         self.triggers = frozenset().union(*(k for k, _ in self.keywords), *self.examples)
 
-    def score(self, tokens: frozenset[str], slots: set[str]) -> float:
+    def score(self, tokens: frozenset[str], slots: set[str], words: str) -> float:
+        if any(p.search(words) for p in self.phrases):
+            return PHRASE_SCORE
         kw = min(1.0, sum(w for k, w in self.keywords if k <= tokens))
         ex = max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
         bonus = SLOT_BONUS if slots & self.params else 0.0
@@ -63,23 +67,28 @@ class RulesClassifier:
         """Best intent, its score, the slot values found, and the message's content tokens."""
         params, rest = self.slots.extract(text)
         tokens = frozenset(self.norm.tokens(rest))
-        best_id, best = None, 0.0
+        words = _words(rest)
+        best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
         for intent in intents:
             model = self.models.get(intent.id)
             if model is None:
                 continue
-            s = model.score(tokens, set(params))
-            if s > best:
-                best_id, best = intent.id, s
-        # An ID with no other signal ("O-12345", "any news on o12345?") belongs to the one intent
-        # that requires that parameter.
-        if best < self.threshold and params:
+            score = model.score(tokens, set(params), words)
+            if score > best[intent.kind][1]:
+                best[intent.kind] = (intent.id, score)
+        best_id, score = best["task"]
+        # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
+        # intent that requires that parameter.
+        if score < self.threshold and params:
             owners = [i.id for i in intents if set(params) & set(i.required_params)]
             if len(owners) == 1:
-                best_id, best = owners[0], self.threshold + 0.1
-        if best < self.threshold:
+                best_id, score = owners[0], self.threshold + 0.1
+        # Small talk is what is left when nothing in the message asks for a task.
+        if score < self.threshold:
+            best_id, score = best["chat"]
+        if score < self.threshold:
             best_id = None
-        return best_id, best, params, tokens
+        return best_id, score, params, tokens
 
     async def classify(
         self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
@@ -93,7 +102,8 @@ class RulesClassifier:
         intent_id, confidence, params, tokens = self.score(text, intents)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
-        if goal and awaited and (intent_id in (None, goal.intent_id) or confidence < STRONG):
+        small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
+        if goal and awaited and (intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk):
             # The message answers the bot's question, unless it is clearly a new request.
             if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
                 params = {awaited: value}
@@ -108,10 +118,19 @@ class RulesClassifier:
         params = {k: v for k, v in params.items() if k in model.params}
         for p in spec.required_params:
             slot = self.slots.specs[p]
-            if p not in params and slot.from_request and tokens - model.triggers:
+            if p in params:
+                continue
+            if slot.from_request and tokens - model.triggers:
                 params[p] = clean(text)
+            # The request names its intent, so a bare value ("track 12345") can be read as the slot.
+            elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
+                params[p] = value
         missing = [p for p in spec.required_params if p not in params]
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", clean(text).lower().replace("\u2019", "'")))
 
 
 def _phrases(items: list[str]) -> frozenset[str]:

@@ -43,7 +43,7 @@ class SlotExtractor:
                 found[name] = canonical[m.group(1).lower()]
         return found, rest
 
-    def extract_reply(self, name: str, text: str) -> Any | None:
+    def extract_reply(self, name: str, text: str, *, free_text: bool = True) -> Any | None:
         """The value of `name` in a direct answer to the question asking for it."""
         text = clean(text)
         spec = self.specs.get(name)
@@ -52,6 +52,6 @@ class SlotExtractor:
         rx = self._reply.get(name)
         if rx and (m := rx.search(text)):
             return self._normalize(name, m)
-        if spec.free_text:
+        if spec.free_text and free_text:
             return text
         return None

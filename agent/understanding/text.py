@@ -8,8 +8,8 @@ import unicodedata
 # Words that carry no intent. Question words stay: "where" and "when" matter for orders.
 _STOPWORDS = """a an the i me my mine we our you your it its is are was were be been am do does did
 to of in on at for from with about as by or and but so if then than that this these those
-there here can could would should will shall may might must have has had hi hello hey
-please pls plz thanks thank thx just really actually basically kindly okay ok um uh
+there here can could would should will shall may might must have has had
+please pls plz just really actually basically kindly okay ok um uh
 like maybe some any yet still also too very quite bit lot get got gotten want wanna need
 let know tell give see into up out go going gonna im ive id"""
 STOPWORDS = frozenset(_STOPWORDS.split())
