@@ -27,6 +27,7 @@ ADMIN_CHANNEL_ID = "1200000000000000003"
 ADMIN_ROLE_ID = "1200000000000000004"
 HEARTBEAT_MS = 41250
 THREAD_TYPES = {10, 11, 12}
+DISCORD_EPOCH_MS = 1420070400000
 
 
 class Call(BaseModel):
@@ -62,7 +63,7 @@ class StandInDiscord:
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.dispatched_at: dict[str, float] = {}  # interaction id -> when INTERACTION_CREATE went out
         self.identified = asyncio.Event()
-        self._ids = itertools.count(1300000000000000000)
+        self._ids = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -105,7 +106,9 @@ class StandInDiscord:
         return f"ws://127.0.0.1:{self.port}/gateway"
 
     def new_id(self) -> str:
-        return str(next(self._ids))
+        """A snowflake: milliseconds since Discord's epoch, then a counter (discord.py reads times from ids)."""
+        ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
+        return str((ms << 22) | (next(self._ids) & 0x3FFFFF))
 
     # REST
 
@@ -341,9 +344,11 @@ class StandInDiscord:
         return await self.interact(data, author, channel_id, roles=roles)
 
     async def click(self, message: dict[str, Any], custom_id: str, author: dict[str, Any],
-                    roles: list[str] | None = None) -> str:  # fmt: skip
+                    roles: list[str] | None = None, interaction_id: str | None = None) -> str:  # fmt: skip
         data = {"custom_id": custom_id, "component_type": 2}
-        return await self.interact(data, author, message["channel_id"], kind=3, message=message, roles=roles)
+        return await self.interact(
+            data, author, message["channel_id"], kind=3, message=message, roles=roles, interaction_id=interaction_id
+        )
 
     async def say(
         self, channel_id: str, author: dict[str, Any], content: str, *, mention_bot: bool = False,
