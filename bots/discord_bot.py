@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import UTC, datetime
+
 import discord
 import yarl
 from discord import app_commands
@@ -91,7 +92,9 @@ class DiscordBot(discord.Client):
         async def ask(interaction: discord.Interaction, question: str) -> None:
             await self.on_ask(interaction, question)
 
-        self.tree.add_command(app_commands.Command(name=self.settings.ask_command, description="Ask agentbot", callback=ask))
+        self.tree.add_command(
+            app_commands.Command(name=self.settings.ask_command, description="Ask agentbot", callback=ask)
+        )
         admin = app_commands.Group(name="agentbot", description="agentbot administration")
 
         @admin.command(name="status", description="This conversation's state (admins)")
@@ -112,7 +115,9 @@ class DiscordBot(discord.Client):
         in_thread = getattr(channel, "type", None) in THREADS
         guild_id = interaction.guild_id
         start = guild_id is not None and not in_thread
-        key = f"discord:{guild_id}:ask:{interaction.id}" if start else session_key(guild_id, interaction.channel_id or 0)
+        key = (
+            f"discord:{guild_id}:ask:{interaction.id}" if start else session_key(guild_id, interaction.channel_id or 0)
+        )
         event = DiscordEvent(
             kind="ask",
             text=question,
@@ -183,7 +188,11 @@ class DiscordBot(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         me = self.user
-        if me is None or message.author.bot or message.type not in (discord.MessageType.default, discord.MessageType.reply):
+        if (
+            me is None
+            or message.author.bot
+            or message.type not in (discord.MessageType.default, discord.MessageType.reply)
+        ):
             return
         channel = message.channel
         guild_id = message.guild.id if message.guild else getattr(channel, "guild_id", None)

@@ -62,7 +62,9 @@ class DiscordSettings(BaseModel):
             )
         command = env.get("DISCORD_ASK_COMMAND", "ask").strip().lower()
         if not re.fullmatch(r"[-_a-z0-9]{1,32}", command):
-            raise ConfigError("environment", f"not a valid slash command name: {command!r}", field="DISCORD_ASK_COMMAND")
+            raise ConfigError(
+                "environment", f"not a valid slash command name: {command!r}", field="DISCORD_ASK_COMMAND"
+            )
         return cls(
             token=token,
             guild_id=_id(env, "DISCORD_GUILD_ID"),

@@ -62,6 +62,8 @@ class StandInDiscord:
         self.channels: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.dispatched_at: dict[str, float] = {}  # interaction id -> when INTERACTION_CREATE went out
+        self.posted_at: dict[str, float] = {}  # message id -> when the bot posted it
+        self.followup_of: dict[str, str] = {}  # follow-up message id -> its interaction id
         self.identified = asyncio.Event()
         self._ids = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
@@ -117,7 +119,9 @@ class StandInDiscord:
         if body is None and request.content_type.startswith("multipart/"):
             body = await self._multipart_json(request)
         path = "/" + request.match_info["tail"]
-        self.calls.append(Call(method=request.method, path=path, query=dict(request.query), body=body, at=time.monotonic()))
+        self.calls.append(
+            Call(method=request.method, path=path, query=dict(request.query), body=body, at=time.monotonic())
+        )
         parts = path.strip("/").split("/")
         handler = self._route(request.method, parts)
         if handler is None:
@@ -139,7 +143,9 @@ class StandInDiscord:
             ("PUT", 3, "applications"): self._commands,
             ("PUT", 5, "applications"): self._commands,
             ("POST", 4, "interactions"): self._callback,
-            ("POST", 3, "webhooks"): lambda p, b: self._post(self._interaction_channel(p[2]), b, webhook=True),
+            ("POST", 3, "webhooks"): lambda p, b: self._post(
+                self._interaction_channel(p[2]), b, webhook=True, token_interaction=p[2].split(".")[2]
+            ),
             ("PATCH", 5, "webhooks"): lambda p, b: self._edit(p[4], b),
             ("POST", 3, "channels"): lambda p, b: self._post(p[1], b),
             ("GET", 3, "channels"): lambda p, b: list(reversed(self.messages.get(p[1], [])))[:100],
@@ -158,7 +164,13 @@ class StandInDiscord:
 
     def _commands(self, p: list[str], body: Any) -> list[dict[str, Any]]:
         return [
-            {**c, "id": self.new_id(), "application_id": APP_ID, "version": self.new_id(), "default_member_permissions": None}
+            {
+                **c,
+                "id": self.new_id(),
+                "application_id": APP_ID,
+                "version": self.new_id(),
+                "default_member_permissions": None,
+            }
             for c in body
         ]
 
@@ -175,7 +187,9 @@ class StandInDiscord:
     def _interaction_channel(self, token: str) -> str:
         return token.split(".")[1]  # the tokens this stand-in issues name their channel
 
-    def _post(self, channel_id: str, body: dict[str, Any], webhook: bool = False) -> dict[str, Any]:
+    def _post(
+        self, channel_id: str, body: dict[str, Any], webhook: bool = False, token_interaction: str = ""
+    ) -> dict[str, Any]:
         message = {
             "id": self.new_id(), "channel_id": channel_id, "author": self.bot, "content": body.get("content", ""),
             "timestamp": now_iso(), "edited_timestamp": None, "tts": False, "mention_everyone": False,
@@ -184,7 +198,9 @@ class StandInDiscord:
         }  # fmt: skip
         if guild := self.channels.get(channel_id, {}).get("guild_id"):
             message["guild_id"] = guild
+        self.posted_at[message["id"]] = time.monotonic()
         if webhook:
+            self.followup_of[message["id"]] = token_interaction
             message["webhook_id"] = APP_ID
             message["application_id"] = APP_ID
         self.messages.setdefault(channel_id, []).append(message)
@@ -262,7 +278,9 @@ class StandInDiscord:
         return {
             "id": GUILD_ID, "name": "Stand-in", "icon": None, "owner_id": "1000", "roles": roles,
             "channels": channels, "threads": threads, "emojis": [], "stickers": [], "features": [],
-            "members": [{"user": self.bot, "roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}],
+            "members": [
+                {"user": self.bot, "roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
+            ],
             "member_count": 3, "large": False, "unavailable": False, "joined_at": now_iso(), "voice_states": [],
             "presences": [], "stage_instances": [], "guild_scheduled_events": [], "premium_tier": 0,
             "preferred_locale": "en-US", "system_channel_flags": 0, "mfa_level": 0, "verification_level": 0,
@@ -378,10 +396,11 @@ class StandInDiscord:
     def calls_to(self, method: str, fragment: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and fragment in c.path]
 
-    async def wait_until(self, check: Callable[[], Any], timeout: float = 5.0) -> Any:
-        deadline = time.monotonic() + timeout
+    async def wait_until(self, check: Callable[[], Any], within: float = 5.0) -> Any:
+        """Poll `check` until it returns something truthy (the stand-in runs in the caller's loop)."""
+        deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             if result := check():
                 return result
             await asyncio.sleep(0.01)
-        raise AssertionError(f"stand-in Discord: condition not met within {timeout}s")
+        raise AssertionError(f"stand-in Discord: condition not met within {within}s")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,9 @@ class Running:
 
 
 @asynccontextmanager
-async def running_bot(standin: StandInDiscord, db_url: str, router: AgentRouter | None = None) -> AsyncIterator[Running]:
+async def running_bot(
+    standin: StandInDiscord, db_url: str, router: AgentRouter | None = None
+) -> AsyncIterator[Running]:
     """Start the bot, wait until it is ready (commands synced, guild received), stop it afterwards."""
     store = SqlStore(db_url)
     notifier = DiscordAdminAlerts(int(ADMIN_CHANNEL_ID))

@@ -40,14 +40,19 @@ async def ask_in_general(standin: StandInDiscord, question: str, **kw: object) -
     return iid, threads[0].path.split("/")[4]
 
 
-async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(standin: StandInDiscord, db_url: str) -> None:
+async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(
+    standin: StandInDiscord, db_url: str
+) -> None:
     async with running_bot(standin, db_url) as run:
         sync = standin.calls_to("PUT", f"/guilds/{GUILD_ID}/commands")[0]
         assert {c["name"] for c in sync.body} == {"ask", "agentbot"}  # guild-scoped sync at startup
 
         iid, thread = await ask_in_general(standin, "I want to check my order")
         assert await posted(standin, thread, 1) == ["What's your order ID? It looks like O-12345."]
-        callback, anchor = standin.calls_to("POST", f"/interactions/{iid}")[0], standin.calls_to("POST", "/webhooks/")[0]
+        callback, anchor = (
+            standin.calls_to("POST", f"/interactions/{iid}")[0],
+            standin.calls_to("POST", "/webhooks/")[0],
+        )
         assert callback.body == {"type": 5} and callback.query == {"with_response": "1"}
         assert callback.at < anchor.at  # deferred before any of the turn's work or replies
         assert texts(standin, GENERAL_ID) == ["**alice** asked: I want to check my order"]
@@ -74,10 +79,14 @@ async def test_a_duplicated_interaction_is_answered_once(standin: StandInDiscord
         await asyncio.sleep(0.2)
     assert len(standin.calls_to("POST", "/webhooks/")) == 1
     assert len(standin.calls_to("POST", "/threads")) == 1
-    assert texts(standin, thread) == [
-        "Checking order O-12345...",
-        texts(standin, thread)[1],
-    ] and "shipped" in texts(standin, thread)[1]
+    assert (
+        texts(standin, thread)
+        == [
+            "Checking order O-12345...",
+            texts(standin, thread)[1],
+        ]
+        and "shipped" in texts(standin, thread)[1]
+    )
 
 
 async def test_a_restart_and_a_gateway_reconnect_mid_thread_continue_the_session(
@@ -108,10 +117,14 @@ async def test_buttons_confirm_a_handoff_alert_admins_and_resume(standin: StandI
         replies = await posted(standin, thread, 3)
         ack = standin.calls_to("POST", f"/interactions/{click}")[0]
         assert ack.body["type"] == 7 and ack.body["data"]["components"] == []  # buttons removed with the ack
-        assert replies[1:] == [
-            "Connecting you with our support team...",
-            replies[2],
-        ] and "asked a human support agent" in replies[2]
+        assert (
+            replies[1:]
+            == [
+                "Connecting you with our support team...",
+                replies[2],
+            ]
+            and "asked a human support agent" in replies[2]
+        )
 
         alert = (await standin.wait_until(lambda: standin.posted(ADMIN_CHANNEL_ID)))[0]
         assert "Human handoff requested" in alert["content"] and f"<#{thread}>" in alert["content"]
@@ -171,7 +184,7 @@ async def test_a_mention_starts_a_thread_and_dms_work(standin: StandInDiscord, d
         assert "in transit" in (await posted(standin, dm, 2))[1]
         iid = await standin.slash("ask", {"question": "where is O-23456"}, ALICE, channel_id=dm)
         await standin.wait_until(lambda: len(standin.calls_to("POST", "/webhooks/")) >= 2)
-        follow_ups = [c.body["content"] for c in standin.calls_to("POST", f"/webhooks/") if iid in c.path]
+        follow_ups = [c.body["content"] for c in standin.calls_to("POST", "/webhooks/") if iid in c.path]
     assert follow_ups[0] == "Checking order O-23456..." and "delivered" in follow_ups[1]  # no thread in a DM
     assert len(standin.calls_to("POST", "/threads")) == 1
 
@@ -198,7 +211,9 @@ async def test_admin_commands_are_for_admins(standin: StandInDiscord, db_url: st
         refusal = (await standin.wait_until(lambda: standin.calls_to("POST", f"/interactions/{nope}")))[0]
         assert refusal.body["data"]["content"] == "Only agentbot admins can use this command."
         status = await standin.subcommand("agentbot", "status", DANA, thread, roles=[ADMIN_ROLE_ID])
-        report = await standin.wait_until(lambda: [c for c in standin.calls_to("POST", "/webhooks/") if status in c.path])
+        report = await standin.wait_until(
+            lambda: [c for c in standin.calls_to("POST", "/webhooks/") if status in c.path]
+        )
         assert "handoff: requested" in report[0].body["content"] and report[0].body["flags"] == 64
         await standin.subcommand("agentbot", "resume", DANA, thread, roles=[ADMIN_ROLE_ID])
         replies = await posted(standin, thread, 3)
