@@ -153,29 +153,36 @@ async def test_buttons_confirm_a_handoff_alert_admins_and_resume(standin: StandI
     assert [r.text for r in user_rows][:2] == ["purple monkey dishwasher", "I want to talk to a human"]
 
 
-async def test_confirm_and_cancel_buttons_become_yes_and_no_turns(standin: StandInDiscord, db_url: str) -> None:
+async def test_confirm_and_cancel_buttons_survive_a_restart_and_only_their_user_can_press_them(
+    standin: StandInDiscord, db_url: str
+) -> None:
     async with running_bot(standin, db_url) as run:
         _, thread = await ask_in_general(standin, "I want to check my order")
         await posted(standin, thread, 1)
         prompt = OutboundMessage(kind="question", text="Refund $20 for O-12345?", buttons=["confirm", "cancel"])
         await ChannelTarget(run.bot.get_partial_messageable(int(thread)), int(ALICE["id"])).send(prompt)
         message = (await standin.wait_until(lambda: len(standin.posted(thread)) >= 2 and standin.posted(thread)))[1]
-        labels = [(b["label"], b["custom_id"]) for b in message["components"][0]["components"]]
-        assert labels == [("Confirm", f"agentbot:confirm:{ALICE['id']}"), ("Cancel", f"agentbot:cancel:{ALICE['id']}")]
+    labels = [(b["label"], b["custom_id"]) for b in message["components"][0]["components"]]
+    assert labels == [("Confirm", f"agentbot:confirm:{ALICE['id']}"), ("Cancel", f"agentbot:cancel:{ALICE['id']}")]
+    async with running_bot(standin, db_url) as run:  # a new process: no view was stored anywhere
+        other = await standin.click(message, f"agentbot:cancel:{ALICE['id']}", MALLORY)
+        await standin.wait_until(lambda: standin.calls_to("POST", f"/interactions/{other}"))
         click = await standin.click(message, f"agentbot:cancel:{ALICE['id']}", ALICE)
         await standin.click(message, f"agentbot:cancel:{ALICE['id']}", ALICE, interaction_id=click)  # redelivered
         await posted(standin, thread, 3)
         rows = await run.router.p.store.fetch(  # type: ignore[attr-defined]
             "SELECT text, interaction_id FROM messages WHERE role = 'user' ORDER BY id"
         )
-    assert [r.text for r in rows] == ["I want to check my order", "no"]
+    assert [r.text for r in rows] == ["I want to check my order", "no"]  # Mallory's click changed nothing
     assert rows[-1].interaction_id == click
+    assert len(standin.calls_to("POST", f"/interactions/{click}")) == 1
 
 
 async def test_a_mention_starts_a_thread_and_dms_work(standin: StandInDiscord, db_url: str) -> None:
     async with running_bot(standin, db_url):
         await standin.say(GENERAL_ID, ALICE, "just chatting, no bot here")
         mention = await standin.say(GENERAL_ID, ALICE, "where is O-12345?", mention_bot=True)
+        await standin.say(GENERAL_ID, ALICE, "where is O-12345?", mention_bot=True, message_id=mention["id"])
         replies = await posted(standin, mention["id"], 2)  # the thread has the message's id
         assert "shipped" in replies[1]
         assert len(standin.calls_to("POST", "/threads")) == 1
@@ -185,7 +192,12 @@ async def test_a_mention_starts_a_thread_and_dms_work(standin: StandInDiscord, d
         iid = await standin.slash("ask", {"question": "where is O-23456"}, ALICE, channel_id=dm)
         await standin.wait_until(lambda: len(standin.calls_to("POST", "/webhooks/")) >= 2)
         follow_ups = [c.body["content"] for c in standin.calls_to("POST", "/webhooks/") if iid in c.path]
+        unsure = await standin.slash("ask", {"question": "purple monkey dishwasher"}, ALICE, channel_id=dm)
+        offer = await standin.wait_until(
+            lambda: [c.body for c in standin.calls_to("POST", "/webhooks/") if unsure in c.path]
+        )
     assert follow_ups[0] == "Checking order O-23456..." and "delivered" in follow_ups[1]  # no thread in a DM
+    assert offer[0]["components"][0]["components"][0]["custom_id"] == f"agentbot:human:{ALICE['id']}"
     assert len(standin.calls_to("POST", "/threads")) == 1
 
 
