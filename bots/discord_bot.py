@@ -7,6 +7,7 @@ Platform event -> `DiscordEvent` in the inbox (acked first: interactions are def
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from datetime import UTC, datetime
@@ -16,9 +17,10 @@ import yarl
 from discord import app_commands
 
 from adapters.storage.inbox import SqlInbox
+from agent.errors import AgentbotError
 from agent.interfaces import InboxEvent
 from agent.router import AgentRouter
-from agent.types import ChannelContext, ChannelType, Interaction, Message
+from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.discord_alerts import DiscordAdminAlerts
 from bots.discord_delivery import BUTTONS, ChannelTarget, FollowupTarget, ReplyButton, ResumeButton
 from bots.discord_events import DiscordEvent, DiscordSettings, RecentIds, channel_of, session_key, thread_name
@@ -235,24 +237,43 @@ class DiscordBot(discord.Client):
 
     async def _run(self, stored: InboxEvent) -> None:
         ev = DiscordEvent.model_validate(stored.payload)
+        target, thread_id = await self._where(ev)
+        try:
+            await self._turn(stored.key, ev, target, thread_id)
+        except Exception:
+            # The one place the channel catches: the user hears that it failed, the dispatcher logs it.
+            with contextlib.suppress(discord.HTTPException):
+                await target.send(OutboundMessage(kind="error", text=AgentbotError.user_message))
+            raise
+
+    async def _where(self, ev: DiscordEvent) -> tuple[ChannelTarget | FollowupTarget, int]:
+        """Where the conversation's messages go, starting its thread when the event asks for one."""
         here = ChannelTarget(self.get_partial_messageable(ev.channel_id, guild_id=ev.guild_id), ev.user_id)
         target: ChannelTarget | FollowupTarget = here
         if ev.token and ev.application_id:
             webhook = discord.Webhook.partial(ev.application_id, ev.token, client=self)
             target = FollowupTarget(webhook, ev.created_at, here)
-        thread_id = ev.channel_id
-        if ev.start_thread:
-            anchor_id = ev.message_id or 0
-            if isinstance(target, FollowupTarget):
-                # The answer's first follow-up shows the question; the conversation continues under it.
-                anchor_id = (await target.post(f"**{ev.user_name}** asked: {ev.text}")).id
-            anchor = here.channel.get_partial_message(anchor_id)  # type: ignore[attr-defined]
-            thread = await anchor.create_thread(name=thread_name(ev.text))
-            thread_id, target = thread.id, ChannelTarget(thread, ev.user_id)
+        if not ev.start_thread:
+            return target, ev.channel_id
+        anchor_id = ev.message_id or 0
+        if isinstance(target, FollowupTarget):
+            # The answer's first follow-up shows the question; the conversation continues under it.
+            anchor_id = (await target.post(f"**{ev.user_name}** asked: {ev.text}")).id
+        try:
+            thread = await here.channel.get_partial_message(anchor_id).create_thread(name=thread_name(ev.text))  # type: ignore[attr-defined]
+        except discord.HTTPException:
+            # Without "Create Public Threads" the bot still answers, in place.
+            log.warning("could not start a thread in channel %s; answering in place", ev.channel_id, exc_info=True)
+            return target, anchor_id
+        return ChannelTarget(thread, ev.user_id), thread.id
+
+    async def _turn(
+        self, key_id: str, ev: DiscordEvent, target: ChannelTarget | FollowupTarget, thread_id: int
+    ) -> None:
         key = session_key(ev.guild_id, thread_id)
         customer = await self.router.p.data.find_customer("discord", str(ev.user_id))
         interaction = Interaction(
-            id=stored.key,
+            id=key_id,
             text=ev.text,
             session_key=key,
             customer_id=customer.get("customer_id") if customer else None,

@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from adapters.data.json_source import JSONDataSource
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.sql import SqlStore
+from agent import build_router
 from agent.types import OutboundMessage
 from bots.discord_delivery import ChannelTarget
 from bots.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord
 from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
+from tests.helpers import REPO
 
 
 @pytest.fixture
@@ -231,3 +237,23 @@ async def test_admin_commands_are_for_admins(standin: StandInDiscord, db_url: st
         replies = await posted(standin, thread, 3)
     assert replies[-1] == "I'm back in this conversation. What else can I help you with?"
     assert BOT_ID not in [c.path for c in standin.calls_to("PUT", "/commands")]
+
+
+class BrokenDirectory(JSONDataSource):
+    """A customer directory that is down."""
+
+    async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
+        raise ConnectionError("directory unreachable")
+
+
+async def test_a_failing_turn_tells_the_user_and_is_not_retried_forever(standin: StandInDiscord, db_url: str) -> None:
+    store = SqlStore(db_url)
+    router = build_router(
+        REPO / "config", REPO / "data", db_url, store=store, data_source=BrokenDirectory(REPO / "data")
+    )
+    async with running_bot(standin, db_url, router=router):
+        _, thread = await ask_in_general(standin, "where is O-12345")
+        assert await posted(standin, thread, 1) == ["Something went wrong. Please try again."]
+    after = SqlStore(db_url)
+    assert await SqlInbox(after).unfinished(0) == []
+    await after.aclose()
