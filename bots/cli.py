@@ -43,6 +43,12 @@ def parser() -> argparse.ArgumentParser:
     bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     bench.add_argument("--concurrency", type=int, default=50)
     bench.add_argument("--json", action="store_true")
+    bench.add_argument("target", nargs="?", choices=["router", "discord"], default="router", help="what to measure")
+    bench.add_argument("--interactions", type=int, default=200, help="discord: /ask interactions to send")
+    bench.add_argument("--slow-ms", type=float, default=500.0, help="discord: order lookup time in each turn")
+    bench.add_argument("--spacing-ms", type=float, default=5.0, help="discord: time between interactions")
+    discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
+    _common(discord)
     return root
 
 
@@ -103,10 +109,20 @@ def main(argv: list[str] | None = None) -> int:
             return run_chat(router, args.message, args.session or default_session(), args.customer, args.json)
         if args.command == "eval":
             return run_eval(args)
+        if args.command == "bench" and args.target == "discord":
+            from bots.discord_bench import run_discord_bench
+
+            return run_discord_bench(args)
         if args.command == "bench":
             from bots.bench import run_bench
 
             return run_bench(args)
+        if args.command == "discord":
+            import os
+
+            from bots.discord_run import run_discord
+
+            return run_discord(args, os.environ)
     except ConfigError as e:
         print(f"agentbot: configuration error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,177 @@
+"""Discord delivery: where a turn's messages go (a thread, a DM, interaction follow-ups) and how.
+
+Every message is split at Discord's 2000-character limit, sent with mentions disabled (so user
+text echoed back can never ping @everyone or a role), and carries the turn's buttons on its last
+part. Buttons are `DynamicItem`s: the custom_id holds the action and the one user allowed to
+press it, so they keep working after a restart without any stored view.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+import discord
+
+from agent.types import OutboundMessage
+
+if TYPE_CHECKING:
+    import re
+
+log = logging.getLogger("agentbot.discord")
+
+LIMIT = 2000
+NO_MENTIONS = discord.AllowedMentions.none()
+# Interaction tokens live 15 minutes; follow-ups stop a minute early and fall back to the channel.
+FOLLOWUP_WINDOW = timedelta(minutes=14)
+NOT_YOURS = "Only the person who asked can use these buttons."
+
+# button -> (label, style, what the click says to the bot)
+BUTTONS: dict[str, tuple[str, discord.ButtonStyle, str]] = {
+    "confirm": ("Confirm", discord.ButtonStyle.success, "yes"),
+    "cancel": ("Cancel", discord.ButtonStyle.secondary, "no"),
+    "human": ("Talk to a human", discord.ButtonStyle.primary, "I want to talk to a human"),
+}
+
+
+def split(text: str, limit: int = LIMIT) -> list[str]:
+    """Cut text into parts of at most `limit` characters, at a line break or space when there is one."""
+    parts: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind("\n", 0, limit + 1)
+        if cut < limit // 2:
+            cut = text.rfind(" ", 0, limit + 1)
+        if cut <= 0:
+            cut = limit
+        parts.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    if text or not parts:
+        parts.append(text)
+    return parts
+
+
+class ButtonHandler(Protocol):
+    """What the client does with a click (the bot in discord_bot.py)."""
+
+    async def on_reply_button(self, interaction: discord.Interaction, action: str) -> None: ...
+
+    async def on_resume_button(self, interaction: discord.Interaction, session_key: str) -> None: ...
+
+
+class ReplyButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"agentbot:(?P<action>confirm|cancel|human):(?P<owner>\d+)"
+):
+    """Confirm / Cancel / Talk to a human, pressable only by `owner` (the user the bot answered)."""
+
+    def __init__(self, action: str, owner: int):
+        label, style, _ = BUTTONS[action]
+        super().__init__(discord.ui.Button(label=label, style=style, custom_id=f"agentbot:{action}:{owner}"))
+        self.action = action
+        self.owner = owner
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> ReplyButton:
+        return cls(match["action"], int(match["owner"]))
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if interaction.user.id == self.owner:
+            return True
+        await interaction.response.send_message(NOT_YOURS, ephemeral=True)
+        return False
+
+    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+        handler: ButtonHandler = interaction.client  # type: ignore[assignment]
+        await handler.on_reply_button(interaction, self.action)
+
+
+class ResumeButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"agentbot:resume:(?P<session>[\w:.-]+)"):
+    """On an admin alert: give the conversation back to the bot (admins only; checked by the bot)."""
+
+    def __init__(self, session_key: str):
+        super().__init__(
+            discord.ui.Button(
+                label="Resume bot", style=discord.ButtonStyle.primary, custom_id=f"agentbot:resume:{session_key}"
+            )
+        )
+        self.session_key = session_key
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> ResumeButton:
+        return cls(match["session"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+        handler: ButtonHandler = interaction.client  # type: ignore[assignment]
+        await handler.on_resume_button(interaction, self.session_key)
+
+
+def reply_view(buttons: list[str], owner: int) -> discord.ui.View | None:
+    if not buttons:
+        return None
+    view = discord.ui.View(timeout=None)
+    for action in buttons:
+        view.add_item(ReplyButton(action, owner))
+    return view
+
+
+def resume_view(session_key: str) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(ResumeButton(session_key))
+    return view
+
+
+class ChannelTarget:
+    """Delivers into a channel, thread or DM as ordinary bot messages.
+
+    Args:
+        channel: anything discord.py can send to (a Thread, a DMChannel, a PartialMessageable).
+        owner: the user id the turn's buttons belong to.
+    """
+
+    def __init__(self, channel: discord.abc.Messageable, owner: int):
+        self.channel = channel
+        self.owner = owner
+
+    async def send(self, message: OutboundMessage) -> None:
+        parts = split(message.text)
+        for n, part in enumerate(parts):
+            view = reply_view(list(message.buttons), self.owner) if n == len(parts) - 1 else None
+            if view is None:
+                await self.channel.send(part, allowed_mentions=NO_MENTIONS)
+            else:
+                await self.channel.send(part, allowed_mentions=NO_MENTIONS, view=view)
+
+
+class FollowupTarget:
+    """Delivers as interaction follow-ups while the token lives, then into the channel.
+
+    Args:
+        webhook: the interaction's follow-up webhook (application id + token).
+        created_at: when the interaction was created (the token expires 15 minutes later).
+        fallback: where messages go once the token window has passed.
+    """
+
+    def __init__(self, webhook: discord.Webhook, created_at: datetime, fallback: ChannelTarget):
+        self.webhook = webhook
+        self.expires_at = created_at + FOLLOWUP_WINDOW
+        self.fallback = fallback
+
+    async def send(self, message: OutboundMessage) -> None:
+        if datetime.now(UTC) >= self.expires_at:
+            await self.fallback.send(message)
+            return
+        parts = split(message.text)
+        for n, part in enumerate(parts):
+            view = reply_view(list(message.buttons), self.fallback.owner) if n == len(parts) - 1 else None
+            if view is None:
+                await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True)
+            else:
+                await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, view=view)
+
+    async def post(self, text: str) -> discord.WebhookMessage:
+        """One follow-up whose message the caller needs (the anchor a thread is started from)."""
+        return await self.webhook.send(split(text)[0], allowed_mentions=NO_MENTIONS, wait=True)

@@ -1,0 +1,134 @@
+"""Discord settings and the event a Discord channel stores in the inbox before doing any work.
+
+Raw discord.py objects never leave bots/discord_*.py: an interaction or message becomes a
+`DiscordEvent` (JSON in the inbox, so a crash can replay it) and then an agent `Interaction`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.errors import ConfigError
+
+DEFAULT_API_BASE = "https://discord.com/api/v10"
+DEFAULT_GATEWAY = "wss://gateway.discord.gg/"
+
+
+def _ids(env: Mapping[str, str], name: str) -> set[int]:
+    raw = env.get(name, "")
+    try:
+        return {int(x) for x in re.split(r"[,\s]+", raw) if x}
+    except ValueError as e:
+        raise ConfigError("environment", f"expected comma-separated Discord ids, got {raw!r}", field=name) from e
+
+
+def _id(env: Mapping[str, str], name: str) -> int | None:
+    found = _ids(env, name)
+    if len(found) > 1:
+        raise ConfigError("environment", "expected one Discord id", field=name)
+    return next(iter(found), None)
+
+
+class DiscordSettings(BaseModel):
+    """Everything the Discord channel needs; `from_env` is called by the composition root only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(repr=False)
+    guild_id: int | None = None  # commands sync to this guild at once; unset = global commands
+    admin_channel_id: int | None = None
+    admin_user_ids: set[int] = Field(default_factory=set)
+    admin_role_ids: set[int] = Field(default_factory=set)
+    api_base: str = DEFAULT_API_BASE
+    gateway_url: str = DEFAULT_GATEWAY
+    ask_command: str = "ask"
+    guild_ready_timeout: float = 2.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> DiscordSettings:
+        token = env.get("DISCORD_BOT_TOKEN", "").strip()
+        if not token:
+            raise ConfigError(
+                "environment",
+                "DISCORD_BOT_TOKEN is not set; create a bot at https://discord.com/developers/applications "
+                "and export its token (see README, 'Discord')",
+                field="DISCORD_BOT_TOKEN",
+            )
+        command = env.get("DISCORD_ASK_COMMAND", "ask").strip().lower()
+        if not re.fullmatch(r"[-_a-z0-9]{1,32}", command):
+            raise ConfigError(
+                "environment", f"not a valid slash command name: {command!r}", field="DISCORD_ASK_COMMAND"
+            )
+        return cls(
+            token=token,
+            guild_id=_id(env, "DISCORD_GUILD_ID"),
+            admin_channel_id=_id(env, "DISCORD_ADMIN_CHANNEL_ID"),
+            admin_user_ids=_ids(env, "DISCORD_ADMIN_USER_IDS"),
+            admin_role_ids=_ids(env, "DISCORD_ADMIN_ROLE_IDS"),
+            api_base=env.get("DISCORD_API_BASE") or DEFAULT_API_BASE,
+            gateway_url=env.get("DISCORD_GATEWAY_URL") or DEFAULT_GATEWAY,
+            ask_command=command,
+        )
+
+
+class DiscordEvent(BaseModel):
+    """One thing a user did on Discord, as stored in the inbox (keyed by interaction or message id)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["ask", "message", "button"]
+    text: str
+    user_id: int
+    user_name: str
+    guild_id: int | None  # None in a DM
+    channel_id: int  # where it happened: a channel, a thread or a DM
+    in_thread: bool = False
+    # Start a thread for the conversation: from the answer to /ask, or from the mentioning message.
+    start_thread: bool = False
+    message_id: int | None = None
+    # Interaction follow-ups (slash commands): the webhook is the application id and the token.
+    application_id: int | None = None
+    token: str | None = Field(default=None, repr=False)
+    created_at: datetime
+
+
+def session_key(guild_id: int | None, channel_id: int) -> str:
+    """Guild + thread, or the DM channel: one conversation per Discord thread."""
+    return f"discord:{guild_id}:{channel_id}" if guild_id else f"discord:dm:{channel_id}"
+
+
+def channel_of(key: str) -> int:
+    """The thread or DM channel a session key names."""
+    return int(key.rsplit(":", 1)[1])
+
+
+def thread_name(text: str) -> str:
+    """Discord thread names are 1-100 characters."""
+    name = " ".join(text.split())[:90]
+    return name or "agentbot"
+
+
+class RecentIds:
+    """Ids seen lately in this process, so a duplicate gateway delivery is not even acknowledged twice.
+
+    The inbox is the durable guard (across restarts and workers); this one only avoids acking an
+    interaction twice, which Discord would reject.
+    """
+
+    def __init__(self, size: int = 10_000):
+        self.size = size
+        self._ids: OrderedDict[int, None] = OrderedDict()
+
+    def first_sight(self, key: int) -> bool:
+        if key in self._ids:
+            return False
+        self._ids[key] = None
+        if len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+        return True

@@ -1,0 +1,59 @@
+"""`agentbot discord`: the composition of the Discord channel, read from the environment once."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Mapping
+
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.sql import SqlStore
+from agent.errors import ConfigError
+from agent.interfaces import AlertNotifier
+from bots.alerts import AlertFanout, LogNotifier
+from bots.compose import build_router
+from bots.discord_events import DiscordSettings
+
+log = logging.getLogger("agentbot.discord")
+
+
+async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mapping[str, str]) -> None:
+    """Run the bot until it is stopped: router, inbox, admin alerts and the discord.py client."""
+    from bots.discord_alerts import DiscordAdminAlerts
+    from bots.discord_bot import DiscordBot
+
+    admin = DiscordAdminAlerts(settings.admin_channel_id) if settings.admin_channel_id else None
+    notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
+    router = build_router(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env)
+    if not isinstance(router.p.store, SqlStore):
+        raise ConfigError("environment", "the Discord channel needs the SQL session store", field="AGENTBOT_DB_URL")
+    async with router:
+        bot = DiscordBot(settings, router, SqlInbox(router.p.store), admin_alerts=admin)
+        async with bot:
+            await bot.start(settings.token)
+
+
+def run_discord(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    settings = DiscordSettings.from_env(env)  # a missing token stops here, before any connection
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import discord
+
+    try:
+        asyncio.run(serve(args, settings, env))
+    except discord.LoginFailure:
+        print(
+            "agentbot: Discord rejected DISCORD_BOT_TOKEN (reset it in the Developer Portal, Bot tab)", file=sys.stderr
+        )
+        return 2
+    except discord.PrivilegedIntentsRequired:
+        print(
+            "agentbot: enable the MESSAGE CONTENT intent for the bot (Developer Portal, Bot tab, "
+            "Privileged Gateway Intents)",
+            file=sys.stderr,
+        )
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,66 @@
+"""Runs the real discord.py client (DiscordBot) against the stand-in Discord, on a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.sql import SqlStore
+from agent import build_router
+from agent.router import AgentRouter
+from bots.alerts import AlertFanout
+from bots.discord_alerts import DiscordAdminAlerts
+from bots.discord_bot import DiscordBot
+from bots.discord_events import DiscordSettings
+from bots.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, GUILD_ID, StandInDiscord, user
+from tests.helpers import REPO
+
+ALICE = user("510000000000000001", "alice")  # customer C-001 in data/customers.json
+MALLORY = user("520000000000000009", "mallory")
+DANA = user("530000000000000004", "dana")  # holds the admin role
+
+
+def settings(standin: StandInDiscord, **extra: Any) -> DiscordSettings:
+    return DiscordSettings(
+        token="test-token",
+        guild_id=int(GUILD_ID),
+        admin_channel_id=int(ADMIN_CHANNEL_ID),
+        admin_role_ids={int(ADMIN_ROLE_ID)},
+        api_base=standin.api_base,
+        gateway_url=standin.gateway_url,
+        guild_ready_timeout=0.05,
+        **extra,
+    )
+
+
+@dataclass
+class Running:
+    bot: DiscordBot
+    router: AgentRouter
+    fanout: AlertFanout
+
+
+@asynccontextmanager
+async def running_bot(
+    standin: StandInDiscord, db_url: str, router: AgentRouter | None = None
+) -> AsyncIterator[Running]:
+    """Start the bot, wait until it is ready (commands synced, guild received), stop it afterwards."""
+    store = SqlStore(db_url)
+    notifier = DiscordAdminAlerts(int(ADMIN_CHANNEL_ID))
+    fanout = AlertFanout([notifier])
+    router = router or build_router(REPO / "config", REPO / "data", db_url, store=store, alerts=fanout)
+    bot = DiscordBot(settings(standin), router, SqlInbox(router.p.store), admin_alerts=notifier)  # type: ignore[arg-type]
+    standin.identified.clear()
+    task = asyncio.create_task(bot.start("test-token"))
+    try:
+        await asyncio.wait_for(bot.wait_until_ready(), 10)
+        yield Running(bot, router, fanout)
+        await bot.dispatcher.drain()
+    finally:
+        await bot.close()
+        await asyncio.gather(task, return_exceptions=True)
+        await router.aclose()

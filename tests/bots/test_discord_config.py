@@ -1,0 +1,74 @@
+"""Discord configuration, message splitting and the commands a user runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agent.errors import ConfigError
+from bots.discord_delivery import LIMIT, split
+from bots.discord_events import DEFAULT_API_BASE, DiscordSettings
+from tests.helpers import REPO
+
+
+def agentbot(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "DISCORD_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "bots.cli", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+    )
+
+
+def test_settings_come_from_the_environment() -> None:
+    s = DiscordSettings.from_env(
+        {
+            "DISCORD_BOT_TOKEN": " secret ",
+            "DISCORD_GUILD_ID": "42",
+            "DISCORD_ADMIN_CHANNEL_ID": "43",
+            "DISCORD_ADMIN_ROLE_IDS": "7, 8",
+            "DISCORD_ASK_COMMAND": "Help",
+            "DISCORD_GATEWAY_URL": "ws://127.0.0.1:9/gateway",
+        }
+    )
+    assert (s.token, s.guild_id, s.admin_channel_id, s.admin_role_ids) == ("secret", 42, 43, {7, 8})
+    assert (s.ask_command, s.api_base, s.gateway_url) == ("help", DEFAULT_API_BASE, "ws://127.0.0.1:9/gateway")
+    assert "secret" not in repr(s)  # the token never reaches a log line through the settings
+
+
+@pytest.mark.parametrize(
+    ("env", "field"),
+    [
+        ({}, "DISCORD_BOT_TOKEN"),
+        ({"DISCORD_BOT_TOKEN": "t", "DISCORD_GUILD_ID": "my-server"}, "DISCORD_GUILD_ID"),
+        ({"DISCORD_BOT_TOKEN": "t", "DISCORD_ASK_COMMAND": "ask me"}, "DISCORD_ASK_COMMAND"),
+    ],
+)
+def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        DiscordSettings.from_env(env)
+    assert e.value.field == field
+
+
+def test_a_missing_token_stops_startup_with_a_clear_message() -> None:
+    out = agentbot("discord")
+    assert out.returncode == 2
+    assert "DISCORD_BOT_TOKEN is not set" in out.stderr
+
+
+def test_long_answers_are_split_at_word_boundaries_within_the_limit() -> None:
+    text = ("word " * 900).strip()  # 4499 characters
+    parts = split(text)
+    assert len(parts) == 3 and all(len(p) <= LIMIT for p in parts)
+    assert " ".join(parts) == text
+    assert split("x" * 4001) == ["x" * 2000, "x" * 2000, "x"]
+    assert split("") == [""]
+
+
+def test_the_defer_benchmark_runs_from_the_cli() -> None:
+    out = agentbot("bench", "discord", "--interactions", "5", "--slow-ms", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["interactions"] == 5 and set(report["defer"]) == {"p50_ms", "p99_ms", "max_ms"}
