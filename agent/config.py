@@ -32,6 +32,9 @@ class SlotSpec(Strict):
     # message ("my headphones arrived broken" is already the ticket's summary).
     from_request: bool = False
     values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
+    # A pattern match normally leaves the intent words out ("O-12345" says nothing about intent);
+    # a symptom like "keeps freezing" is both the slot value and what the request is about.
+    keep_words: bool = False
 
 
 class IntentTemplates(Strict):

@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from agent.catalog import Item, KBSection
 from agent.types import (
     Classification,
     Goal,
@@ -193,3 +194,17 @@ class Alert(BaseModel):
 @runtime_checkable
 class AlertNotifier(Protocol):
     async def notify(self, alert: Alert) -> None: ...
+
+
+@runtime_checkable
+class Inventory(Protocol):
+    """The store's items, already mapped from its source columns (config/store.yaml)."""
+
+    async def items(self) -> list[Item]: ...
+
+
+@runtime_checkable
+class KnowledgeSource(Protocol):
+    """The store's knowledge base, split into citable sections."""
+
+    async def sections(self) -> list[KBSection]: ...

@@ -19,12 +19,14 @@ from agent.interfaces import (
     DataSource,
     Planner,
     PolicyEngine,
+    Preferences,
     Reply,
     SessionStore,
     TelemetrySink,
     ToolExecutor,
 )
 from agent.locks import SessionLocks
+from agent.preferences import PreferenceRecorder
 from agent.turn import Turn
 from agent.types import (
     AgentResponse,
@@ -57,6 +59,7 @@ class RouterParts:
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
+    preferences: PreferenceRecorder | None = None  # cross-session customer preferences
 
 
 class AgentRouter:
@@ -67,6 +70,8 @@ class AgentRouter:
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
+        if self.p.preferences is not None:
+            await self.p.preferences.aclose()
 
     async def __aenter__(self) -> AgentRouter:
         return self
@@ -143,6 +148,7 @@ class AgentRouter:
         t.emit("history_loaded", {"count": len(history)})
 
         results: list[ToolResult] = []
+        pref_update = None
         if state.handoff is not None and state.handoff.status != "released":
             await self._during_handoff(state, t)
             cls = None
@@ -158,7 +164,10 @@ class AgentRouter:
             )
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
             cls = await p.classifier.classify(interaction, eligible, state, history)
-            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t)
+            prefs = None
+            if p.preferences is not None:
+                prefs, pref_update = await p.preferences.before(state, interaction.text, cls.params.get("budget"))
+            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [user, *t.agent_messages()]
@@ -175,6 +184,8 @@ class AgentRouter:
                 ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
             )
         )
+        if p.preferences is not None and pref_update is not None:
+            await p.preferences.after(state, pref_update)
         goal = state.active_goal
         asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
         return AgentResponse(
@@ -208,6 +219,7 @@ class AgentRouter:
         customer: dict | None,
         history: list[Message],
         t: Turn,
+        prefs: Preferences | None = None,
     ) -> list[ToolResult]:
         p = self.p
         pending, state.pending_confirmation = state.pending_confirmation, None
@@ -238,7 +250,7 @@ class AgentRouter:
         update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
-        results = await self.acting.run(agent, state, goal, intent, history, customer, t)
+        results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
         if resumed is not None and state.handoff is None:
             await self._announce_resume(resumed, t)
