@@ -90,6 +90,9 @@ class SalesPlanner:
     def _query(self, plan: Plan, slots: dict[str, Any], r: AgentRequest) -> Plan:
         prefs = r.preferences
         brand = slots.get("brand")
+        if brand and prefs and str(brand).lower() in {b.lower() for b in prefs.disliked_brands}:
+            # "not Razer" names the brand too: the dislike wins over the brand filter.
+            brand = plan.slots_patch["brand"] = None
         disliked = [b for b in (prefs.disliked_brands if prefs else []) if not brand or b.lower() != str(brand).lower()]
         features = [str(slots["feature"])] if slots.get("feature") else []
         features += [f for f in (prefs.preferred_features if prefs else []) if f not in features]
