@@ -68,7 +68,7 @@ class ZepPreferenceMemory:
         metadata = {METADATA_KEY: merged.model_dump(mode="json")}
         try:
             if user is None:
-                await self.client.user.add(user_id=customer_id, metadata=metadata)
+                await self.client.user.create(user_id=customer_id, metadata=metadata)
             else:
                 await self.client.user.update(user.uuid_, metadata=metadata)
         except Exception as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ MAX_CHARS = 200
 MAX_EXPONENT = 100
 MAX_MAGNITUDE = 1e100
 MAX_NODES = 100
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -51,7 +53,8 @@ def evaluate(expression: str) -> float | int:
     """The value of an arithmetic expression; raises ToolError (with a reason) for anything else."""
     if len(expression) > MAX_CHARS:
         raise _fail(f"expression is {len(expression)} characters; the limit is {MAX_CHARS}", "too_long")
-    text = expression.replace(",", "").replace("^", "**").replace("×", "*").replace("÷", "/")
+    # "1,290" is a thousands separator; the comma in "max(1, 2)" separates arguments.
+    text = _THOUSANDS.sub("", expression).replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as e:

@@ -32,8 +32,17 @@ def _words(text: str) -> set[str]:
     return {stem(w) for w in "".join(c if c.isalnum() else " " for c in text.lower()).split()}
 
 
+# Plurals the suffix stemmer cannot undo.
+_IRREGULAR = {"mice": "mouse", "knives": "knife", "shelves": "shelf", "feet": "foot"}
+
+
+def _canonical(word: str) -> str:
+    word = word.strip().lower()
+    return stem(_IRREGULAR.get(word, word))
+
+
 def _same(a: str, b: str) -> bool:
-    return stem(a.strip().lower()) == stem(b.strip().lower())
+    return _canonical(a) == _canonical(b)
 
 
 def _public(item: Item) -> dict:
