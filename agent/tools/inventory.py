@@ -3,12 +3,17 @@ the sales agent says comes from here."""
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import Field
 
 from agent.catalog import Item
 from agent.interfaces import Inventory, ToolContext
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.understanding.text import STOPWORDS, stem
+
+# Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
+INLINE_ITEMS = 2000
 
 # Words of a product question that say nothing about which product.
 _GENERIC = STOPWORDS | {"stock", "available", "availability", "carry", "sell", "left", "one", "item", "product"}
@@ -49,68 +54,92 @@ def _public(item: Item) -> dict:
     return item.model_dump() | {"in_stock": item.stock > 0}
 
 
+class _Entry:
+    """An item with the words filters compare against, computed once per inventory, not per query."""
+
+    __slots__ = ("item", "category", "brand", "name_words", "text_words", "feature_words")
+
+    def __init__(self, item: Item):
+        self.item = item
+        self.category = _canonical(item.category)
+        self.brand = item.brand.lower()
+        self.name_words = _words(item.name)
+        self.text_words = _words(f"{item.sku} {item.name} {item.brand} {item.category}")
+        self.feature_words = _words(" ".join([item.name, *item.attributes.keys(), *item.attributes.values()]))
+
+
 class InventoryQuery:
-    """Filters in a fixed order (sku/query, category, brand, price, features), then ranks."""
+    """Filters in a fixed order (sku/query, category, brand, price, features), then ranks.
+
+    Args:
+        items: the inventory; build one InventoryQuery per inventory and reuse it.
+    """
 
     def __init__(self, items: list[Item]):
         self.items = items
+        self.entries = [_Entry(i) for i in items]
 
-    def _text_matches(self, query: str) -> list[Item]:
+    @staticmethod
+    def _text_matches(pool: list[_Entry], query: str) -> list[_Entry]:
         wanted = _words(query) - {stem(w) for w in _GENERIC}
         if not wanted:
             return []
-        scored = []
-        for item in self.items:
-            have = _words(f"{item.sku} {item.name} {item.brand} {item.category}")
-            hits = len(wanted & have)
-            if hits:
-                scored.append((hits, item))
+        scored = [(len(wanted & e.text_words), e) for e in pool]
         best = max((h for h, _ in scored), default=0)
-        return [i for h, i in scored if h == best]
+        return [e for h, e in scored if h and h == best]
 
     def run(self, p: InventoryParams) -> dict:
-        pool = self.items
+        pool = self.entries
         if p.sku:
-            pool = [i for i in pool if i.sku.lower() == p.sku.lower()]
+            pool = [e for e in pool if e.item.sku.lower() == p.sku.lower()]
         if p.query:
-            pool = [i for i in InventoryQuery(pool)._text_matches(p.query)]
+            pool = self._text_matches(pool, p.query)
         if p.category:
-            words = _words(p.category)
-            pool = [i for i in pool if _same(i.category, p.category) or words <= _words(i.name)]
+            category, words = _canonical(p.category), _words(p.category)
+            pool = [e for e in pool if e.category == category or words <= e.name_words]
         if p.brand:
-            pool = [i for i in pool if _same(i.brand, p.brand)]
+            pool = [e for e in pool if _same(e.brand, p.brand)]
         excluded = {b.lower() for b in p.exclude_brands}
-        skipped = sorted({i.brand for i in pool if i.brand.lower() in excluded})
-        pool = [i for i in pool if i.brand.lower() not in excluded]
+        skipped = sorted({e.item.brand for e in pool if e.brand in excluded})
+        pool = [e for e in pool if e.brand not in excluded]
         if p.min_price is not None:
-            pool = [i for i in pool if i.price >= p.min_price]
-        over = [i for i in pool if p.max_price is not None and i.price > p.max_price]
+            pool = [e for e in pool if e.item.price >= p.min_price]
+        over = [e.item for e in pool if p.max_price is not None and e.item.price > p.max_price]
         if p.max_price is not None:
-            pool = [i for i in pool if i.price <= p.max_price]
+            pool = [e for e in pool if e.item.price <= p.max_price]
         wanted = [_words(f) for f in p.features]
-
-        def feature_hits(item: Item) -> int:
-            have = _words(" ".join([item.name, *item.attributes.keys(), *item.attributes.values()]))
-            return sum(1 for w in wanted if w <= have)
-
         preferred = {b.lower() for b in p.prefer_brands}
-        # In stock first, then more of the asked-for features, a preferred brand, and the higher
-        # price within budget (the most capable option the customer said they can afford).
-        pool.sort(key=lambda i: (i.stock <= 0, -feature_hits(i), i.brand.lower() not in preferred, -i.price))
-        matches = [i for i in pool if i.stock > 0] if p.in_stock_only else pool
+
+        def rank(e: _Entry) -> tuple:
+            # In stock first, then more of the asked-for features, a preferred brand, and the higher
+            # price within budget (the most capable option the customer said they can afford).
+            hits = sum(1 for w in wanted if w <= e.feature_words)
+            return (e.item.stock <= 0, -hits, e.brand not in preferred, -e.item.price)
+
+        ranked = [e.item for e in sorted(pool, key=rank)]
+        matches = [i for i in ranked if i.stock > 0] if p.in_stock_only else ranked
         alternatives = sorted((i for i in over if i.stock > 0), key=lambda i: i.price)[:2] if not matches else []
         return {
             "items": [_public(i) for i in matches[: p.limit]],
             "total_matches": len(matches),
-            "out_of_stock_matches": sum(1 for i in pool if i.stock <= 0),
+            "out_of_stock_matches": sum(1 for i in ranked if i.stock <= 0),
             "alternatives_over_budget": [_public(i) for i in alternatives],
             "excluded_brands": skipped,
         }
 
 
 def inventory_tools(inventory: Inventory) -> list[Tool]:
+    index: InventoryQuery | None = None
+
     async def inventory_query(p: InventoryParams, ctx: ToolContext) -> ToolOutput:
-        return ToolOutput(data=InventoryQuery(await inventory.items()).run(p))
+        nonlocal index
+        items = await inventory.items()
+        if index is None or index.items is not items:  # rebuilt only when the source hands out new items
+            index = await asyncio.to_thread(InventoryQuery, items)
+        if len(items) > INLINE_ITEMS:
+            # A big inventory takes milliseconds per query: off the event loop.
+            return ToolOutput(data=await asyncio.to_thread(index.run, p))
+        return ToolOutput(data=index.run(p))
 
     return [
         Tool(

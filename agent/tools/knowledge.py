@@ -5,6 +5,7 @@ Each hit carries its reference (`file.md#section`) so an answer can cite where a
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import Counter
 
@@ -69,7 +70,7 @@ def knowledge_tools(source: KnowledgeSource) -> list[Tool]:
     async def knowledge_base_search(p: KBSearchParams, ctx: ToolContext) -> ToolOutput:
         nonlocal index
         if index is None:  # built on first use; the sections never change while running
-            index = BM25Index(await source.sections())
+            index = await asyncio.to_thread(BM25Index, await source.sections())
         hits = [
             {
                 "ref": s.ref,
