@@ -70,6 +70,10 @@ class SalesPlanner:
                     )
                 ]
                 return plan
+        stale = slots.get("budget_for")
+        if stale and stale[0] != slots.get("category") and stale[1] == slots.get("budget"):
+            # A new kind of product with the previous one's budget: that budget was for the other thing.
+            slots["budget"] = plan.slots_patch["budget"] = None
         missing = [p for p in r.intent.required_params if slots.get(p) in (None, "")]
         if missing:
             plan.steps = [AskUser(param=missing[0], prompt=self.question(r.intent.id, missing[0]))]
@@ -84,7 +88,11 @@ class SalesPlanner:
             return plan
         text, recommended = self._phrase(result.data, slots, r)
         plan.steps = [Respond(when="post", message=" ".join([*notes, text]))]
-        plan.slots_patch |= {"recommended": recommended, "candidates": [i["sku"] for i in recommended]}
+        plan.slots_patch |= {
+            "recommended": recommended,
+            "candidates": [i["sku"] for i in recommended],
+            "budget_for": [slots["category"], slots["budget"]],
+        }
         return plan
 
     def _query(self, plan: Plan, slots: dict[str, Any], r: AgentRequest) -> Plan:
