@@ -55,6 +55,9 @@ class IntentSpec(Strict):
     priority: int | None = None  # defaults to the agent's
     constraints: Constraints = Field(default_factory=Constraints)
     keywords: dict[str, float] = Field(default_factory=dict)
+    # Word sequences matched as written (case-insensitive), for phrases made only of words the
+    # keyword matcher drops as filler: "do you have" asks about stock.
+    phrases: dict[str, float] = Field(default_factory=dict)
     examples: list[str] = Field(default_factory=list)
     templates: IntentTemplates = Field(default_factory=IntentTemplates)
     # Outcome of the tool that leaves the goal blocked on a slot (e.g. not_found -> order_id).

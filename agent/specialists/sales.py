@@ -158,15 +158,18 @@ class SalesPlanner:
         item = str(goal.slots.get("item") or "")
         recent = latest_recommendation(r.state, exclude=goal.id)
         params: dict[str, Any] = {"limit": 3}
-        if recent and (not item or _REFERENCE.search(item)) and not goal.slots.get("model"):
-            chosen = self._pick(recent, item, goal.slots.get("category"))
+        chosen = self._pick(recent, item, goal.slots.get("category")) if recent else None
+        if chosen and (not item or _REFERENCE.search(item)) and not goal.slots.get("model"):
             params["sku"] = chosen["sku"]
             plan.slots_patch["item"] = chosen["name"]
             label = chosen["name"]
         elif goal.slots.get("model") or (item and not _only_reference(item)):
-            label = str(goal.slots.get("model") or item)
-            params["query"] = label
-            plan.slots_patch["item"] = label
+            query = str(goal.slots.get("model") or item)
+            params["query"] = query
+            plan.slots_patch["item"] = query
+            # A whole question makes a poor label; the product kind reads better.
+            category = goal.slots.get("category")
+            label = f"the {category}" if category and not goal.slots.get("model") else query
         else:
             plan.slots_patch["item"] = None
             plan.steps = [AskUser(param="item", prompt=self.question(r.intent.id, "item"))]
@@ -178,15 +181,15 @@ class SalesPlanner:
         return plan
 
     @staticmethod
-    def _pick(recent: list[dict], text: str, category: object) -> dict:
+    def _pick(recent: list[dict], text: str, category: object) -> dict | None:
         words = text.lower().split()
         for word, index in _ORDINALS.items():
             if word in words and -len(recent) <= index < len(recent):
                 return recent[index]
         if category:
+            # "that mouse" after recommending laptops points at nothing we recommended.
             same = [i for i in recent if str(i.get("category", "")).lower() == str(category).lower()]
-            if same:
-                return same[0]
+            return same[0] if same else None
         return recent[0]
 
     def _stock_answer(self, plan: Plan, goal: Goal, data: dict | None) -> Plan:

@@ -22,9 +22,14 @@ class _IntentModel:
         self.examples = [frozenset(t) for e in spec.examples if (t := norm.tokens(e))]
         self.params = set(spec.required_params) | set(spec.optional_params)
         self.triggers = frozenset().union(*(k for k, _ in self.keywords), *self.examples)
+        self.phrases = [
+            (re.compile(r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b", re.I), w)
+            for p, w in spec.phrases.items()
+        ]
 
-    def score(self, tokens: frozenset[str], slots: set[str]) -> float:
-        kw = min(1.0, sum(w for k, w in self.keywords if k <= tokens))
+    def score(self, tokens: frozenset[str], slots: set[str], text: str = "") -> float:
+        kw = sum(w for k, w in self.keywords if k <= tokens) + sum(w for rx, w in self.phrases if rx.search(text))
+        kw = min(1.0, kw)
         ex = max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
         bonus = SLOT_BONUS if slots & self.params else 0.0
         return min(1.0, max(kw, ex) + bonus)
@@ -68,7 +73,7 @@ class RulesClassifier:
             model = self.models.get(intent.id)
             if model is None:
                 continue
-            s = model.score(tokens, set(params))
+            s = model.score(tokens, set(params), text)
             if s > best:
                 best_id, best = intent.id, s
         # An ID with no other signal ("O-12345", "any news on o12345?") belongs to the one intent
