@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from agent import goals, handoff
 from agent.config import Messages
-from agent.interfaces import AgentRequest, Planner, PolicyContext, PolicyEngine, ToolContext, ToolExecutor
+from agent.interfaces import (
+    AgentRequest,
+    Planner,
+    PolicyContext,
+    PolicyEngine,
+    Preferences,
+    ToolContext,
+    ToolExecutor,
+)
 from agent.turn import Turn
 from agent.types import Goal, GoalStatus, Intent, Message, OutboundMessage, SessionState, ToolCall, ToolResult
 
@@ -37,6 +45,7 @@ class Acting:
         history: list[Message],
         customer: dict | None,
         t: Turn,
+        preferences: Preferences | None = None,
     ) -> list[ToolResult]:
         """Ask the agent for a plan, run what it requests, and pass the results back, until it answers."""
         results: list[ToolResult] = []
@@ -48,6 +57,7 @@ class Acting:
                     state=state,
                     results=results,
                     history=history,
+                    preferences=preferences,
                     pass_number=n,
                 )
             )

@@ -32,6 +32,9 @@ class SlotSpec(Strict):
     # message ("my headphones arrived broken" is already the ticket's summary).
     from_request: bool = False
     values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
+    # A pattern match normally leaves the intent words out ("O-12345" says nothing about intent);
+    # a symptom like "keeps freezing" is both the slot value and what the request is about.
+    keep_words: bool = False
 
 
 class IntentTemplates(Strict):
@@ -52,9 +55,10 @@ class IntentSpec(Strict):
     priority: int | None = None  # defaults to the agent's
     constraints: Constraints = Field(default_factory=Constraints)
     keywords: dict[str, float] = Field(default_factory=dict)
+    # Word sequences matched as written (case-insensitive), for phrases made only of words the
+    # keyword matcher drops as filler: "do you have" asks about stock.
+    phrases: dict[str, float] = Field(default_factory=dict)
     examples: list[str] = Field(default_factory=list)
-    # Matched word for word, stopwords included: for requests made of function words ("who are you").
-    phrases: list[str] = Field(default_factory=list)
     templates: IntentTemplates = Field(default_factory=IntentTemplates)
     # Outcome of the tool that leaves the goal blocked on a slot (e.g. not_found -> order_id).
     retry_slot_on: dict[str, str] = Field(default_factory=dict)

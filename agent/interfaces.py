@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from agent.catalog import Item, KBSection
 from agent.types import (
     Classification,
     Goal,
@@ -219,3 +220,17 @@ class EventInbox(Protocol):
     async def unfinished(self, older_than_seconds: float) -> list[InboxEvent]:
         """Accepted events whose turn never committed, oldest first: work a crash left behind."""
         ...
+
+
+@runtime_checkable
+class Inventory(Protocol):
+    """The store's items, already mapped from its source columns (config/store.yaml)."""
+
+    async def items(self) -> list[Item]: ...
+
+
+@runtime_checkable
+class KnowledgeSource(Protocol):
+    """The store's knowledge base, split into citable sections."""
+
+    async def sections(self) -> list[KBSection]: ...

@@ -22,12 +22,14 @@ from agent.interfaces import (
     DataSource,
     Planner,
     PolicyEngine,
+    Preferences,
     Reply,
     SessionStore,
     TelemetrySink,
     ToolExecutor,
 )
 from agent.locks import SessionLocks
+from agent.preferences import PreferenceRecorder
 from agent.turn import Turn
 from agent.types import (
     AgentResponse,
@@ -61,6 +63,7 @@ class RouterParts:
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
     alerts: AlertNotifier | None = None
+    preferences: PreferenceRecorder | None = None  # cross-session customer preferences
 
 
 log = logging.getLogger("agentbot.router")
@@ -74,6 +77,8 @@ class AgentRouter:
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
+        if self.p.preferences is not None:
+            await self.p.preferences.aclose()
 
     async def __aenter__(self) -> AgentRouter:
         return self
@@ -147,6 +152,7 @@ class AgentRouter:
         t.emit("history_loaded", {"count": len(history)})
 
         results: list[ToolResult] = []
+        pref_update = None
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
@@ -164,7 +170,10 @@ class AgentRouter:
             )
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
             cls = await p.classifier.classify(interaction, eligible, state, history)
-            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t)
+            prefs = None
+            if p.preferences is not None:
+                prefs, pref_update = await p.preferences.before(state, interaction.text, cls.params.get("budget"))
+            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *t.agent_messages()]
@@ -184,6 +193,8 @@ class AgentRouter:
             )
         )
         await self._alert(t)
+        if p.preferences is not None and pref_update is not None:
+            await p.preferences.after(state, pref_update)
         goal = state.active_goal
         asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
         return AgentResponse(
@@ -252,6 +263,7 @@ class AgentRouter:
         customer: dict | None,
         history: list[Message],
         t: Turn,
+        prefs: Preferences | None = None,
     ) -> list[ToolResult]:
         p = self.p
         pending, state.pending_confirmation = state.pending_confirmation, None
@@ -286,7 +298,7 @@ class AgentRouter:
         update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
-        results = await self.acting.run(agent, state, goal, intent, history, customer, t)
+        results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
         if resumed is not None and not (state.handoff and state.handoff.active):
             await self._announce_resume(resumed, t)

@@ -13,10 +13,11 @@ from pathlib import Path
 from agent.errors import ConfigError
 from agent.eval.runner import ScenarioResult, run_suites
 from agent.eval.suite import load_suite
+from agent.eval.suite import summary as suite_summary
 from agent.interfaces import TelemetrySink
 from agent.router import AgentRouter
 from bots.alerts import AlertFanout
-from bots.compose import build_router
+from bots.compose import REPO, build_router
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -66,14 +67,22 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
 
 def run_eval(args: argparse.Namespace) -> int:
     suites = [load_suite(p) for p in args.suites]
+    results: list[ScenarioResult] = []
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
+        for suite in suites:
+            # A suite may name its store's folders; the command line's flags win.
+            config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
+            data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
 
-        async def factory(sink: TelemetrySink) -> AgentRouter:
-            # Alerts are counted in each response; eval posts them nowhere.
-            return build_router(args.config_dir, args.data_dir, url, telemetry=sink, alerts=AlertFanout([]))
+            async def factory(
+                sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
+            ) -> AgentRouter:
+                # Alerts are counted in each response; eval posts them nowhere.
+                return build_router(c, d, url, telemetry=sink, alerts=AlertFanout([]))
 
-        results, summary = asyncio.run(run_suites(suites, factory))
+            results += asyncio.run(run_suites([suite], factory))[0]
+    summary = suite_summary(results)
     if args.json:
         print(
             json.dumps(

@@ -7,15 +7,23 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.data.json_source import JSONDataSource
+from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
+from agent.catalog import StoreSettings, load_store_settings
 from agent.config import BotConfig, load_config
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
-from agent.interfaces import AlertNotifier, DataSource, SessionStore, TelemetrySink
+from agent.interfaces import AlertNotifier, DataSource, PreferenceMemory, SessionStore, TelemetrySink
 from agent.policy import AllowAllPolicy
+from agent.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.router import AgentRouter, RouterParts
+from agent.specialists.sales import SalesPlanner
+from agent.specialists.support import SupportPlanner
+from agent.tools.calculator import math_tools
 from agent.tools.gateway import ToolGateway
+from agent.tools.inventory import inventory_tools
+from agent.tools.knowledge import knowledge_tools
 from agent.tools.support import support_tools
 from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
@@ -47,6 +55,28 @@ def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
                 f"tool {spec.tool!r} is not among agent {spec.agent!r}'s tools",
                 field=f"intents.{i}.tool",
             )
+
+
+def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInventory) -> None:
+    """Extend slot lookup lists with the values in the data, so a new store needs no new word lists."""
+    for slot, item_field in store.slot_values.items():
+        spec = config.intents.slots.get(slot)
+        if spec is None:
+            file = str(Path(config.directory) / "store.yaml")
+            raise ConfigError(file, f"no slot named {slot!r}", field=f"slot_values.{slot}")
+        known = {v.lower() for v in spec.values}
+        spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
+
+
+def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int) -> PreferenceMemory:
+    """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the SQL database."""
+    if env.get("ZEP_API_KEY"):
+        from adapters.memory.zep import ZepPreferenceMemory
+
+        return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
+    from adapters.memory.sql import SqlPreferenceMemory
+
+    return SqlPreferenceMemory(url, busy_timeout_ms=busy_timeout_ms)
 
 
 def build_router(
@@ -84,17 +114,32 @@ def build_router(
             f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
             field="understanding",
         )
-    data = data_source or JSONDataSource(resolve_dir(data_dir, "data"))
+    data_path = resolve_dir(data_dir, "data")
+    data = data_source or JSONDataSource(data_path)
+    store_settings = load_store_settings(config.directory)
+    inventory = FileInventory(data_path, store_settings.inventory)
+    knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
+    draw_slot_values(config, store_settings, inventory)
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
     store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
-    gateway = ToolGateway(support_tools(data), permissions, store, settings.tool_timeout_seconds)
+    tools = support_tools(data) + inventory_tools(inventory) + knowledge_tools(knowledge) + math_tools()
+    gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
+    templates = TemplatePlanner(config)
+    slots = config.intents.slots
+    extractor = PreferenceExtractor(
+        inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
+        slots["feature"].values if "feature" in slots else [],
+    )
+    memory = preference_memory(url, env, settings.db_busy_timeout_ms)
     return AgentRouter(
         RouterParts(
             registry=IntentsRegistry(config),
             classifier=RulesClassifier(config),
-            planner=TemplatePlanner(config),
+            planner=templates,
+            planners={"sales": SalesPlanner(store_settings, templates), "support": SupportPlanner(templates)},
+            preferences=PreferenceRecorder(memory, extractor),
             policy=AllowAllPolicy(),
             executor=gateway,
             store=store,

@@ -22,8 +22,10 @@ async def test_scenario(path: Path, scenario_id: str, db_url: str) -> None:
     suite = load_suite(path)
     scenario = next(s for s in suite.scenarios if s.id == scenario_id)
 
+    config_dir, data_dir = REPO / (suite.config_dir or "config"), REPO / (suite.data_dir or "data")
+
     async def factory(sink: TelemetrySink) -> AgentRouter:
-        return build_router(REPO / "config", REPO / "data", db_url, telemetry=sink)
+        return build_router(config_dir, data_dir, db_url, telemetry=sink)
 
     result = await run_scenario(suite.name, scenario, factory)
     assert result.passed, "\n".join(

@@ -57,6 +57,10 @@ class Scenario(Strict):
 
 class Suite(Strict):
     name: str
+    # The store this suite talks to: config and data folders, relative to the repository root
+    # (absolute paths as given). Unset: the shipped config/ and data/ (or the CLI's flags).
+    config_dir: str | None = None
+    data_dir: str | None = None
     scenarios: list[Scenario] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -12,7 +12,6 @@ from agent.understanding.text import Normalizer, clean
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75
 SLOT_BONUS = 0.25
-PHRASE_SCORE = 0.9
 
 
 class _IntentModel:
@@ -21,14 +20,16 @@ class _IntentModel:
         self.keywords = [(frozenset(norm.tokens(k)), w) for k, w in spec.keywords.items()]
         self.keywords = [(k, w) for k, w in self.keywords if k]
         self.examples = [frozenset(t) for e in spec.examples if (t := norm.tokens(e))]
-        self.phrases = [re.compile(rf"\b{re.escape(_words(p))}\b") for p in spec.phrases if _words(p)]
         self.params = set(spec.required_params) | set(spec.optional_params)
         self.triggers = frozenset().union(*(k for k, _ in self.keywords), *self.examples)
+        self.phrases = [
+            (re.compile(r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b", re.I), w)
+            for p, w in spec.phrases.items()
+        ]
 
-    def score(self, tokens: frozenset[str], slots: set[str], words: str) -> float:
-        if any(p.search(words) for p in self.phrases):
-            return PHRASE_SCORE
-        kw = min(1.0, sum(w for k, w in self.keywords if k <= tokens))
+    def score(self, tokens: frozenset[str], slots: set[str], text: str) -> float:
+        kw = sum(w for k, w in self.keywords if k <= tokens) + sum(w for rx, w in self.phrases if rx.search(text))
+        kw = min(1.0, kw)
         ex = max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
         bonus = SLOT_BONUS if slots & self.params else 0.0
         return min(1.0, max(kw, ex) + bonus)
@@ -67,13 +68,12 @@ class RulesClassifier:
         """Best intent, its score, the slot values found, and the message's content tokens."""
         params, rest = self.slots.extract(text)
         tokens = frozenset(self.norm.tokens(rest))
-        words = _words(rest)
         best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
         for intent in intents:
             model = self.models.get(intent.id)
             if model is None:
                 continue
-            score = model.score(tokens, set(params), words)
+            score = model.score(tokens, set(params), rest)
             if score > best[intent.kind][1]:
                 best[intent.kind] = (intent.id, score)
         best_id, score = best["task"]
@@ -127,10 +127,6 @@ class RulesClassifier:
                 params[p] = value
         missing = [p for p in spec.required_params if p not in params]
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence)
-
-
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9']+", clean(text).lower().replace("\u2019", "'")))
 
 
 def _phrases(items: list[str]) -> frozenset[str]:

@@ -15,7 +15,10 @@ class SlotExtractor:
         self._patterns = {n: re.compile(s.pattern, re.I) for n, s in slots.items() if s.pattern}
         self._reply = {n: re.compile(s.reply_pattern, re.I) for n, s in slots.items() if s.reply_pattern}
         self._values = {
-            n: re.compile(r"\b(" + "|".join(re.escape(v) for v in s.values) + r")\b", re.I)
+            # Longest first so "desk chair" wins over "chair"; a plural ("laptops") finds the value too.
+            n: re.compile(
+                r"\b(" + "|".join(re.escape(v) for v in sorted(s.values, key=len, reverse=True)) + r")(?:s|es)?\b", re.I
+            )
             for n, s in slots.items()
             if s.values
         }
@@ -35,7 +38,8 @@ class SlotExtractor:
             m = rx.search(text)
             if m:
                 found[name] = self._normalize(name, m)
-                rest = rest.replace(m.group(0), " ")
+                if not self.specs[name].keep_words:
+                    rest = rest.replace(m.group(0), " ")
         for name, rx in self._values.items():
             m = rx.search(text)
             if m and name not in found:

@@ -90,3 +90,26 @@ def test_corrupt_config_stops_startup_naming_the_problem(tmp_path: Path) -> None
     out = agentbot("chat", "--config-dir", str(tmp_path), "-m", "hi")
     assert out.returncode == 2
     assert "configuration error" in out.stderr and "intents.yaml, line" in out.stderr
+
+
+def test_a_second_store_is_only_flags(db_url: str) -> None:
+    out = agentbot(
+        "chat",
+        "--config-dir",
+        "config/stores/outdoor",
+        "--data-dir",
+        "data/stores/outdoor",
+        "--db-url",
+        db_url,
+        "-m",
+        "recommend a headlamp under $60",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Black Diamond Spot 400 (HL-50): $49.95" in out.stdout and "Petzl" not in out.stdout
+
+
+def test_eval_uses_the_store_a_suite_names(tmp_path: Path) -> None:
+    out = agentbot("eval", "tests/suites/outdoor_store.yaml", "tests/suites/sales_support.yaml", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    summary = json.loads(out.stdout)["summary"]
+    assert summary["failed"] == 0 and summary["scenarios"] >= 14

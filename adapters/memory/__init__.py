@@ -1,0 +1,1 @@
+"""Preference memory: customer preferences that outlive a session (SQL by default, Zep by key)."""

@@ -1,0 +1,78 @@
+"""PreferenceMemory in SQL: one row per customer id, the preferences as JSON.
+
+It uses the same unit-of-work runners as the session store (a dedicated thread for SQLite, the
+async engine for PostgreSQL), so a read or a write never blocks the event loop. A write is a
+read-merge-upsert in one transaction; an empty update touches nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Connection, MetaData, String, Table, Text, select, update
+from sqlalchemy.exc import DBAPIError
+
+from adapters.storage.runners import Runner, make_runner
+from adapters.storage.sql import UTCDateTime
+from agent.errors import StorageError
+from agent.interfaces import Preferences
+from agent.preferences import is_empty, merge
+from agent.types import utcnow
+
+metadata = MetaData()
+preferences = Table(
+    "customer_preferences",
+    metadata,
+    Column("customer_id", String(255), primary_key=True),
+    Column("data", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+
+def read_unit(conn: Connection, customer_id: str) -> Preferences:
+    raw = conn.execute(select(preferences.c.data).where(preferences.c.customer_id == customer_id)).scalar()
+    return Preferences.model_validate_json(raw) if raw else Preferences()
+
+
+def write_unit(conn: Connection, customer_id: str, change: Preferences) -> Preferences:
+    stored = read_unit(conn, customer_id)
+    merged = merge(stored, change)
+    if merged == stored:
+        return stored
+    values = {"data": merged.model_dump_json(), "updated_at": utcnow()}
+    done = conn.execute(update(preferences).where(preferences.c.customer_id == customer_id).values(**values))
+    if done.rowcount == 0:
+        conn.execute(preferences.insert().values(customer_id=customer_id, **values))
+    return merged
+
+
+class SqlPreferenceMemory:
+    """
+    Args:
+        url: an SQLAlchemy URL; the session store's database is the usual choice.
+        busy_timeout_ms: how long SQLite waits for another writer.
+    """
+
+    def __init__(self, url: str, *, busy_timeout_ms: int = 5000):
+        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms)
+        self._ready = False
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        try:
+            if not self._ready:
+                await self.runner.run(metadata.create_all)
+                self._ready = True
+            return await self.runner.run(fn, *args)
+        except DBAPIError as e:
+            raise StorageError(f"cannot access customer preferences: {e.orig}") from e
+
+    async def read(self, customer_id: str) -> Preferences:
+        return await self._run(read_unit, customer_id)  # type: ignore[no-any-return]
+
+    async def write(self, customer_id: str, update: Preferences) -> None:
+        if is_empty(update):
+            return
+        await self._run(write_unit, customer_id, update)
+
+    async def aclose(self) -> None:
+        await self.runner.aclose()

@@ -1,0 +1,136 @@
+"""Customer preferences across sessions: read before a turn acts, written after it commits.
+
+`PreferenceRecorder` is the router's hook. Before acting it reads the stored preferences and
+folds in what this message says ("not Razer", "I prefer wireless", "keep it short"), so the
+agents see them at once; after the commit it writes this turn's update, which is usually empty
+(a no-op for the store). Guests without a customer id are remembered per session only.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from agent.errors import AgentbotError
+from agent.interfaces import PreferenceMemory, Preferences
+from agent.specialists.budget import parse_budget
+from agent.types import SessionState
+
+log = logging.getLogger("agentbot.preferences")
+
+_NEGATIVE = re.compile(
+    r"\b(?:don'?t|do not|doesn'?t|never|not|no|hate|dislike|avoid|anything but|except|without|not a fan of|"
+    r"can'?t stand|stay away from|bad experience with)\b[^.;!?]{0,30}$",
+    re.I,
+)
+_POSITIVE = re.compile(r"\b(?:prefer|love|like|fan of|only|big fan|go with|stick with)\b[^.;!?]{0,25}$", re.I)
+_BRIEF = re.compile(
+    r"\b(?:keep it (?:short|brief)|short answers?|be brief|tl;?dr|just the (?:top|best) (?:one|pick))\b", re.I
+)
+_DETAILED = re.compile(r"\b(?:more detail|in detail|detailed|compare (?:them|all)|full comparison)\b", re.I)
+
+
+def is_empty(p: Preferences) -> bool:
+    return p == Preferences()
+
+
+def merge(stored: Preferences, update: Preferences) -> Preferences:
+    """The stored preferences with the update applied; a newer like or dislike of a brand wins."""
+    liked = [b for b in stored.preferred_brands if b.lower() not in {d.lower() for d in update.disliked_brands}]
+    disliked = [b for b in stored.disliked_brands if b.lower() not in {d.lower() for d in update.preferred_brands}]
+    return Preferences(
+        budget_range=update.budget_range or stored.budget_range,
+        preferred_brands=_union(liked, update.preferred_brands),
+        disliked_brands=_union(disliked, update.disliked_brands),
+        preferred_features=_union(stored.preferred_features, update.preferred_features),
+        communication_style=update.communication_style or stored.communication_style,
+    )
+
+
+def _union(a: list[str], b: list[str]) -> list[str]:
+    seen = {x.lower() for x in a}
+    return a + [x for x in b if x.lower() not in seen and not seen.add(x.lower())]  # type: ignore[func-returns-value]
+
+
+class PreferenceExtractor:
+    """Preferences stated in one message, by rules over the store's brand and feature lists.
+
+    Args:
+        brands: brand names the store knows (drawn from the inventory).
+        features: feature words customers ask for (the `feature` slot's values).
+    """
+
+    def __init__(self, brands: list[str], features: list[str]):
+        self.brands = {b.lower(): b for b in brands if b}
+        self.features = [f for f in features if f]
+        names = sorted(self.brands, key=len, reverse=True)
+        self._brand_rx = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b", re.I) if names else None
+        words = sorted(self.features, key=len, reverse=True)
+        self._feature_rx = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.I) if words else None
+
+    def extract(self, text: str, budget: object = None) -> Preferences:
+        update = Preferences()
+        if self._brand_rx:
+            for m in self._brand_rx.finditer(text):
+                before = text[max(0, m.start() - 40) : m.start()]
+                brand = self.brands[m.group(1).lower()]
+                after = text[m.end() : m.end() + 25]
+                if _NEGATIVE.search(before) or re.match(
+                    r"\s*(?:is|are)?\s*(?:bad|terrible|awful|sucks?|overpriced)\b", after, re.I
+                ):
+                    update.disliked_brands.append(brand)
+                elif _POSITIVE.search(before):
+                    update.preferred_brands.append(brand)
+        if self._feature_rx:
+            for m in self._feature_rx.finditer(text):
+                if _POSITIVE.search(text[max(0, m.start() - 40) : m.start()]) or re.search(
+                    r"\bmust be\s*$", text[: m.start()], re.I
+                ):
+                    update.preferred_features.append(m.group(1).lower())
+        amount = parse_budget(budget) if budget not in (None, "") else None
+        if amount is not None:
+            update.budget_range = (0.0, amount)
+        if _BRIEF.search(text):
+            update.communication_style = "brief"
+        elif _DETAILED.search(text):
+            update.communication_style = "detailed"
+        return update
+
+
+class PreferenceRecorder:
+    """
+    Args:
+        memory: where preferences live between sessions (SQL, Zep).
+        extractor: finds preferences stated in a message.
+    """
+
+    def __init__(self, memory: PreferenceMemory, extractor: PreferenceExtractor):
+        self.memory = memory
+        self.extractor = extractor
+
+    @staticmethod
+    def key(state: SessionState) -> str:
+        return state.customer_id or f"session:{state.session_id}"
+
+    async def before(self, state: SessionState, text: str, budget: object = None) -> tuple[Preferences, Preferences]:
+        """(what the agents see this turn, the update to write after the commit)."""
+        try:
+            stored = await self.memory.read(self.key(state))
+        except AgentbotError as e:
+            # Preferences personalize; losing them for a turn must not lose the turn.
+            log.warning("preferences unavailable: %s", e)
+            stored = Preferences()
+        update = self.extractor.extract(text, budget)
+        return merge(stored, update), update
+
+    async def after(self, state: SessionState, update: Preferences) -> None:
+        # Written every turn as the spec asks; the memory treats an empty update as a no-op.
+        try:
+            await self.memory.write(self.key(state), update)
+        except AgentbotError as e:
+            log.warning("preferences not saved: %s", e)
+
+    async def aclose(self) -> None:
+        close = getattr(self.memory, "aclose", None)
+        if close is not None:
+            await close()

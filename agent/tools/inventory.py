@@ -1,0 +1,151 @@
+"""`inventory_query`: filter and rank the store's items. Read-only; every price and stock figure
+the sales agent says comes from here."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import Field
+
+from agent.catalog import Item
+from agent.interfaces import Inventory, ToolContext
+from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.understanding.text import STOPWORDS, stem
+
+# Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
+INLINE_ITEMS = 2000
+
+# Words of a product question that say nothing about which product.
+_GENERIC = STOPWORDS | {"stock", "available", "availability", "carry", "sell", "left", "one", "item", "product"}
+
+
+class InventoryParams(ToolParams):
+    category: str | None = Field(None, max_length=100, description="e.g. laptop, tent")
+    max_price: float | None = Field(None, ge=0, description="budget ceiling")
+    min_price: float | None = Field(None, ge=0)
+    brand: str | None = Field(None, max_length=100)
+    exclude_brands: list[str] = Field(default_factory=list, max_length=50)
+    prefer_brands: list[str] = Field(default_factory=list, max_length=50)
+    features: list[str] = Field(default_factory=list, max_length=20, description="attribute words, e.g. wireless")
+    sku: str | None = Field(None, max_length=100)
+    query: str | None = Field(None, max_length=300, description="free text naming a product")
+    in_stock_only: bool = False
+    limit: int = Field(3, ge=1, le=10)
+
+
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in "".join(c if c.isalnum() else " " for c in text.lower()).split()}
+
+
+# Plurals the suffix stemmer cannot undo.
+_IRREGULAR = {"mice": "mouse", "knives": "knife", "shelves": "shelf", "feet": "foot"}
+
+
+def _canonical(word: str) -> str:
+    word = word.strip().lower()
+    return stem(_IRREGULAR.get(word, word))
+
+
+def _same(a: str, b: str) -> bool:
+    return _canonical(a) == _canonical(b)
+
+
+def _public(item: Item) -> dict:
+    return item.model_dump() | {"in_stock": item.stock > 0}
+
+
+class _Entry:
+    """An item with the words filters compare against, computed once per inventory, not per query."""
+
+    __slots__ = ("item", "category", "brand", "name_words", "text_words", "feature_words")
+
+    def __init__(self, item: Item):
+        self.item = item
+        self.category = _canonical(item.category)
+        self.brand = item.brand.lower()
+        self.name_words = _words(item.name)
+        self.text_words = _words(f"{item.sku} {item.name} {item.brand} {item.category}")
+        self.feature_words = _words(" ".join([item.name, *item.attributes.keys(), *item.attributes.values()]))
+
+
+class InventoryQuery:
+    """Filters in a fixed order (sku/query, category, brand, price, features), then ranks.
+
+    Args:
+        items: the inventory; build one InventoryQuery per inventory and reuse it.
+    """
+
+    def __init__(self, items: list[Item]):
+        self.items = items
+        self.entries = [_Entry(i) for i in items]
+
+    @staticmethod
+    def _text_matches(pool: list[_Entry], query: str) -> list[_Entry]:
+        wanted = _words(query) - {stem(w) for w in _GENERIC}
+        if not wanted:
+            return []
+        scored = [(len(wanted & e.text_words), e) for e in pool]
+        best = max((h for h, _ in scored), default=0)
+        return [e for h, e in scored if h and h == best]
+
+    def run(self, p: InventoryParams) -> dict:
+        pool = self.entries
+        if p.sku:
+            pool = [e for e in pool if e.item.sku.lower() == p.sku.lower()]
+        if p.query:
+            pool = self._text_matches(pool, p.query)
+        if p.category:
+            category, words = _canonical(p.category), _words(p.category)
+            pool = [e for e in pool if e.category == category or words <= e.name_words]
+        if p.brand:
+            pool = [e for e in pool if _same(e.brand, p.brand)]
+        excluded = {b.lower() for b in p.exclude_brands}
+        skipped = sorted({e.item.brand for e in pool if e.brand in excluded})
+        pool = [e for e in pool if e.brand not in excluded]
+        if p.min_price is not None:
+            pool = [e for e in pool if e.item.price >= p.min_price]
+        over = [e.item for e in pool if p.max_price is not None and e.item.price > p.max_price]
+        if p.max_price is not None:
+            pool = [e for e in pool if e.item.price <= p.max_price]
+        wanted = [_words(f) for f in p.features]
+        preferred = {b.lower() for b in p.prefer_brands}
+
+        def rank(e: _Entry) -> tuple:
+            # In stock first, then more of the asked-for features, a preferred brand, and the higher
+            # price within budget (the most capable option the customer said they can afford).
+            hits = sum(1 for w in wanted if w <= e.feature_words)
+            return (e.item.stock <= 0, -hits, e.brand not in preferred, -e.item.price)
+
+        ranked = [e.item for e in sorted(pool, key=rank)]
+        matches = [i for i in ranked if i.stock > 0] if p.in_stock_only else ranked
+        alternatives = sorted((i for i in over if i.stock > 0), key=lambda i: i.price)[:2] if not matches else []
+        return {
+            "items": [_public(i) for i in matches[: p.limit]],
+            "total_matches": len(matches),
+            "out_of_stock_matches": sum(1 for i in ranked if i.stock <= 0),
+            "alternatives_over_budget": [_public(i) for i in alternatives],
+            "excluded_brands": skipped,
+        }
+
+
+def inventory_tools(inventory: Inventory) -> list[Tool]:
+    index: InventoryQuery | None = None
+
+    async def inventory_query(p: InventoryParams, ctx: ToolContext) -> ToolOutput:
+        nonlocal index
+        items = await inventory.items()
+        if index is None or index.items is not items:  # rebuilt only when the source hands out new items
+            index = await asyncio.to_thread(InventoryQuery, items)
+        if len(items) > INLINE_ITEMS:
+            # A big inventory takes milliseconds per query: off the event loop.
+            return ToolOutput(data=await asyncio.to_thread(index.run, p))
+        return ToolOutput(data=index.run(p))
+
+    return [
+        Tool(
+            "inventory_query",
+            "Search the store's inventory by category, budget, brand, features, SKU or name. Read-only.",
+            InventoryParams,
+            inventory_query,
+        )
+    ]

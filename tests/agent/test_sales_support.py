@@ -1,0 +1,115 @@
+"""Sales and support specialists through the real router: preferences across sessions, the
+permission matrix, budgets as people write them, and Zep chosen by the environment."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.memory.zep import METADATA_KEY
+from adapters.storage.sql import SqlStore
+from adapters.telemetry.sinks import CollectingSink
+from agent.interfaces import Preferences, ToolContext
+from agent.preferences import PreferenceExtractor, merge
+from agent.router import AgentRouter
+from agent.specialists.budget import parse_budget
+from agent.types import ToolCall
+from bots.compose import build_router
+from tests.helpers import REPO, say
+from tests.zep_standin import zep_standin
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [("1500", 1500), ("35k", 35000), ("$1,200", 1200), ("under 800", 800), ("1.5k baht", 1500), ("฿ 32,990", 32990)],
+)
+def test_budgets_parse(text: str, amount: float) -> None:
+    assert parse_budget(text) == amount
+
+
+@pytest.mark.parametrize("text", ["", "cheap", "0", "-"])
+def test_no_budget_in_text(text: str) -> None:
+    assert parse_budget(text) is None
+
+
+def test_preferences_stated_in_ordinary_words() -> None:
+    x = PreferenceExtractor(["Razer", "Logitech", "HP", "Apple"], ["wireless", "quiet"])
+    got = x.extract(
+        "Recommend a mouse, but not Razer please. I prefer Logitech, and it must be wireless. Keep it short"
+    )
+    assert got.disliked_brands == ["Razer"] and got.preferred_brands == ["Logitech"]
+    assert got.preferred_features == ["wireless"] and got.communication_style == "brief"
+    assert x.extract("I hate HP laptops").disliked_brands == ["HP"]
+    assert x.extract("apple is overpriced").disliked_brands == ["Apple"]
+    assert x.extract("recommend a Logitech mouse") == Preferences()  # naming a brand is not a preference
+    assert x.extract("budget", budget="35k").budget_range == (0, 35000)
+
+
+def test_a_later_like_overrides_an_earlier_dislike() -> None:
+    merged = merge(Preferences(disliked_brands=["Razer"]), Preferences(preferred_brands=["razer"]))
+    assert merged.disliked_brands == [] and merged.preferred_brands == ["razer"]
+
+
+async def test_a_disliked_brand_is_not_recommended_in_the_next_session(db_url: str) -> None:
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        first, _ = await say(router, "Recommend a gaming mouse under 1500, but not Razer please", "thread-1", "C-002")
+        assert first.tool_results[0].tool == "inventory_query"
+        assert "Razer" not in first.text.replace("I left out Razer", "")
+        assert "Logitech G502 HERO" in first.text
+    # A new process, a new thread, the same customer.
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        second, _ = await say(router, "can you suggest a gaming mouse? budget 1500", "thread-2", "C-002")
+        assert "DeathAdder" not in second.text and "Basilisk" not in second.text
+        assert "I left out Razer" in second.text and "Logitech G502 HERO" in second.text
+        other, _ = await say(router, "can you suggest a gaming mouse? budget 1500", "thread-3", "C-003")
+        assert "Razer DeathAdder V3" in other.text  # another customer's dislike is theirs alone
+    store = SqlStore(db_url)
+    rows = await store.fetch("SELECT customer_id, data FROM customer_preferences")
+    await store.aclose()
+    stored = {r.customer_id: Preferences.model_validate_json(r.data) for r in rows}
+    assert stored["C-002"] == Preferences(disliked_brands=["Razer"], budget_range=(0, 1500))
+    assert stored["C-003"] == Preferences(budget_range=(0, 1500))
+
+
+async def test_every_turn_reads_preferences_and_agents_see_them(router: AgentRouter) -> None:
+    await say(router, "keep it short please. recommend a laptop, budget 35k", "s-brief", "C-001")
+    response, _ = await say(router, "recommend a gaming mouse under 1500", "s-brief", "C-001")
+    assert "1. Razer DeathAdder V3 (MS-102): ฿1,490, 6 in stock\n" in response.text  # brief: no feature list
+
+
+async def test_the_gateway_enforces_the_permission_matrix(router: AgentRouter) -> None:
+    gateway = router.p.executor
+    ctx = ToolContext(session_id="s", interaction_id="i", agent="sales", intent_id="recommend_item")
+    kb = await gateway.execute(ToolCall(tool_name="knowledge_base_search", params={"query": "frozen"}), ctx)
+    order = await gateway.execute(ToolCall(tool_name="check_order_status", params={"order_id": "O-12345"}), ctx)
+    inv = await gateway.execute(ToolCall(tool_name="inventory_query", params={"category": "mouse"}), ctx)
+    assert (kb.error_code, order.error_code, inv.success) == ("not_allowed", "not_allowed", True)
+    support = ctx.model_copy(update={"agent": "support"})
+    denied = await gateway.execute(ToolCall(tool_name="inventory_query", params={}), support)
+    allowed = await gateway.execute(ToolCall(tool_name="knowledge_base_search", params={"query": "frozen"}), support)
+    assert denied.error_code == "not_allowed" and allowed.success
+
+
+async def test_two_passes_per_turn_and_the_pre_message_goes_out_first(
+    router: AgentRouter, sink: CollectingSink
+) -> None:
+    response, delivered = await say(router, "My laptop keeps freezing when gaming, it's a Lenovo Legion 5")
+    assert [r.tool for r in response.tool_results] == ["knowledge_base_search"]
+    assert [m.kind for m in delivered] == ["pre", "answer"]
+    stages = [e.stage for e in sink.events]
+    assert stages.count("plan_created") == 1 and stages.index("plan_communicated") < stages.index("tool_execute")
+
+
+async def test_zep_is_chosen_when_its_key_is_set(db_url: str) -> None:
+    async with zep_standin("z-key") as zep:
+        env = {"ZEP_API_KEY": "z-key", "ZEP_BASE_URL": zep.base_url}
+        async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+            await say(router, "suggest a laptop under 40k, I don't like Lenovo", "t-1", "C-001")
+            later, _ = await say(router, "recommend a gaming laptop, budget 50k", "t-2", "C-001")
+        [user] = zep.users.values()
+        assert user["user_id"] == "C-001" and user["metadata"][METADATA_KEY]["disliked_brands"] == ["Lenovo"]
+        assert "Lenovo" not in later.text.replace("I left out Lenovo", "") and "Asus TUF Gaming A15" in later.text
+        zep.fail_with = 503
+        async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+            # Memory down: the turn still answers, without personalization.
+            degraded, _ = await say(router, "recommend a gaming laptop, budget 50k", "t-3", "C-001")
+        assert "Lenovo Legion 5" in degraded.text
