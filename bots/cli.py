@@ -41,6 +41,17 @@ def parser() -> argparse.ArgumentParser:
     bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     bench.add_argument("--concurrency", type=int, default=50)
     bench.add_argument("--json", action="store_true")
+    bench.add_argument(
+        "target", nargs="?", default="router", choices=["router", "slack"], help="router turns, or Slack ack latency"
+    )
+    bench.add_argument("--events", type=int, default=200, help="slack: signed events to send")
+    bench.add_argument("--turn-seconds", type=float, default=5.0, help="slack: how long each turn takes")
+    slack = sub.add_parser(
+        "slack", help="run the Slack app (HTTP on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set)"
+    )
+    _common(slack)
+    slack.add_argument("--host", default="127.0.0.1", help="HTTP mode: interface to bind (default 127.0.0.1)")
+    slack.add_argument("--port", type=int, default=3000, help="HTTP mode: port (default 3000)")
     return root
 
 
@@ -99,10 +110,20 @@ def main(argv: list[str] | None = None) -> int:
             return run_chat(router, args.message, args.session or default_session(), args.customer, args.json)
         if args.command == "eval":
             return run_eval(args)
+        if args.command == "bench" and args.target == "slack":
+            from bots.slack_bench import run_slack_bench
+
+            return run_slack_bench(args)
         if args.command == "bench":
             from bots.bench import run_bench
 
             return run_bench(args)
+        if args.command == "slack":
+            import os
+
+            from bots.slack_run import run_slack
+
+            return run_slack(args, os.environ)
     except ConfigError as e:
         print(f"agentbot: configuration error: {e}", file=sys.stderr)
         return 2
