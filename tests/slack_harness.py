@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 
+from adapters.storage.sql import SqlStore
 from bots.slack_app import SlackChannel
 from bots.slack_run import SlackSettings, build_slack, serve_http
 from bots.slack_standin import TEAM_ID, SlackStandIn
@@ -157,3 +158,15 @@ async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncItera
         client.stand_in_url = slack.url
         client.session = await stack.enter_async_context(aiohttp.ClientSession())
         yield Running(channel, slack, client)
+
+
+def in_thread(slack: SlackStandIn, channel: str, ts: str | None) -> list[dict[str, Any]]:
+    return [p for p in slack.to("chat.postMessage") if p["channel"] == channel and p.get("thread_ts") == ts]
+
+
+async def rows(db_url: str, query: str, **params: Any) -> list[Any]:
+    store = SqlStore(db_url)
+    try:
+        return list(await store.fetch(query, **params))
+    finally:
+        await store.aclose()

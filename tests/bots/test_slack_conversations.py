@@ -3,41 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters.data.json_source import JSONDataSource
-from adapters.storage.sql import SqlStore
 from bots.slack_standin import TEAM_ID, SlackStandIn
 from tests.helpers import REPO
-from tests.slack_harness import ADMIN, ADMIN_CHANNEL, ALICE, CHANNEL, running_app
-
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
-
-
-@pytest.fixture
-async def slack(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[SlackStandIn]:
-    for name in PROXY_VARIABLES:  # slack_sdk ignores NO_PROXY: no proxy may stand between us and 127.0.0.1
-        monkeypatch.delenv(name, raising=False)
-    stand_in = SlackStandIn()
-    await stand_in.start()
-    yield stand_in
-    await stand_in.aclose()
-
-
-def in_thread(slack: SlackStandIn, channel: str, ts: str | None) -> list[dict[str, Any]]:
-    return [p for p in slack.to("chat.postMessage") if p["channel"] == channel and p.get("thread_ts") == ts]
-
-
-async def rows(db_url: str, query: str, **params: Any) -> list[Any]:
-    store = SqlStore(db_url)
-    try:
-        return list(await store.fetch(query, **params))
-    finally:
-        await store.aclose()
+from tests.slack_harness import ADMIN, ADMIN_CHANNEL, ALICE, CHANNEL, in_thread, rows, running_app
 
 
 async def test_the_order_conversation_runs_in_one_thread(db_url: str, slack: SlackStandIn) -> None:
@@ -58,7 +30,11 @@ async def test_the_order_conversation_runs_in_one_thread(db_url: str, slack: Sla
     assert [tuple(r) for r in state] == [("C-001", "slack")]
     kinds = await rows(db_url, "SELECT role, kind FROM messages WHERE session_id = :s ORDER BY id", s=session)
     assert [tuple(r) for r in kinds] == [
-        ("user", "user"), ("agent", "question"), ("user", "user"), ("agent", "pre"), ("agent", "answer")
+        ("user", "user"),
+        ("agent", "question"),
+        ("user", "user"),
+        ("agent", "pre"),
+        ("agent", "answer"),
     ]
     assert await rows(db_url, "SELECT key FROM inbox WHERE status != 'done'") == []
 
@@ -101,7 +77,9 @@ async def test_a_mention_mid_thread_rebuilds_the_thread(db_url: str, slack: Slac
         await slack.wait_for("chat.postMessage", 2)
     assert slack.to("conversations.replies")[0]["ts"] == root
     history = await rows(
-        db_url, "SELECT role, text FROM messages WHERE session_id = :s ORDER BY id", s=f"slack:{TEAM_ID}:{CHANNEL}:{root}"
+        db_url,
+        "SELECT role, text FROM messages WHERE session_id = :s ORDER BY id",
+        s=f"slack:{TEAM_ID}:{CHANNEL}:{root}",
     )
     assert [tuple(r) for r in history[:4]] == [
         ("user", "my order O-12345 hasn't arrived"),
@@ -231,4 +209,3 @@ async def test_a_rate_limited_post_is_retried(db_url: str, slack: SlackStandIn) 
         await slack.wait_for("chat.postMessage", 2)
     assert len(in_thread(slack, CHANNEL, root)) == 2
     assert [c.ok for c in slack.calls if c.method == "chat.postMessage"] == [False, True, True]
-
