@@ -209,3 +209,31 @@ async def test_a_rate_limited_post_is_retried(db_url: str, slack: SlackStandIn) 
         await slack.wait_for("chat.postMessage", 2)
     assert len(in_thread(slack, CHANNEL, root)) == 2
     assert [c.ok for c in slack.calls if c.method == "chat.postMessage"] == [False, True, True]
+
+
+async def test_an_admin_resumes_by_mentioning_the_bot_in_the_thread(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await app.client.mention("talk to a human")
+        await slack.wait_for("chat.postMessage", 3)
+        await app.channel.dispatcher.drain()
+        await app.client.mention("resume", user=ALICE, thread_ts=root)  # not an admin: a customer message
+        await app.client.mention("resume", user=ADMIN, thread_ts=root)
+        await app.channel.dispatcher.drain()
+    texts = [p["text"] for p in in_thread(slack, CHANNEL, root)]
+    assert "asked to join" in texts[-2] and "I'm back" in texts[-1]
+
+
+async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(slack: SlackStandIn) -> None:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from agent.interfaces import Alert
+    from bots.slack_alerts import SlackAlertNotifier
+
+    notifier = SlackAlertNotifier(AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/"), ADMIN_CHANNEL)
+    await notifier.notify(
+        Alert(kind="provider_outage", session_id="console:ops", summary="openai down <!here>", details={})
+    )
+    (posted,) = slack.to("chat.postMessage")
+    assert posted["channel"] == ADMIN_CHANNEL and "Provider outage" in posted["text"]
+    assert "<!here>" not in str(posted) and "&lt;!here&gt;" in posted["text"]
+    assert all(b["type"] != "actions" for b in posted["blocks"])
