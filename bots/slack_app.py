@@ -34,7 +34,6 @@ from bots.slack_events import (
     from_message,
     inbound_text,
     mentions_bot,
-    session_key,
 )
 
 log = logging.getLogger("agentbot.slack")
@@ -191,9 +190,9 @@ class SlackChannel:
                 reply_ts=target[1],
                 action="release",
                 user_name=body.get("user_name", ""),
+                response_url=body.get("response_url", ""),
             )
-            await self._submit(ev)
-            await respond(text="Resuming the bot in that thread.")
+            await self._submit(ev)  # the outcome goes to the admin through response_url
         else:
             await self._ask(cmd.text, body, respond)
 
@@ -246,9 +245,12 @@ class SlackChannel:
             return
         if ev.kind == "button":
             note = f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>"
-            await self.client.chat_update(
-                channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
-            )
+            try:
+                await self.client.chat_update(
+                    channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
+                )
+            except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
+                log.warning("could not update the clicked question %s: %s", ev.ts, e)
         if ev.kind == "message" and ev.text.lower() in ("resume", "resume bot") and self._is_admin(ev.user):
             await self._control(ev.model_copy(update={"action": "release"}), reply)
             return
@@ -276,6 +278,10 @@ class SlackChannel:
     async def _control(self, ev: SlackEvent, reply: ThreadReply) -> None:
         actor = ev.user_name or "An admin"
         notice = await self.router.control(ev.session_key, "claim" if ev.action == "claim" else "release", actor, reply)
+        if ev.response_url:
+            from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+            await AsyncWebhookClient(ev.response_url).send(text=notice, response_type="ephemeral")
         if ev.origin_channel and ev.ts:
             done = "Claimed" if ev.action == "claim" else "Bot resumed"
             await self.client.chat_update(
@@ -309,7 +315,3 @@ class SlackChannel:
             )
         return history
 
-
-def slack_session(team: str, channel: str, thread_ts: str) -> str:
-    """The router session of a Slack thread (for admin tools and tests)."""
-    return session_key(team, channel, thread_ts)

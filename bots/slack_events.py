@@ -41,6 +41,7 @@ class SlackEvent(BaseModel):
     user_name: str = ""  # the Slack handle, for notices such as "alex from our support team..."
     question: str = ""  # the clicked message's text, kept when its buttons are removed
     origin_channel: str = ""  # where the clicked message is (the admin channel for control)
+    response_url: str = ""  # a command's reply channel to the person who ran it
 
     @property
     def session_key(self) -> str:

@@ -170,8 +170,11 @@ async def test_an_admin_resumes_by_command_with_the_thread_link(db_url: str, sla
         link = f"https://agentbot-test.slack.com/archives/{CHANNEL}/p{root.replace('.', '')}"
         await app.client.command(f"resume {link}", user=ADMIN)
         await app.channel.dispatcher.drain()
-        await slack.wait_for("response_url", 1)
+        await app.client.command(f"resume {link}", user=ADMIN)  # nothing left to resume
+        await app.channel.dispatcher.drain()
+        told = await slack.wait_for("response_url", 2)
     assert "I'm back" in in_thread(slack, CHANNEL, root)[-1]["text"]
+    assert "I'm back" in told[0]["text"] and "no open handoff" in told[1]["text"]
 
 
 class GatedData(JSONDataSource):
@@ -237,3 +240,19 @@ async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(
     assert posted["channel"] == ADMIN_CHANNEL and "Provider outage" in posted["text"]
     assert "<!here>" not in str(posted) and "&lt;!here&gt;" in posted["text"]
     assert all(b["type"] != "actions" for b in posted["blocks"])
+
+
+async def test_a_long_answer_is_split_in_the_thread_with_buttons_on_the_last_part(slack: SlackStandIn) -> None:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from agent.types import OutboundMessage
+    from bots.slack_delivery import ThreadReply
+
+    reply = ThreadReply(
+        AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/"), CHANNEL, "1.5", "slack:T:C:1.5"
+    )
+    await reply(OutboundMessage(kind="answer", text="line of text\n" * 600, buttons=["confirm", "cancel"]))
+    posted = slack.to("chat.postMessage")
+    assert len(posted) == 3 and all(p["thread_ts"] == "1.5" and len(p["text"]) <= 3000 for p in posted)
+    assert ["blocks" in p for p in posted] == [False, False, True]
+    assert "".join(p["text"] for p in posted).count("line of text") == 600
