@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
 from adapters.storage.stats import today
+from agent.errors import StorageError
 from agent.interfaces import DataSource, InboxEvent
 from agent.router import AgentRouter
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
@@ -133,10 +134,15 @@ class SlackChannel:
         if body.get("type") != "event_callback":
             return await next()
         event = body.get("event") or {}
-        if event.get("type") == "app_mention":
-            await self._submit(from_message(body, self.bot_user_id, mention=True))
-        elif event.get("type") == "message":
-            await self._on_message(body)
+        try:
+            if event.get("type") == "app_mention":
+                await self._submit(from_message(body, self.bot_user_id, mention=True))
+            elif event.get("type") == "message":
+                await self._on_message(body)
+        except StorageError:
+            # Not stored, so not acked: Slack delivers it again once the database is back.
+            log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
+            return BoltResponse(status=503, body="")
         return BoltResponse(status=200, body="")
 
     async def _on_message(self, body: dict[str, Any]) -> None:
@@ -217,15 +223,17 @@ class SlackChannel:
             reply_ts=ts,
             ts=ts,
         )
-        await self._submit(ev)
+        try:
+            await self._submit(ev)
+        except StorageError:
+            log.exception("could not store command %s", ev.key)
+            await ThreadReply(self.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
 
     async def _submit(self, ev: SlackEvent | None) -> None:
+        """Store and schedule; a StorageError propagates so the caller does not ack what it lost."""
         if ev is None:
             return
-        try:
-            await self.dispatcher.submit(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
-        except Exception:  # noqa: BLE001 - already acked; the log is where this loss shows
-            log.exception("could not accept slack event %s", ev.key)
+        await self.dispatcher.submit(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
 
     def _is_admin(self, user: str) -> bool:
         return user in self.options.admins

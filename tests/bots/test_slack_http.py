@@ -121,3 +121,18 @@ async def test_an_event_a_crash_left_behind_is_answered_once_after_restart(db_ur
     posted = in_thread(slack, CHANNEL, root)
     assert len(posted) == 2 and "in transit" in posted[1]["text"]
     assert [tuple(r) for r in await rows(db_url, "SELECT key, status FROM inbox")] == [("EvCRASH", "done")]
+
+
+async def test_an_event_that_cannot_be_stored_is_not_acked_so_slack_retries(db_url: str, slack: SlackStandIn) -> None:
+    import sqlite3
+
+    async with running_app(db_url, slack) as app:
+        await app.client.mention("where is O-12345")
+        await slack.wait_for("chat.postMessage", 2)
+        await app.channel.dispatcher.drain()
+        with sqlite3.connect(db_url.split("///", 1)[1]) as db:
+            db.execute("DROP TABLE inbox")  # the database breaks under the running app
+        _, sent = await app.client.mention("where is O-23456")
+        await app.channel.dispatcher.drain()
+    assert sent.status == 503
+    assert len(slack.to("chat.postMessage")) == 2
