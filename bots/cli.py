@@ -44,10 +44,24 @@ def parser() -> argparse.ArgumentParser:
     bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     bench.add_argument("--concurrency", type=int, default=50)
     bench.add_argument("--json", action="store_true")
-    bench.add_argument("target", nargs="?", choices=["router", "discord"], default="router", help="what to measure")
+    bench.add_argument(
+        "target",
+        nargs="?",
+        default="router",
+        choices=["router", "slack", "discord"],
+        help="router turns, Slack ack latency, or Discord defer latency",
+    )
+    bench.add_argument("--events", type=int, default=200, help="slack: signed events to send")
+    bench.add_argument("--turn-seconds", type=float, default=5.0, help="slack: how long each turn takes")
     bench.add_argument("--interactions", type=int, default=200, help="discord: /ask interactions to send")
     bench.add_argument("--slow-ms", type=float, default=500.0, help="discord: order lookup time in each turn")
     bench.add_argument("--spacing-ms", type=float, default=5.0, help="discord: time between interactions")
+    slack = sub.add_parser(
+        "slack", help="run the Slack app (HTTP on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set)"
+    )
+    _common(slack)
+    slack.add_argument("--host", default="127.0.0.1", help="HTTP mode: interface to bind (default 127.0.0.1)")
+    slack.add_argument("--port", type=int, default=3000, help="HTTP mode: port (default 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
     return root
@@ -122,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             from bots.discord_bench import run_discord_bench
 
             return run_discord_bench(args)
+        if args.command == "bench" and args.target == "slack":
+            from bots.slack_bench import run_slack_bench
+
+            return run_slack_bench(args)
         if args.command == "bench":
             from bots.bench import run_bench
 
@@ -132,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
             from bots.discord_run import run_discord
 
             return run_discord(args, os.environ)
+        if args.command == "slack":
+            import os
+
+            from bots.slack_run import run_slack
+
+            return run_slack(args, os.environ)
     except ConfigError as e:
         print(f"agentbot: configuration error: {e}", file=sys.stderr)
         return 2

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import Connection, bindparam, select
 
-from adapters.storage.sql import FINISH_INBOX, SqlStore, inbox, insert_ignore
+from adapters.storage.sql import FINISH_INBOX, SqlStore, inbox, insert_ignore, sessions
 from agent.interfaces import InboxEvent
 from agent.types import utcnow
 
@@ -65,3 +65,19 @@ class SqlInbox:
             ]
 
         return await self.store.run(unit, what="read unfinished channel events")  # type: ignore[no-any-return]
+
+    async def knows(self, session_key: str) -> bool:
+        """Whether the bot takes part in this conversation: a saved session or an accepted event.
+
+        Channels use it to answer thread replies that do not mention the bot; the inbox half
+        covers a reply that arrives before the conversation's first turn has committed.
+        """
+        await self.store.ensure_schema()
+
+        def unit(conn: Connection) -> bool:
+            if conn.execute(select(sessions.c.id).where(sessions.c.id == session_key)).first():
+                return True
+            accepted = select(inbox.c.key).where(inbox.c.session_key == session_key).limit(1)
+            return conn.execute(accepted).first() is not None
+
+        return await self.store.run(unit, what="look up a conversation")  # type: ignore[no-any-return]

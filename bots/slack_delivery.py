@@ -1,0 +1,111 @@
+"""Posting a turn's messages into a Slack thread: escaping, splitting, Block Kit buttons.
+
+Each OutboundMessage is posted as a new message in the thread (the pre-message is not edited into
+the answer): Slack notifies people of new messages but not of edits, so a customer who looked away
+while a slow tool ran is pinged when the answer lands, and the thread keeps the visible trace
+"Checking order O-12345..." -> answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent.types import OutboundMessage
+
+# A section block's text is limited to 3000 characters; plain text to 4000 (longer is truncated).
+SECTION_LIMIT = 3000
+
+BUTTONS = {
+    "confirm": ("Confirm", "agentbot_confirm", "primary"),
+    "cancel": ("Cancel", "agentbot_cancel", "danger"),
+    "human": ("Talk to a human", "agentbot_human", None),
+}
+
+_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+
+
+def escape(text: str) -> str:
+    """Make text inert in Slack: no <!channel>, <!here>, <@U..> or links can be formed from it.
+
+    Slack's control characters are escaped, so `<!here>` arrives as literal text, and a bare
+    `@here` gets a zero-width joiner so no client or `link_names` setting turns it into a ping.
+    """
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _BROADCAST.sub(lambda m: "@\u2060" + m.group(1), text)
+
+
+def split(text: str, limit: int = SECTION_LIMIT) -> list[str]:
+    """Cut text into chunks under `limit`, preferring paragraph, line, then word boundaries."""
+    chunks: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind("\n"))
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        if cut < limit // 2:
+            cut = limit
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest or not chunks:
+        chunks.append(rest)
+    return chunks
+
+
+def button_blocks(text: str, buttons: list[str], session_key: str) -> list[dict[str, Any]]:
+    """A section with the (escaped) text and an actions block of the requested buttons."""
+    elements = []
+    for name in buttons:
+        label, action_id, style = BUTTONS[name]
+        element: dict[str, Any] = {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label},
+            "action_id": action_id,
+            "value": session_key,  # the conversation the click continues
+        }
+        if style:
+            element["style"] = style
+        elements.append(element)
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "actions", "block_id": "agentbot_buttons", "elements": elements},
+    ]
+
+
+def answered_blocks(text: str, note: str) -> list[dict[str, Any]]:
+    """The question after a click: its buttons replaced by who answered what."""
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]},
+    ]
+
+
+class ThreadReply:
+    """The `reply` callable a turn delivers through: each message goes into one thread.
+
+    Args:
+        client: an `AsyncWebClient` (its base URL and retry handlers set by the composition root).
+        channel: the Slack channel id.
+        thread_ts: the thread to answer in; None answers at the top level (a plain DM).
+        session_key: written into buttons so a click finds its conversation.
+    """
+
+    def __init__(self, client: Any, channel: str, thread_ts: str | None, session_key: str):
+        self.client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.session_key = session_key
+        self.posted: list[str] = []  # ts of every message posted, in order
+
+    async def __call__(self, message: OutboundMessage) -> None:
+        chunks = split(escape(message.text))
+        for i, chunk in enumerate(chunks):
+            last = i == len(chunks) - 1
+            kwargs: dict[str, Any] = {"channel": self.channel, "text": chunk}
+            if self.thread_ts:
+                kwargs["thread_ts"] = self.thread_ts
+            if last and message.buttons:
+                kwargs["blocks"] = button_blocks(chunk, list(message.buttons), self.session_key)
+            response = await self.client.chat_postMessage(**kwargs)
+            self.posted.append(str(response.get("ts", "")))

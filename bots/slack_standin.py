@@ -1,0 +1,147 @@
+"""A stand-in for Slack's Web API on 127.0.0.1 that records every call.
+
+The real `slack_sdk` client talks to it through `SLACK_API_URL`; `agentbot bench slack` and the
+tests use it to see exactly what the bot sent (thread_ts, text, blocks) without a network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, Field
+
+BOT_USER_ID = "UBOTAGENT"
+BOT_ID = "BBOTAGENT"
+TEAM_ID = "T0AGENTBOT"
+
+
+class ApiCall(BaseModel):
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    ok: bool = True
+
+
+class SlackStandIn:
+    """Answers the Web API methods agentbot uses; `calls` holds each request, in arrival order."""
+
+    def __init__(self, *, team_id: str = TEAM_ID, user_id: str = BOT_USER_ID, bot_id: str = BOT_ID):
+        self.team_id, self.user_id, self.bot_id = team_id, user_id, bot_id
+        self.calls: list[ApiCall] = []
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, root ts) -> messages
+        self.failures: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # method -> queued error answers
+        self._seq = itertools.count(1)
+        self._base = int(time.time())
+        self._runner: web.AppRunner | None = None
+        self._changed = asyncio.Event()  # set on every recorded call
+        self.url = ""
+
+    # Serving
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # conversations.replies and friends use GET
+        app.router.add_post("/response/{token}", self._response_url)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        bound = self._runner.addresses[0]
+        self.url = f"http://{bound[0]}:{bound[1]}"
+        return f"{self.url}/api/"
+
+    async def aclose(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # Test controls
+
+    def next_ts(self) -> str:
+        return f"{self._base}.{next(self._seq):06d}"
+
+    def seed_thread(self, channel: str, messages: list[dict[str, Any]]) -> None:
+        """Messages already in a thread (the first is the root), for conversations.replies."""
+        self.threads[(channel, messages[0]["ts"])] = list(messages)
+
+    def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
+        self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
+
+    def to(self, method: str) -> list[dict[str, Any]]:
+        return [c.params for c in self.calls if c.method == method and c.ok]
+
+    async def wait_for(self, method: str, count: int, within: float = 10.0) -> list[dict[str, Any]]:
+        """Wait until `count` successful calls of `method` arrived; return them."""
+        try:
+            async with asyncio.timeout(within):
+                while len(self.to(method)) < count:
+                    self._changed.clear()
+                    await self._changed.wait()
+        except TimeoutError:
+            raise TimeoutError(f"{method}: {len(self.to(method))} calls, wanted {count}: {self.to(method)}") from None
+        return self.to(method)
+
+    # Handlers
+
+    async def _params(self, request: web.Request) -> dict[str, Any]:
+        if request.method == "GET":
+            return dict(request.query)
+        if request.content_type == "application/json":
+            return dict(await request.json())
+        form = await request.post()
+        params: dict[str, Any] = {}
+        for k, v in form.items():
+            params[k] = v if isinstance(v, str) else str(v)
+            if k in ("blocks", "attachments") and isinstance(params[k], str):
+                params[k] = json.loads(params[k])
+        return params
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await self._params(request)
+        queued = self.failures.get(method)
+        if queued:
+            status, body = queued.pop(0)
+            self.calls.append(ApiCall(method=method, params=params, ok=False))
+            return web.json_response(body, status=status, headers={"Retry-After": "0"})
+        self.calls.append(ApiCall(method=method, params=params))
+        self._changed.set()
+        return web.json_response(self._answer(method, params))
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        self.calls.append(ApiCall(method="response_url", params=await request.json()))
+        self._changed.set()
+        return web.Response(text="ok")
+
+    def _answer(self, method: str, p: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "user_id": self.user_id,
+                "bot_id": self.bot_id,
+                "team_id": self.team_id,
+                "team": "Agentbot Test",
+                "user": "agentbot",
+                "url": "https://agentbot-test.slack.com/",
+            }
+        if method == "chat.postMessage":
+            ts = self.next_ts()
+            message = {"ts": ts, "text": p.get("text", ""), "user": self.user_id, "bot_id": self.bot_id}
+            root = p.get("thread_ts") or ts
+            self.threads.setdefault((p.get("channel", ""), root), []).append(message)
+            return {"ok": True, "channel": p.get("channel"), "ts": ts, "message": message}
+        if method == "chat.update":
+            return {"ok": True, "channel": p.get("channel"), "ts": p.get("ts"), "text": p.get("text", "")}
+        if method == "chat.getPermalink":
+            ts = str(p.get("message_ts", "")).replace(".", "")
+            return {"ok": True, "permalink": f"https://agentbot-test.slack.com/archives/{p.get('channel')}/p{ts}"}
+        if method == "conversations.replies":
+            messages = self.threads.get((p.get("channel", ""), p.get("ts", "")), [])
+            return {"ok": True, "messages": messages, "has_more": False}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": self.next_ts()}
+        return {"ok": True}

@@ -1,0 +1,113 @@
+"""Slack translation pieces on their own: signatures, escaping, splitting, event filtering, settings."""
+
+from __future__ import annotations
+
+import pytest
+from slack_sdk.signature import SignatureVerifier
+
+from agent.errors import ConfigError
+from bots.slack_commands import parse, resume_target
+from bots.slack_delivery import button_blocks, escape, split
+from bots.slack_events import from_message, inbound_text
+from bots.slack_run import SlackSettings
+from tests.slack_harness import sign
+
+# Slack's documented example ("Verifying requests from Slack").
+VECTOR_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+VECTOR_BODY = (
+    "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&"
+    "channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&"
+    "response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&"
+    "trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+)
+VECTOR_SIGNATURE = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+
+
+def test_the_signature_test_vector() -> None:
+    assert sign(VECTOR_SECRET, "1531420618", VECTOR_BODY.encode()) == VECTOR_SIGNATURE
+    verifier = SignatureVerifier(VECTOR_SECRET, clock=type("C", (), {"now": lambda self: 1531420618.0})())
+    assert verifier.is_valid(VECTOR_BODY, "1531420618", VECTOR_SIGNATURE)
+
+
+@pytest.mark.parametrize(
+    ("text", "safe"),
+    [
+        ("<!channel> hi", "&lt;!channel&gt; hi"),
+        ("<!here|here> & <@U123>", "&lt;!here|here&gt; &amp; &lt;@U123&gt;"),
+        ("ping @here and @Channel", "ping @\u2060here and @\u2060Channel"),
+        ("order O-12345 > shipped", "order O-12345 &gt; shipped"),
+    ],
+)
+def test_text_cannot_ping_or_link(text: str, safe: str) -> None:
+    assert escape(text) == safe
+
+
+def test_long_text_splits_under_the_limit_on_boundaries() -> None:
+    paragraph = "word " * 500  # 2500 characters
+    chunks = split(f"{paragraph}\n\n{paragraph}\n\n{paragraph}", limit=3000)
+    assert len(chunks) == 3
+    assert all(len(c) <= 3000 for c in chunks)
+    assert split("x" * 7000, limit=3000) == ["x" * 3000, "x" * 3000, "x" * 1000]
+    assert split("short") == ["short"]
+
+
+def test_buttons_carry_the_session() -> None:
+    blocks = button_blocks("Refund $20?", ["confirm", "cancel"], "slack:T:C:1.2")
+    actions = blocks[1]["elements"]
+    assert [a["action_id"] for a in actions] == ["agentbot_confirm", "agentbot_cancel"]
+    assert {a["value"] for a in actions} == {"slack:T:C:1.2"}
+    assert actions[0]["style"] == "primary"
+
+
+def test_inbound_markup_becomes_plain_text() -> None:
+    assert inbound_text("<@UBOT> where is <http://x.io|my order> &amp; O-1 for <@U2>", "UBOT") == (
+        "where is my order & O-1 for @U2"
+    )
+
+
+def body(**event: object) -> dict:
+    base = {"type": "message", "user": "U1", "text": "hi", "ts": "1.000001", "channel": "C1"}
+    return {"team_id": "T1", "event_id": "Ev1", "event": base | event}
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"user": "UBOT"},  # the bot itself
+        {"bot_id": "B2", "subtype": "bot_message"},  # another bot
+        {"subtype": "message_changed"},  # an edit
+        {"subtype": "channel_join"},
+        {"text": "   "},
+    ],
+)
+def test_what_is_not_a_person_talking_is_ignored(event: dict) -> None:
+    assert from_message(body(**event), "UBOT", mention=False) is None
+
+
+def test_threads_and_dms_map_to_sessions() -> None:
+    top = from_message(body(), "UBOT", mention=True)
+    assert top is not None and (top.session_key, top.reply_ts) == ("slack:T1:C1:1.000001", "1.000001")
+    reply = from_message(body(ts="1.000009", thread_ts="1.000001"), "UBOT", mention=False)
+    assert reply is not None and reply.session_key == "slack:T1:C1:1.000001" and reply.in_thread
+    dm = from_message(body(channel="D1", channel_type="im"), "UBOT", mention=False)
+    assert dm is not None and (dm.session_key, dm.reply_ts) == ("slack:T1:D1:dm", None)
+
+
+def test_commands_parse() -> None:
+    assert parse("").verb == "help" and parse("HELP").verb == "help"
+    assert parse("status").verb == "status"
+    assert parse("where is  O-12345").model_dump() == {"verb": "ask", "text": "where is O-12345"}
+    link = "https://x.slack.com/archives/C0SUPPORT/p1700000001000100"
+    assert resume_target(link, "C9", None) == ("C0SUPPORT", "1700000001.000100")
+    assert resume_target("1700000001.000100", "C9", None) == ("C9", "1700000001.000100")
+    assert resume_target("", "C9", "1.5") == ("C9", "1.5")
+    assert resume_target("that one", "C9", None) is None
+
+
+def test_missing_secrets_stop_startup_naming_them() -> None:
+    with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET not set"):
+        SlackSettings.from_env({})
+    with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET not set"):
+        SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1"})
+    socket_mode = SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
+    assert socket_mode.app_token == "xapp-1" and socket_mode.api_url == "https://slack.com/api/"
