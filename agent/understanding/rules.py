@@ -74,7 +74,11 @@ class RulesClassifier:
         # An ID with no other signal ("O-12345", "any news on o12345?") belongs to the one intent
         # that requires that parameter.
         if best < self.threshold and params:
-            owners = [i.id for i in intents if set(params) & set(i.required_params)]
+            owners = [
+                i.id
+                for i in intents
+                if set(params) & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
+            ]
             if len(owners) == 1:
                 best_id, best = owners[0], self.threshold + 0.1
         if best < self.threshold:
