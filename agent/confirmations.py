@@ -160,8 +160,9 @@ class Confirmations:
             return Resolution(outcome="handled")
         if answer != "yes":
             return Resolution(outcome="continue")
+        # A goal the user moved away from (replaced by another request) still owns its open question.
         goal = state.goals.get(pending.goal_id or "")
-        if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed, GoalStatus.cancelled):
+        if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed):
             state.pending_confirmation = None
             await self._say(t, EXPIRED, "goal_gone")
             return Resolution(outcome="handled")
