@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from agent import goals, handoff
 from agent.config import Messages
+from agent.confirmations import Confirmations, action_hash
 from agent.interfaces import (
     AgentRequest,
+    Alert,
     Planner,
     PolicyContext,
     PolicyEngine,
@@ -18,7 +20,18 @@ from agent.interfaces import (
     ToolExecutor,
 )
 from agent.turn import Turn
-from agent.types import Goal, GoalStatus, Intent, Message, OutboundMessage, SessionState, ToolCall, ToolResult
+from agent.types import (
+    Goal,
+    GoalStatus,
+    Intent,
+    Message,
+    OutboundMessage,
+    PolicyDecision,
+    SessionState,
+    ToolCall,
+    ToolResult,
+)
+from agent.understanding.templates import render
 
 
 class Acting:
@@ -28,13 +41,22 @@ class Acting:
         executor: the tool gateway.
         max_passes: plan passes per turn before the bot gives up on the goal.
         messages: the bot's fixed messages.
+        confirmations: holds actions the policy (or the agent) wants confirmed; None runs them.
     """
 
-    def __init__(self, policy: PolicyEngine, executor: ToolExecutor, max_passes: int, messages: Messages):
+    def __init__(
+        self,
+        policy: PolicyEngine,
+        executor: ToolExecutor,
+        max_passes: int,
+        messages: Messages,
+        confirmations: Confirmations | None = None,
+    ):
         self.policy = policy
         self.executor = executor
         self.max_passes = max_passes
         self.messages = messages
+        self.confirmations = confirmations
 
     async def run(
         self,
@@ -49,6 +71,25 @@ class Acting:
     ) -> list[ToolResult]:
         """Ask the agent for a plan, run what it requests, and pass the results back, until it answers."""
         results: list[ToolResult] = []
+        approved = Confirmations.take_approval(state)
+        try:
+            return await self._passes(agent, state, goal, intent, history, customer, t, results, approved, preferences)
+        finally:
+            Confirmations.settle(state, approved, t)
+
+    async def _passes(
+        self,
+        agent: Planner,
+        state: SessionState,
+        goal: Goal,
+        intent: Intent,
+        history: list[Message],
+        customer: dict | None,
+        t: Turn,
+        results: list[ToolResult],
+        approved: str | None,
+        preferences: Preferences | None,
+    ) -> list[ToolResult]:
         for n in range(1, self.max_passes + 1):
             plan = await agent.plan(
                 AgentRequest(
@@ -70,12 +111,19 @@ class Acting:
                 goals.refresh(goal, intent, lambda slot: agent.question(intent.id, slot))
             ran_tools = False
             for step in plan.steps:
-                if step.type == "tool_call":
-                    result = await self._run_tool(state, goal, intent, step, customer, history, t)
+                if step.type in ("tool_call", "confirm") and (call := _call_of(step)) is not None:
+                    prompt = step.prompt if step.type == "confirm" else ""
+                    result = await self._run_tool(
+                        state, goal, intent, call, customer, history, t, approved, step.type == "confirm", prompt
+                    )
+                    if result is None:  # held for the user's confirmation: the turn ends with the question
+                        return results
                     results.append(result)
                     ran_tools = True
                     if not result.success:
                         break
+                elif step.type == "confirm":
+                    await t.send(OutboundMessage(kind="question", text=step.prompt))
                 elif step.type == "respond" and step.when == "pre":
                     t.emit("plan_communicated", {"message": step.message})
                     await t.send(OutboundMessage(kind="pre", text=step.message))
@@ -100,14 +148,26 @@ class Acting:
         customer: dict | None,
         history: list[Message],
         t: Turn,
-    ) -> ToolResult:
+        approved: str | None = None,
+        confirm: bool = False,
+        prompt: str = "",
+    ) -> ToolResult | None:
+        """Policy, then the gateway. None: the action waits for the user's confirmation."""
         decision = await self.policy.validate(
             call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=customer)
         )
-        t.emit("policy_check", {"tool": call.tool_name, **decision.model_dump()})
+        if decision.params is not None:
+            call = call.model_copy(update={"params": decision.params})
+        t.emit("policy_check", {"tool": call.tool_name, **decision.model_dump(exclude={"params"})})
         if not decision.allowed:
-            reason = "; ".join(decision.violations) or "not allowed"
-            return ToolResult(tool=call.tool_name, success=False, error=reason, error_code="policy_denied")
+            return self._refuse(state, goal, call, decision, history, t)
+        digest = None
+        if (confirm or decision.requires_confirmation) and self.confirmations is not None:
+            digest = action_hash(state.session_id, call.tool_name, call.params)
+            if digest != approved:
+                text = render(prompt or self.messages.confirm_prompt, {**goal.slots, **call.params})
+                await self.confirmations.ask(state, goal.id, intent.id, call, text, t)
+                return None
         result = await self.executor.execute(
             call,
             ToolContext(
@@ -116,6 +176,7 @@ class Acting:
                 agent=goal.agent,
                 intent_id=intent.id,
                 customer_id=state.customer_id,
+                action_hash=digest,
             ),
         )
         t.emit(
@@ -129,12 +190,58 @@ class Acting:
             },
             level="info" if result.success else "warn",
         )
+        if digest is not None:
+            Confirmations.carried_out(state, call, result)
         for effect in result.effects:
             if effect.kind == "handoff":
                 t.alerts.append(handoff.request(state, str(effect.data.get("reason", "")), history))
+                t.effects.append(handoff.queue_row(state))
         return result
+
+    def _refuse(
+        self,
+        state: SessionState,
+        goal: Goal,
+        call: ToolCall,
+        decision: PolicyDecision,
+        history: list[Message],
+        t: Turn,
+    ) -> ToolResult:
+        """A denial is explained to the user; an escalation hands the conversation to people. Admins hear of both."""
+        reason = "; ".join(v for v in decision.violations if v) or "not allowed"
+        who = state.customer_id or "guest"
+        if decision.requires_escalation:
+            summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
+            t.alerts.append(handoff.request(state, reason, history, kind="policy_escalation", summary=summary))
+            t.effects.append(handoff.queue_row(state))
+            code = "policy_escalated"
+        else:
+            t.alerts.append(
+                Alert(
+                    kind="policy_denied",
+                    session_id=state.session_id,
+                    summary=f"Policy {decision.rule} refused {call.tool_name} for customer {who}: {reason}",
+                    details={
+                        "rule": decision.rule,
+                        "tool": call.tool_name,
+                        "agent": goal.agent,
+                        "facts": decision.facts,
+                    },
+                    dedupe_key=f"policy_denied:{state.session_id}:{decision.rule}",
+                )
+            )
+            code = "policy_denied"
+        return ToolResult(tool=call.tool_name, success=False, error=reason, error_code=code, data={"reason": reason})
 
     @staticmethod
     def _finish(state: SessionState, goal: Goal, status: GoalStatus) -> None:
         if state.active_goal_id == goal.id:
             goals.finish(state, goal, status)
+
+
+def _call_of(step: object) -> ToolCall | None:
+    """The tool call a ToolCall or Confirm step asks for (a Confirm may carry none)."""
+    if isinstance(step, ToolCall):
+        return step
+    tool = getattr(step, "tool", None)
+    return ToolCall(tool_name=tool, params=getattr(step, "params", {})) if tool else None

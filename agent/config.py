@@ -40,6 +40,7 @@ class SlotSpec(Strict):
 class IntentTemplates(Strict):
     ask: dict[str, str] = Field(default_factory=dict)
     pre: str = ""
+    confirm: str = ""  # set: the tool runs only after the user confirms this question
     answer: dict[str, str] = Field(default_factory=dict)  # outcome -> template; "default"
     error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
 
@@ -64,6 +65,8 @@ class IntentSpec(Strict):
     retry_slot_on: dict[str, str] = Field(default_factory=dict)
     # chat: answered from templates without opening a goal; a waiting question is asked again.
     kind: Literal["task", "chat"] = "task"
+    # A bare ID ("O-12345") with no other words may start this intent; off for money-moving ones.
+    bare_id_starts: bool = True
 
     @field_validator("id")
     @classmethod
@@ -94,6 +97,7 @@ class Messages(Strict):
     tool_error: str = "I couldn't complete that just now. Please try again, or ask for a human."
     too_many_steps: str = "I couldn't finish that in a reasonable number of steps. Please try rephrasing."
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
+    confirm_prompt: str = "This changes something that can't easily be undone."
 
 
 class IntentsFile(Strict):
@@ -126,6 +130,8 @@ class Settings(Strict):
     max_agent_passes: int = Field(5, ge=2)
     db_busy_timeout_ms: int = Field(5000, ge=0)
     log_telemetry: bool = False
+    confirmation_ttl_seconds: float = Field(600.0, gt=0)  # an unanswered confirmation expires
+    handoff_realert_seconds: float = Field(900.0, gt=0)  # an unclaimed handoff is re-alerted
 
 
 class BotConfig(Strict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -112,6 +113,9 @@ class ToolContext(BaseModel):
     agent: str
     intent_id: str | None = None
     customer_id: str | None = None
+    # The confirmed action this call carries out: its hash is the call's idempotency key, so a
+    # second confirmation replays the first result instead of acting twice.
+    action_hash: str | None = None
 
 
 @runtime_checkable
@@ -234,3 +238,40 @@ class KnowledgeSource(Protocol):
     """The store's knowledge base, split into citable sections."""
 
     async def sections(self) -> list[KBSection]: ...
+
+
+class TaskRecord(BaseModel):
+    id: str
+    owner: str
+    number: int  # what the user calls it: "mark 2 as done"
+    title: str
+    status: str  # open | done | deleted
+
+
+@runtime_checkable
+class TaskReader(Protocol):
+    """A user's task list, as the task tools read it (writes are the turn's side effects)."""
+
+    async def list_tasks(self, owner: str) -> list[TaskRecord]:
+        """Every task of `owner` that is not deleted, by number."""
+        ...
+
+    async def next_task_number(self, owner: str) -> int:
+        """The number a new task of `owner` gets; numbers of deleted tasks are not reused."""
+        ...
+
+
+@runtime_checkable
+class RefundHistory(Protocol):
+    """Counts the policy engine reads."""
+
+    async def count_refunds(self, customer_id: str, since: datetime) -> int: ...
+
+
+@runtime_checkable
+class HandoffQueue(Protocol):
+    """Sessions waiting for a person, so an unclaimed handoff can be re-alerted."""
+
+    async def unclaimed(self, alerted_before: datetime) -> list[str]:
+        """Session ids whose handoff is still `requested` and was last alerted before the time."""
+        ...

@@ -7,19 +7,22 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
-import logging
-import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from agent import goals, handoff
 from agent.acting import Acting
-from agent.config import Messages, Settings
+from agent.config import Messages, Settings, Vocabulary
+from agent.confirmations import Confirmations
 from agent.errors import InputError, StorageError, VersionConflict
+from agent.handoff_desk import HandoffDesk
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
+    Alert,
     AlertNotifier,
     Classifier,
     DataSource,
+    HandoffQueue,
     Planner,
     PolicyEngine,
     Preferences,
@@ -64,16 +67,19 @@ class RouterParts:
     planners: dict[str, Planner] = field(default_factory=dict)
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
-
-
-log = logging.getLogger("agentbot.router")
+    confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
+    handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
 
 
 class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
         self.locks = SessionLocks()
-        self.acting = Acting(parts.policy, parts.executor, parts.settings.max_agent_passes, parts.messages)
+        s = parts.settings
+        self.confirmations = parts.confirmations or Confirmations(parts.store, Vocabulary(), s.confirmation_ttl_seconds)
+        self.acting = Acting(parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations)
+        turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
+        self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -187,12 +193,12 @@ class AgentRouter:
                 expected_version=expected_version,
                 messages=new_messages,
                 events=t.events,
-                effects=[e for r in results for e in r.effects],
+                effects=[*(e for r in results for e in r.effects), *t.effects],
                 ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
                 inbox_key=interaction.id if interaction.from_inbox else None,
             )
         )
-        await self._alert(t)
+        await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(state, pref_update)
         goal = state.active_goal
@@ -204,6 +210,7 @@ class AgentRouter:
             intent_id=cls.intent_id if cls else None,
             tool_results=results,
             needs_user_input=asking is not None or state.pending_confirmation is not None,
+            confirmation=state.pending_confirmation is not None and state.pending_confirmation.kind == "tool",
             missing_param=goal.missing[0] if goal and goal.missing else None,
             active_goal=goal.type if goal else None,
             goal_stack=goals.stack_types(state),
@@ -212,48 +219,13 @@ class AgentRouter:
             alerts=[a.kind for a in t.alerts],
         )
 
-    async def _alert(self, t: Turn) -> None:
-        """Admins hear about the turn only after it committed; a failing notifier never fails the turn."""
-        if self.p.alerts is None:
-            return
-        for alert in t.alerts:
-            try:
-                await self.p.alerts.notify(alert)
-            except Exception:  # noqa: BLE001 - an alert channel outage must not lose the user's turn
-                log.exception("admin alert %s for %s could not be sent", alert.kind, alert.session_id)
-
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
-        async with self.locks.hold(session_key):
-            for _ in range(self.p.settings.commit_retries):
-                saved, _history = await self.p.store.load(session_key, 0)
-                notice = handoff.control(saved, action, actor) if saved else None
-                if saved is None or notice is None:
-                    return "There is no open handoff in this conversation."
-                interaction = Interaction(
-                    id=f"control-{uuid.uuid4().hex[:12]}", text=f"/{action}", session_key=session_key
-                )
-                t = self._new_turn(interaction, reply, [])
-                t.emit("handoff_updated", {"action": action, "status": saved.handoff.status, "by": actor})  # type: ignore[union-attr]
-                await t.send(OutboundMessage(kind="notice", text=notice))
-                expected = saved.version
-                saved.version += 1
-                admin = Message(
-                    role="system", kind="admin", text=f"{actor}: {action}", metadata={"interaction_id": interaction.id}
-                )
-                try:
-                    await self.p.store.commit(
-                        TurnRecord(
-                            state=saved,
-                            expected_version=expected,
-                            messages=[admin, *t.agent_messages()],
-                            events=t.events,
-                        )
-                    )
-                except VersionConflict:
-                    continue
-                return notice
-        return self.p.messages.busy
+        return await self.desk.control(session_key, action, actor, reply)
+
+    async def realert_unclaimed(self, now: datetime | None = None) -> list[Alert]:
+        """Alert admins again about handoffs nobody claimed in time; channels call it periodically."""
+        return await self.desk.realert_unclaimed(now)
 
     async def _understood(
         self,
@@ -266,7 +238,11 @@ class AgentRouter:
         prefs: Preferences | None = None,
     ) -> list[ToolResult]:
         p = self.p
-        pending, state.pending_confirmation = state.pending_confirmation, None
+        settled = await self.confirmations.resolve(state, t.interaction, cls, t)
+        if settled.outcome == "handled":
+            return settled.results
+        cls = settled.cls or cls
+        pending = self.confirmations.take_offer(state)
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
             t.emit(
@@ -277,7 +253,8 @@ class AgentRouter:
                 await t.send(OutboundMessage(kind="answer", text=p.messages.declined_offer))
                 t.emit("response_generated", {"declined": pending.kind})
                 return []
-            await self._fallback(state, eligible, t)
+            if not await self.confirmations.remind(state, t):
+                await self._fallback(state, eligible, t)
             return []
         t.emit(
             "intent_classified",

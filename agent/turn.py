@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from agent.interfaces import Alert, Reply, TelemetrySink
-from agent.types import Interaction, Message, OutboundMessage, TelemetryEvent
+from agent.types import Interaction, Message, OutboundMessage, SideEffect, TelemetryEvent
 
 
 class Turn:
@@ -39,6 +39,7 @@ class Turn:
         self.events: list[TelemetryEvent] = []
         self.outbound: list[OutboundMessage] = []
         self.alerts: list[Alert] = []  # sent to admins after the turn commits
+        self.effects: list[SideEffect] = []  # rows the turn writes besides its tools' (handoff state)
         self._last = time.perf_counter()
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent:

@@ -54,6 +54,8 @@ class Interaction(Model):
     thread_history: list[Message] = Field(default_factory=list)
     # Accepted through the channel inbox: the turn's commit marks the inbox entry done.
     from_inbox: bool = False
+    # A button click (confirm, cancel, human) rather than typed text; `text` holds its label.
+    action: Literal["confirm", "cancel", "human"] | None = None
 
 
 class Constraints(Model):
@@ -130,6 +132,7 @@ class PendingConfirmation(Model):
     action_hash: str = ""
     prompt: str = ""
     expires_at: datetime | None = None
+    goal_id: str | None = None  # for a tool: the goal whose plan asked for it
 
 
 class Handoff(Model):
@@ -139,6 +142,8 @@ class Handoff(Model):
     updated_at: datetime = Field(default_factory=utcnow)
     by: str = ""  # who claimed or released it
     ticket_id: str | None = None
+    alerted_at: datetime = Field(default_factory=utcnow)  # last admin alert; unclaimed ones are re-sent
+    alerts_sent: int = 1
 
     @property
     def active(self) -> bool:
@@ -219,7 +224,7 @@ class Plan(Model):
 class SideEffect(Model):
     """A row a tool asks to write; stored in the turn's transaction, once per key."""
 
-    kind: Literal["ticket", "handoff"]
+    kind: Literal["ticket", "handoff", "refund", "order_update", "task", "task_change", "handoff_state"]
     key: str
     data: dict[str, Any]
 
@@ -242,6 +247,9 @@ class PolicyDecision(Model):
     requires_escalation: bool = False
     requires_confirmation: bool = False
     rule: str = ""
+    # The call's canonical params (defaults filled from looked-up data), when the engine changed them.
+    params: dict[str, Any] | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)  # the looked-up values the rules read
 
 
 class OutboundMessage(Model):
@@ -265,6 +273,7 @@ class AgentResponse(Model):
     handoff: bool = False
     messages: list[OutboundMessage] = Field(default_factory=list)
     alerts: list[str] = Field(default_factory=list)  # admin alert kinds raised this turn
+    confirmation: bool = False  # an action waits for the user's confirm or cancel
 
 
 class TelemetryEvent(Model):

@@ -7,15 +7,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.data.json_source import JSONDataSource
+from adapters.data.overlay import OverlayDataSource
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
+from adapters.storage.records import SqlRecords
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.catalog import StoreSettings, load_store_settings
 from agent.config import BotConfig, load_config
+from agent.confirmations import Confirmations
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
 from agent.interfaces import AlertNotifier, DataSource, PreferenceMemory, SessionStore, TelemetrySink
-from agent.policy import AllowAllPolicy
+from agent.policy import YamlPolicyEngine
+from agent.policy_rules import load_policies
 from agent.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.router import AgentRouter, RouterParts
 from agent.specialists.sales import SalesPlanner
@@ -24,9 +28,12 @@ from agent.tools.calculator import math_tools
 from agent.tools.gateway import ToolGateway
 from agent.tools.inventory import inventory_tools
 from agent.tools.knowledge import knowledge_tools
+from agent.tools.refunds import refund_tools
 from agent.tools.support import support_tools
+from agent.tools.tasks import task_tools
 from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
+from agent.understanding.tasks import TaskPlanner
 from bots.alerts import AlertFanout, LogNotifier
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,10 +129,23 @@ def build_router(
     draw_slot_values(config, store_settings, inventory)
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
     store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
+    # What the bot itself wrote (refunds, tasks, handoffs) lives in the session database; a custom
+    # store without SQL leaves refunds unseen by lookups and tasks unavailable.
+    records = SqlRecords(store) if isinstance(store, SqlStore) else None
+    if records is not None:
+        data = OverlayDataSource(data, records)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
-    tools = support_tools(data) + inventory_tools(inventory) + knowledge_tools(knowledge) + math_tools()
+    tools = [
+        *support_tools(data),
+        *refund_tools(data),
+        *(task_tools(records) if records else []),
+        *inventory_tools(inventory),
+        *knowledge_tools(knowledge),
+        *math_tools(),
+    ]
     gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
+    policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
     templates = TemplatePlanner(config)
     slots = config.intents.slots
     extractor = PreferenceExtractor(
@@ -138,9 +158,8 @@ def build_router(
             registry=IntentsRegistry(config),
             classifier=RulesClassifier(config),
             planner=templates,
-            planners={"sales": SalesPlanner(store_settings, templates), "support": SupportPlanner(templates)},
             preferences=PreferenceRecorder(memory, extractor),
-            policy=AllowAllPolicy(),
+            policy=YamlPolicyEngine(policies, data, records),
             executor=gateway,
             store=store,
             data=data,
@@ -148,5 +167,12 @@ def build_router(
             settings=settings,
             telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
             alerts=alerts or AlertFanout([LogNotifier()]),
+            planners={
+                "sales": SalesPlanner(store_settings, templates),
+                "support": SupportPlanner(templates),
+                "tasks": TaskPlanner(config),
+            },
+            confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
+            handoffs=records,
         )
     )

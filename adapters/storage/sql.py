@@ -140,14 +140,94 @@ inbox = Table(
     Index("ix_inbox_status", "status", "accepted_at"),
 )
 
-EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs}
+refunds = Table(
+    "refunds",
+    metadata,
+    Column("id", String(64), primary_key=True),  # from the confirmation hash: one refund per confirmed action
+    Column("session_id", String(255), nullable=False),
+    Column("customer_id", String(255)),
+    Column("order_id", String(64), nullable=False),
+    Column("amount", Float, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_refunds_customer", "customer_id", "created_at"),
+)
+# The demo order data is read-only; what this bot changed about an order (a refund) is kept here
+# and laid over it by adapters/data/overlay.py, so later lookups and policies see it.
+order_updates = Table(
+    "order_updates",
+    metadata,
+    Column("order_id", String(64), primary_key=True),
+    Column("data", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+tasks = Table(
+    "tasks",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("owner", String(255), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_tasks_owner", "owner", "number"),
+)
+# One row per session that was ever handed to people, so a sweep finds unclaimed ones.
+handoff_queue = Table(
+    "handoff_queue",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("status", String(16), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("requested_at", UTCDateTime, nullable=False),
+    Column("alerted_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks}
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
     row = dict(data)
-    if isinstance(row.get("created_at"), str):
-        row["created_at"] = datetime.fromisoformat(row["created_at"])
+    for key, value in row.items():
+        if key.endswith("_at") and isinstance(value, str):
+            row[key] = datetime.fromisoformat(value)
     return row
+
+
+def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> None:
+    """INSERT ... ON CONFLICT DO UPDATE: the latest state of a keyed row."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        pg = pg_insert(table).values(**row)
+        conn.execute(pg.on_conflict_do_update(index_elements=[key], set_={k: pg.excluded[k] for k in row if k != key}))
+        return
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    lite = sqlite_insert(table).values(**row)
+    conn.execute(lite.on_conflict_do_update(index_elements=[key], set_={k: lite.excluded[k] for k in row if k != key}))
+
+
+def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
+    """Rows are written once per key; updates carry the whole new value, so a replay is harmless."""
+    if kind in EFFECT_TABLES:
+        conn.execute(insert_ignore(conn, EFFECT_TABLES[kind], "id").values(**_effect_row(data)))
+    elif kind == "order_update":
+        row = {"order_id": data["order_id"], "data": json.dumps(data), "updated_at": utcnow()}
+        upsert(conn, order_updates, "order_id", row)
+    elif kind == "task_change":
+        values = {k: data[k] for k in ("title", "status") if k in data}
+        conn.execute(
+            update(tasks)
+            .where(tasks.c.id == data["id"], tasks.c.owner == data["owner"])
+            .values(**values, updated_at=utcnow())
+        )
+    elif kind == "handoff_state":
+        upsert(conn, handoff_queue, "session_id", _effect_row(data))
+    else:
+        raise ValueError(f"no writer for side effect {kind!r}")
 
 
 def insert_ignore(conn: Connection, table: Table, key: str) -> Any:
@@ -268,7 +348,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             )
         )
     for effect in turn.effects:
-        conn.execute(insert_ignore(conn, EFFECT_TABLES[effect.kind], "id").values(**_effect_row(effect.data)))
+        write_effect(conn, effect.kind, effect.data)
 
 
 def ledger_unit(conn: Connection, key: str) -> ToolResult | None:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from agent.eval.suite import Expect, Scenario, Suite, summary
+from agent.eval.suite import Turn as SuiteTurn
 from agent.interfaces import TelemetrySink
 from agent.router import AgentRouter
-from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, TelemetryEvent
+from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, TelemetryEvent, utcnow
 
 # Builds a router on the suite's database; called again for `restart: true`.
 RouterFactory = Callable[[TelemetrySink], Awaitable[AgentRouter]]
@@ -42,7 +44,7 @@ class _Events:
 
 def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int) -> list[Failure]:
     """Compare one turn's outcome with what the suite expected; return the mismatches."""
-    executed = [r.tool for r in response.tool_results if r.error_code != "policy_denied"]
+    executed = [r.tool for r in response.tool_results if r.error_code not in ("policy_denied", "policy_escalated")]
     pre_first = "plan_communicated" in stages and (
         "tool_execute" not in stages or stages.index("plan_communicated") < stages.index("tool_execute")
     )
@@ -56,6 +58,8 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
         "goal_stack": response.goal_stack,
         "handoff": response.handoff,
         "stages": stages,
+        "confirmation": response.confirmation,
+        "alerts": response.alerts,
     }
     failures = [
         Failure(turn=turn, key=key, expected=getattr(expect, key), got=got[key])
@@ -76,6 +80,36 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
     return failures
 
 
+async def admin_turn(
+    router: AgentRouter,
+    turn: SuiteTurn,
+    interaction: Interaction,
+    reply: Callable[[OutboundMessage], Awaitable[None]],
+    delivered: list[OutboundMessage],
+) -> AgentResponse:
+    """An admin's claim or release, or the re-alert sweep, summed up like a turn for `check`."""
+    session = interaction.session_key
+    alerts: list[str] = []
+    text = ""
+    if turn.action == "realert":
+        wait = turn.after_seconds
+        if wait is None:
+            wait = router.p.settings.handoff_realert_seconds + 1
+        sent = await router.realert_unclaimed(now=utcnow() + timedelta(seconds=wait))
+        alerts = [a.kind for a in sent if a.session_id == session]
+    else:
+        text = await router.control(session, turn.action, "admin", reply)  # type: ignore[arg-type]
+    state, _ = await router.p.store.load(session, 0)
+    return AgentResponse(
+        text=text,
+        session_id=session,
+        interaction_id=interaction.id,
+        handoff=bool(state and state.handoff and state.handoff.active),
+        messages=list(delivered),
+        alerts=alerts,
+    )
+
+
 async def run_scenario(suite: str, scenario: Scenario, factory: RouterFactory) -> ScenarioResult:
     sink = _Events()
     router = await factory(sink)
@@ -91,17 +125,21 @@ async def run_scenario(suite: str, scenario: Scenario, factory: RouterFactory) -
             turns += 1
             interaction = Interaction(
                 id=f"{session}:{n}",
-                text=turn.user or "",
+                text=turn.user or (turn.action or "").capitalize(),
                 session_key=session,
                 customer_id=scenario.customer,
                 context=ChannelContext(channel_type=scenario.channel, user=scenario.customer or "guest"),
+                action=turn.action if turn.action in ("confirm", "cancel") else None,
             )
             delivered: list[OutboundMessage] = []
 
             async def reply(m: OutboundMessage, out: list[OutboundMessage] = delivered) -> None:
                 out.append(m)
 
-            response = await router.handle(interaction, reply=reply)
+            if turn.action in ("claim", "release", "realert"):
+                response = await admin_turn(router, turn, interaction, reply, delivered)
+            else:
+                response = await router.handle(interaction, reply=reply)
             if delivered != response.messages:
                 failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
             stages = [e.stage for e in sink.events if e.interaction_id == interaction.id]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -28,21 +28,32 @@ class Expect(Strict):
     goal_stack: list[str] | None = None
     handoff: bool | None = None
     stages: list[str] | None = None
+    confirmation: bool | None = None  # an action waits for the user's confirm or cancel
+    alerts: list[str] | None = None  # admin alert kinds raised this turn, in order
 
     def given(self) -> set[str]:
         """Keys the suite wrote, so `intent: null` (expect unknown) differs from no expectation."""
         return set(self.model_fields_set)
 
 
+# A button click by the user (confirm, cancel), an admin action (claim, release), or the re-alert
+# sweep running `after_seconds` later than now (realert).
+Action = Literal["confirm", "cancel", "claim", "release", "realert"]
+
+
 class Turn(Strict):
     user: str | None = None
     restart: bool = False
+    action: Action | None = None
+    after_seconds: float | None = Field(None, ge=0)  # realert only; default: just past the interval
     expect: Expect = Field(default_factory=Expect)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Turn:
-        if (self.user is None) == (not self.restart):
-            raise ValueError("a turn is either `user: TEXT` or `restart: true`")
+        if [self.user is not None, self.restart, self.action is not None].count(True) != 1:
+            raise ValueError("a turn is one of `user: TEXT`, `action: ACTION` or `restart: true`")
+        if self.after_seconds is not None and self.action != "realert":
+            raise ValueError("`after_seconds` goes with `action: realert`")
         if self.restart and self.expect.given():
             raise ValueError("a restart turn has no expectations")
         return self

@@ -57,7 +57,8 @@ class ToolGateway:
                 first = e.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "arguments"
                 raise ToolArgumentsInvalid(tool.name, f"{where}: {first['msg']}") from e
-            key = idempotency_key(context, call) if tool.side_effect else None
+            # A confirmed action is keyed by its confirmation hash: confirming it twice replays the result.
+            key = (context.action_hash or idempotency_key(context, call)) if tool.side_effect else None
             if key and (previous := await self.ledger.ledger_get(key)) is not None:
                 return previous.model_copy(update={"replayed": True})
             timeout = tool.timeout or self.default_timeout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.config import BotConfig
 from agent.interfaces import AgentRequest
-from agent.types import AskUser, Goal, Intent, Plan, Respond, ToolCall, ToolResult
+from agent.types import AskUser, Confirm, Goal, Intent, Plan, Respond, ToolCall, ToolResult
 from agent.understanding.templates import render
 
 
@@ -54,7 +54,12 @@ class TemplatePlanner:
         else:
             if spec.templates.pre:
                 plan.steps.append(Respond(when="pre", message=render(spec.templates.pre, goal.slots)))
-            plan.steps.append(ToolCall(tool_name=intent.tool, params=self.tool_args(goal, intent)))
+            args = self.tool_args(goal, intent)
+            if spec.templates.confirm:
+                prompt = render(spec.templates.confirm, goal.slots)
+                plan.steps.append(Confirm(prompt=prompt, tool=intent.tool, params=args))
+            else:
+                plan.steps.append(ToolCall(tool_name=intent.tool, params=args))
         return plan
 
     def _conclude(self, plan: Plan, goal: Goal, intent: Intent, result: ToolResult) -> None:

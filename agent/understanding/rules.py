@@ -78,9 +78,13 @@ class RulesClassifier:
                 best[intent.kind] = (intent.id, score)
         best_id, score = best["task"]
         # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
-        # intent that requires that parameter.
+        # intent that requires that parameter (money-moving intents opt out with bare_id_starts).
         if score < self.threshold and params:
-            owners = [i.id for i in intents if set(params) & set(i.required_params)]
+            owners = [
+                i.id
+                for i in intents
+                if set(params) & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
+            ]
             if len(owners) == 1:
                 best_id, score = owners[0], self.threshold + 0.1
         # Small talk is what is left when nothing in the message asks for a task.

@@ -1,0 +1,76 @@
+"""Reads of what the bot itself wrote: tasks, refund counts, order updates, unclaimed handoffs.
+
+Writes happen as side effects in each turn's transaction (adapters/storage/sql.py); these are the
+reads the tools, the policy engine and the handoff sweep need, over the same database.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+
+from adapters.storage.sql import SqlStore, handoff_queue, order_updates, refunds, tasks
+from agent.interfaces import TaskRecord
+
+
+class SqlRecords:
+    """TaskReader, RefundHistory and HandoffQueue over the session store's database.
+
+    Args:
+        store: the SqlStore whose database holds the turn's side effects.
+    """
+
+    def __init__(self, store: SqlStore):
+        self.store = store
+
+    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
+        await self.store.ensure_schema()
+        return await self.store.run(fn, *args, what=what)
+
+    async def list_tasks(self, owner: str) -> list[TaskRecord]:
+        def unit(conn: Connection) -> list[TaskRecord]:
+            rows = conn.execute(
+                select(tasks.c.id, tasks.c.owner, tasks.c.number, tasks.c.title, tasks.c.status)
+                .where(tasks.c.owner == owner, tasks.c.status != "deleted")
+                .order_by(tasks.c.number)
+            ).all()
+            return [TaskRecord.model_validate(r._asdict()) for r in rows]
+
+        return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+
+    async def next_task_number(self, owner: str) -> int:
+        """Numbers are never reused, so "task 3" keeps meaning the same task after a deletion."""
+
+        def unit(conn: Connection) -> int:
+            top = conn.execute(select(func.max(tasks.c.number)).where(tasks.c.owner == owner)).scalar()
+            return int(top or 0) + 1
+
+        return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+
+    async def count_refunds(self, customer_id: str, since: datetime) -> int:
+        def unit(conn: Connection) -> int:
+            q = select(func.count()).where(refunds.c.customer_id == customer_id, refunds.c.created_at >= since)
+            return int(conn.execute(q).scalar() or 0)
+
+        return await self._run(unit, what="count refunds")  # type: ignore[no-any-return]
+
+    async def order_update(self, order_id: str) -> dict[str, Any] | None:
+        def unit(conn: Connection) -> dict[str, Any] | None:
+            row = conn.execute(select(order_updates.c.data).where(order_updates.c.order_id == order_id)).first()
+            return json.loads(row.data) if row else None
+
+        return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
+
+    async def unclaimed(self, alerted_before: datetime) -> list[str]:
+        def unit(conn: Connection) -> list[str]:
+            q = (
+                select(handoff_queue.c.session_id)
+                .where(handoff_queue.c.status == "requested", handoff_queue.c.alerted_at < alerted_before)
+                .order_by(handoff_queue.c.requested_at)
+            )
+            return [r.session_id for r in conn.execute(q).all()]
+
+        return await self._run(unit, what="read the handoff queue")  # type: ignore[no-any-return]

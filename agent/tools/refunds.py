@@ -1,0 +1,59 @@
+"""The refund tool: records a refund and marks the order refunded, once per confirmed action."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import Field
+
+from agent.errors import ToolError
+from agent.interfaces import DataSource, ToolContext
+from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.types import SideEffect, utcnow
+
+
+class RefundParams(ToolParams):
+    order_id: str = Field(pattern=r"^O-\d{3,10}$", description="Order id like O-12345")
+    amount: float | None = Field(None, gt=0, description="Amount to refund; the whole order if omitted")
+
+
+def refund_tools(data: DataSource) -> list[Tool]:
+    async def issue_refund(p: RefundParams, ctx: ToolContext) -> ToolOutput:
+        order = await data.get_order(p.order_id)
+        if order is None:
+            raise ToolError("issue_refund", f"Order {p.order_id} not found", code="not_found")
+        total = float(order.get("amount") or 0)
+        amount = round(p.amount if p.amount is not None else total, 2)
+        if amount > total:
+            raise ToolError("issue_refund", f"{amount} exceeds the order total {total}", code="amount_too_high")
+        # The confirmation hash names the action; without one (allow-all policy) the call itself.
+        basis = ctx.action_hash or f"{ctx.session_id}|{ctx.interaction_id}|{p.order_id}|{amount}"
+        refund_id = "R-" + hashlib.sha256(basis.encode()).hexdigest()[:8].upper()
+        now = utcnow().isoformat()
+        row = {
+            "id": refund_id,
+            "session_id": ctx.session_id,
+            "customer_id": ctx.customer_id,
+            "order_id": p.order_id,
+            "amount": amount,
+            "status": "issued",
+            "created_at": now,
+        }
+        update = {"order_id": p.order_id, "status": "refunded", "refunded_at": now, "refund_amount": amount}
+        return ToolOutput(
+            data={"refund_id": refund_id, "order_id": p.order_id, "amount": amount, "status": "refunded"},
+            effects=[
+                SideEffect(kind="refund", key=refund_id, data=row),
+                SideEffect(kind="order_update", key=p.order_id, data=update),
+            ],
+        )
+
+    return [
+        Tool(
+            "issue_refund",
+            "Refund a delivered order, in full or in part. Needs the customer's confirmation.",
+            RefundParams,
+            issue_refund,
+            side_effect=True,
+        )
+    ]

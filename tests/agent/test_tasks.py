@@ -1,0 +1,66 @@
+"""Task-manager phrasings and storage: ordinary ways of saying it, rows in the database."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import build_router
+from agent.config import load_config
+from agent.intents import IntentsRegistry
+from agent.types import IntentContext, SessionState
+from agent.understanding.rules import RulesClassifier
+from tests.helpers import REPO, interaction, say
+
+CONFIG = load_config(REPO / "config")
+CLASSIFIER = RulesClassifier(CONFIG)
+INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
+
+
+@pytest.mark.parametrize(
+    ("text", "intent", "params"),
+    [
+        ("add a task to call the bank tomorrow", "task_add", {"task_title": "call the bank tomorrow"}),
+        ("Add task: buy milk!", "task_add", {"task_title": "buy milk"}),
+        ("please remind me to water the plants.", "task_add", {"task_title": "water the plants"}),
+        ("what's on my list", "task_list", {}),
+        ("Show me my todos", "task_list", {}),
+        ("list my tasks please", "task_list", {}),
+        ("mark 2 as done", "task_complete", {"task_number": "2"}),
+        ("task 3 is done", "task_complete", {"task_number": "3"}),
+        ("I finished task 1", "task_complete", {"task_number": "1"}),
+        ("delete task 3", "task_delete", {"task_number": "3"}),
+        ("Remove task #4 from my list", "task_delete", {"task_number": "4"}),
+        ("change task 2 to call mom", "task_update", {"task_number": "2", "new_title": "call mom"}),
+        ("I want a refund for O-23456", "refund_request", {"order_id": "O-23456"}),
+        ("refund $15 on order 23456", "refund_request", {"order_id": "O-23456", "amount": "15"}),
+    ],
+)
+async def test_task_and_refund_phrasings(text: str, intent: str, params: dict) -> None:
+    cls = await CLASSIFIER.classify(interaction(text), INTENTS, SessionState(session_id="s"), [])
+    assert cls.intent_id == intent
+    assert cls.params == params
+
+
+async def test_tasks_belong_to_their_owner_and_live_in_the_database(db_url: str) -> None:
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        await say(router, "add a task to call the bank", session="a", customer="C-001")
+        await say(router, "add a task to file taxes", session="b", customer="C-001")  # same user, other thread
+        theirs, _ = await say(router, "what's on my list", session="c", customer="C-002")
+        mine, _ = await say(router, "what's on my list", session="d", customer="C-001")
+        await say(router, "delete task 1", session="d", customer="C-001")
+        await say(router, "yes", session="d", customer="C-001")
+        await say(router, "yes", session="d", customer="C-001")  # a repeated yes is not a second delete
+        rows = await router.p.store.fetch(  # type: ignore[attr-defined]
+            "SELECT owner, number, title, status FROM tasks ORDER BY number"
+        )
+    assert "empty" in theirs.text
+    assert "1. call the bank" in mine.text and "2. file taxes" in mine.text
+    assert [tuple(r) for r in rows] == [("C-001", 1, "call the bank", "deleted"), ("C-001", 2, "file taxes", "open")]
+
+
+async def test_greeting_and_off_topic_use_no_tools(db_url: str) -> None:
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        for text in ("hello there", "what's the capital of France?"):
+            response, _ = await say(router, text)
+            assert response.tool_results == []
+            assert not any(name in response.text for name in ("add_task", "list_tasks", "delete_task"))
