@@ -9,6 +9,7 @@ from __future__ import annotations
 from agent import goals, handoff
 from agent.config import Messages
 from agent.interfaces import AgentRequest, Planner, PolicyContext, PolicyEngine, ToolContext, ToolExecutor
+from agent.release.risk import risk_alert
 from agent.turn import Turn
 from agent.types import Goal, GoalStatus, Intent, Message, OutboundMessage, SessionState, ToolCall, ToolResult
 
@@ -122,6 +123,8 @@ class Acting:
         for effect in result.effects:
             if effect.kind == "handoff":
                 t.alerts.append(handoff.request(state, str(effect.data.get("reason", "")), history))
+            elif effect.kind == "risk_report" and effect.data.get("severity") == "high":
+                t.alerts.append(risk_alert(state.session_id, effect.data))
         return result
 
     @staticmethod

@@ -118,6 +118,11 @@ class Settings(Strict):
     max_agent_passes: int = Field(5, ge=2)
     db_busy_timeout_ms: int = Field(5000, ge=0)
     log_telemetry: bool = False
+    # A trace per turn (OpenTelemetry): JSON files in traces_dir, or OTLP when
+    # OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir unset = `traces/` beside the SQLite database
+    # (var/traces by default), else var/traces.
+    tracing: bool = True
+    traces_dir: str | None = None
 
 
 class BotConfig(Strict):

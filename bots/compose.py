@@ -9,13 +9,25 @@ from pathlib import Path
 from adapters.data.json_source import JSONDataSource
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
-from agent.config import BotConfig, load_config
+from agent.config import BotConfig, Settings, load_config, load_yaml_model
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
-from agent.interfaces import AlertNotifier, DataSource, SessionStore, TelemetrySink
+from agent.interfaces import (
+    AlertNotifier,
+    DataSource,
+    Planner,
+    ReleaseSource,
+    SessionStore,
+    TelemetrySink,
+    ToolExecutor,
+    Tracer,
+)
 from agent.policy import AllowAllPolicy
+from agent.release.planner import ReleasePlanner
+from agent.release.risk import RiskThresholds
 from agent.router import AgentRouter, RouterParts
 from agent.tools.gateway import ToolGateway
+from agent.tools.release import release_tools
 from agent.tools.support import support_tools
 from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
@@ -49,6 +61,36 @@ def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
             )
 
 
+def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
+    """Where trace files go: AGENTBOT_TRACES_DIR, settings, else `traces/` beside the SQLite file."""
+    if configured := env.get("AGENTBOT_TRACES_DIR") or settings.traces_dir:
+        return Path(configured)
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return Path(str(url.database)).parent / "traces"
+    return Path("var/traces")
+
+
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Tracer | None:
+    """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
+    if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
+        return None
+    from adapters.telemetry.otel import build_tracer
+
+    return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+
+
+def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
+    """AGENTBOT_RELEASES_URL (GET {url}/releases/{id}) if set, else `releases.json` in the data folder."""
+    from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
+
+    if url := env.get("AGENTBOT_RELEASES_URL"):
+        return HTTPReleaseSource(url)
+    return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
+
+
 def build_router(
     config_dir: str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -60,6 +102,8 @@ def build_router(
     store: SessionStore | None = None,
     alerts: AlertNotifier | None = None,
     env: Mapping[str, str] | None = None,
+    releases: ReleaseSource | None = None,
+    tracer: Tracer | None = None,
 ) -> AgentRouter:
     """Wire a router from config, data and environment.
 
@@ -73,6 +117,8 @@ def build_router(
         store: replaces the SQL session store.
         alerts: where admin alerts go (default: de-duplicated log lines).
         env: the environment to read (default `os.environ`).
+        releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
+        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per turn).
     """
     env = os.environ if env is None else env
     config = load_config(resolve_dir(config_dir, "config"))
@@ -88,20 +134,34 @@ def build_router(
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
     store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
-    gateway = ToolGateway(support_tools(data), permissions, store, settings.tool_timeout_seconds)
+    releases = releases or make_release_source(data_dir, env)
+    tools = support_tools(data) + release_tools(releases)
+    gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
+    tracer = tracer or make_tracer(settings, url, env)
+    executor: ToolExecutor = gateway
+    if tracer is not None and hasattr(tracer, "metrics"):
+        from adapters.telemetry.otel import OTelTracer, TracedExecutor
+
+        executor = TracedExecutor(gateway, tracer) if isinstance(tracer, OTelTracer) else gateway
+    planners: dict[str, Planner] = {}
+    if "release" in config.agents.agents:
+        thresholds = load_yaml_model(Path(config.directory) / "release_risk.yaml", RiskThresholds, optional=True)
+        planners["release"] = ReleasePlanner(config, thresholds)
     return AgentRouter(
         RouterParts(
             registry=IntentsRegistry(config),
             classifier=RulesClassifier(config),
             planner=TemplatePlanner(config),
             policy=AllowAllPolicy(),
-            executor=gateway,
+            executor=executor,
             store=store,
             data=data,
             messages=config.intents.messages,
             settings=settings,
             telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
             alerts=alerts or AlertFanout([LogNotifier()]),
+            planners=planners,
+            tracer=tracer,
         )
     )
