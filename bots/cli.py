@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-import tempfile
-from pathlib import Path
 
 from agent.errors import ConfigError
-from agent.eval.runner import ScenarioResult, run_suites
-from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
-from agent.router import AgentRouter
+from agent.eval.runner import ScenarioResult
 from bots.compose import build_router
+from bots.evaluate import add_eval_options
+from bots.observe import add_observe_commands
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -36,11 +31,13 @@ def parser() -> argparse.ArgumentParser:
     _common(ev)
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
+    add_eval_options(ev)
     bench = sub.add_parser("bench", help="measure full turns through the real router on SQLite")
     _common(bench)
     bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     bench.add_argument("--concurrency", type=int, default=50)
     bench.add_argument("--json", action="store_true")
+    add_observe_commands(sub, _common)
     return root
 
 
@@ -57,36 +54,10 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    suites = [load_suite(p) for p in args.suites]
-    with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
-        url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
+    """Metrics, baselines and the report live in bots/evaluate.py; this keeps the plain output."""
+    from bots.evaluate import run_eval as evaluate
 
-        async def factory(sink: TelemetrySink) -> AgentRouter:
-            return build_router(args.config_dir, args.data_dir, url, telemetry=sink)
-
-        results, summary = asyncio.run(run_suites(suites, factory))
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "summary": summary,
-                    "scenarios": [
-                        {
-                            "id": r.id,
-                            "suite": r.suite,
-                            "status": "pass" if r.passed else "fail",
-                            "failures": [f.model_dump(mode="json") for f in r.failures],
-                        }
-                        for r in results
-                    ],
-                },
-                indent=2,
-                default=str,
-            )
-        )
-    else:
-        _print_results(results, summary)
-    return 0 if summary["failed"] == 0 else 1
+    return evaluate(args, _print_results)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_chat(router, args.message, args.session or default_session(), args.customer, args.json)
         if args.command == "eval":
             return run_eval(args)
+        if args.command in ("sessions", "trace"):
+            from bots.observe import run_observe
+
+            return run_observe(args)
         if args.command == "bench":
             from bots.bench import run_bench
 

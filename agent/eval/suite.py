@@ -28,6 +28,7 @@ class Expect(Strict):
     goal_stack: list[str] | None = None
     handoff: bool | None = None
     stages: list[str] | None = None
+    alerts: list[str] | None = None  # admin alert kinds raised this turn, e.g. [risk_report]
 
     def given(self) -> set[str]:
         """Keys the suite wrote, so `intent: null` (expect unknown) differs from no expectation."""
@@ -53,6 +54,7 @@ class Scenario(Strict):
     customer: str | None = None
     channel: ChannelType = ChannelType.console
     turns: list[Turn] = Field(min_length=1)
+    rubric: str | None = None  # for the optional LLM judge (agentbot eval --judge)
 
 
 class Suite(Strict):
