@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +72,8 @@ class JsonFileSpanExporter(SpanExporter):
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
         self._pending: dict[str, list[dict[str, Any]]] = {}
+        # Traces already written, so a late span joins its file without a stat per span (bounded).
+        self._written: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def path(self, trace_id: str) -> Path:
@@ -82,27 +85,32 @@ class JsonFileSpanExporter(SpanExporter):
             for span in spans:
                 record = span_record(span)
                 self._pending.setdefault(record["trace_id"], []).append(record)
-                if record["parent_span_id"] is None or self.path(record["trace_id"]).exists():
+                if record["parent_span_id"] is None or record["trace_id"] in self._written:
                     done.append(record["trace_id"])
             batches = {tid: self._pending.pop(tid) for tid in dict.fromkeys(done) if tid in self._pending}
+            late = {tid for tid in batches if tid in self._written}
+            for tid in batches:
+                self._written[tid] = None
+            while len(self._written) > 10_000:
+                self._written.popitem(last=False)
         try:
             for trace_id, records in batches.items():
-                self._write(trace_id, records)
+                self._write(trace_id, records, append=trace_id in late)
         except OSError:
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
-    def _write(self, trace_id: str, records: list[dict[str, Any]]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+    def _write(self, trace_id: str, records: list[dict[str, Any]], append: bool = False) -> None:
         path = self.path(trace_id)
         # A span that ends after its root (rare) joins the file already written.
-        spans = json.loads(path.read_text())["spans"] if path.exists() else []
-        spans += records
+        spans = json.loads(path.read_text())["spans"] + records if append and path.exists() else records
         spans.sort(key=lambda s: s["start_time"] or "")
-        body = {"trace_id": trace_id, "spans": spans}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(body, indent=1, default=str))
-        tmp.replace(path)
+        body = json.dumps({"trace_id": trace_id, "spans": spans}, separators=(",", ":"), default=str)
+        try:
+            path.write_text(body)
+        except FileNotFoundError:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(body)
 
     def shutdown(self) -> None:
         # Traces whose root never ended (a crash mid-turn) are still worth keeping.
