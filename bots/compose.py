@@ -140,10 +140,11 @@ def build_router(
     check_tools(config, gateway)
     tracer = tracer or make_tracer(settings, url, env)
     executor: ToolExecutor = gateway
-    if tracer is not None and hasattr(tracer, "metrics"):
+    if tracer is not None:
         from adapters.telemetry.otel import OTelTracer, TracedExecutor
 
-        executor = TracedExecutor(gateway, tracer) if isinstance(tracer, OTelTracer) else gateway
+        if isinstance(tracer, OTelTracer):
+            executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     planners: dict[str, Planner] = {}
     if "release" in config.agents.agents:
         thresholds = load_yaml_model(Path(config.directory) / "release_risk.yaml", RiskThresholds, optional=True)

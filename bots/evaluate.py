@@ -41,7 +41,8 @@ def judge_provider() -> LLMProvider:
 
     factory = getattr(compose, "build_judge_provider", None)
     if factory is None:
-        raise SystemExit("agentbot: --judge needs an LLM provider, and none is configured in this build")
+        print("agentbot: --judge needs an LLM provider, and none is configured in this build", file=sys.stderr)
+        raise SystemExit(2)
     return factory(os.environ)  # type: ignore[no-any-return]
 
 

@@ -106,11 +106,14 @@ class JsonFileSpanExporter(SpanExporter):
         spans = json.loads(path.read_text())["spans"] + records if append and path.exists() else records
         spans.sort(key=lambda s: s["start_time"] or "")
         body = json.dumps({"trace_id": trace_id, "spans": spans}, separators=(",", ":"), default=str)
+        # Written aside and renamed, so a reader never sees half a trace.
+        tmp = path.with_suffix(".tmp")
         try:
-            path.write_text(body)
+            tmp.write_text(body)
         except FileNotFoundError:
             self.directory.mkdir(parents=True, exist_ok=True)
-            path.write_text(body)
+            tmp.write_text(body)
+        tmp.replace(path)
 
     def shutdown(self) -> None:
         # Traces whose root never ended (a crash mid-turn) are still worth keeping.

@@ -100,3 +100,9 @@ def test_sessions_and_trace_read_the_conversation_back(tmp_path: Path) -> None:
 
     missing = agentbot("trace", "nobody", "--db-url", db)
     assert missing.returncode == 1 and "no turns recorded" in missing.stderr
+
+
+def test_judge_without_a_provider_says_so() -> None:
+    out = agentbot("eval", RELEASE_SUITE, "--judge")
+    assert out.returncode == 2
+    assert "--judge needs an LLM provider" in out.stderr
