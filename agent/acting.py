@@ -19,6 +19,7 @@ from agent.interfaces import (
     ToolContext,
     ToolExecutor,
 )
+from agent.release.risk import risk_alert
 from agent.turn import Turn
 from agent.types import (
     Goal,
@@ -196,6 +197,8 @@ class Acting:
             if effect.kind == "handoff":
                 t.alerts.append(handoff.request(state, str(effect.data.get("reason", "")), history))
                 t.effects.append(handoff.queue_row(state))
+            elif effect.kind == "risk_report" and effect.data.get("severity") == "high":
+                t.alerts.append(risk_alert(state.session_id, effect.data))
         return result
 
     def _refuse(

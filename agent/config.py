@@ -132,6 +132,11 @@ class Settings(Strict):
     log_telemetry: bool = False
     confirmation_ttl_seconds: float = Field(600.0, gt=0)  # an unanswered confirmation expires
     handoff_realert_seconds: float = Field(900.0, gt=0)  # an unclaimed handoff is re-alerted
+    # A trace per turn (OpenTelemetry): JSON files in traces_dir, or OTLP when
+    # OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir unset = `traces/` beside the SQLite database
+    # (var/traces by default), else var/traces.
+    tracing: bool = True
+    traces_dir: str | None = None
 
 
 class BotConfig(Strict):

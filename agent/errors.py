@@ -12,6 +12,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 │   ├── ProviderTimeout        retryable=True
 │   ├── ProviderConnectionError retryable=True
 │   └── ProviderBadRequest     retryable=False
+├── DataSourceError            business data could not be read (an endpoint down, a bad file)
+├── RecordingMissing           a replayed eval asked for an LLM response nobody recorded
 ├── PolicyDenied               a policy refused a tool call; `reason` is shown
 └── ToolError                  a tool could not run
     ├── ToolNotAllowed         the agent may not use this tool
@@ -94,6 +96,14 @@ class ProviderConnectionError(ProviderError):
 
 class ProviderBadRequest(ProviderError):
     pass
+
+
+class DataSourceError(AgentbotError):
+    """A data source (e.g. the release-summary endpoint) failed; tools turn this into a ToolError."""
+
+
+class RecordingMissing(AgentbotError):
+    """Replay found no recorded LLM response for this scenario turn; it never calls out instead."""
 
 
 class PolicyDenied(AgentbotError):

@@ -131,6 +131,39 @@ class TelemetrySink(Protocol):
 
 
 @runtime_checkable
+class TurnTrace(Protocol):
+    """One turn's trace: a root span, one child span per telemetry stage."""
+
+    trace_id: str | None
+
+    def stage(self, event: TelemetryEvent) -> str | None:
+        """Record the stage the (already redacted) event closes; returns the stage span's id."""
+        ...
+
+    def end(self, error: BaseException | None = None) -> None: ...
+
+
+@runtime_checkable
+class Tracer(Protocol):
+    """Starts a trace per turn (OpenTelemetry in adapters/telemetry/otel.py)."""
+
+    def start_turn(self, interaction: Interaction) -> TurnTrace: ...
+
+    async def aclose(self) -> None:
+        """Flush and stop exporting."""
+        ...
+
+
+@runtime_checkable
+class ReleaseSource(Protocol):
+    """Release summaries for the release-risk agent (a JSON file, or an HTTP endpoint)."""
+
+    async def get_release(self, release_id: str) -> dict[str, Any] | None:
+        """The summary, or None if there is no such release. Raises DataSourceError if unreachable."""
+        ...
+
+
+@runtime_checkable
 class Classifier(Protocol):
     """Understanding: which intent, which parameters, and whether the message answers a question."""
 

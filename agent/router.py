@@ -30,8 +30,11 @@ from agent.interfaces import (
     SessionStore,
     TelemetrySink,
     ToolExecutor,
+    Tracer,
+    TurnTrace,
 )
 from agent.locks import SessionLocks
+from agent.observe import observed_turn
 from agent.preferences import PreferenceRecorder
 from agent.turn import Turn
 from agent.types import (
@@ -69,6 +72,7 @@ class RouterParts:
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
     confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
+    tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
 
 
 class AgentRouter:
@@ -85,6 +89,8 @@ class AgentRouter:
         await self.p.store.aclose()
         if self.p.preferences is not None:
             await self.p.preferences.aclose()
+        if self.p.tracer is not None:
+            await self.p.tracer.aclose()
 
     async def __aenter__(self) -> AgentRouter:
         return self
@@ -101,19 +107,22 @@ class AgentRouter:
             return await self._refuse(interaction, e.user_message, reply)
         delivered: list[OutboundMessage] = []
         async with self.locks.hold(interaction.session_key):
-            for attempt in range(self.p.settings.commit_retries):
-                try:
-                    return await self._turn(interaction, self._new_turn(interaction, reply, delivered))
-                except VersionConflict:
-                    if attempt + 1 == self.p.settings.commit_retries:
+            with observed_turn(self.p.tracer, interaction) as trace:
+                for attempt in range(self.p.settings.commit_retries):
+                    try:
+                        return await self._turn(interaction, self._new_turn(interaction, reply, delivered, trace))
+                    except VersionConflict:
+                        if attempt + 1 == self.p.settings.commit_retries:
+                            return await self._refuse(interaction, self.p.messages.busy, reply)
+                    except StorageError:
                         return await self._refuse(interaction, self.p.messages.busy, reply)
-                except StorageError:
-                    return await self._refuse(interaction, self.p.messages.busy, reply)
         raise AssertionError("unreachable")
 
-    def _new_turn(self, interaction: Interaction, reply: Reply | None, delivered: list[OutboundMessage]) -> Turn:
+    def _new_turn(
+        self, interaction: Interaction, reply: Reply | None, sent: list[OutboundMessage], trace: TurnTrace | None = None
+    ) -> Turn:
         p = self.p
-        return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, delivered)
+        return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, sent, trace)
 
     def _check_input(self, text: str) -> None:
         m, limit = self.p.messages, self.p.settings.max_message_chars
@@ -196,6 +205,7 @@ class AgentRouter:
                 effects=[*(e for r in results for e in r.effects), *t.effects],
                 ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
                 inbox_key=interaction.id if interaction.from_inbox else None,
+                trace_id=t.trace_id,
             )
         )
         await self.desk.notify(t.alerts)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agent.interfaces import Alert, Reply, TelemetrySink
+from agent.interfaces import Alert, Reply, TelemetrySink, TurnTrace
+from agent.observe import NullTrace, Usage, current_usage
 from agent.types import Interaction, Message, OutboundMessage, SideEffect, TelemetryEvent
 
 
@@ -18,6 +19,7 @@ class Turn:
         reply: the channel's delivery callable, or None to collect only.
         delivered: messages already delivered by an earlier attempt of this same turn; a retry
             after a version conflict does not send them twice.
+        trace: the turn's trace; each emitted stage becomes a span in it.
     """
 
     def __init__(
@@ -28,6 +30,7 @@ class Turn:
         redacted: frozenset[str],
         reply: Reply | None,
         delivered: list[OutboundMessage],
+        trace: TurnTrace | None = None,
     ):
         self.interaction = interaction
         self.session_id = session_id
@@ -41,17 +44,37 @@ class Turn:
         self.alerts: list[Alert] = []  # sent to admins after the turn commits
         self.effects: list[SideEffect] = []  # rows the turn writes besides its tools' (handoff state)
         self._last = time.perf_counter()
+        self.trace: TurnTrace = trace or NullTrace()
+        self._usage_seen = (current_usage() or Usage()).model_copy()
+
+    @property
+    def trace_id(self) -> str | None:
+        return self.trace.trace_id
+
+    def _llm_since_last_stage(self) -> dict[str, Any] | None:
+        usage = current_usage()
+        if usage is None:
+            return None
+        delta = usage.minus(self._usage_seen)
+        self._usage_seen = usage.model_copy()
+        return None if delta.empty else delta.model_dump()
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent:
         now = time.perf_counter()
+        payload = self.redact(payload or {})
+        if (llm := self._llm_since_last_stage()) is not None:
+            payload["llm"] = llm
         event = TelemetryEvent(
             session_id=self.session_id,
             interaction_id=self.interaction.id,
             stage=stage,
             level=level,  # type: ignore[arg-type]
-            payload=self.redact(payload or {}),
+            payload=payload,
             duration_ms=round((now - self._last) * 1000, 3),
+            trace_id=self.trace.trace_id,
         )
+        # The span exists before sinks and the database see the event, so both carry its id.
+        event.span_id = self.trace.stage(event)
         self._last = now
         self.events.append(event)
         if self.sink is not None:

@@ -224,7 +224,7 @@ class Plan(Model):
 class SideEffect(Model):
     """A row a tool asks to write; stored in the turn's transaction, once per key."""
 
-    kind: Literal["ticket", "handoff", "refund", "order_update", "task", "task_change", "handoff_state"]
+    kind: Literal["ticket", "handoff", "refund", "order_update", "task", "task_change", "handoff_state", "risk_report"]
     key: str
     data: dict[str, Any]
 
@@ -284,6 +284,9 @@ class TelemetryEvent(Model):
     level: Literal["info", "warn", "error"] = "info"
     payload: dict[str, Any] = Field(default_factory=dict)
     duration_ms: float = 0.0
+    # The turn's trace and this stage's span in it (None when tracing is off).
+    trace_id: str | None = None
+    span_id: str | None = None
 
 
 class TurnRecord(Model):
@@ -296,3 +299,4 @@ class TurnRecord(Model):
     effects: list[SideEffect] = Field(default_factory=list)
     ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result
     inbox_key: str | None = None  # the channel inbox entry this turn completes
+    trace_id: str | None = None  # stored with the turn's messages, to find its trace file

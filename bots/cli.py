@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import logging
 import sys
-import tempfile
-from pathlib import Path
 
 from agent.errors import ConfigError
-from agent.eval.runner import ScenarioResult, run_suites
-from agent.eval.suite import load_suite
-from agent.eval.suite import summary as suite_summary
-from agent.interfaces import TelemetrySink
-from agent.router import AgentRouter
-from bots.alerts import AlertFanout
-from bots.compose import REPO, build_router
+from agent.eval.runner import ScenarioResult
+from bots.compose import build_router
+from bots.evaluate import add_eval_options
+from bots.observe import add_observe_commands
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -39,6 +32,7 @@ def parser() -> argparse.ArgumentParser:
     _common(ev)
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
+    add_eval_options(ev)
     bench = sub.add_parser("bench", help="measure full turns through the real router on SQLite")
     _common(bench)
     bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
@@ -64,6 +58,7 @@ def parser() -> argparse.ArgumentParser:
     slack.add_argument("--port", type=int, default=3000, help="HTTP mode: port (default 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
+    add_observe_commands(sub, _common)
     return root
 
 
@@ -80,45 +75,10 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    suites = [load_suite(p) for p in args.suites]
-    results: list[ScenarioResult] = []
-    with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
-        url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
-        for suite in suites:
-            # A suite may name its store's folders; the command line's flags win.
-            config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
-            data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
+    """Metrics, baselines and the report live in bots/evaluate.py; this keeps the plain output."""
+    from bots.evaluate import run_eval as evaluate
 
-            async def factory(
-                sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
-            ) -> AgentRouter:
-                # Alerts are counted in each response; eval posts them nowhere.
-                return build_router(c, d, url, telemetry=sink, alerts=AlertFanout([]))
-
-            results += asyncio.run(run_suites([suite], factory))[0]
-    summary = suite_summary(results)
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "summary": summary,
-                    "scenarios": [
-                        {
-                            "id": r.id,
-                            "suite": r.suite,
-                            "status": "pass" if r.passed else "fail",
-                            "failures": [f.model_dump(mode="json") for f in r.failures],
-                        }
-                        for r in results
-                    ],
-                },
-                indent=2,
-                default=str,
-            )
-        )
-    else:
-        _print_results(results, summary)
-    return 0 if summary["failed"] == 0 else 1
+    return evaluate(args, _print_results)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             from bots.slack_bench import run_slack_bench
 
             return run_slack_bench(args)
+        if args.command in ("sessions", "trace"):
+            from bots.observe import run_observe
+
+            return run_observe(args)
         if args.command == "bench":
             from bots.bench import run_bench
 

@@ -13,14 +13,26 @@ from adapters.storage.records import SqlRecords
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.catalog import StoreSettings, load_store_settings
-from agent.config import BotConfig, load_config
+from agent.config import BotConfig, Settings, load_config, load_yaml_model
 from agent.confirmations import Confirmations
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
-from agent.interfaces import AlertNotifier, DataSource, PreferenceMemory, SessionStore, TelemetrySink
+from agent.interfaces import (
+    AlertNotifier,
+    DataSource,
+    Planner,
+    PreferenceMemory,
+    ReleaseSource,
+    SessionStore,
+    TelemetrySink,
+    ToolExecutor,
+    Tracer,
+)
 from agent.policy import YamlPolicyEngine
 from agent.policy_rules import load_policies
 from agent.preferences import PreferenceExtractor, PreferenceRecorder
+from agent.release.planner import ReleasePlanner
+from agent.release.risk import RiskThresholds
 from agent.router import AgentRouter, RouterParts
 from agent.specialists.sales import SalesPlanner
 from agent.specialists.support import SupportPlanner
@@ -29,6 +41,7 @@ from agent.tools.gateway import ToolGateway
 from agent.tools.inventory import inventory_tools
 from agent.tools.knowledge import knowledge_tools
 from agent.tools.refunds import refund_tools
+from agent.tools.release import release_tools
 from agent.tools.support import support_tools
 from agent.tools.tasks import task_tools
 from agent.understanding.planner import TemplatePlanner
@@ -86,6 +99,36 @@ def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int) ->
     return SqlPreferenceMemory(url, busy_timeout_ms=busy_timeout_ms)
 
 
+def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
+    """Where trace files go: AGENTBOT_TRACES_DIR, settings, else `traces/` beside the SQLite file."""
+    if configured := env.get("AGENTBOT_TRACES_DIR") or settings.traces_dir:
+        return Path(configured)
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return Path(str(url.database)).parent / "traces"
+    return Path("var/traces")
+
+
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Tracer | None:
+    """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
+    if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
+        return None
+    from adapters.telemetry.otel import build_tracer
+
+    return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+
+
+def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
+    """AGENTBOT_RELEASES_URL (GET {url}/releases/{id}) if set, else `releases.json` in the data folder."""
+    from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
+
+    if url := env.get("AGENTBOT_RELEASES_URL"):
+        return HTTPReleaseSource(url)
+    return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
+
+
 def build_router(
     config_dir: str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -97,6 +140,8 @@ def build_router(
     store: SessionStore | None = None,
     alerts: AlertNotifier | None = None,
     env: Mapping[str, str] | None = None,
+    releases: ReleaseSource | None = None,
+    tracer: Tracer | None = None,
 ) -> AgentRouter:
     """Wire a router from config, data and environment.
 
@@ -110,6 +155,8 @@ def build_router(
         store: replaces the SQL session store.
         alerts: where admin alerts go (default: de-duplicated log lines).
         env: the environment to read (default `os.environ`).
+        releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
+        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per turn).
     """
     env = os.environ if env is None else env
     config = load_config(resolve_dir(config_dir, "config"))
@@ -135,6 +182,7 @@ def build_router(
     if records is not None:
         data = OverlayDataSource(data, records)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
+    releases = releases or make_release_source(data_dir, env)
     tools = [
         *support_tools(data),
         *refund_tools(data),
@@ -142,11 +190,27 @@ def build_router(
         *inventory_tools(inventory),
         *knowledge_tools(knowledge),
         *math_tools(),
+        *release_tools(releases),
     ]
     gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
     policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
+    tracer = tracer or make_tracer(settings, url, env)
+    executor: ToolExecutor = gateway
+    if tracer is not None:
+        from adapters.telemetry.otel import OTelTracer, TracedExecutor
+
+        if isinstance(tracer, OTelTracer):
+            executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     templates = TemplatePlanner(config)
+    planners: dict[str, Planner] = {
+        "sales": SalesPlanner(store_settings, templates),
+        "support": SupportPlanner(templates),
+        "tasks": TaskPlanner(config),
+    }
+    if "release" in config.agents.agents:
+        thresholds = load_yaml_model(Path(config.directory) / "release_risk.yaml", RiskThresholds, optional=True)
+        planners["release"] = ReleasePlanner(config, thresholds)
     slots = config.intents.slots
     extractor = PreferenceExtractor(
         inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
@@ -160,19 +224,16 @@ def build_router(
             planner=templates,
             preferences=PreferenceRecorder(memory, extractor),
             policy=YamlPolicyEngine(policies, data, records),
-            executor=gateway,
+            executor=executor,
             store=store,
             data=data,
             messages=config.intents.messages,
             settings=settings,
             telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
             alerts=alerts or AlertFanout([LogNotifier()]),
-            planners={
-                "sales": SalesPlanner(store_settings, templates),
-                "support": SupportPlanner(templates),
-                "tasks": TaskPlanner(config),
-            },
+            planners=planners,
             confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
             handoffs=records,
+            tracer=tracer,
         )
     )

@@ -82,6 +82,7 @@ messages = Table(
     Column("text", Text, nullable=False),
     Column("meta", Text, nullable=False, default="{}"),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("trace_id", String(32)),
     Index("ix_messages_session", "session_id", "id"),
 )
 telemetry = Table(
@@ -95,6 +96,8 @@ telemetry = Table(
     Column("payload", Text, nullable=False),
     Column("duration_ms", Float, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("trace_id", String(32)),
+    Column("span_id", String(16)),
     Index("ix_telemetry_session", "session_id", "id"),
 )
 tickets = Table(
@@ -116,6 +119,16 @@ handoffs = Table(
     Column("customer_id", String(255)),
     Column("reason", Text, nullable=False),
     Column("status", String(32), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+risk_reports = Table(
+    "risk_reports",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("session_id", String(255), nullable=False),
+    Column("release_id", String(64), nullable=False),
+    Column("severity", String(16), nullable=False),
+    Column("findings", Text, nullable=False),  # a JSON list of sentences
     Column("created_at", UTCDateTime, nullable=False),
 )
 tool_ledger = Table(
@@ -185,11 +198,31 @@ handoff_queue = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
-EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks}
+EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
+
+# Columns added after a table first shipped: a database created earlier gets them on startup.
+ADDED_COLUMNS = {"messages": ["trace_id"], "telemetry_events": ["trace_id", "span_id"]}
+
+
+def schema_unit(conn: Connection) -> None:
+    """Create missing tables, then add columns that newer versions write (nullable, so additive)."""
+    from sqlalchemy import inspect
+
+    metadata.create_all(conn)
+    inspector = inspect(conn)
+    for table_name, names in ADDED_COLUMNS.items():
+        have = {c["name"] for c in inspector.get_columns(table_name)}
+        for name in names:
+            if name not in have:
+                column = metadata.tables[table_name].c[name]
+                ddl = column.type.compile(dialect=conn.dialect)
+                conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {name} {ddl}"))
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
     row = dict(data)
+    if isinstance(row.get("findings"), list):
+        row["findings"] = json.dumps(row["findings"])
     for key, value in row.items():
         if key.endswith("_at") and isinstance(value, str):
             row[key] = datetime.fromisoformat(value)
@@ -319,6 +352,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                     "text": m.text,
                     "meta": json.dumps(m.metadata),
                     "created_at": m.timestamp,
+                    "trace_id": turn.trace_id,
                 }
                 for m in turn.messages
             ],
@@ -335,6 +369,8 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                     "payload": json.dumps(e.payload, default=str),
                     "duration_ms": e.duration_ms,
                     "created_at": e.timestamp,
+                    "trace_id": e.trace_id,
+                    "span_id": e.span_id,
                 }
                 for e in turn.events
             ],
@@ -370,7 +406,7 @@ class SqlStore:
 
     async def ensure_schema(self) -> None:
         if not self._ready:
-            await self.run(metadata.create_all, what="prepare the database")
+            await self.run(schema_unit, what="prepare the database")
             self._ready = True
 
     async def run(self, fn: Any, *args: Any, what: str) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -9,14 +10,20 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent.eval.context import eval_turn
+from agent.eval.judge import judge
+from agent.eval.metrics import ScenarioMetrics, TurnObservation, scenario_metrics
 from agent.eval.suite import Expect, Scenario, Suite, summary
 from agent.eval.suite import Turn as SuiteTurn
-from agent.interfaces import TelemetrySink
+from agent.interfaces import LLMProvider, TelemetrySink
+from agent.observe import Usage
 from agent.router import AgentRouter
 from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, TelemetryEvent, utcnow
 
 # Builds a router on the suite's database; called again for `restart: true`.
 RouterFactory = Callable[[TelemetrySink], Awaitable[AgentRouter]]
+# Called after each scenario with (done, total, "suite/scenario"): the CLI draws a progress bar.
+Progress = Callable[[int, int, str], None]
 
 
 class Failure(BaseModel):
@@ -32,6 +39,8 @@ class ScenarioResult(BaseModel):
     passed: bool
     turns: int
     failures: list[Failure] = Field(default_factory=list)
+    metrics: ScenarioMetrics | None = None
+    judge_reasons: str | None = None
 
 
 class _Events:
@@ -110,12 +119,33 @@ async def admin_turn(
     )
 
 
-async def run_scenario(suite: str, scenario: Scenario, factory: RouterFactory) -> ScenarioResult:
+def _llm_usage(events: list[TelemetryEvent]) -> Usage:
+    total = Usage()
+    for e in events:
+        if isinstance(llm := e.payload.get("llm"), dict):
+            step = Usage.model_validate(llm)
+            total = Usage(
+                calls=total.calls + step.calls,
+                tokens_in=total.tokens_in + step.tokens_in,
+                tokens_out=total.tokens_out + step.tokens_out,
+                cost=total.cost + step.cost,
+                latency_ms=total.latency_ms + step.latency_ms,
+                errors=total.errors + step.errors,
+            )
+    return total
+
+
+async def run_scenario(
+    suite: str, scenario: Scenario, factory: RouterFactory, judge_provider: LLMProvider | None = None
+) -> ScenarioResult:
     sink = _Events()
     router = await factory(sink)
     session = f"eval:{suite}:{scenario.id}:{uuid.uuid4().hex[:8]}"
     failures: list[Failure] = []
     turns = 0
+    observed: list[TurnObservation] = []
+    transcript: list[tuple[str, str]] = []
+    state = None
     try:
         for n, turn in enumerate(scenario.turns, start=1):
             if turn.restart:
@@ -136,19 +166,63 @@ async def run_scenario(suite: str, scenario: Scenario, factory: RouterFactory) -
             async def reply(m: OutboundMessage, out: list[OutboundMessage] = delivered) -> None:
                 out.append(m)
 
-            if turn.action in ("claim", "release", "realert"):
-                response = await admin_turn(router, turn, interaction, reply, delivered)
-            else:
-                response = await router.handle(interaction, reply=reply)
+            started = time.perf_counter()
+            with eval_turn(suite, scenario.id, n):
+                if turn.action in ("claim", "release", "realert"):
+                    response = await admin_turn(router, turn, interaction, reply, delivered)
+                else:
+                    response = await router.handle(interaction, reply=reply)
+            latency_ms = (time.perf_counter() - started) * 1000
+            turn_failures: list[Failure] = []
             if delivered != response.messages:
-                failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
-            stages = [e.stage for e in sink.events if e.interaction_id == interaction.id]
-            failures += check(turn.expect, response, stages, n)
+                turn_failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
+            events = [e for e in sink.events if e.interaction_id == interaction.id]
+            turn_failures += check(turn.expect, response, [e.stage for e in events], n)
+            failures += turn_failures
+            state, _ = await router.p.store.load(session, 0)
+            observed.append(
+                TurnObservation(
+                    turn=n,
+                    latency_ms=round(latency_ms, 3),
+                    tools=[r.tool for r in response.tool_results],
+                    expected=sorted(turn.expect.given()),
+                    failed=sorted({f.key for f in turn_failures}),
+                    fallback=any(m.kind == "fallback" for m in response.messages),
+                    handoff=response.handoff,
+                    goals_done=sum(1 for g in state.goals.values() if g.status == "done") if state else 0,
+                    llm=_llm_usage(events),
+                )
+            )
+            transcript += [("user", interaction.text), ("assistant", response.text)]
     finally:
         await router.aclose()
-    return ScenarioResult(id=scenario.id, suite=suite, passed=not failures, turns=turns, failures=failures)
+    metrics = scenario_metrics(observed, state, passed=not failures)
+    reasons = None
+    if judge_provider is not None and transcript:
+        verdict = await judge(judge_provider, transcript, scenario.rubric)
+        metrics.judge, reasons = verdict.score, verdict.reasons
+    return ScenarioResult(
+        id=scenario.id,
+        suite=suite,
+        passed=not failures,
+        turns=turns,
+        failures=failures,
+        metrics=metrics,
+        judge_reasons=reasons,
+    )
 
 
-async def run_suites(suites: list[Suite], factory: RouterFactory) -> tuple[list[ScenarioResult], dict[str, Any]]:
-    results = [await run_scenario(s.name, sc, factory) for s in suites for sc in s.scenarios]
+async def run_suites(
+    suites: list[Suite],
+    factory: RouterFactory,
+    *,
+    progress: Progress | None = None,
+    judge_provider: LLMProvider | None = None,
+) -> tuple[list[ScenarioResult], dict[str, Any]]:
+    todo = [(s.name, sc) for s in suites for sc in s.scenarios]
+    results: list[ScenarioResult] = []
+    for name, sc in todo:
+        results.append(await run_scenario(name, sc, factory, judge_provider))
+        if progress is not None:
+            progress(len(results), len(todo), f"{name}/{sc.id}")
     return results, summary(results)

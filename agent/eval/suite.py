@@ -64,6 +64,7 @@ class Scenario(Strict):
     customer: str | None = None
     channel: ChannelType = ChannelType.console
     turns: list[Turn] = Field(min_length=1)
+    rubric: str | None = None  # for the optional LLM judge (agentbot eval --judge)
 
 
 class Suite(Strict):

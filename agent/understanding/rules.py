@@ -79,11 +79,12 @@ class RulesClassifier:
         best_id, score = best["task"]
         # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
         # intent that requires that parameter (money-moving intents opt out with bare_id_starts).
-        if score < self.threshold and params:
+        ids = {k for k in params if not self.slots.specs[k].free_text}  # "O-12345", "2.4.1"; not free text
+        if score < self.threshold and ids:
             owners = [
                 i.id
                 for i in intents
-                if set(params) & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
+                if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
             ]
             if len(owners) == 1:
                 best_id, score = owners[0], self.threshold + 0.1

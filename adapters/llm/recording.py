@@ -1,0 +1,112 @@
+"""Record and replay LLM responses for evaluation runs in llm mode.
+
+`RecordingProvider(inner, path)` passes every call to the real provider and stores the response
+under `suite/scenario/turn/call` (the eval runner says which turn is running). `ReplayProvider(path)`
+answers from such a file and never calls out: a call nobody recorded raises RecordingMissing
+naming the key, so a replayed run cannot silently drift into a live one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from agent.errors import RecordingMissing
+from agent.eval.context import current_turn_key
+from agent.interfaces import LLMProvider, LLMResponse
+
+FORMAT = 1
+
+
+def _key() -> str:
+    turn = current_turn_key()
+    if turn is None:
+        raise RecordingMissing("record/replay only works inside an eval run (no scenario turn is running)")
+    return turn.next_call()
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise RecordingMissing(f"{path} is not an agentbot recording (format {FORMAT})")
+    return dict(data.get("responses", {}))
+
+
+class RecordingProvider:
+    """Calls `inner` and records each response; the file is rewritten after every call.
+
+    Args:
+        inner: the live provider.
+        path: the recording file (JSON); existing entries are kept, re-recorded keys replaced.
+    """
+
+    def __init__(self, inner: LLMProvider, path: str | Path):
+        self.inner, self.path = inner, Path(path)
+        self.responses = _load(self.path)
+        self._lock = asyncio.Lock()
+
+    async def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        key = _key()
+        response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
+        async with self._lock:
+            self.responses[key] = {
+                "request": {"messages": messages, "tools": [t.get("name") for t in tools or []]},
+                "response": response.model_dump(mode="json"),
+            }
+            body = json.dumps({"format": FORMAT, "responses": self.responses}, indent=1, default=str)
+            await asyncio.to_thread(self._write, body)
+        return response
+
+    def _write(self, body: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(body, encoding="utf-8")
+        tmp.replace(self.path)
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return self.inner.get_cost(tokens_in, tokens_out)
+
+
+class ReplayProvider:
+    """Answers from a recording; a missing entry fails loudly instead of calling a live provider.
+
+    Args:
+        path: a file written by RecordingProvider.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise RecordingMissing(f"no recording at {self.path}; record one first with --record")
+        self.responses = _load(self.path)
+
+    async def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        key = _key()
+        entry = self.responses.get(key)
+        if entry is None:
+            raise RecordingMissing(
+                f"no recorded LLM response for {key} in {self.path}; the scenario changed since it was "
+                "recorded. Record again (agentbot eval --record) rather than calling a live provider."
+            )
+        return LLMResponse.model_validate(entry["response"])
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return 0.0

@@ -1,0 +1,283 @@
+"""OpenTelemetry for agentbot: a trace per turn, spans per stage, provider call and tool; metrics.
+
+The core sees only the `Tracer` Protocol. Each turn is a root span `turn`; every telemetry stage
+becomes a child span whose id is stored on the stage's telemetry row; provider calls
+(`TracedProvider`) and tool runs (`TracedExecutor`) are children too, because the root span is the
+current OpenTelemetry context while the turn runs. Spans go to one JSON file per trace
+(`traces/<trace_id>.json`) or, when an OTLP endpoint is configured, to OTLP/HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.trace import Span, Status, StatusCode
+
+from adapters.telemetry.files import JsonFileMetricExporter, JsonFileSpanExporter, attributes
+from agent.errors import ProviderError
+from agent.interfaces import LLMProvider, LLMResponse, ToolContext, ToolExecutor
+from agent.types import Interaction, TelemetryEvent, ToolCall, ToolResult
+
+
+class Metrics:
+    """The instruments of the spec's metrics list, on one meter."""
+
+    def __init__(self, provider: MeterProvider):
+        m = provider.get_meter("agentbot")
+        self.llm_duration = m.create_histogram("agentbot.llm.duration", unit="ms", description="provider call time")
+        self.llm_tokens = m.create_counter("agentbot.llm.tokens", description="tokens by direction (input/output)")
+        self.llm_errors = m.create_counter("agentbot.llm.errors", description="failed provider calls by error type")
+        self.llm_retries = m.create_counter("agentbot.llm.retries", description="provider call retries by error type")
+        self.llm_cost = m.create_counter("agentbot.llm.cost", unit="USD", description="estimated provider cost")
+        self.context_use = m.create_histogram(
+            "agentbot.llm.context_utilization", unit="1", description="prompt tokens / context window"
+        )
+        self.tool_duration = m.create_histogram("agentbot.tool.duration", unit="ms", description="tool run time")
+        self.tool_calls = m.create_counter("agentbot.tool.calls", description="tool runs by tool and success")
+
+
+class OTelTurnTrace:
+    """One turn: the root span is the current context until `end`, so provider and tool spans nest."""
+
+    def __init__(self, tracer: trace.Tracer, interaction: Interaction):
+        self.tracer = tracer
+        self.root = tracer.start_span(
+            "turn",
+            kind=trace.SpanKind.SERVER,
+            attributes={
+                "agentbot.session_id": interaction.session_key,
+                "agentbot.interaction_id": interaction.id,
+                "agentbot.channel": interaction.context.channel_type.value,
+                "agentbot.message_chars": len(interaction.text),
+            },
+        )
+        self.context = trace.set_span_in_context(self.root)
+        self._token = otel_context.attach(self.context)
+        self.trace_id: str | None = format(self.root.get_span_context().trace_id, "032x")
+        self.stages = 0
+
+    def stage(self, event: TelemetryEvent) -> str | None:
+        end = int(event.timestamp.timestamp() * 1e9)
+        span = self.tracer.start_span(
+            event.stage,
+            context=self.context,
+            start_time=end - int(event.duration_ms * 1e6),
+            attributes={
+                "agentbot.stage": event.stage,
+                "agentbot.level": event.level,
+                "agentbot.session_id": event.session_id,
+                "agentbot.interaction_id": event.interaction_id,
+                # The payload is the telemetry's, redacted before it got here.
+                **attributes(event.payload, "agentbot.payload"),
+            },
+        )
+        if event.level == "error":
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=end)
+        self.stages += 1
+        return format(span.get_span_context().span_id, "016x")
+
+    def end(self, error: BaseException | None = None) -> None:
+        self.root.set_attribute("agentbot.stages", self.stages)
+        if error is not None:
+            self.root.record_exception(error)
+            self.root.set_status(Status(StatusCode.ERROR, type(error).__name__))
+        self.root.end()
+        otel_context.detach(self._token)
+
+
+class OTelTracer:
+    """The core's `Tracer`, on an OpenTelemetry tracer provider (and meter provider for metrics).
+
+    Args:
+        exporter: where finished spans go (JsonFileSpanExporter, an OTLP exporter, an in-memory one).
+        metric_readers: readers for the metrics (none: metrics are recorded nowhere).
+        service_name: the `service.name` resource attribute.
+    """
+
+    def __init__(
+        self, exporter: SpanExporter, metric_readers: Sequence[MetricReader] = (), service_name: str = "agentbot"
+    ):
+        resource = Resource.create({"service.name": service_name})
+        # Exports run on the processor's thread, so writing trace files never blocks the event loop.
+        self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+        self.provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=500))
+        self.meter_provider = MeterProvider(metric_readers, resource=resource, shutdown_on_exit=False)
+        self.tracer = self.provider.get_tracer("agentbot")
+        self.metrics = Metrics(self.meter_provider)
+        self._closed = False
+
+    def start_turn(self, interaction: Interaction) -> OTelTurnTrace:
+        return OTelTurnTrace(self.tracer, interaction)
+
+    def record_retry(self, attempt: int, delay_seconds: float, error: BaseException) -> None:
+        """For a retry manager: marks the running span and counts the retry by error type."""
+        span = trace.get_current_span()
+        span.add_event(
+            "retry",
+            {"retry.attempt": attempt, "retry.backoff_seconds": delay_seconds, "error.type": type(error).__name__},
+        )
+        self.metrics.llm_retries.add(1, {"error.type": type(error).__name__})
+
+    def flush(self) -> None:
+        self.provider.force_flush()
+        self.meter_provider.force_flush()
+
+    def _shutdown(self) -> None:
+        self.provider.shutdown()
+        self.meter_provider.shutdown()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await asyncio.to_thread(self._shutdown)
+
+
+def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None) -> OTelTracer:
+    """One JSON file per trace under `traces_dir`, metrics in `traces_dir/metrics.jsonl`; or OTLP/HTTP.
+
+    Args:
+        traces_dir: the folder for trace files (created if missing).
+        otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://collector:4318`; set = OTLP instead of files.
+    """
+    if otlp_endpoint:
+        try:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("OTLP export needs: pip install 'agentbot[otlp]'") from e
+        base = otlp_endpoint.rstrip("/")
+        exporter: SpanExporter = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
+        metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
+    else:
+        exporter = JsonFileSpanExporter(traces_dir)
+        metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
+    reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
+    return OTelTracer(exporter, [reader])
+
+
+class TracedProvider:
+    """An LLMProvider wrapper: a span per call (model, temperature, tokens, cost) and the LLM metrics.
+
+    Args:
+        inner: the provider that does the work.
+        otel: the tracer and metrics.
+        provider_name: e.g. `openai`, `anthropic`.
+        context_window: the model's token limit, for the context-utilization metric (None: not recorded).
+    """
+
+    def __init__(
+        self, inner: LLMProvider, otel: OTelTracer, provider_name: str = "", context_window: int | None = None
+    ):
+        self.inner, self.otel, self.provider_name, self.context_window = inner, otel, provider_name, context_window
+
+    async def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        m = self.otel.metrics
+        with self.otel.tracer.start_as_current_span("llm.generate", kind=trace.SpanKind.CLIENT) as span:
+            span.set_attributes(
+                {
+                    "gen_ai.system": self.provider_name,
+                    "gen_ai.request.temperature": temperature,
+                    "gen_ai.request.max_tokens": max_tokens or 0,
+                    "agentbot.llm.messages": len(messages),
+                    "agentbot.llm.tools": len(tools or []),
+                }
+            )
+            started = time.perf_counter()
+            try:
+                response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
+            except Exception as e:
+                self._failed(span, e, (time.perf_counter() - started) * 1000)
+                raise
+            elapsed = response.latency_ms or (time.perf_counter() - started) * 1000
+            labels = {"gen_ai.request.model": response.model, "gen_ai.system": self.provider_name}
+            span.set_attributes(
+                {
+                    "gen_ai.request.model": response.model,
+                    "gen_ai.usage.input_tokens": response.tokens_in,
+                    "gen_ai.usage.output_tokens": response.tokens_out,
+                    "agentbot.llm.cost": response.cost,
+                    "agentbot.llm.latency_ms": elapsed,
+                    "agentbot.llm.tool_calls": len(response.tool_calls),
+                }
+            )
+            m.llm_duration.record(elapsed, labels)
+            m.llm_tokens.add(response.tokens_in, {**labels, "direction": "input"})
+            m.llm_tokens.add(response.tokens_out, {**labels, "direction": "output"})
+            m.llm_cost.add(response.cost, labels)
+            if self.context_window:
+                use = response.tokens_in / self.context_window
+                span.set_attribute("agentbot.llm.context_utilization", use)
+                m.context_use.record(use, labels)
+            return response
+
+    def _failed(self, span: Span, error: Exception, elapsed_ms: float) -> None:
+        kind = type(error).__name__
+        span.record_exception(error)
+        span.set_status(Status(StatusCode.ERROR, kind))
+        span.set_attributes({"error.type": kind, "agentbot.llm.retryable": bool(getattr(error, "retryable", False))})
+        labels = {"error.type": kind, "gen_ai.system": self.provider_name}
+        self.otel.metrics.llm_errors.add(1, labels)
+        self.otel.metrics.llm_duration.record(elapsed_ms, labels)
+        if not isinstance(error, ProviderError):
+            span.set_attribute("agentbot.llm.untranslated_error", True)
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return self.inner.get_cost(tokens_in, tokens_out)
+
+
+class TracedExecutor:
+    """A ToolExecutor wrapper: a span and the tool metrics for every tool run through the gateway.
+
+    Args:
+        inner: the tool gateway.
+        otel: the tracer and metrics.
+    """
+
+    def __init__(self, inner: ToolExecutor, otel: OTelTracer):
+        self.inner, self.otel = inner, otel
+
+    def __getattr__(self, name: str) -> Any:
+        # The gateway's other surface (tools, schemas) stays reachable through the wrapper.
+        return getattr(self.inner, name)
+
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
+        with self.otel.tracer.start_as_current_span(f"tool {call.tool_name}") as span:
+            result = await self.inner.execute(call, context)
+            span.set_attributes(
+                {
+                    "agentbot.tool.name": call.tool_name,
+                    "agentbot.tool.agent": context.agent,
+                    "agentbot.tool.success": result.success,
+                    "agentbot.tool.replayed": result.replayed,
+                    "agentbot.tool.duration_ms": result.execution_time_ms,
+                }
+            )
+            if not result.success:
+                span.set_status(Status(StatusCode.ERROR, result.error_code or "tool_failed"))
+                span.set_attribute("error.type", result.error_code or "tool_failed")
+            labels: dict[str, str | bool] = {
+                "agentbot.tool.name": call.tool_name,
+                "agentbot.tool.success": result.success,
+            }
+            self.otel.metrics.tool_duration.record(result.execution_time_ms, labels)
+            self.otel.metrics.tool_calls.add(1, labels)
+            return result

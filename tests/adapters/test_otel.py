@@ -1,0 +1,208 @@
+"""OpenTelemetry: a trace file per turn whose stage spans carry the telemetry rows' ids; provider
+and tool spans; metrics; redaction; OTLP export to a stand-in collector on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from adapters.storage.sql import SqlStore
+from adapters.telemetry.otel import OTelTracer, TracedProvider
+from agent import build_router
+from agent.errors import ProviderRateLimited
+from agent.interfaces import LLMResponse
+from agent.observe import MeteredProvider, observed_turn
+from agent.turn import Turn
+from tests.helpers import REPO, interaction, say
+
+
+class ScriptedProvider:
+    """Answers from a script; an exception in the script is raised instead."""
+
+    def __init__(self, script: list[LLMResponse | Exception]):
+        self.script = list(script)
+        self.calls: list[list[dict[str, Any]]] = []
+
+    async def generate(self, messages, tools=None, response_format=None, temperature=0.0, max_tokens=None):  # type: ignore[no-untyped-def]
+        self.calls.append(messages)
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return 0.0
+
+
+def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    data = reader.get_metrics_data()
+    for rm in data.resource_metrics if data else []:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                out.setdefault(m.name, []).extend(m.data.data_points)
+    return out
+
+
+async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_path: Path) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+        await say(router, "Where's order O-12345?")
+    store = SqlStore(db_url)
+    rows = await store.fetch("SELECT stage, trace_id, span_id FROM telemetry_events ORDER BY id")
+    messages = await store.fetch("SELECT trace_id FROM messages")
+    await store.aclose()
+    trace_id = rows[0].trace_id
+    assert trace_id and len(trace_id) == 32
+    assert {r.trace_id for r in rows} == {trace_id} == {m.trace_id for m in messages}
+    body = json.loads((tmp_path / "traces" / f"{trace_id}.json").read_text())  # beside the database
+    spans = {s["span_id"]: s for s in body["spans"]}
+    [root] = [s for s in body["spans"] if s["parent_span_id"] is None]
+    assert root["name"] == "turn" and root["attributes"]["agentbot.session_id"] == "s-1"
+    for row in rows:
+        span = spans[row.span_id]
+        assert span["name"] == row.stage and span["trace_id"] == trace_id
+        assert span["parent_span_id"] == root["span_id"]
+    [tool] = [s for s in body["spans"] if s["name"] == "tool check_order_status"]
+    assert tool["attributes"]["agentbot.tool.success"] is True
+    assert tool["parent_span_id"] == root["span_id"]
+    assert [s["name"] for s in body["spans"] if s["name"] in {r.stage for r in rows}] == [r.stage for r in rows]
+
+
+async def test_tracing_can_be_turned_off(tmp_path: Path) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    async with build_router(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_TRACING": "off"}) as router:
+        response, _ = await say(router, "O-12345")
+    assert "shipped" in response.text
+    assert not (tmp_path / "traces").exists()
+
+
+async def test_spans_are_redacted_like_telemetry() -> None:
+    exporter = InMemorySpanExporter()
+    tracer = OTelTracer(exporter)
+    i = interaction("my email is a@b.example")
+    with observed_turn(tracer, i) as trace:
+        t = Turn(i, "s-1", None, frozenset({"email"}), None, [], trace)
+        event = t.emit("intent_classified", {"params": {"email": "a@b.example", "order_id": "O-1"}})
+    await tracer.aclose()
+    [span] = [s for s in exporter.get_finished_spans() if s.name == "intent_classified"]
+    assert span.attributes["agentbot.payload.params.email"] == "***"  # type: ignore[index]
+    assert span.attributes["agentbot.payload.params.order_id"] == "O-1"  # type: ignore[index]
+    assert event.payload["params"]["email"] == "***"
+    assert event.span_id == format(span.context.span_id, "016x")  # type: ignore[union-attr]
+
+
+async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    tracer = OTelTracer(exporter, [reader])
+    scripted = ScriptedProvider(
+        [
+            ProviderRateLimited("slow down", retry_after=1),
+            LLMResponse(content="ok", model="m-1", tokens_in=120, tokens_out=30, cost=0.0021, latency_ms=12.5),
+        ]
+    )
+    provider = MeteredProvider(TracedProvider(scripted, tracer, "scripted", context_window=1000))
+    i = interaction("hello")
+    with observed_turn(tracer, i) as trace:
+        t = Turn(i, "s-1", None, frozenset(), None, [], trace)
+        t.emit("received")
+        with pytest.raises(ProviderRateLimited):
+            await provider.generate([{"role": "user", "content": "hi"}])
+        tracer.record_retry(1, 0.5, ProviderRateLimited("slow down"))
+        await provider.generate([{"role": "user", "content": "hi"}], temperature=0.3, max_tokens=50)
+        classified = t.emit("intent_classified", {"intent_id": None})
+        later = t.emit("response_generated")
+    tracer.flush()
+    llm = classified.payload["llm"]
+    assert (llm["calls"], llm["errors"], llm["tokens_in"], llm["tokens_out"], llm["cost"]) == (2, 1, 120, 30, 0.0021)
+    assert "llm" not in later.payload  # usage lands on the stage that spent it, once
+    spans = exporter.get_finished_spans()
+    root = next(s for s in spans if s.name == "turn")
+    calls = [s for s in spans if s.name == "llm.generate"]
+    assert [c.parent.span_id for c in calls] == [root.context.span_id] * 2  # type: ignore[union-attr]
+    failed, ok = calls
+    assert failed.attributes["error.type"] == "ProviderRateLimited"  # type: ignore[index]
+    assert failed.attributes["agentbot.llm.retryable"] is True  # type: ignore[index]
+    assert ok.attributes["gen_ai.request.model"] == "m-1"  # type: ignore[index]
+    assert ok.attributes["gen_ai.request.temperature"] == 0.3  # type: ignore[index]
+    assert ok.attributes["gen_ai.usage.input_tokens"] == 120  # type: ignore[index]
+    assert ok.attributes["agentbot.llm.cost"] == 0.0021  # type: ignore[index]
+    assert ok.attributes["agentbot.llm.context_utilization"] == 0.12  # type: ignore[index]
+    points = metric_points(reader)
+    assert sum(p.value for p in points["agentbot.llm.tokens"]) == 150
+    assert [dict(p.attributes)["error.type"] for p in points["agentbot.llm.errors"]] == ["ProviderRateLimited"]
+    assert sum(p.value for p in points["agentbot.llm.retries"]) == 1
+    assert sum(p.count for p in points["agentbot.llm.duration"]) == 2
+    assert sum(p.value for p in points["agentbot.llm.cost"]) == pytest.approx(0.0021)
+    await tracer.aclose()
+
+
+async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
+    reader = InMemoryMetricReader()
+    tracer = OTelTracer(InMemorySpanExporter(), [reader])
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    async with build_router(REPO / "config", REPO / "data", db_url, tracer=tracer) as router:
+        await say(router, "O-12345")
+        await say(router, "where is O-99999", session="s-2")
+        points = metric_points(reader)
+    calls = {(dict(p.attributes)["agentbot.tool.success"]): p.value for p in points["agentbot.tool.calls"]}
+    assert calls == {True: 1, False: 1}
+    assert sum(p.count for p in points["agentbot.tool.duration"]) == 2
+
+
+@pytest.fixture
+async def collector() -> AsyncIterator[tuple[str, list[tuple[str, bytes]]]]:
+    received: list[tuple[str, bytes]] = []
+
+    async def ingest(request: web.Request) -> web.Response:
+        received.append((request.path, await request.read()))
+        return web.Response(status=200, content_type="application/x-protobuf", body=b"")
+
+    app = web.Application()
+    app.router.add_post("/v1/traces", ingest)
+    app.router.add_post("/v1/metrics", ingest)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}", received
+    await runner.cleanup()
+
+
+async def test_otlp_export_when_the_endpoint_is_set(
+    collector: tuple[str, list[tuple[str, bytes]]], tmp_path: Path
+) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    url, received = collector
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url}
+    async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+        await say(router, "O-12345")
+    assert not (tmp_path / "traces").exists()  # OTLP instead of files
+    names = set()
+    for path, body in received:
+        if path == "/v1/traces":
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            names |= {s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans}
+    assert {"turn", "received", "tool_execute", "memory_updated", "tool check_order_status"} <= names
+
+
+def test_the_core_never_imports_opentelemetry() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pkgutil, importlib, agent\n"
+        "for m in pkgutil.walk_packages(agent.__path__, 'agent.'): importlib.import_module(m.name)\n"
+        "print(any(m.startswith('opentelemetry') for m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
