@@ -11,7 +11,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 │   ├── ProviderUnavailable    5xx / overloaded, retryable=True
 │   ├── ProviderTimeout        retryable=True
 │   ├── ProviderConnectionError retryable=True
-│   └── ProviderBadRequest     retryable=False
+│   ├── ProviderBadRequest     retryable=False
+│   └── ProviderOutputInvalid  the model answered, but not in the shape asked for
 ├── PolicyDenied               a policy refused a tool call; `reason` is shown
 └── ToolError                  a tool could not run
     ├── ToolNotAllowed         the agent may not use this tool
@@ -60,11 +61,19 @@ class VersionConflict(StorageError):
 
 class ProviderError(AgentbotError):
     retryable = False
-    user_message = "Something went wrong. Please try again."
+    user_message = "I'm having trouble processing your request. Please try again."
 
     def __init__(self, message: str, *, status: int | None = None):
         self.status = status
+        # Filled in by the retry layer: how many attempts were made and the sleeps between them.
+        self.attempts = 1
+        self.retry_delays: list[float] = []
         super().__init__(message)
+
+    @property
+    def kind(self) -> str:
+        """A stable short name for telemetry: auth, rate_limited, unavailable, ..."""
+        return _KINDS.get(type(self).__name__, "provider_error")
 
 
 class ProviderAuthError(ProviderError):
@@ -73,7 +82,7 @@ class ProviderAuthError(ProviderError):
 
 class ProviderRateLimited(ProviderError):
     retryable = True
-    user_message = "I'm getting a lot of requests right now. Please try again in a minute."
+    user_message = "I'm receiving too many requests. Please wait a moment."
 
     def __init__(self, message: str, *, status: int | None = 429, retry_after: float | None = None):
         self.retry_after = retry_after
@@ -94,6 +103,21 @@ class ProviderConnectionError(ProviderError):
 
 class ProviderBadRequest(ProviderError):
     pass
+
+
+class ProviderOutputInvalid(ProviderError):
+    """The model answered, but not with the JSON or tool call it was asked for."""
+
+
+_KINDS = {
+    "ProviderAuthError": "auth",
+    "ProviderRateLimited": "rate_limited",
+    "ProviderUnavailable": "unavailable",
+    "ProviderTimeout": "timeout",
+    "ProviderConnectionError": "connection",
+    "ProviderBadRequest": "bad_request",
+    "ProviderOutputInvalid": "output_invalid",
+}
 
 
 class PolicyDenied(AgentbotError):

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from typing import Any
 
 from agent.interfaces import Reply, TelemetrySink
 from agent.types import Interaction, Message, OutboundMessage, TelemetryEvent
+
+# The turn this task is handling. LLM calls record their telemetry on it (agent/llm/calls.py):
+# the Classifier and Planner seams do not carry the turn, yet those events must commit with it.
+_current: ContextVar[Turn | None] = ContextVar("agentbot_turn", default=None)
+
+
+def current_turn() -> Turn | None:
+    """The turn being handled by the running task, if any."""
+    return _current.get()
 
 
 class Turn:
@@ -39,6 +49,7 @@ class Turn:
         self.events: list[TelemetryEvent] = []
         self.outbound: list[OutboundMessage] = []
         self._last = time.perf_counter()
+        _current.set(self)
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent:
         now = time.perf_counter()
