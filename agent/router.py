@@ -7,6 +7,7 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from agent import goals
@@ -57,6 +58,8 @@ class RouterParts:
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
+    # Resources to release with the router (e.g. an LLM provider's HTTP client).
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
 class AgentRouter:
@@ -66,6 +69,8 @@ class AgentRouter:
         self.acting = Acting(parts.policy, parts.executor, parts.settings.max_agent_passes, parts.messages)
 
     async def aclose(self) -> None:
+        for close in self.p.closers:
+            await close()
         await self.p.store.aclose()
 
     async def __aenter__(self) -> AgentRouter:
