@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from agent.eval.suite import Expect, Scenario, Suite, summary
 from agent.interfaces import TelemetrySink
+from agent.llm.calls import LLM_STAGES
 from agent.router import AgentRouter
 from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, TelemetryEvent
 
@@ -30,6 +31,20 @@ class ScenarioResult(BaseModel):
     passed: bool
     turns: int
     failures: list[Failure] = Field(default_factory=list)
+    # LLM use per turn ({"turn", "calls", "tokens_in", "tokens_out", "cost"}) and in total.
+    llm_turns: list[dict[str, Any]] = Field(default_factory=list)
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+
+def llm_usage(events: list[TelemetryEvent]) -> dict[str, Any]:
+    """Calls, tokens and dollars of the `llm_call` events given (failed calls count as calls)."""
+    calls = [e.payload for e in events if e.stage == "llm_call"]
+    return {
+        "calls": len(calls),
+        "tokens_in": sum(c.get("tokens_in", 0) for c in calls),
+        "tokens_out": sum(c.get("tokens_out", 0) for c in calls),
+        "cost": round(sum(c.get("cost", 0.0) for c in calls), 8),
+    }
 
 
 class _Events:
@@ -82,6 +97,7 @@ async def run_scenario(suite: str, scenario: Scenario, factory: RouterFactory) -
     session = f"eval:{suite}:{scenario.id}:{uuid.uuid4().hex[:8]}"
     failures: list[Failure] = []
     turns = 0
+    llm_turns: list[dict[str, Any]] = []
     try:
         for n, turn in enumerate(scenario.turns, start=1):
             if turn.restart:
@@ -104,13 +120,33 @@ async def run_scenario(suite: str, scenario: Scenario, factory: RouterFactory) -
             response = await router.handle(interaction, reply=reply)
             if delivered != response.messages:
                 failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
-            stages = [e.stage for e in sink.events if e.interaction_id == interaction.id]
+            events = [e for e in sink.events if e.interaction_id == interaction.id]
+            llm_turns.append({"turn": n} | llm_usage(events))
+            # LLM events describe work inside a stage; the pipeline's stage order is what suites check.
+            stages = [e.stage for e in events if e.stage not in LLM_STAGES]
             failures += check(turn.expect, response, stages, n)
     finally:
         await router.aclose()
-    return ScenarioResult(id=scenario.id, suite=suite, passed=not failures, turns=turns, failures=failures)
+    totals = {k: sum(t[k] for t in llm_turns) for k in ("calls", "tokens_in", "tokens_out", "cost")}
+    totals["cost"] = round(totals["cost"], 8)
+    return ScenarioResult(
+        id=scenario.id,
+        suite=suite,
+        passed=not failures,
+        turns=turns,
+        failures=failures,
+        llm_turns=llm_turns,
+        llm=totals,
+    )
 
 
 async def run_suites(suites: list[Suite], factory: RouterFactory) -> tuple[list[ScenarioResult], dict[str, Any]]:
     results = [await run_scenario(s.name, sc, factory) for s in suites for sc in s.scenarios]
     return results, summary(results)
+
+
+def llm_totals(results: list[ScenarioResult]) -> dict[str, Any]:
+    """LLM calls, tokens and dollars over every scenario."""
+    llm = {k: sum(r.llm.get(k, 0) for r in results) for k in ("calls", "tokens_in", "tokens_out", "cost")}
+    llm["cost"] = round(llm["cost"], 8)
+    return llm
