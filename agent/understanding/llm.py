@@ -163,4 +163,7 @@ class CascadeClassifier:
             return cls
         if cls.intent_id is not None and cls.confidence >= self.threshold:
             return cls
+        if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
+            # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
+            return cls
         return await self.llm.classify(interaction, intents, state, history)
