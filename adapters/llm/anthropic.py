@@ -97,8 +97,8 @@ class AnthropicProvider(Priced):
             "model": self.model,
             "messages": chat,
             "max_tokens": max_tokens or 1024,
-            "temperature": temperature,
         }
+        # anthropic 2.x's messages.create takes no `temperature`; the model's default applies.
         if system:
             kwargs["system"] = system
         specs = [
