@@ -55,6 +55,16 @@ def brain(system: str, user: str, tools: list[str], results: list[dict[str, Any]
                 "fills_slot": True,
                 "reply": "none",
             }
+        elif re.search(r"broken|damaged|ticket|complaint|problem", user, re.I):
+            out = {
+                "intent_id": "create_ticket",
+                "params": {"summary": user},
+                "confidence": 0.9,
+                "fills_slot": False,
+                "reply": "none",
+            }
+        elif re.search(r"human|person|someone|agent|manager", user, re.I):
+            out = {"intent_id": "human_handoff", "params": {}, "confidence": 0.9, "fills_slot": False, "reply": "none"}
         elif ORDER_WORDS.search(user) or order_id:
             params = {"order_id": order_id} if order_id else {}
             out = {
@@ -64,8 +74,6 @@ def brain(system: str, user: str, tools: list[str], results: list[dict[str, Any]
                 "fills_slot": False,
                 "reply": "none",
             }
-        elif re.search(r"human|person|someone", user, re.I):
-            out = {"intent_id": "human_handoff", "params": {}, "confidence": 0.9, "fills_slot": False, "reply": "none"}
         else:
             out = {"intent_id": "none", "params": {}, "confidence": 0.3, "fills_slot": False, "reply": "none"}
         return Reply(text=json.dumps(out))
