@@ -92,6 +92,10 @@ class ProviderRateLimited(ProviderError):
 class ProviderUnavailable(ProviderError):
     retryable = True
 
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        self.retry_after = retry_after  # some 503/529 answers say when to come back
+        super().__init__(message, status=status)
+
 
 class ProviderTimeout(ProviderError):
     retryable = True

@@ -55,9 +55,7 @@ def from_status(status: int, message: str, headers: Mapping[str, str]) -> Provid
     if status == 429:
         return ProviderRateLimited(message, status=status, retry_after=retry_after(headers))
     if status in (408, 409) or status >= 500:  # 529 is Anthropic's "overloaded"
-        err = ProviderUnavailable(message, status=status)
-        err.retry_after = retry_after(headers)  # type: ignore[attr-defined]
-        return err
+        return ProviderUnavailable(message, status=status, retry_after=retry_after(headers))
     return ProviderBadRequest(message, status=status)
 
 

@@ -29,7 +29,7 @@ STATES = (
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MONTHS = re.compile(
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", re.I
+    r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", re.I
 )
 _MONTH_NO = {
     m: i

@@ -85,7 +85,8 @@ class LLMAgent:
             return await self.templates.plan(request)
         t = current_turn()
         key = (t.interaction.id if t else "", goal.id)
-        loop = self._loops.get(key)
+        # A first pass starts afresh, even for an interaction retried after a version conflict.
+        loop = None if request.pass_number == 1 else self._loops.get(key)
         if loop is None:
             if request.results or await self.calls.over_budget(request.state):
                 return await self.templates.plan(request)
