@@ -41,54 +41,69 @@ ORDER_WORDS = re.compile(r"order|package|parcel|deliver|arriv|ship|track|bought|
 ORDER_ID = re.compile(r"\bo[-\s]?(\d{4,10})\b|(?<![\d.])(\d{5})(?![\d.])", re.I)
 
 
+YES = re.compile(r"^(yes|yeah|yep|sure|ok|okay|please)\b", re.I)
+NO = re.compile(r"^(no|nope|nah|not now|never ?mind)\b", re.I)
+TICKET = re.compile(r"broken|damaged|chipped|ticket|complaint|problem", re.I)
+HUMAN = re.compile(r"human|person|someone|somebody|agent|manager", re.I)
+
+
+def _classify(system: str, user: str) -> dict[str, Any]:
+    """The classification a model returns: intent, parameters, slot fill, yes/no."""
+    out: dict[str, Any] = {"intent_id": "none", "params": {}, "confidence": 0.9, "fills_slot": False, "reply": "none"}
+    offer = re.search(r"yes/no question: .*\(intent (\w+) on yes\)", system)
+    if offer and (YES.search(user) or NO.search(user)):
+        yes = bool(YES.search(user))
+        return out | {"intent_id": offer.group(1) if yes else "none", "reply": "yes" if yes else "no"}
+    m = ORDER_ID.search(user)
+    order_id = f"O-{m.group(1) or m.group(2)}" if m else None
+    waiting = re.search(r"waiting for `(\w+)`", system)
+    awaited = waiting.group(1) if waiting else None
+    if awaited == "order_id" and order_id:
+        return out | {"intent_id": "order_status", "params": {"order_id": order_id}, "fills_slot": True}
+    if awaited == "summary" and not ORDER_WORDS.search(user):
+        return out | {"intent_id": "create_ticket", "params": {"summary": user}, "fills_slot": True}
+    if TICKET.search(user):
+        # "open a ticket" names no problem yet; "my headphones arrived broken" is the summary.
+        says_more = re.sub(r"\b(i|want|to|open|a|file|create|raise|support|ticket|please)\b", "", user, flags=re.I)
+        params = {"summary": user} if len(says_more.split()) >= 2 else {}
+        return out | {"intent_id": "create_ticket", "params": params}
+    if HUMAN.search(user):
+        return out | {"intent_id": "human_handoff"}
+    if ORDER_WORDS.search(user) or order_id:
+        return out | {"intent_id": "order_status", "params": {"order_id": order_id} if order_id else {}}
+    return out | {"confidence": 0.3}
+
+
 def brain(system: str, user: str, tools: list[str], results: list[dict[str, Any]], structured: bool) -> Reply:
     """What a competent model answers, from the parsed request."""
     if structured:
-        m = ORDER_ID.search(user)
-        order_id = f"O-{m.group(1) or m.group(2)}" if m else None
-        waiting = re.search(r"waiting for `(\w+)`", system)
-        if waiting and waiting.group(1) == "order_id" and order_id:
-            out = {
-                "intent_id": "order_status",
-                "params": {"order_id": order_id},
-                "confidence": 0.95,
-                "fills_slot": True,
-                "reply": "none",
-            }
-        elif re.search(r"broken|damaged|ticket|complaint|problem", user, re.I):
-            out = {
-                "intent_id": "create_ticket",
-                "params": {"summary": user},
-                "confidence": 0.9,
-                "fills_slot": False,
-                "reply": "none",
-            }
-        elif re.search(r"human|person|someone|agent|manager", user, re.I):
-            out = {"intent_id": "human_handoff", "params": {}, "confidence": 0.9, "fills_slot": False, "reply": "none"}
-        elif ORDER_WORDS.search(user) or order_id:
-            params = {"order_id": order_id} if order_id else {}
-            out = {
-                "intent_id": "order_status",
-                "params": params,
-                "confidence": 0.9,
-                "fills_slot": False,
-                "reply": "none",
-            }
-        else:
-            out = {"intent_id": "none", "params": {}, "confidence": 0.3, "fills_slot": False, "reply": "none"}
-        return Reply(text=json.dumps(out))
+        return Reply(text=json.dumps(_classify(system, user)))
+    details = re.search(r"Known details: (\{.*?\})\.", system)
+    known: dict[str, Any] = json.loads(details.group(1)) if details else {}
     if results:
         data = results[-1].get("data") or {}
         if not results[-1].get("success"):
-            return Reply(text="I couldn't find that order. Could you check the ID?")
+            return Reply(text="I couldn't do that just now. Could you check the details?")
+        if "ticket_id" in data:
+            return Reply(text=f'I\'ve opened ticket {data["ticket_id"]} about "{known.get("summary", "")}".')
+        if "handoff_id" in data:
+            return Reply(text=f"A human support agent will join shortly (reference {data['handoff_id']}).")
         status = str(data.get("status", "")).replace("_", " ")
-        return Reply(
-            text=f"Your order {data.get('order_id')} is {status} with {data.get('carrier')} "
+        text = (
+            f"Your order {data.get('order_id')} is {status} with {data.get('carrier')} "
             f"(tracking {data.get('tracking')}). ETA: {data.get('eta')}."
         )
-    known = re.search(r"\"order_id\": \"(O-\d+)\"", system)
-    if "check_order_status" in tools and known:
-        return Reply(tool_calls=[("check_order_status", {"order_id": known.group(1)})])
+        if data.get("delay_reason"):
+            text += f" Reason: {data['delay_reason']}."
+        if data.get("status") == "refunded":
+            text += f" Refunded ${data.get('amount'):.2f} on {data.get('refunded_at')}."
+        return Reply(text=text)
+    if "create_ticket" in tools and "support ticket" in system and known.get("summary"):
+        return Reply(tool_calls=[("create_ticket", {k: v for k, v in known.items() if k in ("summary", "order_id")})])
+    if "escalate_to_human" in tools and "wants a human" in system:
+        return Reply(tool_calls=[("escalate_to_human", {})])
+    if "check_order_status" in tools and known.get("order_id"):
+        return Reply(tool_calls=[("check_order_status", {"order_id": known["order_id"]})])
     return Reply(text="Could you tell me your order ID?")
 
 
