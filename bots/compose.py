@@ -59,7 +59,7 @@ def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
 def _need(env: Mapping[str, str], name: str) -> str:
     value = env.get(name)
     if not value:
-        raise ConfigError("environment", f"{name} is not set; the chosen LLM provider needs it", field=name)
+        raise ConfigError("environment", "not set; the chosen LLM provider needs it", field=name)
     return value
 
 
