@@ -168,7 +168,7 @@ def build_router(
             planners = {
                 name: LLMAgent(
                     name, agent.constitution, calls, gateway.schemas(name), templates,
-                    settings.max_agent_passes, CONFIRM_TOOLS,
+                    settings.max_agent_passes, CONFIRM_TOOLS, llm_settings.phrase_answers,
                 )
                 for name, agent in config.agents.agents.items()
                 if agent.constitution

@@ -55,6 +55,7 @@ class LLMAgent:
         templates: the template planner, for questions and every fallback.
         max_iterations: passes per turn before the user is asked to split the request.
         confirm_tools: tools that need the user's yes before they run.
+        phrase_answers: the model words the answer from tool results; False leaves it to templates.
     """
 
     def __init__(
@@ -66,6 +67,7 @@ class LLMAgent:
         templates: TemplatePlanner,
         max_iterations: int = 5,
         confirm_tools: frozenset[str] = frozenset(),
+        phrase_answers: bool = True,
     ):
         self.name = name
         self.constitution = constitution
@@ -74,6 +76,7 @@ class LLMAgent:
         self.templates = templates
         self.max_iterations = max_iterations
         self.confirm_tools = confirm_tools
+        self.phrase_answers = phrase_answers
         self._loops: dict[tuple[str, str], _Loop] = {}
 
     def question(self, intent_id: str, slot: str) -> str:
@@ -98,8 +101,9 @@ class LLMAgent:
             return await self._template(request, key)
         else:
             self._feed_results(loop, request.results)
-        if any(not r.success for r in request.results):
-            # The templates know each tool's failure (not found -> ask for the ID again).
+        if any(not r.success for r in request.results) or (request.results and not self.phrase_answers):
+            # The templates know each tool's failure (not found -> ask for the ID again), and
+            # answer from the results when the model is not to phrase answers.
             return await self._template(request, key)
         try:
             response = await self.calls.generate("agent", request.state, loop.messages, tools=self.tools)

@@ -245,3 +245,21 @@ def test_llm_mode_without_a_key_fails_at_startup_naming_the_variable(db_url: str
         build_router(REPO / "config", REPO / "data", db_url, "llm", env={})
     with pytest.raises(ConfigError, match="AGENTBOT_COMPAT_BASE_URL"):
         build_router(REPO / "config", REPO / "data", db_url, "cascade", env={}, provider="compat")
+
+
+async def test_phrase_answers_off_leaves_the_answer_to_the_template(
+    db_url: str, llm_server: StandInLLM, tmp_path: Path
+) -> None:
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config", config)
+    settings = (
+        (config / "settings.yaml")
+        .read_text()
+        .replace("  cascade_threshold:", "  phrase_answers: false\n  cascade_threshold:")
+    )
+    (config / "settings.yaml").write_text(settings)
+    sink = CollectingSink()
+    async with llm_router(db_url, sink, llm_server, config_dir=config) as router:
+        r, _ = await say(router, "Where's O-12345?")
+    assert [c["purpose"] for c in llm_events(sink)] == ["classify", "agent"]
+    assert "has shipped via UPS" in r.text
