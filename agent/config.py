@@ -120,6 +120,38 @@ class AgentsFile(Strict):
     agents: dict[str, AgentSpec]
 
 
+class ModelPrice(Strict):
+    """Dollars per million tokens."""
+
+    input: float = Field(0.0, ge=0)
+    output: float = Field(0.0, ge=0)
+
+
+class RetrySettings(Strict):
+    max_attempts: int = Field(3, ge=1)
+    base_delay: float = Field(0.5, ge=0)  # seconds; doubles each attempt, with full jitter
+    max_delay: float = Field(8.0, ge=0)  # no single sleep is longer
+    retry_after_cap: float = Field(30.0, ge=0)  # a longer Retry-After is not waited for
+
+
+class LLMSettings(Strict):
+    """The LLM used by the `llm` and `cascade` understanding modes. Keys come from the environment."""
+
+    provider: str = "openai"  # openai | anthropic | compat
+    model: str = "gpt-4o-mini"
+    timeout_seconds: float = Field(30.0, gt=0)
+    temperature: float = 0.0
+    context_window: int | None = Field(None, ge=512)  # else the provider's default for the model
+    answer_reserve_tokens: int = Field(1024, ge=64)  # kept free in the window for the answer
+    history_strategy: str = Field("truncate", pattern="^(truncate|summarize)$")
+    cascade_threshold: float = Field(0.75, ge=0, le=1)  # rules at or above this skip the LLM
+    phrase_answers: bool = True  # the LLM words the final answer (grounding-checked)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)  # model -> price
+    daily_budget_per_customer: float | None = Field(None, ge=0)  # dollars; None = unlimited
+    daily_budget_per_channel: float | None = Field(None, ge=0)
+
+
 class Settings(Strict):
     understanding: str = "rules"
     database_url: str = "sqlite+aiosqlite:///var/agentbot.db"
@@ -137,6 +169,7 @@ class Settings(Strict):
     # (var/traces by default), else var/traces.
     tracing: bool = True
     traces_dir: str | None = None
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
 
 class BotConfig(Strict):

@@ -11,7 +11,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 │   ├── ProviderUnavailable    5xx / overloaded, retryable=True
 │   ├── ProviderTimeout        retryable=True
 │   ├── ProviderConnectionError retryable=True
-│   └── ProviderBadRequest     retryable=False
+│   ├── ProviderBadRequest     retryable=False
+│   └── ProviderOutputInvalid  the model answered, but not in the shape asked for
 ├── DataSourceError            business data could not be read (an endpoint down, a bad file)
 ├── RecordingMissing           a replayed eval asked for an LLM response nobody recorded
 ├── PolicyDenied               a policy refused a tool call; `reason` is shown
@@ -62,11 +63,19 @@ class VersionConflict(StorageError):
 
 class ProviderError(AgentbotError):
     retryable = False
-    user_message = "Something went wrong. Please try again."
+    user_message = "I'm having trouble processing your request. Please try again."
 
     def __init__(self, message: str, *, status: int | None = None):
         self.status = status
+        # Filled in by the retry layer: how many attempts were made and the sleeps between them.
+        self.attempts = 1
+        self.retry_delays: list[float] = []
         super().__init__(message)
+
+    @property
+    def kind(self) -> str:
+        """A stable short name for telemetry: auth, rate_limited, unavailable, ..."""
+        return _KINDS.get(type(self).__name__, "provider_error")
 
 
 class ProviderAuthError(ProviderError):
@@ -75,7 +84,7 @@ class ProviderAuthError(ProviderError):
 
 class ProviderRateLimited(ProviderError):
     retryable = True
-    user_message = "I'm getting a lot of requests right now. Please try again in a minute."
+    user_message = "I'm receiving too many requests. Please wait a moment."
 
     def __init__(self, message: str, *, status: int | None = 429, retry_after: float | None = None):
         self.retry_after = retry_after
@@ -84,6 +93,10 @@ class ProviderRateLimited(ProviderError):
 
 class ProviderUnavailable(ProviderError):
     retryable = True
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        self.retry_after = retry_after  # some 503/529 answers say when to come back
+        super().__init__(message, status=status)
 
 
 class ProviderTimeout(ProviderError):
@@ -104,6 +117,21 @@ class DataSourceError(AgentbotError):
 
 class RecordingMissing(AgentbotError):
     """Replay found no recorded LLM response for this scenario turn; it never calls out instead."""
+
+
+class ProviderOutputInvalid(ProviderError):
+    """The model answered, but not with the JSON or tool call it was asked for."""
+
+
+_KINDS = {
+    "ProviderAuthError": "auth",
+    "ProviderRateLimited": "rate_limited",
+    "ProviderUnavailable": "unavailable",
+    "ProviderTimeout": "timeout",
+    "ProviderConnectionError": "connection",
+    "ProviderBadRequest": "bad_request",
+    "ProviderOutputInvalid": "output_invalid",
+}
 
 
 class PolicyDenied(AgentbotError):

@@ -69,6 +69,8 @@ class LLMToolCall(BaseModel):
     id: str = ""
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    # The raw text when the model's arguments were not a JSON object (weak local models do this).
+    invalid_arguments: str | None = None
 
 
 class LLMResponse(BaseModel):
@@ -79,10 +81,30 @@ class LLMResponse(BaseModel):
     tokens_out: int = 0
     latency_ms: float = 0.0
     cost: float = 0.0
+    attempts: int = 1  # HTTP attempts the retry layer made, 1 when the first one answered
+    retry_delays: list[float] = Field(default_factory=list)  # seconds slept before each retry
+
+
+class LLMCapabilities(BaseModel):
+    tools: bool = True
+    json_schema: bool = True
+    streaming: bool = False
+    context_window: int = 128_000
 
 
 @runtime_checkable
 class LLMProvider(Protocol):
+    """A chat model. Messages and tools are provider-neutral; each adapter translates them.
+
+    A message is `{"role": "system"|"user"|"assistant"|"tool", "content": str}`; an assistant
+    message may carry `"tool_calls": [{"id", "name", "arguments": dict}]` and a tool message a
+    `"tool_call_id"`. A tool is `{"name", "description", "parameters": JSON schema}`; a response
+    format is `{"name", "schema": JSON schema}` and asks for one JSON object as `content`.
+    Failures raise ProviderError subclasses (agent/errors.py), never SDK exceptions.
+    """
+
+    capabilities: LLMCapabilities
+
     async def generate(
         self,
         messages: list[dict[str, Any]],
@@ -92,7 +114,13 @@ class LLMProvider(Protocol):
         max_tokens: int | None = None,
     ) -> LLMResponse: ...
 
-    def get_cost(self, tokens_in: int, tokens_out: int) -> float: ...
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        """Dollars for this many tokens at the configured price of the model."""
+        ...
+
+    def estimate_tokens(self, text: str) -> int:
+        """A cheap, slightly pessimistic token count used to fit history into the window."""
+        ...
 
 
 class PolicyContext(BaseModel):

@@ -78,6 +78,10 @@ class MeteredProvider:
     def __init__(self, inner: LLMProvider):
         self.inner = inner
 
+    def __getattr__(self, name: str) -> Any:
+        # The rest of the provider's surface (capabilities, estimate_tokens, aclose) passes through.
+        return getattr(self.inner, name)
+
     async def generate(
         self,
         messages: list[dict[str, Any]],

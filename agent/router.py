@@ -7,6 +7,7 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -73,6 +74,8 @@ class RouterParts:
     confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
+    # Resources to release with the router (e.g. an LLM provider's HTTP client).
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
 class AgentRouter:
@@ -86,6 +89,8 @@ class AgentRouter:
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
 
     async def aclose(self) -> None:
+        for close in self.p.closers:
+            await close()
         await self.p.store.aclose()
         if self.p.preferences is not None:
             await self.p.preferences.aclose()

@@ -7,7 +7,7 @@ import logging
 import sys
 
 from agent.errors import ConfigError
-from agent.eval.runner import ScenarioResult
+from agent.eval.runner import ScenarioResult, llm_totals
 from bots.compose import build_router
 from bots.evaluate import add_eval_options
 from bots.observe import add_observe_commands
@@ -19,17 +19,29 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db-url", help="SQLAlchemy async URL (default: $AGENTBOT_DB_URL or SQLite in var/)")
 
 
+def _llm(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--understanding", choices=["rules", "llm", "cascade"], help="default: settings (rules)")
+    p.add_argument("--provider", choices=["openai", "anthropic", "compat"], help="LLM provider (default: settings)")
+    p.add_argument("--model", help="LLM model name (default: settings)")
+
+
+def _llm_args(args: argparse.Namespace) -> dict:
+    return {"understanding": args.understanding, "provider": args.provider, "model": args.model}
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="agentbot", description="Task-resolving agents in team chat.")
     sub = root.add_subparsers(dest="command", required=True)
     chat = sub.add_parser("chat", help="talk to the bot in the console (REPL, or one message with -m)")
     _common(chat)
+    _llm(chat)
     chat.add_argument("-m", "--message", help="send one message and exit")
     chat.add_argument("--session", help="session key (default: console:<your user name>)")
     chat.add_argument("--customer", help="customer id, e.g. C-001 (default: guest)")
     chat.add_argument("--json", action="store_true", help="print the AgentResponse and every delivered message")
     ev = sub.add_parser("eval", help="run conversation suites; exit 1 if any scenario fails")
     _common(ev)
+    _llm(ev)
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
@@ -72,13 +84,19 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
         f"(pass rate {summary['pass_rate']:.0%}, {summary['turns']} turns)",
         file=out,
     )
+    llm = llm_totals(results)
+    if llm["calls"]:
+        print(
+            f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ${llm['cost']:.6f}",
+            file=out,
+        )
 
 
 def run_eval(args: argparse.Namespace) -> int:
     """Metrics, baselines and the report live in bots/evaluate.py; this keeps the plain output."""
     from bots.evaluate import run_eval as evaluate
 
-    return evaluate(args, _print_results)
+    return evaluate(args, _print_results, _llm_args(args))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "chat":
             from bots.console import default_session, run_chat
 
-            router = build_router(args.config_dir, args.data_dir, args.db_url)
+            router = build_router(args.config_dir, args.data_dir, args.db_url, **_llm_args(args))
             return run_chat(router, args.message, args.session or default_session(), args.customer, args.json)
         if args.command == "eval":
             return run_eval(args)

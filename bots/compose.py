@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from adapters.data.json_source import JSONDataSource
 from adapters.data.overlay import OverlayDataSource
@@ -13,13 +14,15 @@ from adapters.storage.records import SqlRecords
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.catalog import StoreSettings, load_store_settings
-from agent.config import BotConfig, Settings, load_config, load_yaml_model
+from agent.config import BotConfig, LLMSettings, Settings, load_config, load_yaml_model
 from agent.confirmations import Confirmations
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
     AlertNotifier,
+    Classifier,
     DataSource,
+    LLMProvider,
     Planner,
     PreferenceMemory,
     ReleaseSource,
@@ -28,6 +31,8 @@ from agent.interfaces import (
     ToolExecutor,
     Tracer,
 )
+from agent.llm.budget import DailyBudget
+from agent.llm.calls import LLMCalls
 from agent.policy import YamlPolicyEngine
 from agent.policy_rules import load_policies
 from agent.preferences import PreferenceExtractor, PreferenceRecorder
@@ -44,13 +49,18 @@ from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.support import support_tools
 from agent.tools.tasks import task_tools
+from agent.understanding.llm import CascadeClassifier, LLMClassifier
+from agent.understanding.llm_agent import LLMAgent
 from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
 from agent.understanding.tasks import TaskPlanner
 from bots.alerts import AlertFanout, LogNotifier
 
 REPO = Path(__file__).resolve().parent.parent
-UNDERSTANDING_MODES = ("rules",)
+UNDERSTANDING_MODES = ("rules", "llm", "cascade")
+PROVIDERS = ("openai", "anthropic", "compat")
+# Tools an LLM agent may only request after the user said yes.
+CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 
 
 def resolve_dir(path: str | Path | None, default: str) -> Path:
@@ -120,6 +130,18 @@ def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Trac
     return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
 
 
+def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
+    """Every call counted toward the turn's usage, and a span per call when tracing is on."""
+    from agent.observe import MeteredProvider
+
+    if tracer is not None:
+        from adapters.telemetry.otel import OTelTracer, TracedProvider
+
+        if isinstance(tracer, OTelTracer):
+            provider = TracedProvider(provider, tracer, settings.provider, settings.context_window)
+    return MeteredProvider(provider)
+
+
 def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
     """AGENTBOT_RELEASES_URL (GET {url}/releases/{id}) if set, else `releases.json` in the data folder."""
     from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
@@ -127,6 +149,52 @@ def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> 
     if url := env.get("AGENTBOT_RELEASES_URL"):
         return HTTPReleaseSource(url)
     return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
+
+
+def _need(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name)
+    if not value:
+        raise ConfigError("environment", "not set; the chosen LLM provider needs it", field=name)
+    return value
+
+
+def build_llm(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
+    """The configured provider inside the one retry layer. Only the chosen SDK is imported."""
+    from adapters.llm.retry import RetryingProvider
+
+    common: dict[str, Any] = {
+        "prices": settings.prices,
+        "timeout": settings.timeout_seconds,
+        "context_window": settings.context_window,
+    }
+    provider: LLMProvider
+    if settings.provider == "openai":
+        from adapters.llm.openai import OpenAIProvider
+
+        provider = OpenAIProvider(_need(env, "OPENAI_API_KEY"), settings.model, env.get("OPENAI_BASE_URL"), **common)
+    elif settings.provider == "anthropic":
+        from adapters.llm.anthropic import AnthropicProvider
+
+        provider = AnthropicProvider(
+            _need(env, "ANTHROPIC_API_KEY"), settings.model, env.get("ANTHROPIC_BASE_URL"), **common
+        )
+    elif settings.provider == "compat":
+        from adapters.llm.compat import CompatProvider
+
+        provider = CompatProvider(
+            _need(env, "AGENTBOT_COMPAT_BASE_URL"),
+            settings.model,
+            env.get("AGENTBOT_COMPAT_API_KEY") or "not-needed",
+            env.get("AGENTBOT_COMPAT_JSON_MODE") or "json_schema",
+            **common,
+        )
+    else:
+        raise ConfigError(
+            "settings.yaml",
+            f"unknown LLM provider {settings.provider!r}; choose one of {', '.join(PROVIDERS)}",
+            field="llm.provider",
+        )
+    return RetryingProvider(provider, settings.retry)
 
 
 def build_router(
@@ -142,6 +210,9 @@ def build_router(
     env: Mapping[str, str] | None = None,
     releases: ReleaseSource | None = None,
     tracer: Tracer | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    llm: LLMProvider | None = None,
 ) -> AgentRouter:
     """Wire a router from config, data and environment.
 
@@ -149,7 +220,8 @@ def build_router(
         config_dir: folder with intents.yaml, agents.yaml, settings.yaml (default `config/`).
         data_dir: folder with orders.json and customers.json (default `data/`).
         db_url: SQLAlchemy async URL; else `AGENTBOT_DB_URL`, else settings (SQLite in `var/`).
-        understanding: `rules` (the offline default).
+        understanding: `rules` (the offline default), `llm` or `cascade` (rules first, LLM when unsure);
+            else `AGENTBOT_UNDERSTANDING`, else settings.
         telemetry: a live sink for events; they are also stored with each turn.
         data_source: replaces the JSON data source (e.g. `SQLiteDataSource`).
         store: replaces the SQL session store.
@@ -157,6 +229,9 @@ def build_router(
         env: the environment to read (default `os.environ`).
         releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
         tracer: replaces the OpenTelemetry tracer built from settings (a trace file per turn).
+        provider: `openai`, `anthropic` or `compat`; overrides settings `llm.provider`.
+        model: overrides settings `llm.model`.
+        llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
     """
     env = os.environ if env is None else env
     config = load_config(resolve_dir(config_dir, "config"))
@@ -202,7 +277,8 @@ def build_router(
 
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
-    templates = TemplatePlanner(config)
+    fanout = alerts or AlertFanout([LogNotifier()])
+    rules, templates = RulesClassifier(config), TemplatePlanner(config)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
         "support": SupportPlanner(templates),
@@ -217,10 +293,39 @@ def build_router(
         slots["feature"].values if "feature" in slots else [],
     )
     memory = preference_memory(url, env, settings.db_busy_timeout_ms)
+    classifier: Classifier = rules
+    closers = []
+    if mode != "rules":
+        overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+        llm_settings = settings.llm.model_copy(update=overrides)
+        model_api = llm or build_llm(llm_settings, env)
+        if hasattr(model_api, "aclose"):
+            closers.append(model_api.aclose)
+        model_api = observed_provider(model_api, tracer, llm_settings)
+        budget = DailyBudget(llm_settings.daily_budget_per_customer, llm_settings.daily_budget_per_channel)
+        calls = LLMCalls(model_api, llm_settings, budget, fanout)
+        understand = LLMClassifier(calls, rules)
+        threshold = llm_settings.cascade_threshold
+        classifier = understand if mode == "llm" else CascadeClassifier(rules, understand, threshold)
+        if mode == "llm":
+            planners = {
+                name: LLMAgent(
+                    name,
+                    agent.constitution,
+                    calls,
+                    gateway.schemas(name),
+                    templates,
+                    settings.max_agent_passes,
+                    CONFIRM_TOOLS,
+                    llm_settings.phrase_answers,
+                )
+                for name, agent in config.agents.agents.items()
+                if agent.constitution
+            }
     return AgentRouter(
         RouterParts(
             registry=IntentsRegistry(config),
-            classifier=RulesClassifier(config),
+            classifier=classifier,
             planner=templates,
             preferences=PreferenceRecorder(memory, extractor),
             policy=YamlPolicyEngine(policies, data, records),
@@ -230,10 +335,11 @@ def build_router(
             messages=config.intents.messages,
             settings=settings,
             telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
-            alerts=alerts or AlertFanout([LogNotifier()]),
+            alerts=fanout,
             planners=planners,
             confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
             handoffs=records,
             tracer=tracer,
+            closers=closers,
         )
     )

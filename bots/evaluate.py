@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from agent.eval import baseline as baselines
 from agent.eval.metrics import SCORES, aggregate
-from agent.eval.runner import ScenarioResult, run_suites
+from agent.eval.runner import ScenarioResult, llm_totals, run_suites
 from agent.eval.suite import load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
@@ -146,7 +146,7 @@ def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
         )
 
 
-def run_eval(args: argparse.Namespace, print_results: Any) -> int:
+def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, Any] | None = None) -> int:
     suites = [load_suite(p) for p in args.suites]
     directory = args.baselines_dir or os.environ.get("AGENTBOT_BASELINES_DIR") or "var/baselines"
     base = baselines.load(args.baseline, directory) if args.baseline else None  # fail before a long run
@@ -165,7 +165,7 @@ def run_eval(args: argparse.Namespace, print_results: Any) -> int:
                 sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
             ) -> AgentRouter:
                 # Alerts are counted in each response; eval posts them nowhere.
-                return build_router(c, d, url, telemetry=sink, alerts=AlertFanout([]))
+                return build_router(c, d, url, telemetry=sink, alerts=AlertFanout([]), **(llm_args or {}))
 
             results += asyncio.run(run_suites([suite], factory, progress=progress, judge_provider=judge))[0]
     summary = suite_summary(results)
@@ -183,6 +183,7 @@ def run_eval(args: argparse.Namespace, print_results: Any) -> int:
             json.dumps(
                 {
                     "summary": summary,
+                    "llm": llm_totals(results),
                     "scenarios": [
                         {
                             "id": r.id,
@@ -192,6 +193,8 @@ def run_eval(args: argparse.Namespace, print_results: Any) -> int:
                             "scores": r.metrics.scores() if r.metrics else {},
                             "metrics": r.metrics.model_dump() if r.metrics else None,
                             "judge_reasons": r.judge_reasons,
+                            "llm": r.llm,
+                            "llm_turns": r.llm_turns,
                         }
                         for r in results
                     ],

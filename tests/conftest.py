@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from adapters.telemetry.sinks import CollectingSink
 from agent.router import AgentRouter
 from bots.compose import build_router
 from tests.helpers import REPO
+from tests.standins.llm_server import StandInLLM
 
 _real_connect = socket.socket.connect
 
@@ -55,3 +56,11 @@ def sink() -> CollectingSink:
 async def router(db_url: str, sink: CollectingSink) -> AsyncIterator[AgentRouter]:
     async with build_router(REPO / "config", REPO / "data", db_url, telemetry=sink) as r:
         yield r
+
+
+@pytest.fixture
+def llm_server() -> Iterator[StandInLLM]:
+    """A stand-in OpenAI/Anthropic server on 127.0.0.1 that answers as a small model would."""
+    server = StandInLLM()
+    yield server
+    server.close()

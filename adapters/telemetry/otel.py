@@ -182,6 +182,10 @@ class TracedProvider:
     ):
         self.inner, self.otel, self.provider_name, self.context_window = inner, otel, provider_name, context_window
 
+    def __getattr__(self, name: str) -> Any:
+        # The rest of the provider's surface (capabilities, estimate_tokens, aclose) passes through.
+        return getattr(self.inner, name)
+
     async def generate(
         self,
         messages: list[dict[str, Any]],

@@ -16,6 +16,7 @@ from agent.eval.metrics import ScenarioMetrics, TurnObservation, scenario_metric
 from agent.eval.suite import Expect, Scenario, Suite, summary
 from agent.eval.suite import Turn as SuiteTurn
 from agent.interfaces import LLMProvider, TelemetrySink
+from agent.llm.calls import LLM_STAGES
 from agent.observe import Usage
 from agent.router import AgentRouter
 from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, TelemetryEvent, utcnow
@@ -41,6 +42,20 @@ class ScenarioResult(BaseModel):
     failures: list[Failure] = Field(default_factory=list)
     metrics: ScenarioMetrics | None = None
     judge_reasons: str | None = None
+    # LLM use per turn ({"turn", "calls", "tokens_in", "tokens_out", "cost"}) and in total.
+    llm_turns: list[dict[str, Any]] = Field(default_factory=list)
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+
+def llm_usage(events: list[TelemetryEvent]) -> dict[str, Any]:
+    """Calls, tokens and dollars of the `llm_call` events given (failed calls count as calls)."""
+    calls = [e.payload for e in events if e.stage == "llm_call"]
+    return {
+        "calls": len(calls),
+        "tokens_in": sum(c.get("tokens_in", 0) for c in calls),
+        "tokens_out": sum(c.get("tokens_out", 0) for c in calls),
+        "cost": round(sum(c.get("cost", 0.0) for c in calls), 8),
+    }
 
 
 class _Events:
@@ -146,6 +161,7 @@ async def run_scenario(
     observed: list[TurnObservation] = []
     transcript: list[tuple[str, str]] = []
     state = None
+    llm_turns: list[dict[str, Any]] = []
     try:
         for n, turn in enumerate(scenario.turns, start=1):
             if turn.restart:
@@ -177,7 +193,10 @@ async def run_scenario(
             if delivered != response.messages:
                 turn_failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
             events = [e for e in sink.events if e.interaction_id == interaction.id]
-            turn_failures += check(turn.expect, response, [e.stage for e in events], n)
+            llm_turns.append({"turn": n} | llm_usage(events))
+            # LLM events describe work inside a stage; the pipeline's stage order is what suites check.
+            stages = [e.stage for e in events if e.stage not in LLM_STAGES]
+            turn_failures += check(turn.expect, response, stages, n)
             failures += turn_failures
             state, _ = await router.p.store.load(session, 0)
             observed.append(
@@ -196,6 +215,8 @@ async def run_scenario(
             transcript += [("user", interaction.text), ("assistant", response.text)]
     finally:
         await router.aclose()
+    totals = {k: sum(t[k] for t in llm_turns) for k in ("calls", "tokens_in", "tokens_out", "cost")}
+    totals["cost"] = round(totals["cost"], 8)
     metrics = scenario_metrics(observed, state, passed=not failures)
     reasons = None
     if judge_provider is not None and transcript:
@@ -209,6 +230,8 @@ async def run_scenario(
         failures=failures,
         metrics=metrics,
         judge_reasons=reasons,
+        llm_turns=llm_turns,
+        llm=totals,
     )
 
 
@@ -226,3 +249,10 @@ async def run_suites(
         if progress is not None:
             progress(len(results), len(todo), f"{name}/{sc.id}")
     return results, summary(results)
+
+
+def llm_totals(results: list[ScenarioResult]) -> dict[str, Any]:
+    """LLM calls, tokens and dollars over every scenario."""
+    llm = {k: sum(r.llm.get(k, 0) for r in results) for k in ("calls", "tokens_in", "tokens_out", "cost")}
+    llm["cost"] = round(llm["cost"], 8)
+    return llm

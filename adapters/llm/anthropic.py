@@ -1,0 +1,152 @@
+"""Anthropic messages (tools; structured output as a forced tool call) through the official SDK.
+
+The SDK runs with `max_retries=0` (adapters/llm/retry.py owns retries) and is always given
+`api_key`, so it never reads credentials from the environment or profile files on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.llm.base import Priced, from_status, window_for
+from agent.config import ModelPrice
+from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
+from agent.interfaces import LLMCapabilities, LLMResponse, LLMToolCall
+
+try:
+    import anthropic
+except ImportError as e:  # pragma: no cover - depends on the installed extras
+    raise ImportError("The Anthropic provider needs the anthropic package: pip install 'agentbot[anthropic]'") from e
+
+
+def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """Provider-neutral messages as (system prompt, alternating user/assistant messages)."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)  # the API wants roles to alternate
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for m in messages:
+        role, text = m["role"], m.get("content") or ""
+        if role == "system":
+            system.append(text)
+        elif role == "tool":
+            add("user", [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": text}])
+        elif role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            blocks += [
+                {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+                for c in m.get("tool_calls") or []
+            ]
+            if blocks:
+                add("assistant", blocks)
+        else:
+            add("user", [{"type": "text", "text": text}])
+    return "\n\n".join(system), out
+
+
+class AnthropicProvider(Priced):
+    """
+    Args:
+        api_key: the key (from ANTHROPIC_API_KEY, read at the composition root).
+        model: e.g. claude-3-5-haiku-latest.
+        base_url: without /v1 (the SDK adds /v1/messages); None for api.anthropic.com.
+        prices: model -> dollars per million tokens.
+        timeout: seconds per HTTP attempt.
+        context_window: overrides the model's known window.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+        timeout: float = 30.0,
+        context_window: int | None = None,
+    ):
+        self.model = model
+        self.prices = prices or {}
+        self.client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        self.capabilities = LLMCapabilities(
+            tools=True, json_schema=True, streaming=True, context_window=context_window or window_for(model)
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    async def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        system, chat = to_anthropic(messages)
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat,
+            "max_tokens": max_tokens or 1024,
+        }
+        # anthropic 2.x's messages.create takes no `temperature`; the model's default applies.
+        if system:
+            kwargs["system"] = system
+        specs = [
+            {"name": t["name"], "description": t.get("description", ""), "input_schema": t["parameters"]}
+            for t in tools or []
+        ]
+        if response_format:
+            # Anthropic has no JSON mode: one forced tool whose input is the object asked for.
+            name = response_format["name"]
+            specs.append({"name": name, "description": "Record the answer.", "input_schema": response_format["schema"]})
+            kwargs["tool_choice"] = {"type": "tool", "name": name}
+        if specs:
+            kwargs["tools"] = specs
+        started = time.perf_counter()
+        try:
+            message = await self.client.messages.create(**kwargs)
+        except anthropic.APITimeoutError as e:
+            raise ProviderTimeout(f"{self.name}: request timed out") from e
+        except anthropic.APIConnectionError as e:
+            raise ProviderConnectionError(f"{self.name}: cannot connect ({e})") from e
+        except anthropic.APIStatusError as e:
+            raise from_status(
+                e.status_code, f"{self.name}: HTTP {e.status_code}: {e.message}", e.response.headers
+            ) from e
+        except anthropic.AnthropicError as e:
+            raise ProviderError(f"{self.name}: {e}") from e
+        latency = (time.perf_counter() - started) * 1000
+        texts: list[str] = []
+        calls: list[LLMToolCall] = []
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                if response_format and block.name == response_format["name"]:
+                    texts = [json.dumps(block.input)]
+                    continue
+                arguments = block.input if isinstance(block.input, dict) else {}
+                invalid = None if isinstance(block.input, dict) else json.dumps(block.input)
+                calls.append(LLMToolCall(id=block.id, name=block.name, arguments=arguments, invalid_arguments=invalid))
+        if response_format and not texts:
+            raise ProviderOutputInvalid(f"{self.name}: no structured answer in the response")
+        tokens_in, tokens_out = message.usage.input_tokens, message.usage.output_tokens
+        return LLMResponse(
+            content="".join(texts) or None,
+            tool_calls=calls,
+            model=message.model or self.model,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            latency_ms=latency,
+            cost=self.get_cost(tokens_in, tokens_out),
+        )

@@ -1,0 +1,76 @@
+"""What the provider adapters share: HTTP-status translation, prices and a token estimate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+
+from agent.config import ModelPrice
+from agent.errors import (
+    ProviderAuthError,
+    ProviderBadRequest,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderUnavailable,
+)
+from agent.types import utcnow
+
+# Context windows of well-known models; anything else gets the conservative default.
+WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_000_000, "claude": 200_000}
+DEFAULT_WINDOW = 32_000
+
+
+def window_for(model: str) -> int:
+    for prefix, size in sorted(WINDOWS.items(), key=lambda kv: -len(kv[0])):
+        if model.startswith(prefix):
+            return size
+    return DEFAULT_WINDOW
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `Retry-After` (seconds or an HTTP date) or `retry-after-ms`; None if absent."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - utcnow()).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def from_status(status: int, message: str, headers: Mapping[str, str]) -> ProviderError:
+    """The agentbot error for an HTTP error status from any provider."""
+    if status in (401, 403):
+        return ProviderAuthError(message, status=status)
+    if status == 429:
+        return ProviderRateLimited(message, status=status, retry_after=retry_after(headers))
+    if status in (408, 409) or status >= 500:  # 529 is Anthropic's "overloaded"
+        return ProviderUnavailable(message, status=status, retry_after=retry_after(headers))
+    return ProviderBadRequest(message, status=status)
+
+
+class Priced:
+    """Cost and a token estimate from the configured price table."""
+
+    model: str
+    prices: Mapping[str, ModelPrice]
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        price = self.prices.get(self.model)
+        if price is None:
+            return 0.0
+        return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
+
+    def estimate_tokens(self, text: str) -> int:
+        # About four characters per token for English; rounding up keeps the window safe.
+        return len(text) // 3 + 1

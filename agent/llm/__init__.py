@@ -1,0 +1,1 @@
+"""Provider-neutral LLM plumbing of the core: metered calls, budgets, context fitting, grounding."""

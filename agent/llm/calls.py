@@ -1,0 +1,198 @@
+"""Every LLM call of the core goes through `LLMCalls`: telemetry, cost, budgets and outage alerts.
+
+One `llm_call` event per call carries the tokens, dollars, latency, attempts and retry sleeps of
+that call, plus running totals for the turn and the session (the session's are kept in its facts,
+so they survive restarts and commit with the turn).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.config import LLMSettings
+from agent.errors import ProviderError
+from agent.interfaces import Alert, AlertNotifier, LLMProvider, LLMResponse
+from agent.llm.budget import DailyBudget
+from agent.turn import Turn, current_turn
+from agent.types import OutboundMessage, SessionState
+
+# Telemetry stages that describe LLM work inside a pipeline stage; they are not pipeline stages.
+LLM_STAGES = frozenset(
+    {"llm_call", "llm_decision", "llm_fallback", "grounding_violation", "llm_budget_exhausted", "history_fitted"}
+)
+BUDGET_NOTICE = (
+    "Heads-up: today's budget for AI assistance here is used up, so I'm answering with my basic "
+    "rules until tomorrow. Simple requests like order status still work."
+)
+USAGE_FACT = "llm_usage"
+
+
+def _channel(state: SessionState, t: Turn | None) -> str:
+    ctx = t.interaction.context if t else None
+    return f"{state.channel_type.value}:{ctx.channel}" if ctx and ctx.channel else state.channel_type.value
+
+
+class LLMCalls:
+    """
+    Args:
+        provider: the model (already wrapped in the adapters' retry layer).
+        settings: the `llm:` section of settings (temperature, window, prices come via provider).
+        budget: daily spend limits; None means unlimited.
+        alerts: where provider outages and spent budgets are reported to admins.
+    """
+
+    def __init__(
+        self,
+        provider: LLMProvider,
+        settings: LLMSettings,
+        budget: DailyBudget | None = None,
+        alerts: AlertNotifier | None = None,
+    ):
+        self.provider = provider
+        self.settings = settings
+        self.budget = budget
+        self.alerts = alerts
+
+    @property
+    def context_window(self) -> int:
+        return self.settings.context_window or self.provider.capabilities.context_window
+
+    async def generate(
+        self,
+        purpose: str,
+        state: SessionState,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        """Call the model; record the call (or its failure) on the current turn. Raises ProviderError."""
+        t = current_turn()
+        try:
+            response = await self.provider.generate(
+                messages,
+                tools=tools,
+                response_format=response_format,
+                temperature=self.settings.temperature,
+                max_tokens=max_tokens or self.settings.answer_reserve_tokens,
+            )
+        except ProviderError as e:
+            if t is not None:
+                t.emit(
+                    "llm_call",
+                    {
+                        "purpose": purpose,
+                        "ok": False,
+                        "error": e.kind,
+                        "status": e.status,
+                        "attempts": e.attempts,
+                        "retry_delays": e.retry_delays,
+                    },
+                    level="error",
+                )
+            await self._alert_outage(state, purpose, e)
+            raise
+        cost = response.cost or self.provider.get_cost(response.tokens_in, response.tokens_out)
+        response.cost = cost
+        session = self._add_usage(state, response)
+        if self.budget is not None:
+            self.budget.add(state.customer_id, _channel(state, t), cost)
+        if t is not None:
+            turn = self._turn_usage(t)
+            for k in ("calls", "tokens_in", "tokens_out"):
+                turn[k] += session["last"][k]
+            turn["cost"] = round(turn["cost"] + cost, 8)
+            t.emit(
+                "llm_call",
+                {
+                    "purpose": purpose,
+                    "ok": True,
+                    "model": response.model,
+                    "tokens_in": response.tokens_in,
+                    "tokens_out": response.tokens_out,
+                    "cost": round(cost, 8),
+                    "latency_ms": round(response.latency_ms, 1),
+                    "attempts": response.attempts,
+                    "retry_delays": response.retry_delays,
+                    "turn": turn,
+                    "session": {k: v for k, v in session.items() if k != "last"},
+                },
+            )
+        return response
+
+    @staticmethod
+    def _turn_usage(t: Turn) -> dict[str, Any]:
+        totals = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
+        for e in t.events:
+            if e.stage == "llm_call" and e.payload.get("ok"):
+                totals = dict(e.payload["turn"])
+        return totals
+
+    @staticmethod
+    def _add_usage(state: SessionState, r: LLMResponse) -> dict[str, Any]:
+        usage = dict(state.facts.get(USAGE_FACT) or {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0})
+        usage["calls"] += 1
+        usage["tokens_in"] += r.tokens_in
+        usage["tokens_out"] += r.tokens_out
+        usage["cost"] = round(usage["cost"] + r.cost, 8)
+        state.facts[USAGE_FACT] = usage
+        return usage | {"last": {"calls": 1, "tokens_in": r.tokens_in, "tokens_out": r.tokens_out}}
+
+    async def over_budget(self, state: SessionState) -> bool:
+        """True when today's budget for this customer or channel is spent; tells the user once a day."""
+        if self.budget is None:
+            return False
+        t = current_turn()
+        key = self.budget.exhausted(state.customer_id, _channel(state, t))
+        if key is None:
+            return False
+        if t is not None and state.facts.get("llm_budget_notice") != self.budget.day:
+            state.facts["llm_budget_notice"] = self.budget.day
+            t.emit("llm_budget_exhausted", {"key": key, "spent": round(self.budget.spent(key), 6)}, level="warn")
+            await t.send(OutboundMessage(kind="notice", text=BUDGET_NOTICE))
+        if self.alerts is not None:
+            await self.alerts.notify(
+                Alert(
+                    kind="llm_budget",
+                    session_id=state.session_id,
+                    summary=f"Daily LLM budget spent for {key}; that traffic now uses rules mode.",
+                    details={"key": key, "day": self.budget.day},
+                    dedupe_key=f"llm_budget:{key}:{self.budget.day}",
+                )
+            )
+        return True
+
+    async def _alert_outage(self, state: SessionState, purpose: str, e: ProviderError) -> None:
+        if self.alerts is None:
+            return
+        await self.alerts.notify(
+            Alert(
+                kind="provider_outage",
+                session_id=state.session_id,
+                summary=f"LLM provider failed ({e.kind}) after {e.attempts} attempt(s) during {purpose}.",
+                details={"error": e.kind, "status": e.status, "attempts": e.attempts},
+                dedupe_key=f"provider_outage:{e.kind}",
+            )
+        )
+
+
+def parse_json_object(text: str | None) -> dict[str, Any] | None:
+    """The JSON object in a model's answer (tolerating a ```json fence), or None."""
+    if not text:
+        return None
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    try:
+        value = json.loads(body)
+    except ValueError:
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            return None
+        try:
+            value = json.loads(body[start : end + 1])
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None

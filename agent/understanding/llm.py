@@ -1,0 +1,169 @@
+"""LLM understanding: one structured-output call classifies and extracts; a cascade tries rules first.
+
+The classifier sees the eligible intents, the recent history, the active goal and the slot the bot
+is waiting for, and answers with one JSON object. Any provider error or malformed answer falls
+back to the rules, so understanding never fails a turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.errors import ProviderError, ProviderOutputInvalid
+from agent.llm.calls import LLMCalls, parse_json_object
+from agent.llm.context import history_messages
+from agent.turn import current_turn
+from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.understanding.rules import RulesClassifier
+
+NONE = "none"
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "intent_id": {"type": "string", "description": "one of the intent ids, or 'none'"},
+        "params": {"type": "object", "description": "parameter name -> value found in the message"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "fills_slot": {"type": "boolean", "description": "the message answers the bot's open question"},
+        "reply": {"type": "string", "enum": ["yes", "no", NONE]},
+    },
+    "required": ["intent_id", "params", "confidence", "fills_slot", "reply"],
+    "additionalProperties": False,
+}
+
+
+def _system(intents: list[Intent], state: SessionState) -> str:
+    lines = [
+        "You route chat messages for a customer-support bot. Pick the one intent the latest user "
+        "message expresses and extract its parameters. Answer with one JSON object only.",
+        "",
+        "Intents:",
+    ]
+    for i in intents:
+        params = ", ".join(i.required_params + [f"{p} (optional)" for p in i.optional_params]) or "none"
+        lines.append(f"- {i.id}: {i.description} Parameters: {params}.")
+    lines.append(f"- {NONE}: anything else.")
+    goal = state.active_goal
+    if goal is not None:
+        lines += ["", f"Active goal: {goal.intent_id} with {json.dumps(goal.slots, default=str)}."]
+        if goal.missing:
+            lines.append(
+                f"The bot asked: {goal.next_question!r} and is waiting for `{goal.missing[0]}`. "
+                f"If the message gives it, use intent {goal.intent_id} and set fills_slot true."
+            )
+    if state.pending_confirmation is not None:
+        lines.append(
+            f"The bot asked a yes/no question: {state.pending_confirmation.prompt!r}. Set reply to yes or no "
+            f"if the message answers it (intent {state.pending_confirmation.intent_id or NONE} on yes)."
+        )
+    lines.append("Order IDs look like O-12345. Use 'none' rather than guessing.")
+    return "\n".join(lines)
+
+
+class LLMClassifier:
+    """
+    Args:
+        calls: the metered LLM.
+        rules: the fallback on any LLM error, a spent budget or an answer that is not valid.
+    """
+
+    def __init__(self, calls: LLMCalls, rules: RulesClassifier):
+        self.calls = calls
+        self.rules = rules
+
+    async def classify(
+        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+    ) -> Classification:
+        if await self.calls.over_budget(state):
+            return await self.rules.classify(interaction, intents, state, history)
+        system = _system(intents, state)
+        messages = await history_messages(
+            self.calls, state, system, history, [{"role": "user", "content": interaction.text}]
+        )
+        try:
+            response = await self.calls.generate(
+                "classify",
+                state,
+                messages,
+                response_format={"name": "classification", "schema": SCHEMA},
+                max_tokens=300,
+            )
+            return self._read(response.content, intents, state)
+        except ProviderError as e:
+            t = current_turn()
+            if t is not None:
+                t.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
+            return await self.rules.classify(interaction, intents, state, history)
+
+    def _read(self, content: str | None, intents: list[Intent], state: SessionState) -> Classification:
+        data = parse_json_object(content)
+        if data is None:
+            raise ProviderOutputInvalid(f"classification is not a JSON object: {content!r:.200}")
+        by_id = {i.id: i for i in intents}
+        intent_id = str(data.get("intent_id") or NONE)
+        reply = data.get("reply") if data.get("reply") in ("yes", "no") else None
+        try:
+            confidence = max(0.0, min(1.0, float(data.get("confidence", 0.0))))
+        except (TypeError, ValueError):
+            confidence = 0.0
+        if reply is not None and state.pending_confirmation is not None:
+            offered = state.pending_confirmation.intent_id if reply == "yes" else None
+            return Classification(intent_id=offered, reply=reply, confidence=confidence)
+        intent = by_id.get(intent_id)
+        if intent is None:
+            return Classification(intent_id=None, confidence=confidence)
+        raw = data.get("params") if isinstance(data.get("params"), dict) else {}
+        params = self._normalize(intent, raw or {})
+        goal = state.active_goal
+        fills = bool(data.get("fills_slot")) and goal is not None and goal.intent_id == intent.id
+        missing = [p for p in intent.required_params if p not in params]
+        if goal is not None and goal.intent_id == intent.id:
+            missing = [p for p in missing if p not in goal.slots]
+        return Classification(
+            intent_id=intent.id, params=params, missing=missing, confidence=confidence, fills_slot=fills
+        )
+
+    def _normalize(self, intent: Intent, raw: dict[str, Any]) -> dict[str, Any]:
+        """Only the intent's parameters, in the same canonical form the rules produce (O-12345)."""
+        allowed = set(intent.required_params) | set(intent.optional_params)
+        out: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name not in allowed or value in (None, "", []):
+                continue
+            spec = self.rules.slots.specs.get(name)
+            if spec is not None and (spec.pattern or spec.reply_pattern) and not spec.free_text:
+                found, _ = self.rules.slots.extract(str(value))
+                normalized = found.get(name) or self.rules.slots.extract_reply(name, str(value))
+                if normalized is None:
+                    continue  # not a valid value for this slot: ask for it rather than guess
+                value = normalized
+            out[name] = value
+        return out
+
+
+class CascadeClassifier:
+    """Rules first; the LLM only when the rules are not confident. Confident turns cost 0 calls.
+
+    Args:
+        rules: the offline classifier.
+        llm: consulted when the rules find no intent or score below `threshold`.
+        threshold: the rules' confidence at or above which their answer stands.
+    """
+
+    def __init__(self, rules: RulesClassifier, llm: LLMClassifier, threshold: float = 0.75):
+        self.rules = rules
+        self.llm = llm
+        self.threshold = threshold
+
+    async def classify(
+        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+    ) -> Classification:
+        cls = await self.rules.classify(interaction, intents, state, history)
+        if cls.reply is not None or cls.fills_slot:
+            return cls
+        if cls.intent_id is not None and cls.confidence >= self.threshold:
+            return cls
+        if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
+            # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
+            return cls
+        return await self.llm.classify(interaction, intents, state, history)
