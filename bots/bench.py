@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import sqlite3
 import statistics
@@ -102,13 +103,17 @@ def floor(path: Path, turns: int) -> dict[str, float]:
 
 async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     url = args.db_url or f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
-    async with build_router(args.config_dir, args.data_dir, url) as router:
+    # OpenTelemetry export is measured only when asked: it is the one part whose cost depends on
+    # where spans go (files, OTLP), so the turn pipeline itself is the default measurement.
+    env = {**os.environ, "AGENTBOT_TRACING": "on" if args.tracing == "on" else "off"}
+    async with build_router(args.config_dir, args.data_dir, url, env=env) as router:
         await sequential(router, 50, "warmup")
         seq = await sequential(router, args.conversations, "seq")
         conc = await concurrent(router, args.conversations, args.concurrency, "conc")
     base = floor(tmp / "floor.db", args.conversations * 2)
     return {
         "conversations": args.conversations,
+        "tracing": args.tracing,
         "concurrency": args.concurrency,
         "sequential": seq,
         "concurrent": conc,
@@ -129,7 +134,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return 0
     print(
         f"agentbot bench: {report['conversations']} two-turn order conversations per phase "
-        f"(rules mode, SQLite file, all stages, telemetry and messages stored)"
+        f"(rules mode, SQLite file, all stages, telemetry and messages stored; OpenTelemetry {report['tracing']})"
     )
     print(f"{'phase':<34}{'p50 ms':>9}{'p99 ms':>9}{'turns/s':>10}")
     rows = [

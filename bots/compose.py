@@ -98,14 +98,18 @@ def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInv
         spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
 
 
-def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int) -> PreferenceMemory:
-    """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the SQL database."""
+def preference_memory(
+    url: str, env: Mapping[str, str], busy_timeout_ms: int, store: SessionStore
+) -> PreferenceMemory:
+    """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the session database."""
     if env.get("ZEP_API_KEY"):
         from adapters.memory.zep import ZepPreferenceMemory
 
         return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
     from adapters.memory.sql import SqlPreferenceMemory
 
+    if isinstance(store, SqlStore):
+        return SqlPreferenceMemory(runner=store.runner)
     return SqlPreferenceMemory(url, busy_timeout_ms=busy_timeout_ms)
 
 
@@ -292,7 +296,7 @@ def build_router(
         inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
         slots["feature"].values if "feature" in slots else [],
     )
-    memory = preference_memory(url, env, settings.db_busy_timeout_ms)
+    memory = preference_memory(url, env, settings.db_busy_timeout_ms, store)
     classifier: Classifier = rules
     closers = []
     if mode != "rules":

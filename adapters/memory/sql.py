@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Connection, MetaData, String, Table, Text, select, update
+from sqlalchemy import Column, Connection, MetaData, String, Table, Text, bindparam, select, update
 from sqlalchemy.exc import DBAPIError
 
 from adapters.storage.runners import Runner, make_runner
@@ -29,8 +29,11 @@ preferences = Table(
 )
 
 
+SELECT_PREFERENCES = select(preferences.c.data).where(preferences.c.customer_id == bindparam("b_customer"))
+
+
 def read_unit(conn: Connection, customer_id: str) -> Preferences:
-    raw = conn.execute(select(preferences.c.data).where(preferences.c.customer_id == customer_id)).scalar()
+    raw = conn.execute(SELECT_PREFERENCES, {"b_customer": customer_id}).scalar()
     return Preferences.model_validate_json(raw) if raw else Preferences()
 
 
@@ -49,12 +52,17 @@ def write_unit(conn: Connection, customer_id: str, change: Preferences) -> Prefe
 class SqlPreferenceMemory:
     """
     Args:
-        url: an SQLAlchemy URL; the session store's database is the usual choice.
+        url: an SQLAlchemy URL, when the memory has a database of its own.
+        runner: the session store's unit-of-work runner, to share its database (the usual choice).
         busy_timeout_ms: how long SQLite waits for another writer.
     """
 
-    def __init__(self, url: str, *, busy_timeout_ms: int = 5000):
-        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms)
+    def __init__(self, url: str | None = None, *, runner: Runner | None = None, busy_timeout_ms: int = 5000):
+        if runner is None and url is None:
+            raise ValueError("SqlPreferenceMemory needs a database URL or a runner")
+        # Sharing the session store's runner keeps one SQLite connection and thread per database.
+        self._owns_runner = runner is None
+        self.runner: Runner = runner or make_runner(url or "", busy_timeout_ms=busy_timeout_ms)
         self._ready = False
 
     async def _run(self, fn: Any, *args: Any) -> Any:
@@ -75,4 +83,5 @@ class SqlPreferenceMemory:
         await self._run(write_unit, customer_id, update)
 
     async def aclose(self) -> None:
-        await self.runner.aclose()
+        if self._owns_runner:
+            await self.runner.aclose()
