@@ -51,7 +51,10 @@ def parser() -> argparse.ArgumentParser:
     bench.add_argument("--concurrency", type=int, default=50)
     bench.add_argument("--json", action="store_true")
     bench.add_argument(
-        "--tracing", choices=["on", "off"], default="off", help="router: include OpenTelemetry span export (default off)"
+        "--tracing",
+        choices=["on", "off"],
+        default="off",
+        help="router: include OpenTelemetry span export (default off)",
     )
     bench.add_argument(
         "target",

@@ -98,9 +98,7 @@ def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInv
         spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
 
 
-def preference_memory(
-    url: str, env: Mapping[str, str], busy_timeout_ms: int, store: SessionStore
-) -> PreferenceMemory:
+def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int, store: SessionStore) -> PreferenceMemory:
     """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the session database."""
     if env.get("ZEP_API_KEY"):
         from adapters.memory.zep import ZepPreferenceMemory
