@@ -177,6 +177,7 @@ class DiscordBot(discord.Client):
         event = DiscordEvent(
             kind="button",
             text=BUTTONS[action][2],
+            button=action,  # type: ignore[arg-type]
             user_id=interaction.user.id,
             user_name=interaction.user.display_name,
             guild_id=guild_id,
@@ -286,6 +287,7 @@ class DiscordBot(discord.Client):
             ),
             thread_history=await self._thread_history(key, ev) if ev.in_thread else [],
             from_inbox=True,
+            action=ev.button,
         )
         await self.router.handle(interaction, reply=target.send)
 

@@ -84,6 +84,8 @@ class DiscordEvent(BaseModel):
 
     kind: Literal["ask", "message", "button"]
     text: str
+    # Which reply button (confirm, cancel, human): the router binds a confirm to the exact action.
+    button: Literal["confirm", "cancel", "human"] | None = None
     user_id: int
     user_name: str
     guild_id: int | None  # None in a DM

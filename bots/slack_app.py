@@ -27,6 +27,7 @@ from bots import slack_commands
 from bots.dispatch import Dispatcher
 from bots.slack_delivery import ThreadReply, answered_blocks, escape
 from bots.slack_events import (
+    BUTTON_ACTION,
     CLAIM_ACTION,
     RESUME_ACTION,
     SlackEvent,
@@ -273,6 +274,7 @@ class SlackChannel:
             ),
             thread_history=await self._thread_history(ev),
             from_inbox=True,
+            action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
         )
         try:
             await self.router.handle(interaction, reply=reply)

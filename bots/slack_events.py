@@ -17,6 +17,8 @@ USER_SUBTYPES = {None, "file_share", "thread_broadcast"}
 
 # Button action ids -> what clicking the button says in the conversation.
 BUTTON_TEXT = {"agentbot_confirm": "yes", "agentbot_cancel": "no", "agentbot_human": "I want to talk to a human"}
+# The click as the router's action, so a confirm runs exactly the pending action, once.
+BUTTON_ACTION = {"agentbot_confirm": "confirm", "agentbot_cancel": "cancel", "agentbot_human": "human"}
 RESUME_ACTION = "agentbot_resume"
 CLAIM_ACTION = "agentbot_claim"
 

@@ -256,3 +256,21 @@ async def test_a_long_answer_is_split_in_the_thread_with_buttons_on_the_last_par
     assert len(posted) == 3 and all(p["thread_ts"] == "1.5" and len(p["text"]) <= 3000 for p in posted)
     assert ["blocks" in p for p in posted] == [False, False, True]
     assert "".join(p["text"] for p in posted).count("line of text") == 600
+
+
+async def test_a_refund_is_confirmed_by_button_and_runs_once(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await app.client.mention("please refund order O-23456")
+        (question,) = await slack.wait_for("chat.postMessage", 1)
+        assert "$89.50" in question["text"] and "O-23456" in question["text"]
+        buttons = question["blocks"][-1]["elements"]
+        assert [b["action_id"] for b in buttons] == ["agentbot_confirm", "agentbot_cancel"]
+        clicked = {"ts": slack.threads[(CHANNEL, root)][0]["ts"], "text": question["text"], "thread_ts": root}
+        assert (await app.client.click("agentbot_confirm", buttons[0]["value"], clicked, CHANNEL)).status == 200
+        await app.client.click("agentbot_confirm", buttons[0]["value"], clicked, CHANNEL)  # a double click
+        await app.channel.dispatcher.drain()
+    thread = in_thread(slack, CHANNEL, root)
+    assert "refunded $89.50" in thread[-1]["text"]
+    assert sum("refunded $89.50" in p["text"] for p in thread) == 1
+    refunds = await rows(db_url, "SELECT order_id, amount, customer_id FROM refunds")
+    assert [tuple(r) for r in refunds] == [("O-23456", 89.5, "C-001")]
