@@ -82,6 +82,7 @@ class DiscordBot(discord.Client):
         else:
             await self.tree.sync()
         await self.dispatcher.recover()
+        self.dispatcher.start_housekeeping(60.0, self.router.realert_unclaimed)
 
     async def close(self) -> None:
         await self.dispatcher.aclose()

@@ -38,6 +38,7 @@ class Dispatcher:
         self._queues: dict[str, asyncio.Queue[InboxEvent]] = {}
         self._inflight: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._housekeeping: asyncio.Task[None] | None = None
 
     async def submit(self, event: InboxEvent) -> bool:
         """Accept and schedule an event; False if it was seen before (nothing more happens)."""
@@ -55,6 +56,20 @@ class Dispatcher:
         if events:
             log.warning("recovering %d unfinished event(s)", len(events))
         return len(events)
+
+    def start_housekeeping(self, every_seconds: float, *chores: Callable[[], Awaitable[object]]) -> None:
+        """Every `every_seconds`: recover abandoned events, then run each chore (e.g. re-alerting
+        unclaimed handoffs). A failing pass is logged and the next one runs as usual."""
+        self._housekeeping = asyncio.create_task(self._housekeep(every_seconds, chores), name="dispatch-housekeeping")
+
+    async def _housekeep(self, every_seconds: float, chores: tuple[Callable[[], Awaitable[object]], ...]) -> None:
+        while True:
+            await asyncio.sleep(every_seconds)
+            for chore in (self.recover, *chores):
+                try:
+                    await chore()
+                except Exception:  # noqa: BLE001 - a database hiccup must not end housekeeping for good
+                    log.exception("housekeeping: %s failed", getattr(chore, "__name__", chore))
 
     def _enqueue(self, event: InboxEvent) -> None:
         self._inflight.add(event.key)
@@ -99,6 +114,9 @@ class Dispatcher:
 
     async def aclose(self) -> None:
         """Let running turns finish (up to `shutdown_grace_seconds`), then cancel the rest."""
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
+            await asyncio.gather(self._housekeeping, return_exceptions=True)
         try:
             await asyncio.wait_for(self.drain(), self.shutdown_grace_seconds)
         except TimeoutError:

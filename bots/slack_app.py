@@ -7,7 +7,6 @@ Request path: Slack -> bolt (signature, auth.test, team check) -> translate to a
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import re
@@ -73,7 +72,6 @@ class SlackChannel:
         self.inbox = SqlInbox(store)
         self.dispatcher = Dispatcher(self.inbox, self.run, recover_after_seconds=options.recover_after_seconds)
         self.bot_user_id = self.bot_id = self.team_id = ""
-        self._recovery: asyncio.Task[None] | None = None
         self.app = AsyncApp(
             client=client,
             signing_secret=options.signing_secret or None,
@@ -93,21 +91,9 @@ class SlackChannel:
         me = await self.client.auth_test()
         self.bot_user_id, self.bot_id, self.team_id = me.get("user_id", ""), me.get("bot_id", ""), me.get("team_id", "")
         await self.dispatcher.recover()
-        self._recovery = asyncio.create_task(self._recover_periodically(), name="slack-recovery")
-
-    async def _recover_periodically(self) -> None:
-        while True:
-            await asyncio.sleep(self.options.recover_every_seconds)
-            try:
-                await self.dispatcher.recover()
-            except Exception:  # noqa: BLE001 - a database hiccup must not end recovery for good
-                log.exception("recovery pass failed")
+        self.dispatcher.start_housekeeping(self.options.recover_every_seconds, self.router.realert_unclaimed)
 
     async def aclose(self) -> None:
-        if self._recovery is not None:
-            self._recovery.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._recovery
         await self.dispatcher.aclose()
 
     # Intake: events, commands and clicks are stored (or answered) and acked; no turn runs here.

@@ -120,3 +120,30 @@ async def test_a_failing_handler_does_not_block_the_session(parts: tuple[AgentRo
     await dispatcher.drain()
     assert [k for k, _ in channel.replies] == ["good", "good"]
     assert await inbox.unfinished(0) == []  # the bad event is finished (logged), not retried forever
+
+
+async def test_housekeeping_recovers_and_runs_chores_until_closed(db_url: str) -> None:
+    store = SqlStore(db_url)
+    inbox = SqlInbox(store)
+    assert await inbox.accept(event("Ev-left", "where is O-12345"))  # a crash left this behind
+    seen: list[str] = []
+
+    async def handler(e: InboxEvent) -> None:
+        seen.append(e.key)
+
+    calls: list[int] = []
+
+    async def chore() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a passing failure")  # logged; the next pass still runs
+
+    dispatcher = Dispatcher(inbox, handler, recover_after_seconds=0)
+    dispatcher.start_housekeeping(0.01, chore)
+    for _ in range(200):
+        if seen and len(calls) >= 2:
+            break
+        await asyncio.sleep(0.01)
+    await dispatcher.aclose()
+    await store.aclose()
+    assert seen == ["Ev-left"] and len(calls) >= 2
