@@ -13,7 +13,7 @@ from sqlalchemy import Column, Connection, MetaData, String, Table, Text, bindpa
 from sqlalchemy.exc import DBAPIError
 
 from adapters.storage.runners import Runner, make_runner
-from adapters.storage.sql import UTCDateTime
+from adapters.storage.schema import UTCDateTime
 from agent.errors import StorageError
 from agent.interfaces import Preferences
 from agent.preferences import is_empty, merge

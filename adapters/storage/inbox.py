@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from sqlalchemy import Connection, bindparam, select
 
-from adapters.storage.sql import FINISH_INBOX, SqlStore, inbox, insert_ignore, sessions
+from adapters.storage.schema import inbox, sessions
+from adapters.storage.sql import FINISH_INBOX, SqlStore, insert_ignore
 from agent.interfaces import InboxEvent
 from agent.types import utcnow
 

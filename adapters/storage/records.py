@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from adapters.storage.sql import SqlStore, handoff_queue, order_updates, refunds, tasks
+from adapters.storage.schema import handoff_queue, order_updates, refunds, tasks
+from adapters.storage.sql import SqlStore
 from agent.interfaces import TaskRecord
 
 

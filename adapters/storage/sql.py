@@ -10,22 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    Column,
     Connection,
-    DateTime,
-    Float,
-    Index,
     Integer,
-    MetaData,
     Row,
-    String,
     Table,
-    Text,
-    TypeDecorator,
     bindparam,
     insert,
     select,
@@ -35,188 +27,20 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.storage.runners import Runner, make_runner
+from adapters.storage.schema import (
+    EFFECT_TABLES,
+    handoff_queue,
+    inbox,
+    messages,
+    order_updates,
+    schema_unit,
+    sessions,
+    tasks,
+    telemetry,
+    tool_ledger,
+)
 from agent.errors import StorageError, VersionConflict
 from agent.types import Message, SessionState, ToolResult, TurnRecord, utcnow
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Stores UTC, always returns timezone-aware datetimes (SQLite keeps no zone of its own)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime: agentbot stores timezone-aware UTC only")
-        return value.astimezone(UTC)
-
-    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-metadata = MetaData()
-
-sessions = Table(
-    "sessions",
-    metadata,
-    Column("id", String(255), primary_key=True),
-    Column("version", Integer, nullable=False),
-    Column("customer_id", String(255)),
-    Column("channel_type", String(32)),
-    Column("state", Text, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
-messages = Table(
-    "messages",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("session_id", String(255), nullable=False),
-    Column("interaction_id", String(255)),
-    Column("role", String(16), nullable=False),
-    Column("kind", String(16), nullable=False),
-    Column("text", Text, nullable=False),
-    Column("meta", Text, nullable=False, default="{}"),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("trace_id", String(32)),
-    Index("ix_messages_session", "session_id", "id"),
-)
-telemetry = Table(
-    "telemetry_events",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("session_id", String(255), nullable=False),
-    Column("interaction_id", String(255), nullable=False),
-    Column("stage", String(64), nullable=False),
-    Column("level", String(8), nullable=False),
-    Column("payload", Text, nullable=False),
-    Column("duration_ms", Float, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("trace_id", String(32)),
-    Column("span_id", String(16)),
-    Index("ix_telemetry_session", "session_id", "id"),
-)
-tickets = Table(
-    "tickets",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("session_id", String(255), nullable=False),
-    Column("customer_id", String(255)),
-    Column("summary", Text, nullable=False),
-    Column("order_id", String(64)),
-    Column("status", String(32), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-)
-handoffs = Table(
-    "handoffs",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("session_id", String(255), nullable=False),
-    Column("customer_id", String(255)),
-    Column("reason", Text, nullable=False),
-    Column("status", String(32), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-)
-risk_reports = Table(
-    "risk_reports",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("session_id", String(255), nullable=False),
-    Column("release_id", String(64), nullable=False),
-    Column("severity", String(16), nullable=False),
-    Column("findings", Text, nullable=False),  # a JSON list of sentences
-    Column("created_at", UTCDateTime, nullable=False),
-)
-tool_ledger = Table(
-    "tool_ledger",
-    metadata,
-    Column("idempotency_key", String(64), primary_key=True),
-    Column("session_id", String(255), nullable=False),
-    Column("tool", String(64), nullable=False),
-    Column("result", Text, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-)
-
-inbox = Table(
-    "inbox",
-    metadata,
-    Column("key", String(255), primary_key=True),
-    Column("session_key", String(255), nullable=False),
-    Column("payload", Text, nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("accepted_at", UTCDateTime, nullable=False),
-    Column("finished_at", UTCDateTime),
-    Index("ix_inbox_status", "status", "accepted_at"),
-)
-
-refunds = Table(
-    "refunds",
-    metadata,
-    Column("id", String(64), primary_key=True),  # from the confirmation hash: one refund per confirmed action
-    Column("session_id", String(255), nullable=False),
-    Column("customer_id", String(255)),
-    Column("order_id", String(64), nullable=False),
-    Column("amount", Float, nullable=False),
-    Column("status", String(32), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Index("ix_refunds_customer", "customer_id", "created_at"),
-)
-# The demo order data is read-only; what this bot changed about an order (a refund) is kept here
-# and laid over it by adapters/data/overlay.py, so later lookups and policies see it.
-order_updates = Table(
-    "order_updates",
-    metadata,
-    Column("order_id", String(64), primary_key=True),
-    Column("data", Text, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
-tasks = Table(
-    "tasks",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("owner", String(255), nullable=False),
-    Column("number", Integer, nullable=False),
-    Column("title", Text, nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    Index("ix_tasks_owner", "owner", "number"),
-)
-# One row per session that was ever handed to people, so a sweep finds unclaimed ones.
-handoff_queue = Table(
-    "handoff_queue",
-    metadata,
-    Column("session_id", String(255), primary_key=True),
-    Column("status", String(16), nullable=False),
-    Column("reason", Text, nullable=False),
-    Column("requested_at", UTCDateTime, nullable=False),
-    Column("alerted_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
-
-EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
-
-# Columns added after a table first shipped: a database created earlier gets them on startup.
-ADDED_COLUMNS = {"messages": ["trace_id"], "telemetry_events": ["trace_id", "span_id"]}
-
-
-def schema_unit(conn: Connection) -> None:
-    """Create missing tables, then add columns that newer versions write (nullable, so additive)."""
-    from sqlalchemy import inspect
-
-    metadata.create_all(conn)
-    inspector = inspect(conn)
-    for table_name, names in ADDED_COLUMNS.items():
-        have = {c["name"] for c in inspector.get_columns(table_name)}
-        for name in names:
-            if name not in have:
-                column = metadata.tables[table_name].c[name]
-                ddl = column.type.compile(dialect=conn.dialect)
-                conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {name} {ddl}"))
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from datetime import datetime, time
 from pydantic import BaseModel
 from sqlalchemy import Connection, func, select
 
-from adapters.storage.sql import SqlStore, handoffs, sessions
+from adapters.storage.schema import handoffs, sessions
+from adapters.storage.sql import SqlStore
 from agent.types import utcnow
 
 
