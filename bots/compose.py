@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from adapters.data.json_source import JSONDataSource
 from adapters.data.overlay import OverlayDataSource
@@ -14,7 +13,7 @@ from adapters.storage.records import SqlRecords
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.catalog import StoreSettings, load_store_settings
-from agent.config import BotConfig, LLMSettings, Settings, load_config, load_yaml_model
+from agent.config import BotConfig, Settings, load_config, load_yaml_model
 from agent.confirmations import Confirmations
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
@@ -31,8 +30,6 @@ from agent.interfaces import (
     ToolExecutor,
     Tracer,
 )
-from agent.llm.budget import DailyBudget
-from agent.llm.calls import LLMCalls
 from agent.policy import YamlPolicyEngine
 from agent.policy_rules import load_policies
 from agent.preferences import PreferenceExtractor, PreferenceRecorder
@@ -49,8 +46,6 @@ from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.support import support_tools
 from agent.tools.tasks import task_tools
-from agent.understanding.llm import CascadeClassifier, LLMClassifier
-from agent.understanding.llm_agent import LLMAgent
 from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
 from agent.understanding.tasks import TaskPlanner
@@ -58,9 +53,6 @@ from bots.alerts import AlertFanout, LogNotifier
 
 REPO = Path(__file__).resolve().parent.parent
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
-PROVIDERS = ("openai", "anthropic", "compat")
-# Tools an LLM agent may only request after the user said yes.
-CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 
 
 def resolve_dir(path: str | Path | None, default: str) -> Path:
@@ -132,18 +124,6 @@ def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Trac
     return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
 
 
-def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
-    """Every call counted toward the turn's usage, and a span per call when tracing is on."""
-    from agent.observe import MeteredProvider
-
-    if tracer is not None:
-        from adapters.telemetry.otel import OTelTracer, TracedProvider
-
-        if isinstance(tracer, OTelTracer):
-            provider = TracedProvider(provider, tracer, settings.provider, settings.context_window)
-    return MeteredProvider(provider)
-
-
 def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
     """AGENTBOT_RELEASES_URL (GET {url}/releases/{id}) if set, else `releases.json` in the data folder."""
     from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
@@ -151,52 +131,6 @@ def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> 
     if url := env.get("AGENTBOT_RELEASES_URL"):
         return HTTPReleaseSource(url)
     return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
-
-
-def _need(env: Mapping[str, str], name: str) -> str:
-    value = env.get(name)
-    if not value:
-        raise ConfigError("environment", "not set; the chosen LLM provider needs it", field=name)
-    return value
-
-
-def build_llm(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
-    """The configured provider inside the one retry layer. Only the chosen SDK is imported."""
-    from adapters.llm.retry import RetryingProvider
-
-    common: dict[str, Any] = {
-        "prices": settings.prices,
-        "timeout": settings.timeout_seconds,
-        "context_window": settings.context_window,
-    }
-    provider: LLMProvider
-    if settings.provider == "openai":
-        from adapters.llm.openai import OpenAIProvider
-
-        provider = OpenAIProvider(_need(env, "OPENAI_API_KEY"), settings.model, env.get("OPENAI_BASE_URL"), **common)
-    elif settings.provider == "anthropic":
-        from adapters.llm.anthropic import AnthropicProvider
-
-        provider = AnthropicProvider(
-            _need(env, "ANTHROPIC_API_KEY"), settings.model, env.get("ANTHROPIC_BASE_URL"), **common
-        )
-    elif settings.provider == "compat":
-        from adapters.llm.compat import CompatProvider
-
-        provider = CompatProvider(
-            _need(env, "AGENTBOT_COMPAT_BASE_URL"),
-            settings.model,
-            env.get("AGENTBOT_COMPAT_API_KEY") or "not-needed",
-            env.get("AGENTBOT_COMPAT_JSON_MODE") or "json_schema",
-            **common,
-        )
-    else:
-        raise ConfigError(
-            "settings.yaml",
-            f"unknown LLM provider {settings.provider!r}; choose one of {', '.join(PROVIDERS)}",
-            field="llm.provider",
-        )
-    return RetryingProvider(provider, settings.retry)
 
 
 def build_router(
@@ -296,34 +230,24 @@ def build_router(
     )
     memory = preference_memory(url, env, settings.db_busy_timeout_ms, store)
     classifier: Classifier = rules
-    closers = []
+    closers: list[Callable[[], Awaitable[None]]] = []
     if mode != "rules":
+        from bots.compose_llm import llm_understanding
+
         overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-        llm_settings = settings.llm.model_copy(update=overrides)
-        model_api = llm or build_llm(llm_settings, env)
-        if hasattr(model_api, "aclose"):
-            closers.append(model_api.aclose)
-        model_api = observed_provider(model_api, tracer, llm_settings)
-        budget = DailyBudget(llm_settings.daily_budget_per_customer, llm_settings.daily_budget_per_channel)
-        calls = LLMCalls(model_api, llm_settings, budget, fanout)
-        understand = LLMClassifier(calls, rules)
-        threshold = llm_settings.cascade_threshold
-        classifier = understand if mode == "llm" else CascadeClassifier(rules, understand, threshold)
-        if mode == "llm":
-            planners = {
-                name: LLMAgent(
-                    name,
-                    agent.constitution,
-                    calls,
-                    gateway.schemas(name),
-                    templates,
-                    settings.max_agent_passes,
-                    CONFIRM_TOOLS,
-                    llm_settings.phrase_answers,
-                )
-                for name, agent in config.agents.agents.items()
-                if agent.constitution
-            }
+        classifier, llm_agents, closers = llm_understanding(
+            mode,
+            settings.llm.model_copy(update=overrides),
+            config,
+            rules,
+            templates,
+            gateway,
+            env,
+            llm=llm,
+            tracer=tracer,
+            alerts=fanout,
+        )
+        planners = llm_agents or planners
     return AgentRouter(
         RouterParts(
             registry=IntentsRegistry(config),

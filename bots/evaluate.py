@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.metrics import SCORES, aggregate
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
@@ -37,15 +38,15 @@ def add_eval_options(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--judge", action="store_true", help="score each scenario with the LLM judge (needs a provider)")
 
 
-def judge_provider() -> LLMProvider:
-    """The judge's provider, from the composition root once LLM providers are wired in."""
-    from bots import compose
+def judge_provider(config_dir: str | None = None) -> LLMProvider:
+    """The judge's provider: the configured LLM (settings `llm:`), its key from the environment."""
+    from bots.compose_llm import build_judge_provider
 
-    factory = getattr(compose, "build_judge_provider", None)
-    if factory is None:
-        print("agentbot: --judge needs an LLM provider, and none is configured in this build", file=sys.stderr)
-        raise SystemExit(2)
-    return factory(os.environ)  # type: ignore[no-any-return]
+    try:
+        return build_judge_provider(os.environ, config_dir)
+    except ConfigError as e:
+        print(f"agentbot: --judge needs an LLM provider: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
 
 
 class ProgressBar:
@@ -150,7 +151,7 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     suites = [load_suite(p) for p in args.suites]
     directory = args.baselines_dir or os.environ.get("AGENTBOT_BASELINES_DIR") or "var/baselines"
     base = baselines.load(args.baseline, directory) if args.baseline else None  # fail before a long run
-    judge = judge_provider() if args.judge else None
+    judge = judge_provider(args.config_dir) if args.judge else None
     show_progress = args.progress or sys.stderr.isatty()
     progress = ProgressBar(sys.stderr) if show_progress else None
     results: list[ScenarioResult] = []
