@@ -293,12 +293,17 @@ class AgentRouter:
         results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
         if resumed is not None and not (state.handoff and state.handoff.active):
-            await self._announce_resume(resumed, t)
+            await self._announce_resume(resumed, interrupted_by=goal.agent, t=t)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         return results
 
-    async def _announce_resume(self, goal: Goal, t: Turn) -> None:
+    async def _announce_resume(self, goal: Goal, *, interrupted_by: str, t: Turn) -> None:
+        """Say the bot is back on an earlier request: always when it waits for an answer (the question
+        comes with it), once otherwise, and not at all after a side question of the same agent."""
+        if not goal.missing and (goal.resume_announced or goal.agent == interrupted_by):
+            return
+        goal.resume_announced = True
         text = self.p.messages.resume.format(goal=goal.intent_id.replace("_", " "))
         if goal.next_question:
             text = f"{text} {goal.next_question}"

@@ -120,6 +120,7 @@ class Goal(Model):
     missing: list[str] = Field(default_factory=list)
     next_question: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
+    resume_announced: bool = False  # the bot said once that it went back to this goal
 
 
 class PendingConfirmation(Model):
