@@ -108,7 +108,12 @@ class RulesClassifier:
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
-        if goal and awaited and (intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk):
+        # "and O-34567?" while a free-text answer is awaited: an ID for another request, not the answer.
+        only_an_id = not tokens and intent_id not in (None, goal.intent_id if goal else None)
+        free_text = awaited is not None and awaited in self.slots.specs and self.slots.specs[awaited].free_text
+        if goal and awaited and not (free_text and only_an_id) and (
+            intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk
+        ):
             # The message answers the bot's question, unless it is clearly a new request.
             if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
                 params = {awaited: value}
