@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from agent.errors import ConfigError
+from agent.errors import ConfigError, RecordingMissing
 from agent.eval.runner import ScenarioResult, llm_totals
 from bots.compose import build_router
 from bots.evaluate import add_eval_options
@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_slack(args, os.environ)
     except ConfigError as e:
         print(f"agentbot: configuration error: {e}", file=sys.stderr)
+        return 2
+    except RecordingMissing as e:
+        print(f"agentbot: {e}", file=sys.stderr)
         return 2
     return 0
 

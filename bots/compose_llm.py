@@ -122,10 +122,13 @@ def llm_understanding(
     return understand, agents, closers
 
 
-def build_judge_provider(env: Mapping[str, str], config_dir: str | None = None) -> LLMProvider:
-    """The provider `agentbot eval --judge` scores with: the configured LLM settings, keys from env."""
+def configured_provider(
+    env: Mapping[str, str], config_dir: str | None = None, provider: str | None = None, model: str | None = None
+) -> LLMProvider:
+    """The LLM settings' provider, outside a router: for the eval judge and for recording."""
     from agent.config import load_config
     from bots.compose import resolve_dir
 
     settings = load_config(resolve_dir(config_dir, "config")).settings.llm
-    return build_llm(settings, env)
+    overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    return build_llm(settings.model_copy(update=overrides), env)

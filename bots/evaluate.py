@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from adapters.llm.recording import RecordingProvider, ReplayProvider
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.metrics import SCORES, aggregate
@@ -36,14 +37,29 @@ def add_eval_options(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--report", metavar="PATH", help="write the machine-readable report (JSON) to PATH")
     ev.add_argument("--progress", action="store_true", help="draw a progress bar on stderr even without a TTY")
     ev.add_argument("--judge", action="store_true", help="score each scenario with the LLM judge (needs a provider)")
+    record = ev.add_mutually_exclusive_group()
+    record.add_argument("--record", metavar="FILE", help="llm mode: call the provider and record every response")
+    record.add_argument("--replay", metavar="FILE", help="llm mode: answer from a recording; a missing one fails")
+
+
+def recorded_llm(args: argparse.Namespace, config_dir: str | Path | None) -> LLMProvider | None:
+    """--replay: answers from the recording only; --record: the configured provider, recorded."""
+    if args.replay:
+        return ReplayProvider(args.replay)
+    if args.record:
+        from bots.compose_llm import configured_provider
+
+        inner = configured_provider(os.environ, str(config_dir) if config_dir else None, args.provider, args.model)
+        return RecordingProvider(inner, args.record)
+    return None
 
 
 def judge_provider(config_dir: str | None = None) -> LLMProvider:
     """The judge's provider: the configured LLM (settings `llm:`), its key from the environment."""
-    from bots.compose_llm import build_judge_provider
+    from bots.compose_llm import configured_provider
 
     try:
-        return build_judge_provider(os.environ, config_dir)
+        return configured_provider(os.environ, config_dir)
     except ConfigError as e:
         print(f"agentbot: --judge needs an LLM provider: {e}", file=sys.stderr)
         raise SystemExit(2) from e
@@ -154,6 +170,9 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     judge = judge_provider(args.config_dir) if args.judge else None
     show_progress = args.progress or sys.stderr.isatty()
     progress = ProgressBar(sys.stderr) if show_progress else None
+    build_args = dict(llm_args or {})
+    if args.record or args.replay:
+        build_args["understanding"] = build_args.get("understanding") or "llm"
     results: list[ScenarioResult] = []
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
@@ -166,7 +185,9 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
                 sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
             ) -> AgentRouter:
                 # Alerts are counted in each response; eval posts them nowhere.
-                return build_router(c, d, url, telemetry=sink, alerts=AlertFanout([]), **(llm_args or {}))
+                return build_router(
+                    c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c), **build_args
+                )
 
             results += asyncio.run(run_suites([suite], factory, progress=progress, judge_provider=judge))[0]
     summary = suite_summary(results)

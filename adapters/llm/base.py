@@ -72,5 +72,6 @@ class Priced:
         return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
 
     def estimate_tokens(self, text: str) -> int:
-        # About four characters per token for English; rounding up keeps the window safe.
+        # English averages about four characters per token; counting three overestimates, which keeps
+        # the history inside the window.
         return len(text) // 3 + 1

@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from adapters.llm.base import Priced
 from agent.errors import RecordingMissing
 from agent.eval.context import current_turn_key
-from agent.interfaces import LLMProvider, LLMResponse
+from agent.interfaces import LLMCapabilities, LLMProvider, LLMResponse
 
 FORMAT = 1
 
@@ -49,6 +50,10 @@ class RecordingProvider:
         self.responses = _load(self.path)
         self._lock = asyncio.Lock()
 
+    def __getattr__(self, name: str) -> Any:
+        # capabilities, estimate_tokens and aclose are the recorded provider's own.
+        return getattr(self.inner, name)
+
     async def generate(
         self,
         messages: list[dict[str, Any]],
@@ -78,12 +83,16 @@ class RecordingProvider:
         return self.inner.get_cost(tokens_in, tokens_out)
 
 
-class ReplayProvider:
+class ReplayProvider(Priced):
     """Answers from a recording; a missing entry fails loudly instead of calling a live provider.
 
     Args:
         path: a file written by RecordingProvider.
     """
+
+    capabilities = LLMCapabilities()
+    model = ""  # no price: a replay costs nothing
+    prices: dict = {}
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -108,5 +117,3 @@ class ReplayProvider:
             )
         return LLMResponse.model_validate(entry["response"])
 
-    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
-        return 0.0

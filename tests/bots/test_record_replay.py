@@ -1,0 +1,38 @@
+"""agentbot eval --record / --replay in llm mode: a replay never calls out, and a gap fails loudly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bots import cli
+from tests.helpers import REPO
+from tests.standins.llm_server import StandInLLM
+
+ORDERS = str(REPO / "tests/suites/orders.yaml")
+
+
+def test_a_recorded_eval_replays_without_the_provider(
+    llm_server: StandInLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
+    recording = tmp_path / "orders.llm.json"
+    assert cli.main(["eval", ORDERS, "--record", str(recording), "--json"]) == 0
+    recorded = json.loads(capsys.readouterr().out)
+    calls = len(llm_server.seen)
+    entries = json.loads(recording.read_text())["responses"]
+    assert calls > 0 and len(entries) == calls
+    assert any(key.startswith("orders/single_turn_complete/1/") for key in entries)
+
+    assert cli.main(["eval", ORDERS, "--replay", str(recording), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert len(llm_server.seen) == calls  # nothing reached the provider
+    assert replayed["summary"] == recorded["summary"] and replayed["llm"]["calls"] == recorded["llm"]["calls"]
+
+    unknown = str(REPO / "tests/suites/unknown.yaml")
+    assert cli.main(["eval", unknown, "--replay", str(recording)]) == 2
+    assert "no recorded LLM response for unknown/" in capsys.readouterr().err
+    assert len(llm_server.seen) == calls
