@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -33,6 +32,7 @@ from agent.types import (
     ToolResult,
     utcnow,
 )
+from agent.understanding.text import Answer, YesNo
 
 CONFIRMED = "confirmed_action"  # state.facts key: the last action carried out, for a repeated confirm
 APPROVED = "approved_action"  # state.facts key: the hash the user confirmed this turn
@@ -44,8 +44,6 @@ EXPIRED = (
 )
 NOTHING = "There's nothing waiting for your confirmation right now."
 DEFAULT_PROMPT = "This needs your confirmation before I go ahead."
-
-Answer = Literal["yes", "no"]
 
 
 class Resolution(BaseModel):
@@ -65,26 +63,6 @@ def action_hash(session_id: str, tool: str, params: dict[str, Any]) -> str:
     """The identity of one action in one conversation: same tool, same canonical params, same hash."""
     canonical = json.dumps({"tool": tool, "params": params}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(f"{session_id}|{canonical}".encode()).hexdigest()[:32]
-
-
-class YesNo:
-    """Reads a short reply as yes or no with the vocabulary of config/intents.yaml."""
-
-    def __init__(self, vocabulary: Vocabulary):
-        self.yes = {" ".join(re.findall(r"[a-z']+", w.lower())) for w in vocabulary.yes}
-        self.no = {" ".join(re.findall(r"[a-z']+", w.lower())) for w in vocabulary.no}
-
-    def __call__(self, text: str) -> Answer | None:
-        words = re.findall(r"[a-z']+", text.lower())
-        if not words or len(words) > 6:
-            return None
-        for n in (3, 2, 1):
-            head = " ".join(words[:n])
-            if head in self.no:
-                return "no"
-            if head in self.yes:
-                return "yes"
-        return None
 
 
 class Confirmations:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from agent.types import OutboundMessage
+from bots.delivery import split_text
 
 if TYPE_CHECKING:
     import re
@@ -36,19 +37,7 @@ BUTTONS: dict[str, tuple[str, discord.ButtonStyle, str]] = {
 
 
 def split(text: str, limit: int = LIMIT) -> list[str]:
-    """Cut text into parts of at most `limit` characters, at a line break or space when there is one."""
-    parts: list[str] = []
-    while len(text) > limit:
-        cut = text.rfind("\n", 0, limit + 1)
-        if cut < limit // 2:
-            cut = text.rfind(" ", 0, limit + 1)
-        if cut <= 0:
-            cut = limit
-        parts.append(text[:cut].rstrip())
-        text = text[cut:].lstrip()
-    if text or not parts:
-        parts.append(text)
-    return parts
+    return split_text(text, limit)
 
 
 class ButtonHandler(Protocol):

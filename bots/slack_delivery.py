@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from agent.types import OutboundMessage
+from bots.delivery import split_text
 
 # A section block's text is limited to 3000 characters; plain text to 4000 (longer is truncated).
 SECTION_LIMIT = 3000
@@ -36,21 +37,7 @@ def escape(text: str) -> str:
 
 
 def split(text: str, limit: int = SECTION_LIMIT) -> list[str]:
-    """Cut text into chunks under `limit`, preferring paragraph, line, then word boundaries."""
-    chunks: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        window = rest[:limit]
-        cut = max(window.rfind("\n\n"), window.rfind("\n"))
-        if cut < limit // 2:
-            cut = window.rfind(" ")
-        if cut < limit // 2:
-            cut = limit
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest or not chunks:
-        chunks.append(rest)
-    return chunks
+    return split_text(text, limit)
 
 
 def button_blocks(text: str, buttons: list[str], session_key: str) -> list[dict[str, Any]]:

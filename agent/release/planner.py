@@ -11,7 +11,7 @@ from agent.config import BotConfig
 from agent.interfaces import AgentRequest
 from agent.release.risk import Assessment, ReleaseSummary, RiskThresholds, assess
 from agent.types import AskUser, Plan, Respond, ToolCall, ToolResult
-from agent.understanding.planner import TemplatePlanner
+from agent.understanding.planner import TemplatePlanner, settle_failure
 from agent.understanding.templates import render
 
 SUMMARY, REPORT = "get_release_summary", "file_risk_report"
@@ -78,13 +78,7 @@ class ReleasePlanner:
         code = code or result.error_code or ""
         template = errors.get(code) or errors.get("default") or self.templates.messages.tool_error
         text = render(template, {**values, "error": result.error or ""})
-        if retry_slot:
-            # No such release: ask for the version again instead of giving up on the goal.
-            plan.slots_patch = {retry_slot: None}
-            plan.steps = [AskUser(param=retry_slot, prompt=text)]
-        else:
-            plan.steps = [Respond(when="error", message=text)]
-            plan.goal_status = "failed"
+        settle_failure(plan, text, retry_slot)
         return plan
 
 

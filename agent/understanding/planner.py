@@ -75,11 +75,15 @@ class TemplatePlanner:
         code = result.error_code or ""
         template = templates.error.get(code) or templates.error.get("default") or self.messages.tool_error
         text = render(template, values)
-        retry_slot = intent.retry_slot_on.get(code)
-        if retry_slot:
-            # The value was wrong (e.g. no such order): ask for it again rather than give up.
-            plan.slots_patch = {retry_slot: None}
-            plan.steps = [AskUser(param=retry_slot, prompt=text)]
-        else:
-            plan.steps = [Respond(when="error", message=text)]
-            plan.goal_status = "failed"
+        settle_failure(plan, text, intent.retry_slot_on.get(code))
+
+
+def settle_failure(plan: Plan, text: str, retry_slot: str | None) -> None:
+    """A tool failed: ask for `retry_slot` again when the value was wrong (no such order or
+    release), else tell the user and fail the goal."""
+    if retry_slot:
+        plan.slots_patch = {retry_slot: None}
+        plan.steps = [AskUser(param=retry_slot, prompt=text)]
+    else:
+        plan.steps = [Respond(when="error", message=text)]
+        plan.goal_status = "failed"

@@ -7,7 +7,7 @@ import re
 from agent.config import BotConfig, IntentSpec
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.slots import SlotExtractor
-from agent.understanding.text import Normalizer, clean
+from agent.understanding.text import Normalizer, YesNo, clean
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75
@@ -49,20 +49,7 @@ class RulesClassifier:
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
         self.threshold = threshold
-        self._yes = _phrases(vocab.yes)
-        self._no = _phrases(vocab.no)
-
-    def yes_no(self, text: str) -> str | None:
-        words = re.findall(r"[a-z']+", clean(text).lower())
-        if not words or len(words) > 6:
-            return None
-        for n in (3, 2, 1):
-            head = " ".join(words[:n])
-            if head in self._no:
-                return "no"
-            if head in self._yes:
-                return "yes"
-        return None
+        self.yes_no = YesNo(vocab)
 
     def score(self, text: str, intents: list[Intent]) -> tuple[str | None, float, dict, frozenset[str]]:
         """Best intent, its score, the slot values found, and the message's content tokens."""
@@ -111,8 +98,11 @@ class RulesClassifier:
         # "and O-34567?" while a free-text answer is awaited: an ID for another request, not the answer.
         only_an_id = not tokens and intent_id not in (None, goal.intent_id if goal else None)
         free_text = awaited is not None and awaited in self.slots.specs and self.slots.specs[awaited].free_text
-        if goal and awaited and not (free_text and only_an_id) and (
-            intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk
+        if (
+            goal
+            and awaited
+            and not (free_text and only_an_id)
+            and (intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk)
         ):
             # The message answers the bot's question, unless it is clearly a new request.
             if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
@@ -137,7 +127,3 @@ class RulesClassifier:
                 params[p] = value
         missing = [p for p in spec.required_params if p not in params]
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence)
-
-
-def _phrases(items: list[str]) -> frozenset[str]:
-    return frozenset(" ".join(re.findall(r"[a-z']+", i.lower())) for i in items)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
+
+from agent.config import Vocabulary
 
 # Words that carry no intent. Question words stay: "where" and "when" matter for orders.
 _STOPWORDS = """a an the i me my mine we our you your it its is are was were be been am do does did
@@ -61,3 +64,26 @@ class Normalizer:
 
     def phrase(self, text: str) -> tuple[str, ...]:
         return tuple(self.tokens(text))
+
+
+Answer = Literal["yes", "no"]
+
+
+class YesNo:
+    """Reads a short reply as yes or no with the vocabulary of config/intents.yaml."""
+
+    def __init__(self, vocabulary: Vocabulary):
+        self.yes = {" ".join(re.findall(r"[a-z']+", w.lower())) for w in vocabulary.yes}
+        self.no = {" ".join(re.findall(r"[a-z']+", w.lower())) for w in vocabulary.no}
+
+    def __call__(self, text: str) -> Answer | None:
+        words = re.findall(r"[a-z']+", clean(text).lower())
+        if not words or len(words) > 6:
+            return None
+        for n in (3, 2, 1):
+            head = " ".join(words[:n])
+            if head in self.no:
+                return "no"
+            if head in self.yes:
+                return "yes"
+        return None
