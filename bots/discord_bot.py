@@ -38,6 +38,11 @@ def point_at(api_base: str, gateway_url: str) -> None:
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
 
 
+# agentbot never joins voice channels: the voice libraries' "not installed" warnings are noise.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
+
+
 class DiscordBot(discord.Client):
     """
     Args:
