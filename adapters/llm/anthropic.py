@@ -11,10 +11,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.llm.base import Priced, from_status, window_for
+from adapters.llm.base import SDKProvider, from_status
 from agent.config import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
-from agent.interfaces import LLMCapabilities, LLMResponse, LLMToolCall
+from agent.interfaces import LLMResponse, LLMToolCall
 
 try:
     import anthropic
@@ -52,7 +52,7 @@ def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, An
     return "\n\n".join(system), out
 
 
-class AnthropicProvider(Priced):
+class AnthropicProvider(SDKProvider):
     """
     Args:
         api_key: the key (from ANTHROPIC_API_KEY, read at the composition root).
@@ -74,15 +74,8 @@ class AnthropicProvider(Priced):
         timeout: float = 30.0,
         context_window: int | None = None,
     ):
-        self.model = model
-        self.prices = prices or {}
+        self.configure(model, prices, context_window)
         self.client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-        self.capabilities = LLMCapabilities(
-            tools=True, json_schema=True, streaming=True, context_window=context_window or window_for(model)
-        )
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     async def generate(
         self,

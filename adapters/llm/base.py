@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 from agent.config import ModelPrice
 from agent.errors import (
@@ -13,6 +14,7 @@ from agent.errors import (
     ProviderRateLimited,
     ProviderUnavailable,
 )
+from agent.interfaces import LLMCapabilities
 from agent.types import utcnow
 
 # Context windows of well-known models; anything else gets the conservative default.
@@ -75,3 +77,19 @@ class Priced:
         # English averages about four characters per token; counting three overestimates, which keeps
         # the history inside the window.
         return len(text) // 3 + 1
+
+
+class SDKProvider(Priced):
+    """What the SDK-backed providers share: model, prices, capabilities, and closing the client."""
+
+    client: Any
+
+    def configure(self, model: str, prices: Mapping[str, ModelPrice] | None, context_window: int | None) -> None:
+        self.model = model
+        self.prices = prices or {}
+        self.capabilities = LLMCapabilities(
+            tools=True, json_schema=True, streaming=True, context_window=context_window or window_for(model)
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

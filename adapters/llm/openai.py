@@ -11,10 +11,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.llm.base import Priced, from_status, window_for
+from adapters.llm.base import SDKProvider, from_status
 from agent.config import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
-from agent.interfaces import LLMCapabilities, LLMResponse, LLMToolCall
+from agent.interfaces import LLMResponse, LLMToolCall
 
 try:
     import openai
@@ -59,7 +59,7 @@ def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
     return (value, None) if isinstance(value, dict) else ({}, raw)
 
 
-class OpenAIProvider(Priced):
+class OpenAIProvider(SDKProvider):
     """
     Args:
         api_key: the key (from OPENAI_API_KEY, read at the composition root).
@@ -82,15 +82,8 @@ class OpenAIProvider(Priced):
         timeout: float = 30.0,
         context_window: int | None = None,
     ):
-        self.model = model
-        self.prices = prices or {}
+        self.configure(model, prices, context_window)
         self.client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-        self.capabilities = LLMCapabilities(
-            tools=True, json_schema=True, streaming=True, context_window=context_window or window_for(model)
-        )
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     def _response_format(self, response_format: dict[str, Any]) -> dict[str, Any]:
         if self.json_mode == "json_object":

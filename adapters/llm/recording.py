@@ -116,4 +116,3 @@ class ReplayProvider(Priced):
                 "recorded. Record again (agentbot eval --record) rather than calling a live provider."
             )
         return LLMResponse.model_validate(entry["response"])
-
