@@ -286,6 +286,10 @@ class EventInbox(Protocol):
         """Accepted events whose turn never committed, oldest first: work a crash left behind."""
         ...
 
+    async def knows(self, session_key: str) -> bool:
+        """Whether the bot takes part in this conversation: a saved session or an accepted event."""
+        ...
+
 
 @runtime_checkable
 class Inventory(Protocol):

@@ -7,16 +7,15 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agent import goals, handoff
 from agent.acting import Acting
 from agent.config import Messages, Settings, Vocabulary
-from agent.confirmations import Confirmations
+from agent.conversation import goals, handoff
+from agent.conversation.confirmations import Confirmations
+from agent.conversation.desk import HandoffDesk
 from agent.errors import InputError, StorageError, VersionConflict
-from agent.handoff_desk import HandoffDesk
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
     Alert,
@@ -35,8 +34,9 @@ from agent.interfaces import (
     TurnTrace,
 )
 from agent.locks import SessionLocks
-from agent.observe import observed_turn
 from agent.preferences import PreferenceRecorder
+from agent.text import clean
+from agent.tracing import observed_turn
 from agent.turn import Turn
 from agent.types import (
     AgentResponse,
@@ -51,12 +51,11 @@ from agent.types import (
     ToolResult,
     TurnRecord,
 )
-from agent.understanding.text import clean
 
 
 @dataclass
 class RouterParts:
-    """The collaborators of a router; `agent.build_router` (the composition root) fills it."""
+    """The collaborators of a router; `bots.build_app` (the composition root) fills it."""
 
     registry: IntentsRegistry
     classifier: Classifier
@@ -74,8 +73,6 @@ class RouterParts:
     confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
-    # Resources to release with the router (e.g. an LLM provider's HTTP client).
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
 class AgentRouter:
@@ -89,8 +86,6 @@ class AgentRouter:
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
 
     async def aclose(self) -> None:
-        for close in self.p.closers:
-            await close()
         await self.p.store.aclose()
         if self.p.preferences is not None:
             await self.p.preferences.aclose()

@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from agent.interfaces import Alert, Reply, TelemetrySink, TurnTrace
-from agent.observe import NullTrace, Usage, current_usage
+from agent.tracing import NullTrace, Usage, current_usage
 from agent.types import Interaction, Message, OutboundMessage, SideEffect, TelemetryEvent
 
 # The turn this task is handling. LLM calls record their telemetry on it (agent/llm/calls.py):

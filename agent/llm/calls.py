@@ -13,7 +13,7 @@ from typing import Any
 from agent.config import LLMSettings
 from agent.errors import ProviderError
 from agent.interfaces import Alert, AlertNotifier, LLMProvider, LLMResponse
-from agent.llm.budget import DailyBudget
+from agent.llm.spend import DailyBudget
 from agent.turn import Turn, current_turn
 from agent.types import OutboundMessage, SessionState
 

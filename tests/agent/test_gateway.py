@@ -13,8 +13,8 @@ from adapters.storage.sql import SqlStore
 from agent.interfaces import ToolContext
 from agent.tools import Tool, ToolOutput
 from agent.tools.gateway import ToolGateway, idempotency_key
+from agent.tools.orders import support_tools
 from agent.tools.registry import ToolParams
-from agent.tools.support import support_tools
 from agent.types import SessionState, ToolCall, TurnRecord
 from tests.helpers import REPO
 
