@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent.interfaces import LLMProvider, LLMResponse, Tracer, TurnTrace
-from agent.types import Interaction, TelemetryEvent
+from agent.interfaces import LLMProvider, Tracer, TurnTrace
+from agent.llm.models import LLMResponse
+from agent.records import TelemetryEvent
+from agent.types import Interaction
 
 
 class Usage(BaseModel):

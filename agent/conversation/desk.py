@@ -16,8 +16,9 @@ from agent.conversation import handoff
 from agent.errors import VersionConflict
 from agent.interfaces import Alert, AlertNotifier, HandoffQueue, Reply, SessionStore
 from agent.locks import SessionLocks
+from agent.records import TurnRecord
 from agent.turn import Turn
-from agent.types import Interaction, Message, OutboundMessage, SessionState, TurnRecord, utcnow
+from agent.types import Interaction, Message, OutboundMessage, SessionState, utcnow
 
 log = logging.getLogger("agentbot.router")
 

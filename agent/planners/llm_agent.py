@@ -18,10 +18,11 @@ import json
 from typing import Any
 
 from agent.errors import ProviderError
-from agent.interfaces import AgentRequest, LLMToolCall
+from agent.interfaces import AgentRequest
 from agent.llm.calls import LLMCalls
 from agent.llm.context import history_messages
 from agent.llm.grounding import ungrounded
+from agent.llm.models import LLMToolCall
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
 from agent.turn import current_turn

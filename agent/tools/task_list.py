@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from agent.errors import ToolError
-from agent.interfaces import TaskReader, TaskRecord, ToolContext
+from agent.interfaces import TaskReader, ToolContext
+from agent.records import TaskRecord
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow
 

@@ -18,7 +18,7 @@ from discord import app_commands
 
 from agent.app import App
 from agent.errors import AgentbotError, ConfigError
-from agent.interfaces import InboxEvent
+from agent.records import InboxEvent
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.delivery import BUTTONS, ChannelTarget, FollowupTarget, ReplyButton, ResumeButton

@@ -19,7 +19,7 @@ from adapters.storage.sql import SqlStore
 from adapters.storage.stats import today
 from agent.app import App
 from agent.errors import ConfigError, StorageError
-from agent.interfaces import InboxEvent
+from agent.records import InboxEvent
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.dispatch import Dispatcher
 from bots.slack import commands as slack_commands

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.otel import OTelTracer, TracedProvider
 from agent.errors import ProviderRateLimited
-from agent.interfaces import LLMResponse
+from agent.llm.models import LLMResponse
 from agent.tracing import MeteredProvider, observed_turn
 from agent.turn import Turn
 from bots.app import build_app

@@ -10,8 +10,8 @@ import pytest
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
 from agent.errors import VersionConflict
-from agent.interfaces import InboxEvent
-from agent.types import Message, SessionState, TurnRecord
+from agent.records import InboxEvent, TurnRecord
+from agent.types import Message, SessionState
 from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.pg import postgres_server, unavailable_reason

@@ -16,7 +16,8 @@ from agent.eval.judge import judge
 from agent.eval.metrics import TurnObservation, goal_counts, scenario_metrics
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import LLMResponse, TelemetrySink
+from agent.interfaces import TelemetrySink
+from agent.llm.models import LLMResponse
 from agent.types import Goal, GoalStatus, SessionState
 from bots.app import build_app
 from tests.adapters.test_otel import ScriptedProvider

@@ -14,7 +14,8 @@ from agent.app import App
 from agent.errors import ConfigError
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
-from agent.interfaces import LLMResponse, LLMToolCall, TelemetrySink
+from agent.interfaces import TelemetrySink
+from agent.llm.models import LLMResponse, LLMToolCall
 from agent.planners.llm_agent import TOO_COMPLEX
 from bots import cli
 from bots.app import build_app
@@ -42,9 +43,7 @@ def env_for(server: StandInLLM) -> dict[str, str]:
     }
 
 
-def llm_router(
-    db_url: str, sink: CollectingSink, server: StandInLLM, provider: str = "openai", **kw: object
-) -> App:
+def llm_router(db_url: str, sink: CollectingSink, server: StandInLLM, provider: str = "openai", **kw: object) -> App:
     config = kw.pop("config_dir", REPO / "config")
     return build_app(
         config,

@@ -49,9 +49,7 @@ class Running:
 
 
 @asynccontextmanager
-async def running_bot(
-    standin: StandInDiscord, db_url: str, app: App | None = None
-) -> AsyncIterator[Running]:
+async def running_bot(standin: StandInDiscord, db_url: str, app: App | None = None) -> AsyncIterator[Running]:
     """Start the bot, wait until it is ready (commands synced, guild received), stop it afterwards."""
     store = SqlStore(db_url)
     notifier = DiscordAdminAlerts(int(ADMIN_CHANNEL_ID))

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent.interfaces import InboxEvent
+from agent.records import InboxEvent
 from agent.router import AgentRouter
 from agent.types import Interaction, OutboundMessage
 from bots.app import build_app
