@@ -12,8 +12,9 @@ from datetime import datetime
 
 from agent.acting import Acting
 from agent.config import Messages, Settings, Vocabulary
-from agent.conversation import goals, handoff, notices
+from agent.conversation import goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
+from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
 from agent.errors import InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
@@ -42,7 +43,7 @@ from agent.turn import Turn
 from agent.types import (
     AgentResponse,
     Classification,
-    IntentContext,
+    Intent,
     Interaction,
     Message,
     OutboundMessage,
@@ -82,6 +83,9 @@ class AgentRouter:
         self.acting = Acting(parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations)
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
+        self.names = notices.GoalNames(parts.registry.specs, parts.messages)
+        self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
+        self.splitter = requests.splitter_for(parts.registry.slots)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -151,17 +155,8 @@ class AgentRouter:
             channel_type=interaction.context.channel_type,
         )
         expected_version = state.version
-        active = state.active_goal
-        t.emit(
-            "received",
-            {
-                "memory": {
-                    "history_count": len(history),
-                    "params_keys": sorted(active.slots) if active else [],
-                    "waiting_for_param": active.missing[0] if active and active.missing else None,
-                }
-            },
-        )
+        abandoned = goals.age(state, p.settings.goal_abandon_turns)
+        t.emit("received", {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))})
         t.emit("history_loaded", {"count": len(history)})
 
         results: list[ToolResult] = []
@@ -171,22 +166,28 @@ class AgentRouter:
                 await t.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
             cls = None
+        elif self.ctl.applies(interaction, state) and (control := self.ctl.read(interaction.text, state)):
+            await self.ctl.answer(control, state, t)
+            cls = None
         else:
             customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
-            eligible = p.registry.get_eligible(
-                IntentContext(
-                    channel=interaction.context.channel_type.value,
-                    customer_id=state.customer_id,
-                    customer_tier=(customer or {}).get("tier"),
-                    session_id=state.session_id,
-                )
-            )
+            eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
-            cls = await p.classifier.classify(interaction, eligible, state, history)
+            found = await requests.understand(
+                p.classifier, self.splitter, p.registry.slots, interaction, eligible, state, history
+            )
+            cls, later = found[0], found[1:]
             prefs = None
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls.params.get("budget"))
-            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
+            ids = {i.id for i in eligible}
+            results = await self._understood(state, cls, ids, customer, history, t, prefs)
+            for n, more in enumerate(later):  # several requests: in order while nobody waits, then queued
+                if requests.waiting(state):
+                    queued = goals.queue(state, later[n:], p.registry.intents, self._question)
+                    await t.send(notices.queued([self.names(g) for g in queued], p.messages))
+                    break
+                results += await self._understood(state, more, ids, customer, history, t, prefs)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *t.agent_messages()]
@@ -209,23 +210,7 @@ class AgentRouter:
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(state, pref_update)
-        goal = state.active_goal
-        asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
-        return AgentResponse(
-            text=t.final_text,
-            session_id=state.session_id,
-            interaction_id=interaction.id,
-            intent_id=cls.intent_id if cls else None,
-            tool_results=results,
-            needs_user_input=asking is not None or state.pending_confirmation is not None,
-            confirmation=state.pending_confirmation is not None and state.pending_confirmation.kind == "tool",
-            missing_param=goal.missing[0] if goal and goal.missing else None,
-            active_goal=goal.type if goal else None,
-            goal_stack=goals.stack_types(state),
-            handoff=state.handoff is not None and state.handoff.active,
-            messages=t.outbound,
-            alerts=[a.kind for a in t.alerts],
-        )
+        return t.response(state, cls.intent_id if cls else None, results, goals.stack_types(state))
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
@@ -277,19 +262,31 @@ class AgentRouter:
                 "reply": cls.reply,
             },
         )
-        agent = p.planners.get(intent.agent, p.planner)
+        agent = self._agent(intent)
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
             return results
-        update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
+        update = goals.apply(state, cls, intent, lambda slot: self._question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
         results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
+        while resumed is not None and resumed.queued and not requests.waiting(state):
+            # A later request of an earlier message: its turn has come, so it runs now.
+            resumed.queued, goal, nxt = False, resumed, p.registry.intents[resumed.intent_id]
+            results += await self.acting.run(self._agent(nxt), state, goal, nxt, history, customer, t, prefs)
+            resumed = state.active_goal if goal.id != state.active_goal_id else None
         handed_off = state.handoff is not None and state.handoff.active
-        if resumed is not None and not handed_off and (notice := notices.resume(resumed, goal.agent, p.messages)):
+        notice = resumed and not handed_off and notices.resume(resumed, goal.agent, p.messages, self.names(resumed))
+        if notice:
             await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         return results
+
+    def _agent(self, intent: Intent) -> Planner:
+        return self.p.planners.get(intent.agent, self.p.planner)
+
+    def _question(self, intent_id: str, slot: str) -> str:
+        return self._agent(self.p.registry.intents[intent_id]).question(intent_id, slot)

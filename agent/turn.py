@@ -9,7 +9,7 @@ from typing import Any
 from agent.interfaces import Alert, Reply, TelemetrySink, TurnTrace
 from agent.records import TelemetryEvent
 from agent.tracing import NullTrace, Usage, current_usage
-from agent.types import Interaction, Message, OutboundMessage, SideEffect
+from agent.types import AgentResponse, Interaction, Message, OutboundMessage, SessionState, SideEffect, ToolResult
 
 # The turn this task is handling. LLM calls record their telemetry on it (agent/llm/calls.py):
 # the Classifier and Planner seams do not carry the turn, yet those events must commit with it.
@@ -121,3 +121,26 @@ class Turn:
     @property
     def final_text(self) -> str:
         return "\n\n".join(m.text for m in self.outbound if m.kind != "pre")
+
+    def response(
+        self, state: SessionState, intent_id: str | None, results: list[ToolResult], goal_stack: list[str]
+    ) -> AgentResponse:
+        """What the turn did, summed up for the caller once its state is committed."""
+        goal = state.active_goal
+        asking = next((m for m in reversed(self.outbound) if m.kind in ("question", "fallback")), None)
+        pending = state.pending_confirmation
+        return AgentResponse(
+            text=self.final_text,
+            session_id=state.session_id,
+            interaction_id=self.interaction.id,
+            intent_id=intent_id,
+            tool_results=results,
+            needs_user_input=asking is not None or pending is not None,
+            confirmation=pending is not None and pending.kind == "tool",
+            missing_param=goal.missing[0] if goal and goal.missing else None,
+            active_goal=goal.type if goal else None,
+            goal_stack=goal_stack,
+            handoff=state.handoff is not None and state.handoff.active,
+            messages=self.outbound,
+            alerts=[a.kind for a in self.alerts],
+        )

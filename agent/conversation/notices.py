@@ -1,21 +1,49 @@
-"""What the bot says when it goes back to an earlier request, or cannot place a message."""
+"""What the bot says when it goes back to an earlier request, queues one, or cannot place a message."""
 
 from __future__ import annotations
 
-from agent.config import Messages
+import re
+
+from agent.config import IntentSpec, Messages
+from agent.planners.render import render
 from agent.types import Goal, OutboundMessage, PendingConfirmation, SessionState
 
+_LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 
-def resume(goal: Goal, interrupted_by: str, m: Messages) -> OutboundMessage | None:
+
+class GoalNames:
+    """A goal in words people use ("your laptop recommendation"), from its intent's `goal_name`
+    templates: the first whose fields the goal's slots fill; else the generic `goal_default`."""
+
+    def __init__(self, specs: dict[str, IntentSpec], messages: Messages):
+        self.specs = specs
+        self.default = messages.goal_default
+
+    def __call__(self, goal: Goal) -> str:
+        spec = self.specs.get(goal.intent_id)
+        for template in spec.goal_name if spec else []:
+            text = render(template, goal.slots)
+            if not _LEFTOVER.search(text):
+                return text
+        return self.default
+
+
+def resume(goal: Goal, interrupted_by: str, m: Messages, name: str) -> OutboundMessage | None:
     """Say the bot is back on an earlier request: always when it waits for an answer (the question
     comes with it), once otherwise, and not at all after a side question of the same agent."""
     if not goal.missing and (goal.resume_announced or goal.agent == interrupted_by):
         return None
     goal.resume_announced = True
-    text = m.resume.format(goal=goal.intent_id.replace("_", " "))
+    text = m.resume.format(goal=name)
     if goal.next_question:
         text = f"{text} {goal.next_question}"
     return OutboundMessage(kind="question" if goal.missing else "notice", text=text)
+
+
+def queued(names: list[str], m: Messages) -> OutboundMessage:
+    """Later requests of the message wait behind the one that needs an answer first."""
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return OutboundMessage(kind="notice", text=m.queued.format(goals=listed))
 
 
 def fallback(state: SessionState, can_hand_off: bool, m: Messages) -> OutboundMessage:

@@ -26,6 +26,17 @@ class _IntentModel:
             (re.compile(r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b", re.I), w)
             for p, w in spec.phrases.items()
         ]
+        # Words the message must contain for this intent at all (a purchase needs purchase words).
+        self.required = (
+            re.compile(
+                r"\b(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in spec.requires_words) + ")", re.I
+            )
+            if spec.requires_words
+            else None
+        )
+
+    def example_score(self, tokens: frozenset[str]) -> float:
+        return max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
 
     def score(self, tokens: frozenset[str], slots: set[str], text: str) -> float:
         kw = sum(w for k, w in self.keywords if k <= tokens) + sum(w for rx, w in self.phrases if rx.search(text))
@@ -58,7 +69,7 @@ class RulesClassifier:
         best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
         for intent in intents:
             model = self.models.get(intent.id)
-            if model is None:
+            if model is None or (model.required is not None and not model.required.search(text)):
                 continue
             score = model.score(tokens, set(params), rest)
             if score > best[intent.kind][1]:
@@ -82,6 +93,16 @@ class RulesClassifier:
             best_id = None
         return best_id, score, params, tokens
 
+    def _new_request(self, intent_id: str | None, params: dict, tokens: frozenset[str]) -> bool:
+        """While a free-text answer is awaited, a message is another request only when it says so
+        plainly: it names one of that request's typed values (an order ID) or reads like one of its
+        examples. Trigger words alone ("buy oat milk" as a task) do not make a new request."""
+        model = self.models.get(intent_id or "")
+        if model is None:
+            return False
+        typed = {k for k in params if k in model.params and not self.slots.specs[k].free_text}
+        return bool(typed) or model.example_score(tokens) >= STRONG
+
     async def classify(
         self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
     ) -> Classification:
@@ -102,9 +123,17 @@ class RulesClassifier:
             goal
             and awaited
             and not (free_text and only_an_id)
-            and (intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk)
+            and (
+                intent_id in (None, goal.intent_id)
+                or confidence < STRONG
+                or small_talk
+                or (free_text and not self._new_request(intent_id, params, tokens))
+            )
         ):
             # The message answers the bot's question, unless it is clearly a new request.
+            if free_text and (small_talk or self.yes_no(text)):
+                # "thank you" or "ok" is not the ticket's description: small talk answers as small talk.
+                return Classification(intent_id=intent_id if small_talk else None, confidence=confidence)
             if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
                 params = {awaited: value}
             if awaited in params:

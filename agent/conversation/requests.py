@@ -1,0 +1,64 @@
+"""Several requests in one message: each part understood on its own, handled in order, or queued.
+
+The split is kept only when it finds at least two requests and every part is either a request or
+small talk ("Hi. Where is O-12345? Also ..."); two parts asking the same thing are one request
+("open a ticket. The mug arrived broken.") unless they name different IDs ("O-24680 and O-45678").
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.config import SlotSpec
+from agent.interfaces import Classifier
+from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.understanding.splitter import RequestSplitter
+
+# A part counts as a request of its own only when understood this surely ("by the way" is not one).
+SURE = 0.6
+
+
+def splitter_for(slots: dict[str, SlotSpec]) -> RequestSplitter:
+    """A splitter that treats several values of a `one_request_each` slot as several requests."""
+    return RequestSplitter([re.compile(s.pattern, re.I) for s in slots.values() if s.one_request_each and s.pattern])
+
+
+async def understand(
+    classifier: Classifier,
+    splitter: RequestSplitter,
+    slots: dict[str, SlotSpec],
+    interaction: Interaction,
+    eligible: list[Intent],
+    state: SessionState,
+    history: list[Message],
+) -> list[Classification]:
+    """The message's requests in the order made: one classification, or one per request."""
+    goal = state.active_goal
+    # An awaited description is one answer, however many sentences it has.
+    parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
+    if len(parts) > 1:
+        kinds = {i.id: i.kind for i in eligible}
+        found = [
+            await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, history)
+            for p in parts
+        ]
+        tasks = [c for c in found if c.intent_id and kinds.get(c.intent_id) == "task" and c.confidence >= SURE]
+        others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
+        if len(tasks) > 1 and others_chat and _distinct(tasks):
+            return tasks
+    return [await classifier.classify(interaction, eligible, state, history)]
+
+
+def _free_text(slot: str, slots: dict[str, SlotSpec]) -> bool:
+    return slot in slots and slots[slot].free_text
+
+
+def _distinct(found: list[Classification]) -> bool:
+    seen = [(c.intent_id, tuple(sorted((k, str(v)) for k, v in c.params.items() if k.endswith("_id")))) for c in found]
+    return len(set(seen)) == len(seen)
+
+
+def waiting(state: SessionState) -> bool:
+    """The bot waits for the user (a question or a confirmation): later requests have to queue."""
+    goal = state.active_goal
+    return state.pending_confirmation is not None or bool(goal and goal.missing)
