@@ -47,6 +47,14 @@ class IntentTemplates(Strict):
     error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
 
 
+class FollowUp(Strict):
+    """Messages about one of an answered goal's items go to `intent`, the message in its `slot`."""
+
+    intent: str
+    items_slot: str  # the goal's slot that lists the items it proposed
+    slot: str
+
+
 class IntentSpec(Strict):
     id: str
     agent: str
@@ -74,6 +82,7 @@ class IntentSpec(Strict):
     # What people call this request, for "Now, back to ...": templates over the goal's slots, the
     # first whose fields are all known is used ("your {category} recommendation", "your recommendation").
     goal_name: list[str] = Field(default_factory=list)
+    follow_up: FollowUp | None = None
     # When set, the intent is chosen only if the message contains one of these words or phrases
     # (a purchase needs purchase words: "my laptop is slow" is not a shopping request).
     requires_words: list[str] = Field(default_factory=list)

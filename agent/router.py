@@ -12,7 +12,7 @@ from datetime import datetime
 
 from agent.acting import Acting
 from agent.config import Messages, Settings, Vocabulary
-from agent.conversation import goals, handoff, notices, requests
+from agent.conversation import followups, goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
@@ -50,6 +50,9 @@ from agent.types import (
     SessionState,
     ToolResult,
 )
+
+# Below this confidence, a message about an open recommendation's items is read as a follow-up.
+FOLLOW_UP_SURE = 0.75
 
 
 @dataclass
@@ -234,7 +237,7 @@ class AgentRouter:
         settled = await self.confirmations.resolve(state, t.interaction, cls, t)
         if settled.outcome == "handled":
             return settled.results
-        cls = settled.cls or cls
+        cls = followups.redirect(state, t.interaction.text, settled.cls or cls, p.registry.specs, FOLLOW_UP_SURE)
         pending = self.confirmations.take_offer(state)
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
