@@ -59,9 +59,21 @@ class SqlRecords:
         return await self._run(unit, what="count refunds")  # type: ignore[no-any-return]
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None:
+        """What the bot changed about an order; refund figures come from the refund records
+        themselves (the sum of every refund, the date of the latest), not from the last update."""
+
         def unit(conn: Connection) -> dict[str, Any] | None:
             row = conn.execute(select(order_updates.c.data).where(order_updates.c.order_id == order_id)).first()
-            return json.loads(row.data) if row else None
+            data: dict[str, Any] = json.loads(row.data) if row else {}
+            issued = conn.execute(
+                select(refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id == order_id)
+            ).all()
+            if issued:
+                data["refund_amount"] = round(sum(float(r.amount) for r in issued), 2)
+                data["refunded_at"] = max(r.created_at for r in issued).isoformat()
+                data["refund_count"] = len(issued)
+                data.setdefault("status", "refunded")
+            return data or None
 
         return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
 
