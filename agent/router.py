@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agent.acting import Acting
-from agent.config import Messages, Settings, Vocabulary
+from agent.config import Messages, Settings
 from agent.conversation import followups, goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
@@ -19,7 +19,6 @@ from agent.conversation.desk import HandoffDesk
 from agent.errors import InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
-    Alert,
     AlertNotifier,
     Classifier,
     DataSource,
@@ -42,6 +41,7 @@ from agent.tracing import observed_turn
 from agent.turn import Turn
 from agent.types import (
     AgentResponse,
+    Alert,
     Classification,
     Intent,
     Interaction,
@@ -67,12 +67,12 @@ class RouterParts:
     store: SessionStore
     data: DataSource
     messages: Messages
+    confirmations: Confirmations
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
-    confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
 
@@ -82,7 +82,7 @@ class AgentRouter:
         self.p = parts
         self.locks = SessionLocks()
         s = parts.settings
-        self.confirmations = parts.confirmations or Confirmations(parts.store, Vocabulary(), s.confirmation_ttl_seconds)
+        self.confirmations = parts.confirmations
         self.acting = Acting(parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations)
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
@@ -177,12 +177,14 @@ class AgentRouter:
             eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
             found = await requests.understand(
-                p.classifier, self.splitter, p.registry.slots, interaction, eligible, state, history
+                p.classifier, self.splitter, p.registry.slots, interaction, eligible, state, history, t
             )
             cls, later = found[0], found[1:]
+            if cls.notice:
+                await t.send(OutboundMessage(kind="notice", text=cls.notice))
             prefs = None
             if p.preferences is not None:
-                prefs, pref_update = await p.preferences.before(state, interaction.text, cls.params.get("budget"))
+                prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
             ids = {i.id for i in eligible}
             results = await self._understood(state, cls, ids, customer, history, t, prefs)
             for n, more in enumerate(later):  # several requests: in order while nobody waits, then queued

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from agent.config import SlotSpec
-from agent.interfaces import Classifier
+from agent.interfaces import Classifier, TurnLog
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.splitter import RequestSplitter
 
@@ -31,6 +31,7 @@ async def understand(
     eligible: list[Intent],
     state: SessionState,
     history: list[Message],
+    turn: TurnLog | None = None,
 ) -> list[Classification]:
     """The message's requests in the order made: one classification, or one per request."""
     goal = state.active_goal
@@ -39,14 +40,14 @@ async def understand(
     if len(parts) > 1:
         kinds = {i.id: i.kind for i in eligible}
         found = [
-            await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, history)
+            await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, history, turn)
             for p in parts
         ]
         tasks = [c for c in found if c.intent_id and kinds.get(c.intent_id) == "task" and c.confidence >= SURE]
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
         if len(tasks) > 1 and others_chat and _distinct(tasks):
             return tasks
-    return [await classifier.classify(interaction, eligible, state, history)]
+    return [await classifier.classify(interaction, eligible, state, history, turn)]
 
 
 def _free_text(slot: str, slots: dict[str, SlotSpec]) -> bool:

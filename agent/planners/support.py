@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agent.interfaces import AgentRequest, Planner
+from agent.interfaces import AgentRequest, Planner, TurnLog
 from agent.text import Normalizer
 from agent.types import AskUser, Plan, Respond, ToolCall
 
@@ -64,9 +64,9 @@ class SupportPlanner:
     def question(self, intent_id: str, slot: str) -> str:
         return self.templates.question(intent_id, slot)
 
-    async def plan(self, request: AgentRequest) -> Plan:
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id != "troubleshoot":
-            return await self.templates.plan(request)
+            return await self.templates.plan(request, turn)
         goal = request.goal
         plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
         if goal.missing:

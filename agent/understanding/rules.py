@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
+from agent.interfaces import TurnLog
 from agent.text import Normalizer, YesNo, clean
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.slots import SlotExtractor
@@ -104,7 +105,12 @@ class RulesClassifier:
         return bool(typed) or model.example_score(tokens) >= STRONG
 
     async def classify(
-        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
     ) -> Classification:
         text = interaction.text
         pending = state.pending_confirmation
