@@ -45,6 +45,10 @@ class IntentTemplates(Strict):
     confirm: str = ""  # set: the tool runs only after the user confirms this question
     answer: dict[str, str] = Field(default_factory=dict)  # outcome -> template; "default"
     error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
+    # The tool-result fields that pre, confirm, answer and error templates may use besides the
+    # intent's parameters (ask templates use parameters only). tests/agent/test_templates.py renders
+    # every template with exactly these and fails on any `{...}` left over.
+    fields: list[str] = Field(default_factory=list)
 
 
 class FollowUp(Strict):
@@ -111,6 +115,17 @@ class Vocabulary(Strict):
 
 class Redaction(Strict):
     params: list[str] = Field(default_factory=list)
+
+
+# The fields each fixed message is rendered with (tests/agent/test_templates.py checks them).
+MESSAGE_FIELDS: dict[str, list[str]] = {
+    "too_long": ["length", "limit"],
+    "resume": ["goal"],
+    "queued": ["goals"],
+    "cancelled": ["goal"],
+    "farewell_pending": ["goal"],
+    "nudge_open": ["goal"],
+}
 
 
 class Messages(Strict):
