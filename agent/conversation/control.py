@@ -57,7 +57,7 @@ class Control:
         allowed = self.soft | (set(_WORD.findall(self.names(goal).lower())) if goal else set())
         if self._only(words, self.cancel, allowed):
             return "cancel"
-        if self._only(words, self.farewell, allowed):
+        if self._only(words, self.farewell, allowed | {w for p in self.farewell for w in p}):
             return "farewell"
         if " ".join(words) in self.bare_replies:
             # A bare "ok" or "no" when nothing was asked as a yes/no question answers nothing.

@@ -14,7 +14,7 @@ from typing import Any
 from agent.catalog import StoreSettings, money
 from agent.interfaces import AgentRequest, Planner, TurnLog
 from agent.planners.budget_words import parse_budget
-from agent.types import AskUser, Goal, Plan, Respond, SessionState, ToolCall
+from agent.types import AskUser, Goal, GoalStatus, Plan, Respond, SessionState, ToolCall
 
 # Words that point back at something the bot said rather than name a product.
 _REFERENCE = re.compile(r"\b(it|that|this|those|these|one|ones|recommend\w*|suggest\w*|mentioned|same)\b", re.I)
@@ -25,7 +25,11 @@ _ORDINALS = {"first": 0, "1st": 0, "top": 0, "second": 1, "2nd": 1, "third": 2, 
 
 def latest_recommendation(state: SessionState, exclude: str) -> list[dict[str, Any]]:
     """What the bot recommended most recently in this session, best first."""
-    goals = [g for g in state.goals.values() if g.id != exclude and g.slots.get("recommended")]
+    # A recommendation the user called off or left behind is no longer "the one you recommended".
+    ended = (GoalStatus.cancelled, GoalStatus.abandoned)
+    goals = [
+        g for g in state.goals.values() if g.id != exclude and g.slots.get("recommended") and g.status not in ended
+    ]
     if not goals:
         return []
     return list(max(goals, key=lambda g: g.updated_at).slots["recommended"])

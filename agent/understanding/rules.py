@@ -94,15 +94,23 @@ class RulesClassifier:
             best_id = None
         return best_id, score, params, tokens
 
-    def _new_request(self, intent_id: str | None, params: dict, tokens: frozenset[str]) -> bool:
+    def _new_request(
+        self, intent_id: str | None, awaiting: str, params: dict, tokens: frozenset[str], confidence: float, text: str
+    ) -> bool:
         """While a free-text answer is awaited, a message is another request only when it says so
-        plainly: it names one of that request's typed values (an order ID) or reads like one of its
-        examples. Trigger words alone ("buy oat milk" as a task) do not make a new request."""
-        model = self.models.get(intent_id or "")
+        plainly: it names a typed value that request takes and the awaited one does not ("any news
+        on order 24680?" while a ticket waits for its description), or reads like one of its
+        examples, or carries a value the request needs and is understood surely or asked as a
+        question ("where is O-12345", "any news on order 24680?"). Trigger words alone ("buy oat
+        milk" as a task) do not make a new request."""
+        model, waiting = self.models.get(intent_id or ""), self.models.get(awaiting)
         if model is None:
             return False
+        own = waiting.params if waiting else set()
         typed = {k for k in params if k in model.params and not self.slots.specs[k].free_text}
-        return bool(typed) or model.example_score(tokens) >= STRONG
+        asked = confidence >= STRONG or text.rstrip().endswith("?")
+        needed = asked and typed & set(model.spec.required_params)
+        return bool(typed - own) or bool(needed) or model.example_score(tokens) >= STRONG
 
     async def classify(
         self,
@@ -122,8 +130,9 @@ class RulesClassifier:
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
-        # "and O-34567?" while a free-text answer is awaited: an ID for another request, not the answer.
-        only_an_id = not tokens and intent_id not in (None, goal.intent_id if goal else None)
+        # "and O-34567?", "what about o-45678" while a free-text answer is awaited: an ID for another
+        # request, not the answer.
+        only_an_id = len(tokens) <= 1 and intent_id not in (None, goal.intent_id if goal else None)
         free_text = awaited is not None and awaited in self.slots.specs and self.slots.specs[awaited].free_text
         if (
             goal
@@ -131,9 +140,12 @@ class RulesClassifier:
             and not (free_text and only_an_id)
             and (
                 intent_id in (None, goal.intent_id)
-                or confidence < STRONG
                 or small_talk
-                or (free_text and not self._new_request(intent_id, params, tokens))
+                or (
+                    not self._new_request(intent_id, goal.intent_id, params, tokens, confidence, text)
+                    if free_text
+                    else confidence < STRONG
+                )
             )
         ):
             # The message answers the bot's question, unless it is clearly a new request.
