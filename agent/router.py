@@ -89,6 +89,7 @@ class AgentRouter:
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
         self.splitter = requests.splitter_for(parts.registry.slots)
+        self.small_talk = requests.SmallTalk(parts.registry.specs, parts.registry.vocabulary)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -179,7 +180,7 @@ class AgentRouter:
             found = await requests.understand(
                 p.classifier, self.splitter, p.registry.slots, interaction, eligible, state, history, t
             )
-            cls, later = found[0], found[1:]
+            cls, later = self.small_talk.guard(found[0], interaction.text, state, p.registry.slots), found[1:]
             if cls.notice:
                 await t.send(OutboundMessage(kind="notice", text=cls.notice))
             prefs = None

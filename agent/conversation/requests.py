@@ -9,13 +9,42 @@ from __future__ import annotations
 
 import re
 
-from agent.config import SlotSpec
+from agent.config import IntentSpec, SlotSpec, Vocabulary
 from agent.interfaces import Classifier, TurnLog
+from agent.text import Normalizer
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood this surely ("by the way" is not one).
 SURE = 0.6
+
+
+class SmallTalk:
+    """Recognises a message made only of small-talk words (the chat intents' keywords: "thank
+    you", "cheers", "hi there"), so no understanding mode fills a free-text answer with it."""
+
+    def __init__(self, specs: dict[str, IntentSpec], vocabulary: Vocabulary):
+        self.norm = Normalizer(vocabulary.synonyms, vocabulary.filler)
+        self.words = {
+            s.id: {t for k in s.keywords for t in self.norm.tokens(k)} for s in specs.values() if s.kind == "chat"
+        }
+
+    def intent(self, text: str) -> str | None:
+        """The chat intent the message is made of, if it is nothing but small talk."""
+        tokens = set(self.norm.tokens(text))
+        for intent_id, words in self.words.items():
+            if tokens and tokens <= words:
+                return intent_id
+        return None
+
+    def guard(self, cls: Classification, text: str, state: SessionState, slots: dict[str, SlotSpec]) -> Classification:
+        """A free-text slot filled with small talk was not answered: the small talk is answered instead."""
+        goal = state.active_goal
+        awaited = goal.missing[0] if goal and goal.missing else None
+        if not cls.fills_slot or awaited is None or not _free_text(awaited, slots):
+            return cls
+        chat = self.intent(text)
+        return Classification(intent_id=chat, confidence=cls.confidence) if chat else cls
 
 
 def splitter_for(slots: dict[str, SlotSpec]) -> RequestSplitter:

@@ -95,8 +95,9 @@ def brain(system: str, user: str, tools: list[str], results: list[dict[str, Any]
         )
         if data.get("delay_reason"):
             text += f" Reason: {data['delay_reason']}."
-        if data.get("status") == "refunded":
-            text += f" Refunded ${data.get('amount'):.2f} on {data.get('refunded_at')}."
+        if data.get("status") in ("refunded", "partially_refunded"):
+            # A competent model quotes the refund record, not the order total.
+            text += f" Refunded ${data.get('refund_amount'):.2f} on {data.get('refunded_at')}."
         return Reply(text=text)
     if "create_ticket" in tools and "support ticket" in system and known.get("summary"):
         return Reply(tool_calls=[("create_ticket", {k: v for k, v in known.items() if k in ("summary", "order_id")})])
