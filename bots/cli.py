@@ -9,6 +9,7 @@ import sys
 from agent.errors import ConfigError, RecordingMissing
 from agent.eval.runner import ScenarioResult, llm_totals
 from bots.compose import build_router
+from bots.db_commands import add_db_commands
 from bots.evaluate import add_eval_options
 from bots.observe import add_observe_commands
 
@@ -77,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
     add_observe_commands(sub, _common)
+    add_db_commands(sub, _common)
     return root
 
 
@@ -124,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             from bots.slack_bench import run_slack_bench
 
             return run_slack_bench(args)
+        if args.command == "db":
+            from bots.db_commands import run_db
+
+            return run_db(args)
         if args.command in ("sessions", "trace"):
             from bots.observe import run_observe
 
