@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from agent.errors import ConfigError, RecordingMissing
@@ -11,6 +10,7 @@ from agent.eval.runner import ScenarioResult, llm_totals
 from bots.compose import build_router
 from bots.db_commands import add_db_commands
 from bots.evaluate import add_eval_options
+from bots.logs import configure_logging
 from bots.observe import add_observe_commands
 
 
@@ -32,7 +32,12 @@ def _llm_args(args: argparse.Namespace) -> dict:
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="agentbot", description="Task-resolving agents in team chat.")
+    root.add_argument("--version", action="version", version=f"agentbot {version()}")
     sub = root.add_subparsers(dest="command", required=True)
+    init = sub.add_parser("init", help="write a new project folder (config, data, .env.example, Procfile) to edit")
+    init.add_argument("directory", help="the folder to create, e.g. mybot")
+    info = sub.add_parser("info", help="which project, database, understanding mode and extras agentbot would use")
+    _common(info)
     chat = sub.add_parser("chat", help="talk to the bot in the console (REPL, or one message with -m)")
     _common(chat)
     _llm(chat)
@@ -73,8 +78,10 @@ def parser() -> argparse.ArgumentParser:
         "slack", help="run the Slack app (HTTP on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set)"
     )
     _common(slack)
-    slack.add_argument("--host", default="127.0.0.1", help="HTTP mode: interface to bind (default 127.0.0.1)")
-    slack.add_argument("--port", type=int, default=3000, help="HTTP mode: port (default 3000)")
+    slack.add_argument(
+        "--host", help="HTTP mode: interface (default $HOST, else 0.0.0.0 in a container, else 127.0.0.1)"
+    )
+    slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
     add_observe_commands(sub, _common)
@@ -107,10 +114,35 @@ def run_eval(args: argparse.Namespace) -> int:
     return evaluate(args, _print_results, _llm_args(args))
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
     try:
+        return installed("agentbot")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    args = parser().parse_args(argv)
+    try:
+        configure_logging(os.environ)
+        if args.command == "init":
+            from pathlib import Path
+
+            from bots.project import init_project
+
+            print(init_project(Path(args.directory)), end="")
+            return 0
+        if args.command == "info":
+            from bots.project import project_info
+
+            print(f"agentbot {version()}")
+            print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ))
+            return 0
         if args.command == "chat":
             from bots.console import default_session, run_chat
 

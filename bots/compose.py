@@ -50,17 +50,16 @@ from agent.understanding.planner import TemplatePlanner
 from agent.understanding.rules import RulesClassifier
 from agent.understanding.tasks import TaskPlanner
 from bots.alerts import AlertFanout, LogNotifier
+from bots.project import find_dir, packaged_defaults
 
-REPO = Path(__file__).resolve().parent.parent
+# The default project: a checkout's root, or the copy of config/ and data/ inside an installed wheel.
+REPO = packaged_defaults()
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
-def resolve_dir(path: str | Path | None, default: str) -> Path:
-    """An explicit path as given; otherwise `./<default>`, falling back to the one shipped in the repo."""
-    if path is not None:
-        return Path(path)
-    local = Path(default)
-    return local if local.is_dir() else REPO / default
+def resolve_dir(path: str | Path | None, default: str, env: Mapping[str, str] | None = None) -> Path:
+    """The flag, else $AGENTBOT_HOME/<default>, else ./<default>, else the packaged one (bots/project.py)."""
+    return find_dir(path, default, os.environ if env is None else env).path
 
 
 def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
@@ -130,7 +129,7 @@ def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> 
 
     if url := env.get("AGENTBOT_RELEASES_URL"):
         return HTTPReleaseSource(url)
-    return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
+    return JSONReleaseSource(resolve_dir(data_dir, "data", env) / "releases.json")
 
 
 def build_router(
@@ -170,7 +169,7 @@ def build_router(
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
     """
     env = os.environ if env is None else env
-    config = load_config(resolve_dir(config_dir, "config"))
+    config = load_config(resolve_dir(config_dir, "config", env))
     settings = config.settings
     mode = understanding or env.get("AGENTBOT_UNDERSTANDING") or settings.understanding
     if mode not in UNDERSTANDING_MODES:
@@ -179,7 +178,7 @@ def build_router(
             f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
             field="understanding",
         )
-    data_path = resolve_dir(data_dir, "data")
+    data_path = resolve_dir(data_dir, "data", env)
     data = data_source or JSONDataSource(data_path)
     store_settings = load_store_settings(config.directory)
     inventory = FileInventory(data_path, store_settings.inventory)

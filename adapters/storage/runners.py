@@ -69,9 +69,10 @@ def make_runner(url: str, *, busy_timeout_ms: int = 5000) -> Runner:
 def _pragmas(busy_timeout_ms: int) -> Callable[[Any, Any], None]:
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
+        # The busy timeout first: switching a new file to WAL takes a lock another process may hold.
+        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cur.close()
 
     return on_connect
