@@ -6,9 +6,9 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 
 from __future__ import annotations
 
-from agent import goals, handoff
 from agent.config import Messages
-from agent.confirmations import Confirmations, action_hash
+from agent.conversation import goals, handoff
+from agent.conversation.confirmations import Confirmations, action_hash
 from agent.interfaces import (
     AgentRequest,
     Alert,
@@ -19,7 +19,8 @@ from agent.interfaces import (
     ToolContext,
     ToolExecutor,
 )
-from agent.release.risk import risk_alert
+from agent.planners.release_risk import risk_alert
+from agent.planners.render import render
 from agent.turn import Turn
 from agent.types import (
     Goal,
@@ -32,7 +33,6 @@ from agent.types import (
     ToolCall,
     ToolResult,
 )
-from agent.understanding.templates import render
 
 
 class Acting:

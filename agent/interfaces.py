@@ -9,6 +9,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from agent.catalog import Item, KBSection
+from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
 from agent.types import (
     Classification,
     Goal,
@@ -19,10 +21,8 @@ from agent.types import (
     Plan,
     PolicyDecision,
     SessionState,
-    TelemetryEvent,
     ToolCall,
     ToolResult,
-    TurnRecord,
 )
 
 # The channel's way to deliver a message while the turn is still running.
@@ -63,33 +63,6 @@ class DataSource(Protocol):
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         """The customer whose chat identity on `platform` (slack, discord) is `user_id`."""
         ...
-
-
-class LLMToolCall(BaseModel):
-    id: str = ""
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    # The raw text when the model's arguments were not a JSON object (weak local models do this).
-    invalid_arguments: str | None = None
-
-
-class LLMResponse(BaseModel):
-    content: str | None = None
-    tool_calls: list[LLMToolCall] = Field(default_factory=list)
-    model: str = ""
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_ms: float = 0.0
-    cost: float = 0.0
-    attempts: int = 1  # HTTP attempts the retry layer made, 1 when the first one answered
-    retry_delays: list[float] = Field(default_factory=list)  # seconds slept before each retry
-
-
-class LLMCapabilities(BaseModel):
-    tools: bool = True
-    json_schema: bool = True
-    streaming: bool = False
-    context_window: int = 128_000
 
 
 @runtime_checkable
@@ -263,13 +236,6 @@ class AlertNotifier(Protocol):
     async def notify(self, alert: Alert) -> None: ...
 
 
-class InboxEvent(BaseModel):
-    key: str  # the platform's id for the event: Slack event_id, Discord interaction/message id
-    session_key: str
-    payload: dict[str, Any]
-    status: str = "accepted"
-
-
 @runtime_checkable
 class EventInbox(Protocol):
     """Exactly-once intake: an event is stored by its platform key before any work is done."""
@@ -286,6 +252,10 @@ class EventInbox(Protocol):
         """Accepted events whose turn never committed, oldest first: work a crash left behind."""
         ...
 
+    async def knows(self, session_key: str) -> bool:
+        """Whether the bot takes part in this conversation: a saved session or an accepted event."""
+        ...
+
 
 @runtime_checkable
 class Inventory(Protocol):
@@ -299,14 +269,6 @@ class KnowledgeSource(Protocol):
     """The store's knowledge base, split into citable sections."""
 
     async def sections(self) -> list[KBSection]: ...
-
-
-class TaskRecord(BaseModel):
-    id: str
-    owner: str
-    number: int  # what the user calls it: "mark 2 as done"
-    title: str
-    status: str  # open | done | deleted
 
 
 @runtime_checkable

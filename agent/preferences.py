@@ -13,7 +13,7 @@ import re
 
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory, Preferences
-from agent.specialists.budget import parse_budget
+from agent.planners.budget_words import parse_budget
 from agent.types import SessionState
 
 log = logging.getLogger("agentbot.preferences")

@@ -7,8 +7,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from agent.interfaces import Alert, Reply, TelemetrySink, TurnTrace
-from agent.observe import NullTrace, Usage, current_usage
-from agent.types import Interaction, Message, OutboundMessage, SideEffect, TelemetryEvent
+from agent.records import TelemetryEvent
+from agent.tracing import NullTrace, Usage, current_usage
+from agent.types import Interaction, Message, OutboundMessage, SideEffect
 
 # The turn this task is handling. LLM calls record their telemetry on it (agent/llm/calls.py):
 # the Classifier and Planner seams do not carry the turn, yet those events must commit with it.

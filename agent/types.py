@@ -275,29 +275,3 @@ class AgentResponse(Model):
     messages: list[OutboundMessage] = Field(default_factory=list)
     alerts: list[str] = Field(default_factory=list)  # admin alert kinds raised this turn
     confirmation: bool = False  # an action waits for the user's confirm or cancel
-
-
-class TelemetryEvent(Model):
-    timestamp: datetime = Field(default_factory=utcnow)
-    session_id: str
-    interaction_id: str
-    stage: str
-    level: Literal["info", "warn", "error"] = "info"
-    payload: dict[str, Any] = Field(default_factory=dict)
-    duration_ms: float = 0.0
-    # The turn's trace and this stage's span in it (None when tracing is off).
-    trace_id: str | None = None
-    span_id: str | None = None
-
-
-class TurnRecord(Model):
-    """Everything one turn writes, committed in one transaction."""
-
-    state: SessionState
-    expected_version: int
-    messages: list[Message]
-    events: list[TelemetryEvent]
-    effects: list[SideEffect] = Field(default_factory=list)
-    ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result
-    inbox_key: str | None = None  # the channel inbox entry this turn completes
-    trace_id: str | None = None  # stored with the turn's messages, to find its trace file

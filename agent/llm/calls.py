@@ -12,8 +12,9 @@ from typing import Any
 
 from agent.config import LLMSettings
 from agent.errors import ProviderError
-from agent.interfaces import Alert, AlertNotifier, LLMProvider, LLMResponse
-from agent.llm.budget import DailyBudget
+from agent.interfaces import Alert, AlertNotifier, LLMProvider
+from agent.llm.models import LLMResponse
+from agent.llm.spend import DailyBudget
 from agent.turn import Turn, current_turn
 from agent.types import OutboundMessage, SessionState
 

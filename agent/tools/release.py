@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError
 
 from agent.errors import DataSourceError, ToolError
 from agent.interfaces import ReleaseSource, ToolContext
-from agent.release.risk import ReleaseSummary
+from agent.planners.release_risk import ReleaseSummary
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow
 

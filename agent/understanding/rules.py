@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
+from agent.text import Normalizer, YesNo, clean
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.slots import SlotExtractor
-from agent.understanding.text import Normalizer, YesNo, clean
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75

@@ -15,11 +15,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.otel import OTelTracer, TracedProvider
-from agent import build_router
 from agent.errors import ProviderRateLimited
-from agent.interfaces import LLMResponse
-from agent.observe import MeteredProvider, observed_turn
+from agent.llm.models import LLMResponse
+from agent.tracing import MeteredProvider, observed_turn
 from agent.turn import Turn
+from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
 
@@ -53,7 +53,8 @@ def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
 
 async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "Where's order O-12345?")
     store = SqlStore(db_url)
     rows = await store.fetch("SELECT stage, trace_id, span_id FROM telemetry_events ORDER BY id")
@@ -78,7 +79,8 @@ async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_
 
 async def test_tracing_can_be_turned_off(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    async with build_router(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_TRACING": "off"}) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_TRACING": "off"}) as app:
+        router = app.router
         response, _ = await say(router, "O-12345")
     assert "shipped" in response.text
     assert not (tmp_path / "traces").exists()
@@ -148,7 +150,8 @@ async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
     reader = InMemoryMetricReader()
     tracer = OTelTracer(InMemorySpanExporter(), [reader])
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    async with build_router(REPO / "config", REPO / "data", db_url, tracer=tracer) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, tracer=tracer) as app:
+        router = app.router
         await say(router, "O-12345")
         await say(router, "where is O-99999", session="s-2")
         points = metric_points(reader)
@@ -183,7 +186,8 @@ async def test_otlp_export_when_the_endpoint_is_set(
     url, received = collector
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url}
-    async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+        router = app.router
         await say(router, "O-12345")
     assert not (tmp_path / "traces").exists()  # OTLP instead of files
     names = set()

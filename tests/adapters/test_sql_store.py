@@ -8,7 +8,8 @@ import pytest
 
 from adapters.storage.sql import SqlStore
 from agent.errors import VersionConflict
-from agent.types import Message, SessionState, SideEffect, TelemetryEvent, TurnRecord
+from agent.records import TelemetryEvent, TurnRecord
+from agent.types import Message, SessionState, SideEffect
 
 
 @pytest.fixture

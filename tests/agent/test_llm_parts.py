@@ -13,11 +13,11 @@ from adapters.llm.scripted import ScriptedProvider
 from agent.config import LLMSettings, RetrySettings, load_config
 from agent.errors import ProviderAuthError, ProviderUnavailable
 from agent.intents import IntentsRegistry
-from agent.interfaces import LLMResponse
-from agent.llm.budget import DailyBudget
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import SUMMARY_FACT, fit, history_messages
 from agent.llm.grounding import ungrounded
+from agent.llm.models import LLMResponse
+from agent.llm.spend import DailyBudget
 from agent.types import Goal, Intent, Interaction, Message, SessionState
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.rules import RulesClassifier

@@ -11,8 +11,8 @@ from pathlib import Path
 import aiohttp
 
 from adapters.storage.migrate import head_revision
-from bots.discord_standin import StandInDiscord
-from bots.slack_standin import SlackStandIn
+from bots.testing.discord_standin import StandInDiscord
+from bots.testing.slack_standin import SlackStandIn
 from tests.bots.test_slack_cli import PROXY, free_port, wait_until_listening
 from tests.helpers import REPO
 from tests.slack_harness import CHANNEL, SECRET, SlackClient, in_thread
