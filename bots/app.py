@@ -102,6 +102,9 @@ def build_app(
             f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
             field="understanding",
         )
+    # The app's settings say what actually runs, flags and environment included (banners, /readyz, logs).
+    overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    settings.understanding, settings.llm = mode, settings.llm.model_copy(update=overrides)
     data_path = resolve_dir(data_dir, "data", env)
     data = data_source or JSONDataSource(data_path)
     store_settings = load_store_settings(config.directory)
@@ -157,10 +160,9 @@ def build_app(
     if mode != "rules":
         from bots.llm_wiring import llm_understanding
 
-        overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
         classifier, llm_agents, closers = llm_understanding(
             mode,
-            settings.llm.model_copy(update=overrides),
+            settings.llm,
             config,
             rules,
             templates,
