@@ -56,6 +56,12 @@ from bots.wiring import check_tools, draw_slot_values, make_release_source, make
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
+async def check_store(app: App) -> None:
+    """Fail at startup, not on the first message: the database answers and its schema is current."""
+    if isinstance(app.store, SqlStore):
+        await app.store.ensure_schema()
+
+
 def build_app(
     config_dir: str | Path | None = None,
     data_dir: str | Path | None = None,

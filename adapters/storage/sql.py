@@ -244,7 +244,7 @@ class SqlStore:
         self._ready = True
 
     async def schema_status(self) -> SchemaStatus:
-        return await self.run(status_unit, what="read the schema revision")  # type: ignore[no-any-return]
+        return await self.run(status_unit, what="open the database")  # type: ignore[no-any-return]
 
     async def upgrade(self) -> SchemaStatus:
         """Apply every migration the database lacks (what `agentbot db upgrade` runs)."""
@@ -258,6 +258,8 @@ class SqlStore:
             raise
         except DBAPIError as e:
             raise StorageError(f"cannot {what}: {e.orig}") from e
+        except OSError as e:  # the server cannot be reached: the driver raises before SQLAlchemy wraps anything
+            raise StorageError(f"cannot {what}: {e}") from e
 
     async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
         await self.ensure_schema()

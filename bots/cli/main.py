@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent.errors import ConfigError, RecordingMissing
 from agent.eval.runner import ScenarioResult, llm_totals
 from bots.app import build_app
 from bots.cli.db import add_db_commands
 from bots.cli.evaluate import add_eval_options
+from bots.cli.failures import explain
 from bots.cli.inspect import add_observe_commands
 from bots.logs import configure_logging
 
@@ -187,12 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             from bots.slack.serve import run_slack
 
             return run_slack(args, os.environ)
-    except ConfigError as e:
-        print(f"agentbot: configuration error: {e}", file=sys.stderr)
-        return 2
-    except RecordingMissing as e:
-        print(f"agentbot: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:
+        failure = explain(e)
+        if failure is None:
+            raise
+        print(f"agentbot: {failure.message}", file=sys.stderr)
+        return failure.code
     return 0
 
 

@@ -53,7 +53,8 @@ async def act_as(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
     customer_id = arg.upper()
     customer = await app.data.get_customer(customer_id)
     if customer is None:
-        print(f"(no customer {customer_id} in the data; you are still {('customer ' + state.customer) if state.customer else 'a guest'})", file=out)
+        now = f"customer {state.customer}" if state.customer else "a guest"
+        print(f"(no customer {customer_id} in the data; you are still {now})", file=out)
         return
     state.customer = customer_id
     print(f"(you are {customer.get('name') or customer_id}, customer {customer_id})", file=out)

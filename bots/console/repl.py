@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from agent.app import App
 from agent.config import Settings
+from bots.app import check_store
 from bots.console.commands import HANDED_OFF, ConsoleState, run_command
 from bots.console.session import handed_off, one_shot
 
@@ -106,6 +107,7 @@ def run_chat(
     out = sys.stdout
     with asyncio.Runner() as runner:
         try:
+            runner.run(check_store(app))
             if message is not None:
                 runner.run(one_shot(app, message, session, customer, as_json, out))
                 return 0
