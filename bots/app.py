@@ -146,7 +146,7 @@ def build_app(
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     fanout = alerts or AlertFanout([LogNotifier()])
-    rules, templates = RulesClassifier(config), TemplatePlanner(config)
+    rules, templates = RulesClassifier(config), TemplatePlanner(config, store_settings.currency)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
         "support": SupportPlanner(templates),
@@ -179,7 +179,7 @@ def build_app(
             alerts=fanout,
         )
         planners = llm_agents or planners
-    policy = YamlPolicyEngine(policies, data, records)
+    policy = YamlPolicyEngine(policies, data, records, currency=store_settings.currency)
     router = AgentRouter(
         RouterParts(
             registry=IntentsRegistry(config),
@@ -198,6 +198,7 @@ def build_app(
             confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
             handoffs=records,
             tracer=tracer,
+            currency=store_settings.currency,
         )
     )
     return App(

@@ -127,7 +127,8 @@ class LLMAgent:
         context = (
             f"Current request: {intent.description or intent.id} "
             f"Known details: {json.dumps(goal.slots, default=str)}. "
-            f"Session facts: {json.dumps(facts, default=str)}."
+            f"Session facts: {json.dumps(facts, default=str)}. "
+            f"Amounts of money are in {self.templates.currency}; write them as {self.templates.currency}12.50."
         )
         system = "\n\n".join([self.constitution.strip(), RULES, context])
         tail = [{"role": "user", "content": text}]
