@@ -15,8 +15,12 @@ from bots.logs import configure_logging
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config-dir", help="folder with intents.yaml, agents.yaml, settings.yaml (default: config/)")
-    p.add_argument("--data-dir", help="folder with orders.json, customers.json (default: data/)")
+    p.add_argument(
+        "--config-dir",
+        help="folder with intents.yaml, agents.yaml, settings.yaml (default: $AGENTBOT_HOME/config, "
+        "else ./config, else the packaged demo; `agentbot info` says which)",
+    )
+    p.add_argument("--data-dir", help="folder with orders.json, customers.json (default: found like --config-dir)")
     p.add_argument("--db-url", help="SQLAlchemy async URL (default: $AGENTBOT_DB_URL or SQLite in var/)")
 
 
@@ -51,29 +55,29 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
-    bench = sub.add_parser("bench", help="measure full turns through the real router on SQLite")
+    bench = sub.add_parser("bench", help="measure router turns, Slack ack latency or Discord defer latency")
     _common(bench)
-    bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
-    bench.add_argument("--concurrency", type=int, default=50)
-    bench.add_argument("--json", action="store_true")
-    bench.add_argument(
-        "--tracing",
-        choices=["on", "off"],
-        default="off",
-        help="router: include OpenTelemetry span export (default off)",
-    )
     bench.add_argument(
         "target",
         nargs="?",
         default="router",
         choices=["router", "slack", "discord"],
-        help="router turns, Slack ack latency, or Discord defer latency",
+        help="router turns (default), Slack ack latency, or Discord defer latency",
     )
-    bench.add_argument("--events", type=int, default=200, help="slack: signed events to send")
-    bench.add_argument("--turn-seconds", type=float, default=5.0, help="slack: how long each turn takes")
-    bench.add_argument("--interactions", type=int, default=200, help="discord: /ask interactions to send")
-    bench.add_argument("--slow-ms", type=float, default=500.0, help="discord: order lookup time in each turn")
-    bench.add_argument("--spacing-ms", type=float, default=5.0, help="discord: time between interactions")
+    bench.add_argument("--json", action="store_true")
+    router = bench.add_argument_group("router", "agentbot bench [router]: full turns on an SQLite file")
+    router.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
+    router.add_argument("--concurrency", type=int, default=50, help="sessions in flight in the concurrent phase")
+    router.add_argument(
+        "--tracing", choices=["on", "off"], default="off", help="include OpenTelemetry span export (default off)"
+    )
+    slack_bench = bench.add_argument_group("slack", "agentbot bench slack: ack latency while turns are slow")
+    slack_bench.add_argument("--events", type=int, default=200, help="signed events to send")
+    slack_bench.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
+    discord_bench = bench.add_argument_group("discord", "agentbot bench discord: defer latency while turns are slow")
+    discord_bench.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
+    discord_bench.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
+    discord_bench.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
     slack = sub.add_parser(
         "slack", help="run the Slack app (HTTP on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set)"
     )
@@ -90,10 +94,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout) -> None:
+    import textwrap
+
+    colour = out.isatty()  # escape codes only for a person at a terminal, never in files or pipes
+    status = {True: "\x1b[32mPASS\x1b[0m" if colour else "PASS", False: "\x1b[31mFAIL\x1b[0m" if colour else "FAIL"}
     for r in results:
-        print(f"{'PASS' if r.passed else 'FAIL'}  {r.suite}/{r.id}", file=out)
+        print(f"{status[r.passed]}  {r.suite}/{r.id}", file=out)
         for f in r.failures:
-            print(f"      turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}", file=out)
+            line = f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}"
+            print(textwrap.fill(line, 100, initial_indent=" " * 6, subsequent_indent=" " * 8), file=out)
     print(
         f"\n{summary['scenarios']} scenarios, {summary['passed']} passed, {summary['failed']} failed "
         f"(pass rate {summary['pass_rate']:.0%}, {summary['turns']} turns)",
