@@ -116,7 +116,7 @@ async def test_an_early_database_without_trace_columns_gets_them(tmp_path: Path)
 
 async def test_two_stores_starting_together_migrate_once(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'race.db'}"
-    stores = [SqlStore(url) for _ in range(3)]
+    stores = [SqlStore(url) for _ in range(4)]
     await asyncio.gather(*(s.ensure_schema() for s in stores))
     statuses = [await s.schema_status() for s in stores]
     assert {s.current for s in statuses} == {head_revision()}
