@@ -164,11 +164,12 @@ class Settings(Strict):
     log_telemetry: bool = False
     confirmation_ttl_seconds: float = Field(600.0, gt=0)  # an unanswered confirmation expires
     handoff_realert_seconds: float = Field(900.0, gt=0)  # an unclaimed handoff is re-alerted
-    # A trace per turn (OpenTelemetry): JSON files in traces_dir, or OTLP when
-    # OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir unset = `traces/` beside the SQLite database
-    # (var/traces by default), else var/traces.
+    # A trace per conversation (OpenTelemetry), written off the turn's path: a JSON-lines file per
+    # conversation in traces_dir, or OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir
+    # unset = `traces/` beside the SQLite database (var/traces by default), else var/traces.
     tracing: bool = True
     traces_dir: str | None = None
+    trace_sample_rate: float = Field(1.0, ge=0, le=1)  # share of conversations traced
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 
