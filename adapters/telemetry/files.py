@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from adapters.telemetry.writer import Item, TurnSpans, iso, stage_attributes
 
+
 def span_record(span: ReadableSpan) -> dict[str, Any]:
     """An SDK span (a tool run, a provider call) as one line of a trace file."""
     ctx = span.get_span_context()
@@ -31,8 +32,7 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
         "status_description": span.status.description,
         "attributes": dict(span.attributes or {}),
         "events": [
-            {"name": e.name, "timestamp": iso(e.timestamp), "attributes": dict(e.attributes or {})}
-            for e in span.events
+            {"name": e.name, "timestamp": iso(e.timestamp), "attributes": dict(e.attributes or {})} for e in span.events
         ],
     }
 

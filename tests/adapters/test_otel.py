@@ -3,7 +3,6 @@ provider and tool spans; metrics; redaction; sampling; OTLP export to a stand-in
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -96,9 +95,7 @@ async def test_a_conversation_is_one_trace_in_one_file_across_restarts(tmp_path:
     by_session = {r.session_id: r.trace_id for r in rows}
     assert len({r.trace_id for r in rows if r.session_id == "thread-1"}) == 1
     assert by_session["thread-1"] != by_session["thread-2"]
-    assert sorted(p.name for p in trace_files(tmp_path / "traces")) == sorted(
-        f"{t}.jsonl" for t in by_session.values()
-    )
+    assert sorted(p.name for p in trace_files(tmp_path / "traces")) == sorted(f"{t}.jsonl" for t in by_session.values())
     spans = read_trace(tmp_path / "traces" / f"{by_session['thread-1']}.jsonl")
     turns = [s for s in spans if s["name"] == "turn"]
     assert len(turns) == 2  # both turns, the second appended by the restarted app
