@@ -27,12 +27,15 @@ class Runner(Protocol):
     async def aclose(self) -> None: ...
 
 
+SYNCHRONOUS = ("normal", "full")
+
+
 class SQLiteThreadRunner:
-    def __init__(self, database: str, busy_timeout_ms: int):
+    def __init__(self, database: str, busy_timeout_ms: int, synchronous: str = "normal"):
         if database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         self.engine = create_engine(f"sqlite:///{database}")
-        event.listen(self.engine, "connect", _pragmas(busy_timeout_ms))
+        event.listen(self.engine, "connect", _pragmas(busy_timeout_ms, synchronous))
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentbot-sqlite")
 
     def _in_transaction(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
@@ -59,18 +62,23 @@ class AsyncEngineRunner:
         await self.engine.dispose()
 
 
-def make_runner(url: str, *, busy_timeout_ms: int = 5000) -> Runner:
+def make_runner(url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal") -> Runner:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return SQLiteThreadRunner(parsed.database or ":memory:", busy_timeout_ms)
+        return SQLiteThreadRunner(parsed.database or ":memory:", busy_timeout_ms, synchronous)
     return AsyncEngineRunner(url)
 
 
-def _pragmas(busy_timeout_ms: int) -> Callable[[Any, Any], None]:
+def _pragmas(busy_timeout_ms: int, synchronous: str) -> Callable[[Any, Any], None]:
+    if synchronous not in SYNCHRONOUS:
+        raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
+
+    # WAL with synchronous=NORMAL survives a process crash but may lose the last commits on power
+    # loss or an OS crash; FULL syncs the log on every commit and loses nothing that was committed.
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cur.close()
 

@@ -223,10 +223,12 @@ class SqlStore:
         url: an SQLAlchemy URL: `sqlite+aiosqlite:///var/agentbot.db` (the default; a SQLite file's
             folder is created if missing) or `postgresql+asyncpg://user@host/db`.
         busy_timeout_ms: how long SQLite waits for another process's lock before the turn gives up.
+        synchronous: SQLite durability, `normal` (WAL; the last commits may be lost on power loss,
+            never on a process crash) or `full` (every commit synced to disk).
     """
 
-    def __init__(self, url: str, *, busy_timeout_ms: int = 5000):
-        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms)
+    def __init__(self, url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal"):
+        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
         self._ready = False
 
     async def ensure_schema(self) -> None:

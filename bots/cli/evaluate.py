@@ -21,7 +21,7 @@ from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.metrics import SCORES, aggregate
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
-from agent.eval.suite import load_suite
+from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
 from bots.alerts import AlertFanout
@@ -164,6 +164,40 @@ def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
         )
 
 
+async def run_groups(
+    args: argparse.Namespace,
+    suites: list[Suite],
+    url: str,
+    build_args: dict[str, Any],
+    progress: ProgressBar | None,
+    judge: LLMProvider | None,
+) -> list[ScenarioResult]:
+    """Suites on the same store share one app (built once); each scenario gets a fresh session."""
+    groups: dict[tuple[str | Path | None, str | Path | None], list[Suite]] = {}
+    for suite in suites:
+        # A suite may name its store's folders; the command line's flags win.
+        config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
+        data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
+        groups.setdefault((config_dir, data_dir), []).append(suite)
+    total, done = sum(len(s.scenarios) for s in suites), 0
+    results: list[ScenarioResult] = []
+    for (config_dir, data_dir), group in groups.items():
+
+        async def factory(
+            sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
+        ) -> App:
+            # Alerts are counted in each response; eval posts them nowhere.
+            return build_app(c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c), **build_args)
+
+        def step(n: int, _total: int, label: str, offset: int = done) -> None:
+            if progress is not None:
+                progress(offset + n, total, label)
+
+        results += (await run_suites(group, factory, progress=step, judge_provider=judge))[0]
+        done += sum(len(s.scenarios) for s in group)
+    return results
+
+
 def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, Any] | None = None) -> int:
     suites = [load_suite(p) for p in args.suites]
     directory = args.baselines_dir or os.environ.get("AGENTBOT_BASELINES_DIR") or "var/baselines"
@@ -174,23 +208,9 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     build_args = dict(llm_args or {})
     if args.record or args.replay:
         build_args["understanding"] = build_args.get("understanding") or "llm"
-    results: list[ScenarioResult] = []
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
-        for suite in suites:
-            # A suite may name its store's folders; the command line's flags win.
-            config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
-            data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
-
-            async def factory(
-                sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
-            ) -> App:
-                # Alerts are counted in each response; eval posts them nowhere.
-                return build_app(
-                    c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c), **build_args
-                )
-
-            results += asyncio.run(run_suites([suite], factory, progress=progress, judge_provider=judge))[0]
+        results = asyncio.run(run_groups(args, suites, url, build_args, progress, judge))
     summary = suite_summary(results)
     run = current_baseline(args.save_baseline or "current", results)
     cmp = baselines.compare(run, base) if base else None

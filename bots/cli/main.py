@@ -45,24 +45,20 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
-    bench = sub.add_parser("bench", help="measure full turns through the real router on SQLite")
+    bench = sub.add_parser("bench", help="measure full turns through the real router, as shipped")
     _common(bench)
     bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     bench.add_argument("--concurrency", type=int, default=50)
+    bench.add_argument("--workers", type=int, default=1, help="router: processes sharing the database")
     bench.add_argument("--json", action="store_true")
-    bench.add_argument(
-        "--tracing",
-        choices=["on", "off"],
-        default="off",
-        help="router: include OpenTelemetry span export (default off)",
-    )
     bench.add_argument(
         "target",
         nargs="?",
         default="router",
-        choices=["router", "slack", "discord"],
-        help="router turns, Slack ack latency, or Discord defer latency",
+        choices=["router", "slack", "discord", "eval"],
+        help="router turns, Slack ack latency, Discord defer latency, or eval cost per turn",
     )
+    bench.add_argument("--scenarios", type=int, default=400, help="eval: generated two-turn scenarios")
     bench.add_argument("--events", type=int, default=200, help="slack: signed events to send")
     bench.add_argument("--turn-seconds", type=float, default=5.0, help="slack: how long each turn takes")
     bench.add_argument("--interactions", type=int, default=200, help="discord: /ask interactions to send")
@@ -120,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             from bots.cli.bench_discord import run_discord_bench
 
             return run_discord_bench(args)
+        if args.command == "bench" and args.target == "eval":
+            from bots.cli.bench_eval import run_eval_bench
+
+            return run_eval_bench(args)
         if args.command == "bench" and args.target == "slack":
             from bots.cli.bench_slack import run_slack_bench
 
