@@ -127,6 +127,18 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+COLUMNS = (("p50 ms", 8, ".3f"), ("p99 ms", 8, ".2f"), ("turns/s", 9, ",.0f"), ("conc p99", 9, ",.1f"))
+COLUMNS += (("CPU ms", 8, ".3f"), ("stmts", 7, ".1f"), ("rows", 6, ".1f"), ("B/conv", 8, ",.0f"))
+COLUMNS += (("trace B", 9, ",.0f"), ("RSS MB", 8, ".1f"))
+
+
+def _row(name: str, cells: list[Any]) -> str:
+    out = f"{name:<40}"
+    for (_, width, fmt), cell in zip(COLUMNS, cells, strict=True):
+        out += f"{'-' if cell is None else format(cell, fmt):>{width}}"
+    return out
+
+
 def print_report(report: dict[str, Any]) -> None:
     workers = f", {report['workers']} worker processes" if report["workers"] > 1 else ""
     print(
@@ -134,30 +146,24 @@ def print_report(report: dict[str, Any]) -> None:
         f"{report['concurrency']} concurrent sessions{workers}, {report['database']} (rules mode, every stage, "
         "telemetry and messages stored)"
     )
-    head = f"{'':<38}{'p50 ms':>8}{'p99 ms':>8}{'turns/s':>9}{'conc p99':>9}{'CPU ms':>8}{'stmts':>7}{'rows':>6}"
-    head += f"{'B/conv':>8}{'trace B':>9}{'RSS MB':>8}"
-    print(head)
-    print(f"{'':<38}{'(sequential)':>16}{'(' + str(report['concurrency']) + ' sessions)':>18}{'per turn (conc)':>21}")
+    print(f"{'':<40}" + "".join(f"{title:>{width}}" for title, width, _ in COLUMNS))
+    print(f"{'':<40}{'(sequential)':>16}{'(' + str(report['concurrency']) + ' sessions)':>18}{'per turn':>15}")
     for label, r in report["configurations"].items():
         seq, conc = r["sequential"], r["concurrent"]
         name = f"agentbot, {label}" + (" (tracing on, NORMAL)" if label == "shipped" else "")
         size = conc["bytes_per_conversation"] or seq["bytes_per_conversation"]
-        print(
-            f"{name:<38}{seq['p50_ms']:>8.3f}{seq['p99_ms']:>8.3f}{conc['turns_per_s']:>9.0f}{conc['p99_ms']:>9.1f}"
-            f"{conc.get('cpu_ms_per_turn', 0):>8.3f}{conc['statements_per_turn']:>7.1f}{conc['rows_per_turn']:>6.1f}{_n(size):>8}"
-            f"{r['trace_bytes_per_conversation'] or '-':>9}{r['peak_rss_mb']:>8.1f}"
-        )
+        cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p99_ms"], conc.get("cpu_ms_per_turn")]
+        cells += [conc["statements_per_turn"], conc["rows_per_turn"], size]
+        print(_row(name, [*cells, r["trace_bytes_per_conversation"] or None, r["peak_rss_mb"]]))
     for sync, f in report["floor"].items():
-        name = f"floor: sqlite3, synchronous={sync.upper()}"
-        print(
-            f"{name:<38}{f['p50_ms']:>8.3f}{f['p99_ms']:>8.3f}{f['turns_per_s']:>9.0f}{'-':>9}"
-            f"{f.get('cpu_ms_per_turn', 0):>8.3f}{f['statements_per_turn']:>7.1f}{'1.0':>6}{_n(f['bytes_per_conversation']):>8}{'-':>9}{'-':>8}"
-        )
+        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, f.get("cpu_ms_per_turn")]
+        cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
+        print(_row(f"floor: sqlite3, synchronous={sync.upper()}", cells))
     ratios = report["ratios"]
     print(
         f"shipped p50 / floor p50 = {ratios['shipped_p50_vs_floor']}x; shipped turns/s / floor turns/s = "
         f"{ratios['shipped_throughput_vs_floor']}; tracing costs {ratios['tracing_cost_of_throughput']:.0%} of "
-        f"throughput and {ratios['tracing_cost_of_cpu']:.0%} more CPU per turn"
+        f"throughput and {ratios.get('tracing_cost_of_cpu', 0):.0%} more CPU per turn"
     )
     print(
         "conc p99: per-turn latency with 50 sessions queued on one event loop; CPU ms: the process's CPU time "
