@@ -175,7 +175,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                     "role": m.role,
                     "kind": m.kind,
                     "text": m.text,
-                    "meta": json.dumps(m.metadata),
+                    "meta": json.dumps(m.metadata, separators=(",", ":")),
                     "created_at": m.timestamp,
                     "trace_id": turn.trace_id,
                 }
@@ -191,7 +191,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                     "interaction_id": e.interaction_id,
                     "stage": e.stage,
                     "level": e.level,
-                    "payload": json.dumps(e.payload, default=str),
+                    "payload": json.dumps(e.payload, default=str, separators=(",", ":")),
                     "duration_ms": e.duration_ms,
                     "created_at": e.timestamp,
                     "trace_id": e.trace_id,

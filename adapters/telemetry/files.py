@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,115 +12,116 @@ from typing import Any
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 
-from adapters.telemetry.writer import Item, TurnSpans, iso, stage_attributes
+from adapters.telemetry.writer import Item, TurnSpans
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:
     """An SDK span (a tool run, a provider call) as one line of a trace file."""
     ctx = span.get_span_context()
     assert ctx is not None
-    start, end = span.start_time or 0, span.end_time or 0
     return {
         "name": span.name,
         "trace_id": format(ctx.trace_id, "032x"),
         "span_id": format(ctx.span_id, "016x"),
         "parent_span_id": format(span.parent.span_id, "016x") if span.parent else None,
         "kind": span.kind.name,
-        "start_time": iso(span.start_time),
-        "end_time": iso(span.end_time),
-        "duration_ms": round((end - start) / 1e6, 3),
+        "start_ns": span.start_time,
+        "end_ns": span.end_time,
         "status": span.status.status_code.name,
         "status_description": span.status.description,
         "attributes": dict(span.attributes or {}),
-        "events": [
-            {"name": e.name, "timestamp": iso(e.timestamp), "attributes": dict(e.attributes or {})} for e in span.events
+        "events": [{"name": e.name, "ns": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events],
+    }
+
+
+def turn_record(turn: TurnSpans) -> dict[str, Any]:
+    """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored)."""
+    error = turn.error
+    return {
+        "name": "turn",
+        "trace_id": format(turn.trace_id, "032x"),
+        "span_id": format(turn.span_id, "016x"),
+        "parent_span_id": None,
+        "kind": "SERVER",
+        "start_ns": turn.start_ns,
+        "end_ns": turn.end_ns,
+        "status": "ERROR" if error else "UNSET",
+        "status_description": error["exception.type"] if error else None,
+        "attributes": turn.attributes,
+        "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
+        "stages": [
+            [event.stage, format(span_id, "016x"), *turn.stage_times(event), event.level, event.payload]
+            for event, span_id in turn.stages
         ],
     }
 
 
-def turn_records(turn: TurnSpans) -> list[dict[str, Any]]:
-    """A turn as trace-file lines: its root span `turn`, then a span per stage in order."""
-    trace_id, root_id = format(turn.trace_id, "032x"), format(turn.span_id, "016x")
-    error = turn.error
-    records = [
-        {
-            "name": "turn",
-            "trace_id": trace_id,
-            "span_id": root_id,
-            "parent_span_id": None,
-            "kind": "SERVER",
-            "start_time": iso(turn.start_ns),
-            "end_time": iso(turn.end_ns),
-            "duration_ms": round((turn.end_ns - turn.start_ns) / 1e6, 3),
-            "status": "ERROR" if error else "UNSET",
-            "status_description": error["exception.type"] if error else None,
-            "attributes": {**turn.attributes, "agentbot.stages": len(turn.stages)},
-            "events": [{"name": "exception", "timestamp": iso(turn.end_ns), "attributes": error}] if error else [],
-        }
-    ]
-    for event, span_id in turn.stages:
-        start, end = turn.stage_times(event)
-        records.append(
-            {
-                "name": event.stage,
-                "trace_id": trace_id,
-                "span_id": format(span_id, "016x"),
-                "parent_span_id": root_id,
-                "kind": "INTERNAL",
-                "start_time": iso(start),
-                "end_time": iso(end),
-                "duration_ms": event.duration_ms,
-                "status": "ERROR" if event.level == "error" else "UNSET",
-                "status_description": None,
-                "attributes": stage_attributes(event),
-                "events": [],
-            }
-        )
-    return records
+STAGE_FIELDS = ("name", "span_id", "start_ns", "end_ns", "level", "payload")
+
+
+def read_trace(path: str | Path) -> list[dict[str, Any]]:
+    """Every span of a conversation's trace file in the order written, stage spans after their turn's."""
+    spans: list[dict[str, Any]] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line:
+            continue
+        record = json.loads(line)
+        stages = record.pop("stages", [])
+        spans.append(record)
+        for stage in stages:
+            span = dict(zip(STAGE_FIELDS, stage, strict=True))
+            spans.append({**span, "trace_id": record["trace_id"], "parent_span_id": record["span_id"]})
+    return spans
 
 
 class TraceFiles:
-    """A trace per conversation in `<directory>/<trace_id>.jsonl`: one JSON span per line, appended.
+    """A trace per conversation in `<directory>/<trace_id>.jsonl`, appended: a line per turn (its
+    stage spans nested) and a line per tool or provider span.
 
-    Each batch is one `write` per file on a file opened for appending, so two workers adding to the
-    same conversation's file interleave whole batches of lines, never parts of a line.
+    Each batch is one `write` per file opened for appending, so two workers adding to the same
+    conversation's file interleave whole lines. Recently used files stay open.
 
     Args:
         directory: where trace files go (created if missing).
+        open_files: how many files to keep open between batches.
     """
 
-    def __init__(self, directory: str | Path):
+    def __init__(self, directory: str | Path, open_files: int = 256):
         self.directory = Path(directory)
+        self.open_files = open_files
+        self._fds: OrderedDict[str, int] = OrderedDict()
+        self._encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
     def path(self, trace_id: str) -> Path:
         return self.directory / f"{trace_id}.jsonl"
 
     def write(self, items: Sequence[Item]) -> None:
         lines: dict[str, list[str]] = {}
-        dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode
+        encode = self._encode
         for item in items:
-            records = turn_records(item) if isinstance(item, TurnSpans) else [span_record(item)]
-            out = lines.setdefault(records[0]["trace_id"], [])
-            out += [dumps(r) for r in records]
+            record = turn_record(item) if isinstance(item, TurnSpans) else span_record(item)
+            lines.setdefault(record["trace_id"], []).append(encode(record))
         for trace_id, body in lines.items():
-            data = ("\n".join(body) + "\n").encode()
+            body.append("")
+            os.write(self._fd(trace_id), "\n".join(body).encode())
+
+    def _fd(self, trace_id: str) -> int:
+        fd = self._fds.pop(trace_id, None)
+        if fd is None:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
             try:
-                fd = os.open(self.path(trace_id), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                fd = os.open(self.path(trace_id), flags, 0o644)
             except FileNotFoundError:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path(trace_id), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
+                fd = os.open(self.path(trace_id), flags, 0o644)
+            while len(self._fds) >= self.open_files:
+                os.close(self._fds.popitem(last=False)[1])
+        self._fds[trace_id] = fd
+        return fd
 
     def shutdown(self) -> None:
-        return None
-
-
-def read_trace(path: str | Path) -> list[dict[str, Any]]:
-    """The spans of a trace file, in the order they were written."""
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+        while self._fds:
+            os.close(self._fds.popitem()[1])
 
 
 class JsonFileMetricExporter(MetricExporter):

@@ -16,7 +16,6 @@ import threading
 import traceback
 from collections import deque
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from opentelemetry.context import Context
@@ -124,10 +123,6 @@ def stage_attributes(event: TelemetryEvent) -> dict[str, Any]:
         # The payload is the telemetry's, redacted before it got here.
         **attributes(event.payload, "agentbot.payload"),
     }
-
-
-def iso(ns: int | None) -> str | None:
-    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat() if ns is not None else None
 
 
 Item = TurnSpans | ReadableSpan
