@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -37,16 +37,28 @@ class SQLiteThreadRunner:
         self.engine = create_engine(f"sqlite:///{database}")
         event.listen(self.engine, "connect", _pragmas(busy_timeout_ms, synchronous))
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentbot-sqlite")
+        # The thread keeps one connection: checking one out of the pool and resetting it for every
+        # unit cost as much as a turn's reads (py-spy on `agentbot bench`).
+        self._conn: Connection | None = None
 
     def _in_transaction(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-        with self.engine.begin() as conn:
+        conn = self._conn
+        if conn is None or conn.invalidated or conn.closed:
+            conn = self._conn = self.engine.connect()
+        with conn.begin():
             return fn(conn, *args)
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.engine.dispose()
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_transaction, fn, args)
 
     async def aclose(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self.engine.dispose)
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
         self._thread.shutdown(wait=True)
 
 
