@@ -16,7 +16,6 @@ from adapters.storage.schema import handoff_queue, order_updates, refunds, tasks
 from adapters.storage.sql import SqlStore
 from agent.records import TaskRecord
 
-
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
 SELECT_ORDER_UPDATE = select(order_updates.c.data).where(order_updates.c.order_id == bindparam("b_order"))

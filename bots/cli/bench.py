@@ -127,9 +127,18 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-COLUMNS = (("p50 ms", 8, ".3f"), ("p99 ms", 8, ".2f"), ("turns/s", 9, ",.0f"), ("conc p99", 9, ",.1f"))
-COLUMNS += (("CPU ms", 8, ".3f"), ("stmts", 7, ".1f"), ("rows", 6, ".1f"), ("B/conv", 8, ",.0f"))
-COLUMNS += (("trace B", 9, ",.0f"), ("RSS MB", 8, ".1f"))
+COLUMNS: tuple[tuple[str, int, str], ...] = (
+    ("p50 ms", 8, ".3f"),
+    ("p99 ms", 8, ".2f"),
+    ("turns/s", 9, ",.0f"),
+    ("conc p99", 9, ",.1f"),
+    ("CPU ms", 8, ".3f"),
+    ("stmts", 7, ".1f"),
+    ("rows", 6, ".1f"),
+    ("B/conv", 8, ",.0f"),
+    ("trace B", 9, ",.0f"),
+    ("RSS MB", 8, ".1f"),
+)
 
 
 def _row(name: str, cells: list[Any]) -> str:
