@@ -15,6 +15,7 @@ committed, at each durability, in the same run on the same disk: compare ratios 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sqlite3
 import tempfile
@@ -62,6 +63,40 @@ def floor(path: Path, conversations: int, synchronous: str) -> dict[str, Any]:
     }
 
 
+async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
+    """Raw asyncpg: the same SELECT + UPSERT per turn in one transaction, on the bench's PostgreSQL."""
+    import asyncpg  # the postgres extra; the bench only gets here with a postgresql URL
+
+    db = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+    await db.execute("CREATE TABLE IF NOT EXISTS bench_floor (id TEXT PRIMARY KEY, version INTEGER, data TEXT)")
+    upsert = (
+        "INSERT INTO bench_floor VALUES ($1, $2, $3) "
+        "ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data"
+    )
+    latencies: list[float] = []
+    started, cpu = time.perf_counter(), time.process_time()
+    for i in range(conversations * 2):
+        t0 = time.perf_counter()
+        key = f"s-{i // 2}-{started}"
+        async with db.transaction():
+            row = await db.fetchrow("SELECT version, data FROM bench_floor WHERE id = $1", key)
+            version = (row["version"] if row else 0) + 1
+            data = json.dumps({"session_id": key, "version": version, "goals": {"g": {"slots": {"order_id": "O-1"}}}})
+            await db.execute(upsert, key, version, data)
+        latencies.append(time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    await db.close()
+    return {
+        "turns": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+        "turns_per_s": round(len(latencies) / wall, 1),
+        "cpu_ms_per_turn": round(cpu * 1000 / len(latencies), 3),
+        "statements_per_turn": 4.0,  # BEGIN, SELECT, UPSERT, COMMIT
+        "bytes_per_conversation": None,
+    }
+
+
 def configurations(args: argparse.Namespace, tmp: Path) -> list[Config]:
     sqlite = not args.db_url or args.db_url.startswith("sqlite")
     runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
@@ -103,6 +138,8 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         )
         report["configurations"][config.label] = result
     report["floor"] = {s: floor(tmp / f"floor-{s}.db", args.conversations, s) for s in ("normal", "full")}
+    if report["database"] == "postgresql+asyncpg":
+        report["floor"]["postgresql"] = asyncio.run(pg_floor(args.db_url, args.conversations))
     shipped, off = report["configurations"]["shipped"], report["configurations"]["tracing off"]
     normal = report["floor"]["normal"]
     on_rate, off_rate = shipped["concurrent"]["turns_per_s"], off["concurrent"]["turns_per_s"]
@@ -167,7 +204,8 @@ def print_report(report: dict[str, Any]) -> None:
     for sync, f in report["floor"].items():
         cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, f.get("cpu_ms_per_turn")]
         cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
-        print(_row(f"floor: sqlite3, synchronous={sync.upper()}", cells))
+        name = "floor: asyncpg, same server" if sync == "postgresql" else f"floor: sqlite3, synchronous={sync.upper()}"
+        print(_row(name, cells))
     ratios = report["ratios"]
     print(
         f"shipped p50 / floor p50 = {ratios['shipped_p50_vs_floor']}x; shipped turns/s / floor turns/s = "
