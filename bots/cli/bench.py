@@ -213,7 +213,7 @@ def print_report(report: dict[str, Any]) -> None:
         f"throughput and {ratios.get('tracing_cost_of_cpu', 0):.0%} more CPU per turn"
     )
     print(
-        "conc p99: per-turn latency with 50 sessions queued on one event loop; CPU ms: the process's CPU time "
+        f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; CPU ms: the process's CPU time "
         "(every thread) per turn in the concurrent phase, steadier than wall time on a shared machine"
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import event
 
+from adapters.storage.sql import SqlStore
 from agent.app import App
 from agent.router import AgentRouter
 from agent.types import ChannelContext, Interaction
@@ -153,7 +154,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
         if worker == 0:
             out["sequential"] = await run_phase(app, counter, f"{tag}-seq", config.conversations, 1)
         if barrier is not None:
-            await asyncio.to_thread(barrier.wait)
+            await asyncio.to_thread(barrier.wait, 600)
         share = config.conversations // config.workers
         out["concurrent"] = await run_phase(
             app, counter, f"{tag}-conc", share, max(1, config.concurrency // config.workers)
@@ -163,15 +164,28 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
     return out
 
 
+async def _prepare(url: str) -> None:
+    store = SqlStore(url)
+    try:
+        await store.ensure_schema()
+    finally:
+        await store.aclose()
+
+
 def _child(config: Config, worker: int, barrier: Any, results: Any) -> None:
     try:
         results.put((worker, asyncio.run(measure(config, worker, barrier))))
     except BaseException as e:  # noqa: BLE001 - reported to the parent, which fails the bench
-        results.put((worker, e))
+        if barrier is not None:
+            barrier.abort()  # the other workers stop waiting for this one
+        results.put((worker, RuntimeError(f"worker {worker}: {e!r}")))
 
 
 def run_config(config: Config) -> dict[str, Any]:
     """Run the configuration in `config.workers` fresh processes; combine what they measured."""
+    if config.workers > 1:
+        # Schema first, as a deploy would: workers creating tables at the same moment race.
+        asyncio.run(_prepare(config.db_url))
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     barrier = ctx.Barrier(config.workers) if config.workers > 1 else None
