@@ -213,8 +213,8 @@ def print_report(report: dict[str, Any]) -> None:
         f"throughput and {ratios.get('tracing_cost_of_cpu', 0):.0%} more CPU per turn"
     )
     print(
-        f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; CPU ms: the process's CPU time "
-        "(every thread) per turn in the concurrent phase, steadier than wall time on a shared machine"
+        f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; "
+        "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"
     )
 
 
