@@ -164,6 +164,25 @@ def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
         )
 
 
+class RunProvider:
+    """The run's provider as each app sees it: closing an app (a restart) leaves it open for the run."""
+
+    def __init__(self, inner: LLMProvider):
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def generate(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.generate(*args, **kwargs)
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return self.inner.get_cost(tokens_in, tokens_out)
+
+    async def aclose(self) -> None:
+        return None  # the run closes the provider once, after its last scenario
+
+
 async def run_groups(
     args: argparse.Namespace,
     suites: list[Suite],
@@ -182,18 +201,29 @@ async def run_groups(
     total, done = sum(len(s.scenarios) for s in suites), 0
     results: list[ScenarioResult] = []
     for (config_dir, data_dir), group in groups.items():
+        # One recording (or replay) per run: an app rebuilt for a restart turn writes to the same one.
+        recorded = recorded_llm(args, config_dir)
+        llm = RunProvider(recorded) if recorded is not None else None
 
         async def factory(
-            sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
+            sink: TelemetrySink,
+            c: str | Path | None = config_dir,
+            d: str | Path | None = data_dir,
+            llm: LLMProvider | None = llm,
         ) -> App:
             # Alerts are counted in each response; eval posts them nowhere.
-            return build_app(c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c), **build_args)
+            return build_app(c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=llm, **build_args)
 
         def step(n: int, _total: int, label: str, offset: int = done) -> None:
             if progress is not None:
                 progress(offset + n, total, label)
 
-        results += (await run_suites(group, factory, progress=step, judge_provider=judge))[0]
+        try:
+            results += (await run_suites(group, factory, progress=step, judge_provider=judge))[0]
+        finally:
+            close = getattr(recorded, "aclose", None)
+            if close is not None:
+                await close()
         done += sum(len(s.scenarios) for s in group)
     return results
 
