@@ -123,8 +123,8 @@ SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key
 
 def load_unit(conn: Connection, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
     row = conn.execute(SELECT_STATE, {"b_sid": session_id}).first()
-    if row is None:
-        return None, []
+    if row is None or history_limit == 0:
+        return (SessionState.model_validate_json(row.state) if row else None), []
     rows = conn.execute(SELECT_HISTORY, {"b_sid": session_id, "b_limit": history_limit}).all()
     history = [
         Message(role=r.role, kind=r.kind, text=r.text, metadata=json.loads(r.meta), timestamp=r.created_at)

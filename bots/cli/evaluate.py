@@ -238,6 +238,10 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     build_args = dict(llm_args or {})
     if args.record or args.replay:
         build_args["understanding"] = build_args.get("understanding") or "llm"
+    if not args.db_url and not os.environ.get("AGENTBOT_TRACES_DIR"):
+        # The run's database and the traces beside it are deleted when the run ends: nobody could
+        # read them, so none are written (set AGENTBOT_TRACES_DIR or --db-url to keep them).
+        build_args["env"] = {**os.environ, "AGENTBOT_TRACING": "off"}
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
         results = asyncio.run(run_groups(args, suites, url, build_args, progress, judge))
