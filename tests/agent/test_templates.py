@@ -59,9 +59,7 @@ def test_every_template_renders_with_its_documented_fields(config_dir: Path) -> 
 
 def test_the_checker_catches_an_undocumented_field() -> None:
     assert _leftover("What should task {task_number} say instead?", {"new_title"}) == ["{task_number}"]
-    assert _leftover("Order {order_id} was refunded: {refund_amount|money}.", {"order_id"}) == [
-        "{refund_amount|money}"
-    ]
+    assert _leftover("Order {order_id} was refunded: {refund_amount|money}.", {"order_id"}) == ["{refund_amount|money}"]
 
 
 def test_the_last_goal_name_needs_no_slot_and_earlier_ones_fall_back() -> None:
