@@ -74,13 +74,21 @@ async def understand(
         ]
         tasks = [c for c in found if c.intent_id and kinds.get(c.intent_id) == "task" and c.confidence >= SURE]
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
-        if len(tasks) > 1 and others_chat and _distinct(tasks):
+        if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
             return tasks
     return [await classifier.classify(interaction, eligible, state, history, turn)]
 
 
 def _free_text(slot: str, slots: dict[str, SlotSpec]) -> bool:
     return slot in slots and slots[slot].free_text
+
+
+def _dependent(found: list[Classification], eligible: list[Intent], slots: dict[str, SlotSpec]) -> bool:
+    """A part that lacks an ID another part names is about that thing: "My order O-24680 arrived
+    damaged, can I get a refund?" is one refund request, not a ticket and a refund."""
+    required = {i.id: i.required_params for i in eligible}
+    named = {k for c in found for k, v in c.params.items() if v and k in slots and not slots[k].free_text}
+    return any((set(required.get(c.intent_id or "", [])) - set(c.params)) & named for c in found)
 
 
 def _distinct(found: list[Classification]) -> bool:

@@ -78,12 +78,17 @@ class RulesClassifier:
         best_id, score = best["task"]
         # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
         # intent that requires that parameter (money-moving intents opt out with bare_id_starts).
-        ids = {k for k in params if not self.slots.specs[k].free_text}  # "O-12345", "2.4.1"; not free text
+        # "O-12345", "2.4.1": an identifier, not free text and not a word from a lookup list ("keyboard"
+        # alone names a product, not a wish to buy one).
+        ids = {k for k in params if not self.slots.specs[k].free_text and not self.slots.specs[k].values}
         if score < self.threshold and ids:
             owners = [
                 i.id
                 for i in intents
-                if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
+                if ids & set(i.required_params)
+                and (m := self.models.get(i.id))
+                and m.spec.bare_id_starts
+                and (m.required is None or m.required.search(text))
             ]
             if len(owners) == 1:
                 best_id, score = owners[0], self.threshold + 0.1
