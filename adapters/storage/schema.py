@@ -135,7 +135,38 @@ inbox = Table(
     Column("status", String(16), nullable=False),
     Column("accepted_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime),
+    # accepted -> committed (the turn's answers are in the outbox) -> done (they were sent)
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("retry_at", UTCDateTime),  # a failed delivery waits until then before it is tried again
     Index("ix_inbox_status", "status", "accepted_at"),
+    Index("ix_inbox_session", "session_key", "status", "accepted_at"),
+)
+# One worker at a time owns a session's queue: it holds this row and renews it while it works; a
+# crashed worker's row expires and another worker takes the session over.
+session_leases = Table(
+    "session_leases",
+    metadata,
+    Column("session_key", String(255), primary_key=True),
+    Column("owner", String(128), nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+# The transactional outbox: every message a channel event's turn shows, by a stable id derived from
+# the event. Answers are written in the turn's commit and sent after it; pre-messages and notices
+# are written just before they are sent. `sent` rows are never sent again.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", String(255), primary_key=True),
+    Column("event_key", String(255), nullable=False),
+    Column("session_key", String(255), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("body", Text, nullable=False),  # the OutboundMessage as JSON
+    Column("status", String(16), nullable=False),  # pending | sending | sent
+    Column("ref", String(255)),  # the platform's id of what was posted (Slack ts, Discord message id)
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("sent_at", UTCDateTime),
+    Index("ix_outbox_event", "event_key", "seq"),
 )
 
 refunds = Table(
@@ -169,7 +200,8 @@ tasks = Table(
     Column("status", String(16), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
-    Index("ix_tasks_owner", "owner", "number"),
+    # Numbers are per owner and unique: two turns that picked the same number cannot both commit.
+    Index("ux_tasks_owner_number", "owner", "number", unique=True),
 )
 # One row per session that was ever handed to people, so a sweep finds unclaimed ones.
 handoff_queue = Table(
@@ -186,7 +218,13 @@ handoff_queue = Table(
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
 
 # Columns added after a table first shipped: a database created earlier gets them on startup.
-ADDED_COLUMNS = {"messages": ["trace_id"], "telemetry_events": ["trace_id", "span_id"]}
+ADDED_COLUMNS = {
+    "messages": ["trace_id"],
+    "telemetry_events": ["trace_id", "span_id"],
+    "inbox": ["attempts", "retry_at"],
+}
+# Indexes added after their table first shipped (create_all makes them only with a new table).
+ADDED_INDEXES = ["ix_inbox_session", "ux_tasks_owner_number"]
 
 
 def schema_unit(conn: Connection) -> None:
@@ -201,4 +239,9 @@ def schema_unit(conn: Connection) -> None:
             if name not in have:
                 column = metadata.tables[table_name].c[name]
                 ddl = column.type.compile(dialect=conn.dialect)
-                conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {name} {ddl}"))
+                default = f" NOT NULL DEFAULT {column.server_default.arg}" if column.server_default is not None else ""  # type: ignore[attr-defined]
+                conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {name} {ddl}{default}"))
+    for table in metadata.tables.values():
+        for index in table.indexes:
+            if index.name in ADDED_INDEXES:
+                index.create(conn, checkfirst=True)
