@@ -245,3 +245,11 @@ def schema_unit(conn: Connection) -> None:
         for index in table.indexes:
             if index.name in ADDED_INDEXES:
                 index.create(conn, checkfirst=True)
+
+
+def integrity_unit(conn: Connection) -> list[str]:
+    """SQLite's quick check: an empty list when the file is sound, else what it found."""
+    if conn.dialect.name != "sqlite":
+        return []
+    found = [str(r[0]) for r in conn.execute(text("PRAGMA quick_check")).all()]
+    return [] if found == ["ok"] else found

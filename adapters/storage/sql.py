@@ -9,6 +9,7 @@ blocking the event loop, in the way that is fastest for the backend.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -26,11 +27,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from adapters.storage.outbox import commit_event
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     EFFECT_TABLES,
     handoff_queue,
     inbox,
+    integrity_unit,
     messages,
     order_updates,
     schema_unit,
@@ -42,6 +45,8 @@ from adapters.storage.schema import (
 from agent.errors import StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
+
+log = logging.getLogger("agentbot.storage")
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +76,13 @@ def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> Non
 def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
     """Rows are written once per key; updates carry the whole new value, so a replay is harmless."""
     if kind in EFFECT_TABLES:
-        conn.execute(insert_ignore(conn, EFFECT_TABLES[kind], "id").values(**_effect_row(data)))
+        table = EFFECT_TABLES[kind]
+        res = conn.execute(insert_ignore(conn, table, "id").values(**_effect_row(data)))
+        if res.rowcount == 0 and "session_id" in data:
+            # The key exists: a replay of this session's own row is fine, anyone else's is a collision.
+            owner = conn.execute(select(table.c.session_id).where(table.c.id == data["id"])).scalar()
+            if owner != data["session_id"]:
+                raise StorageError(f"{kind} reference {data['id']} already belongs to another conversation")
     elif kind == "order_update":
         row = {"order_id": data["order_id"], "data": json.dumps(data), "updated_at": utcnow()}
         upsert(conn, order_updates, "order_id", row)
@@ -118,6 +129,7 @@ INSERT_EVENTS = insert(telemetry)
 FINISH_INBOX = (
     update(inbox).where(inbox.c.key == bindparam("b_key")).values(status="done", finished_at=bindparam("b_now"))
 )
+
 SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == bindparam("b_key"))
 
 
@@ -201,15 +213,19 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             ],
         )
     if turn.inbox_key:
-        conn.execute(FINISH_INBOX, {"b_key": turn.inbox_key, "b_now": now})
+        commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
     for key, result in turn.ledger.items():
         conn.execute(
             insert_ignore(conn, tool_ledger, "idempotency_key").values(
                 idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
             )
         )
-    for effect in turn.effects:
-        write_effect(conn, effect.kind, effect.data)
+    try:
+        for effect in turn.effects:
+            write_effect(conn, effect.kind, effect.data)
+    except IntegrityError as e:
+        # A per-owner task number another turn took first: re-run the turn on fresh state.
+        raise VersionConflict(sid, turn.expected_version) from e
 
 
 def ledger_unit(conn: Connection, key: str) -> ToolResult | None:
@@ -231,6 +247,23 @@ class SqlStore:
 
     async def ensure_schema(self) -> None:
         if not self._ready:
+            try:
+                problems = await self.run(integrity_unit, what="check the database")
+            except StorageError as e:
+                if "malformed" not in str(e) and "not a database" not in str(e):
+                    raise
+                problems = [str(e)]
+            if problems:
+                where = getattr(getattr(self.runner, "engine", None), "url", None)
+                path = where.database if where is not None else "?"
+                log.error(
+                    "the SQLite database %s is damaged (%s). Stop agentbot, keep a copy of the file, then "
+                    "restore it from a backup or rebuild it with: sqlite3 %s .recover | sqlite3 recovered.db",
+                    path,
+                    "; ".join(problems[:3]),
+                    path,
+                )
+                raise StorageError(f"the database {path} is damaged: {problems[0]}")
             await self.run(schema_unit, what="prepare the database")
             self._ready = True
 
