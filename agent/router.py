@@ -113,8 +113,7 @@ class AgentRouter:
                         response = await self._turn(interaction, t)
                     except TurnDeadline:
                         return await self._refuse(interaction, self.p.messages.too_slow, reply)
-                    except AlreadyCommitted:
-                        # Another worker answered this event; nothing of this attempt was shown.
+                    except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
                         return AgentResponse(text="", session_id=interaction.session_key, interaction_id=interaction.id)
                     except VersionConflict:
                         # Nothing but pre-messages was shown: the next attempt runs on fresh state.
@@ -124,8 +123,9 @@ class AgentRouter:
                         if interaction.from_inbox:
                             raise  # the event stays in the inbox; the channel retries it later
                         return await self._refuse(interaction, self.p.messages.busy, reply)
-                    await t.flush()
-                    return response
+                    else:
+                        await t.flush()
+                        return response
         raise AssertionError("unreachable")
 
     def _new_turn(
@@ -207,7 +207,7 @@ class AgentRouter:
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
     ) -> tuple[list[ToolResult], Classification | None, Any]:
         """Understand and act: everything of the turn that runs under its deadline."""
-        p = self.p
+        p, results, pref_update = self.p, [], None
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))

@@ -89,7 +89,7 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
     async with build_app(REPO / "config", REPO / "data", db_url, store=store) as app:
         router = app.router
         channel = Channel(router)
-        dispatcher = Dispatcher(SqlInbox(store), channel.handle, recover_after_seconds=0)
+        dispatcher = Dispatcher(SqlInbox(store), channel.handle)
         assert await dispatcher.recover() == 1
         await dispatcher.drain()
         assert await dispatcher.recover() == 0
@@ -99,12 +99,18 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
     assert "in transit" in channel.replies[-1][1]
 
 
-async def test_the_turn_commit_finishes_the_inbox_entry(parts: tuple[AgentRouter, SqlInbox]) -> None:
+async def test_the_turn_commit_stores_its_answers_in_the_outbox(parts: tuple[AgentRouter, SqlInbox]) -> None:
     router, inbox = parts
     await inbox.accept(event("Ev3", "hello, where is O-12345"))
-    await Channel(router).handle(event("Ev3", "hello, where is O-12345"))
-    # No dispatcher ran: the router's own transaction marked the event done with the turn.
-    assert await inbox.unfinished(0) == []
+    channel = Channel(router)
+    await channel.handle(event("Ev3", "hello, where is O-12345"))
+    # No dispatcher ran: the router's own transaction stored the answer with the turn and marked the
+    # event committed; it is done once a sender marked the answer sent.
+    [left] = await inbox.unfinished(0)
+    assert left.key == "Ev3" and left.status == "committed"
+    rows = await inbox.store.fetch("SELECT id, kind, status, body FROM outbox WHERE event_key = 'Ev3' ORDER BY seq")
+    answer = channel.replies[-1][1]
+    assert [(r.id, r.kind, r.status) for r in rows] == [("Ev3:0", "answer", "pending")] and answer in rows[0].body
 
 
 async def test_a_failing_handler_does_not_block_the_session(parts: tuple[AgentRouter, SqlInbox]) -> None:
@@ -140,7 +146,7 @@ async def test_housekeeping_recovers_and_runs_chores_until_closed(db_url: str) -
         if len(calls) == 1:
             raise RuntimeError("a passing failure")  # logged; the next pass still runs
 
-    dispatcher = Dispatcher(inbox, handler, recover_after_seconds=0)
+    dispatcher = Dispatcher(inbox, handler, poll_seconds=0.01)
     dispatcher.start_housekeeping(0.01, chore)
     for _ in range(200):
         if seen and len(calls) >= 2:
