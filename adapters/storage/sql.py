@@ -264,7 +264,11 @@ class SqlStore:
                     path,
                 )
                 raise StorageError(f"the database {path} is damaged: {problems[0]}")
-            await self.run(schema_unit, what="prepare the database")
+            try:
+                await self.run(schema_unit, what="prepare the database")
+            except StorageError:
+                # Another worker was creating the same tables a moment ago: theirs are there now.
+                await self.run(schema_unit, what="prepare the database")
             self._ready = True
 
     async def run(self, fn: Any, *args: Any, what: str) -> Any:

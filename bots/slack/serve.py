@@ -83,7 +83,6 @@ def build_slack(
     data_dir: str | Path | None = None,
     db_url: str | None = None,
     *,
-    recover_after_seconds: float = 120.0,
     env: Mapping[str, str] | None = None,
     **app_kwargs: Any,
 ) -> SlackChannel:
@@ -92,7 +91,6 @@ def build_slack(
     Args:
         settings: the Slack environment (`SlackSettings.from_env`).
         config_dir, data_dir, db_url: as for `build_app`.
-        recover_after_seconds: age at which an unfinished event counts as abandoned by a crash.
         env: the environment `build_app` reads (database URL, understanding mode).
         app_kwargs: passed to `build_app` (e.g. `data_source=`, `telemetry=`).
     """
@@ -107,7 +105,6 @@ def build_slack(
         admins=settings.admins,
         provider=f"{app.settings.understanding}",
         database=_database_name(app.store),
-        recover_after_seconds=recover_after_seconds,
     )
     return SlackChannel(app, client, options)
 
