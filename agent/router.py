@@ -39,7 +39,7 @@ from agent.preferences import PreferenceRecorder
 from agent.records import TurnRecord
 from agent.text import clean
 from agent.tracing import observed_turn
-from agent.turn import Turn, TurnDeadline, deadline
+from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import (
     AgentResponse,
     Classification,
@@ -116,7 +116,7 @@ class AgentRouter:
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
                         return AgentResponse(text="", session_id=interaction.session_key, interaction_id=interaction.id)
                     except VersionConflict:
-                        # Nothing but pre-messages was shown: the next attempt runs on fresh state.
+                        await settle_conflict(attempt, self.p.settings.commit_retries, interaction.from_inbox)
                         if attempt + 1 == self.p.settings.commit_retries:
                             return await self._refuse(interaction, self.p.messages.busy, reply)
                     except StorageError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -10,7 +11,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from agent.conversation import goals
-from agent.errors import TurnDeadline
+from agent.errors import StorageError, TurnDeadline
 from agent.interfaces import Alert, Reply, TelemetrySink, TurnTrace
 from agent.records import TelemetryEvent
 from agent.tracing import NullTrace, Usage, current_usage
@@ -37,6 +38,17 @@ async def deadline(seconds: float) -> AsyncIterator[None]:
             yield
     except TimeoutError as e:
         raise TurnDeadline(f"the turn took longer than {seconds:g} s") from e
+
+
+async def settle_conflict(attempt: int, retries: int, from_inbox: bool) -> None:
+    """After a lost optimistic lock (or a task number another turn took): nothing but pre-messages
+    was shown, so the next attempt runs on fresh state, a random moment later so that contenders
+    spread out. A stored channel event that keeps losing is left in its inbox for a later retry
+    rather than refused."""
+    if attempt + 1 < retries:
+        await asyncio.sleep(random.uniform(0, 0.05 * (attempt + 1)))
+    elif from_inbox:
+        raise StorageError(f"still conflicting after {retries} attempts")
 
 
 def current_turn() -> Turn | None:

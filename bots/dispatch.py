@@ -39,7 +39,7 @@ class SessionQueue(Protocol):
     async def claim(self, session_key: str, owner: str, seconds: float) -> bool: ...
     async def release(self, session_key: str, owner: str) -> None: ...
     async def next_event(self, session_key: str) -> InboxEvent | None: ...
-    async def ready_sessions(self) -> list[str]: ...
+    async def ready_sessions(self, owner: str) -> list[str]: ...
     async def postpone(self, key: str, seconds: float) -> int: ...
 
 
@@ -52,6 +52,9 @@ class Dispatcher:
         lease_seconds: how long a conversation stays ours without a renewal; renewed every third.
         poll_seconds: how often housekeeping looks for conversations nobody holds.
         max_attempts: deliveries of a committed event tried before it is given up (logged).
+        worker: this worker's name in leases. A name that survives a restart (a Slack worker's
+            host and port) lets the restarted process take its own conversations back at once;
+            by default it is unique per process and a crashed one's leases are waited out.
     """
 
     def __init__(
@@ -62,13 +65,14 @@ class Dispatcher:
         lease_seconds: float = 10.0,
         poll_seconds: float = 1.0,
         max_attempts: int = 5,
+        worker: str | None = None,
     ):
         self.inbox = inbox
         self.handler = handler
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.max_attempts = max_attempts
-        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.shutdown_grace_seconds = 10.0
         self._owned: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()  # woken while owned: look once more after releasing
@@ -85,7 +89,7 @@ class Dispatcher:
 
     async def recover(self) -> int:
         """Take over conversations with unfinished events that no live worker holds."""
-        sessions = [s for s in await self.inbox.ready_sessions() if s not in self._owned]
+        sessions = [s for s in await self.inbox.ready_sessions(self.worker) if s not in self._owned]
         for session_key in sessions:
             self._wake(session_key)
         if sessions:

@@ -139,15 +139,26 @@ class CrashRun:
         workers: how many worker processes (events are spread over the live ones).
         kills: the kill points, in order; each fires once the previous restart is settled.
         threads, per_thread: the workload (every thread's first event mentions the bot).
+        pace: at most this many seconds between two events of a thread (the run's length).
     """
 
     def __init__(
-        self, name: str, db_url: str, tmp: Path, *, workers: int, kills: list[str], threads: int, per_thread: int
+        self,
+        name: str,
+        db_url: str,
+        tmp: Path,
+        *,
+        workers: int,
+        kills: list[str],
+        threads: int,
+        per_thread: int,
+        pace: float = 0.4,
     ):
         self.name, self.db_url, self.tmp = name, db_url, tmp
         self.slack = SlackStandIn()
         self.workers_n, self.plan_kills = workers, list(kills)
-        self.threads, self.per_thread = threads, per_thread
+        self.threads, self.per_thread, self.pace = threads, per_thread, pace
+        self.kill_every = threads * per_thread * 0.8 / (len(kills) + 1)
         self.workers: list[Worker] = []
         self.kills: list[Kill] = []
         self.events: dict[str, Planned] = {}
@@ -163,10 +174,9 @@ class CrashRun:
             return None
         # Kills are spread over the run: the next one waits for its share of the events to be acked.
         acked = sum(1 for e in self.events.values() if e.acked_at)
-        total = self.threads * self.per_thread
-        if acked < (len(self.kills) + 1) * total / (len(self.kills) + len(self.plan_kills) + 1):
+        if acked < (len(self.kills) + 1) * self.kill_every:
             return None
-        if any(not w.alive or time.monotonic() - w.ready_at < 1.5 for w in self.workers):
+        if any(not w.alive or time.monotonic() - w.ready_at < 1.0 for w in self.workers):
             return None
         return self.plan_kills[0]
 
@@ -269,7 +279,7 @@ class CrashRun:
             await self._deliver(session, e, first)
             if self.rng.random() < 0.5:  # double texting half the time; otherwise wait for the answer
                 await self._until(lambda e=e: e.id in self.first_answer_at, 60)
-            await asyncio.sleep(self.rng.uniform(0.05, 0.4))
+            await asyncio.sleep(self.rng.uniform(0.05, self.pace))
 
     async def _until(self, check: Any, within: float) -> bool:
         deadline = time.monotonic() + within

@@ -36,7 +36,11 @@ SELECT_READY = (
     .where(
         inbox.c.status.in_(OPEN),
         or_(inbox.c.retry_at.is_(None), inbox.c.retry_at <= bindparam("b_now")),
-        or_(session_leases.c.session_key.is_(None), session_leases.c.expires_at < bindparam("b_now")),
+        or_(
+            session_leases.c.session_key.is_(None),
+            session_leases.c.expires_at < bindparam("b_now"),
+            session_leases.c.owner == bindparam("b_owner"),
+        ),
     )
     .order_by(inbox.c.accepted_at)
     .limit(200)
@@ -155,12 +159,13 @@ class SqlInbox:
 
         return await self.store.run(unit, what="read the next channel event")  # type: ignore[no-any-return]
 
-    async def ready_sessions(self) -> list[str]:
-        """Conversations with due events that no live worker holds (a crashed worker's, say)."""
+    async def ready_sessions(self, owner: str) -> list[str]:
+        """Conversations with due events that no live worker holds (a crashed worker's, say), or
+        that `owner` holds itself (a restarted worker under the same name)."""
         await self.store.ensure_schema()
 
         def unit(conn: Connection) -> list[str]:
-            rows = conn.execute(SELECT_READY, {"b_now": utcnow()}).all()
+            rows = conn.execute(SELECT_READY, {"b_now": utcnow(), "b_owner": owner}).all()
             return list(dict.fromkeys(r.session_key for r in rows))
 
         return await self.store.run(unit, what="find conversations to take over")  # type: ignore[no-any-return]

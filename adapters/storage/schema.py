@@ -5,6 +5,7 @@ Timestamps are stored as UTC and always read back timezone-aware (UTCDateTime).
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +23,10 @@ from sqlalchemy import (
     TypeDecorator,
     text,
 )
+
+from agent.errors import StorageError
+
+log = logging.getLogger("agentbot.storage")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -253,3 +258,15 @@ def integrity_unit(conn: Connection) -> list[str]:
         return []
     found = [str(r[0]) for r in conn.execute(text("PRAGMA quick_check")).all()]
     return [] if found == ["ok"] else found
+
+
+def damaged(path: str, problems: list[str]) -> StorageError:
+    """Log what to do about a damaged SQLite file (once, at startup) and return the error to raise."""
+    log.error(
+        "the SQLite database %s is damaged (%s). Stop agentbot, keep a copy of the file, then restore it "
+        "from a backup or rebuild it with: sqlite3 %s .recover | sqlite3 recovered.db",
+        path,
+        "; ".join(problems[:3]),
+        path,
+    )
+    return StorageError(f"the database {path} is damaged: {problems[0]}")

@@ -9,7 +9,6 @@ blocking the event loop, in the way that is fastest for the backend.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -31,6 +30,7 @@ from adapters.storage.outbox import commit_event
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     EFFECT_TABLES,
+    damaged,
     handoff_queue,
     inbox,
     integrity_unit,
@@ -45,8 +45,6 @@ from adapters.storage.schema import (
 from agent.errors import StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
-
-log = logging.getLogger("agentbot.storage")
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
@@ -255,15 +253,7 @@ class SqlStore:
                 problems = [str(e)]
             if problems:
                 where = getattr(getattr(self.runner, "engine", None), "url", None)
-                path = where.database if where is not None else "?"
-                log.error(
-                    "the SQLite database %s is damaged (%s). Stop agentbot, keep a copy of the file, then "
-                    "restore it from a backup or rebuild it with: sqlite3 %s .recover | sqlite3 recovered.db",
-                    path,
-                    "; ".join(problems[:3]),
-                    path,
-                )
-                raise StorageError(f"the database {path} is damaged: {problems[0]}")
+                raise damaged(where.database if where is not None else "?", problems)
             try:
                 await self.run(schema_unit, what="prepare the database")
             except StorageError:

@@ -118,8 +118,13 @@ class HttpServer:
 @contextlib.asynccontextmanager
 async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterator[HttpServer]:
     """Start the channel and serve events, commands and interactivity on /slack/events."""
+    import socket
+
     from aiohttp import web
 
+    if port:
+        # Only one process can listen here: a restart under this name takes its conversations back.
+        channel.dispatcher.worker = f"slack@{socket.gethostname()}:{port}"
     await channel.start()
     runner = web.AppRunner(channel.bolt.web_app(path="/slack/events", port=port), access_log=None)
     await runner.setup()

@@ -62,7 +62,9 @@ def check(r: Result, kills: int) -> None:
 
 async def test_one_worker_killed_at_every_point_answers_each_event_once(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'crash.db'}"
-    run = CrashRun("sqlite, 1 worker", db_url, tmp_path, workers=1, kills=KINDS * 3, threads=20, per_thread=10)
+    run = CrashRun(
+        "sqlite, 1 worker", db_url, tmp_path, workers=1, kills=KINDS * 3, threads=20, per_thread=10, pace=9.0
+    )
     check(await play(run), 12)
 
 
