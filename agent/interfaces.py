@@ -9,9 +9,10 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from agent.catalog import Item, KBSection
-from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMResponse, Usage
 from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
 from agent.types import (
+    Alert,
     Classification,
     Goal,
     Intent,
@@ -164,6 +165,17 @@ class ReleaseSource(Protocol):
         ...
 
 
+class TurnLog(Protocol):
+    """What classifiers and planners may use of the running turn (agent/turn.py): its message,
+    telemetry that commits with it, its LLM usage, and per-turn scratch space that is never stored."""
+
+    interaction: Interaction
+    usage: Usage
+    scratch: dict[str, Any]
+
+    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent: ...
+
+
 @runtime_checkable
 class Classifier(Protocol):
     """Understanding: which intent, which parameters, and whether the message answers a question."""
@@ -174,7 +186,10 @@ class Classifier(Protocol):
         intents: list[Intent],
         state: SessionState,
         history: list[Message],
-    ) -> Classification: ...
+        turn: TurnLog | None = None,
+    ) -> Classification:
+        """`turn` None: outside a turn (a unit test); nothing is recorded."""
+        ...
 
 
 class Preferences(BaseModel):
@@ -191,6 +206,7 @@ class AgentRequest(BaseModel):
     goal: Goal
     intent: Intent
     state: SessionState
+    text: str = ""  # what the user said this turn
     results: list[ToolResult] = Field(default_factory=list)  # this turn's tool results so far
     history: list[Message] = Field(default_factory=list)
     preferences: Preferences | None = None
@@ -209,7 +225,7 @@ class Planner(Protocol):
         """The one question that asks for `slot`."""
         ...
 
-    async def plan(self, request: AgentRequest) -> Plan: ...
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan: ...
 
 
 @runtime_checkable
@@ -219,14 +235,6 @@ class PreferenceMemory(Protocol):
     async def write(self, customer_id: str, update: Preferences) -> None:
         """Merge `update` into the stored preferences; an empty update is a no-op."""
         ...
-
-
-class Alert(BaseModel):
-    kind: str  # handoff, policy_denied, policy_escalation, tool_failure, provider_outage, risk_report
-    session_id: str
-    summary: str
-    details: dict[str, Any] = Field(default_factory=dict)
-    dedupe_key: str = ""  # alerts with the same key within the dedupe window are sent once
 
 
 @runtime_checkable

@@ -12,14 +12,13 @@ from datetime import datetime
 from typing import Any
 
 from agent.acting import Acting
-from agent.config import Messages, Settings, Vocabulary
+from agent.config import Messages, Settings
 from agent.conversation import goals, handoff, notices
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.desk import HandoffDesk
 from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
-    Alert,
     AlertNotifier,
     Classifier,
     DataSource,
@@ -42,6 +41,7 @@ from agent.tracing import observed_turn
 from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import (
     AgentResponse,
+    Alert,
     Classification,
     IntentContext,
     Interaction,
@@ -64,12 +64,12 @@ class RouterParts:
     store: SessionStore
     data: DataSource
     messages: Messages
+    confirmations: Confirmations
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
-    confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
 
@@ -79,7 +79,7 @@ class AgentRouter:
         self.p = parts
         self.locks = SessionLocks()
         s = parts.settings
-        self.confirmations = parts.confirmations or Confirmations(parts.store, Vocabulary(), s.confirmation_ttl_seconds)
+        self.confirmations = parts.confirmations
         self.acting = Acting(parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations)
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
@@ -175,7 +175,6 @@ class AgentRouter:
             },
         )
         t.emit("history_loaded", {"count": len(history)})
-
         async with deadline(p.settings.turn_deadline_seconds):
             results, cls, pref_update = await self._work(interaction, state, history, t)
 
@@ -224,12 +223,13 @@ class AgentRouter:
                 )
             )
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
-            cls = await p.classifier.classify(interaction, eligible, state, history)
+            cls = await p.classifier.classify(interaction, eligible, state, history, t)
+            if cls.notice:
+                await t.send(OutboundMessage(kind="notice", text=cls.notice))
             prefs = None
             if p.preferences is not None:
-                prefs, pref_update = await p.preferences.before(state, interaction.text, cls.params.get("budget"))
+                prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
             results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
-
         return results, cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:

@@ -12,9 +12,9 @@ platform servers that tests and `agentbot bench` share (`bots.testing`).
 
 from agent.app import App
 from agent.errors import AgentbotError, ConfigError
-from agent.interfaces import Alert, AlertNotifier, DataSource, LLMProvider, SessionStore, TelemetrySink
+from agent.interfaces import AlertNotifier, DataSource, LLMProvider, SessionStore, TelemetrySink
 from agent.router import AgentRouter
-from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.types import AgentResponse, Alert, ChannelContext, ChannelType, Interaction, OutboundMessage
 from bots.app import build_app
 
 __all__ = [

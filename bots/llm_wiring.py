@@ -24,15 +24,13 @@ CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 
 
 def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
-    """Every call counted toward the turn's usage, and a span per call when tracing is on."""
-    from agent.tracing import MeteredProvider
-
+    """A span per call when tracing is on (LLMCalls counts each call toward the turn's usage)."""
     if tracer is not None:
         from adapters.telemetry.otel import OTelTracer, TracedProvider
 
         if isinstance(tracer, OTelTracer):
-            provider = TracedProvider(provider, tracer, settings.provider, settings.context_window)
-    return MeteredProvider(provider)
+            return TracedProvider(provider, tracer, settings.provider, settings.context_window)
+    return provider
 
 
 def llm_understanding(

@@ -24,6 +24,7 @@ from agent.text import Answer, YesNo
 from agent.turn import Turn
 from agent.types import (
     Classification,
+    ConfirmedAction,
     GoalStatus,
     Interaction,
     OutboundMessage,
@@ -34,8 +35,6 @@ from agent.types import (
     utcnow,
 )
 
-CONFIRMED = "confirmed_action"  # state.facts key: the last action carried out, for a repeated confirm
-APPROVED = "approved_action"  # state.facts key: the hash the user confirmed this turn
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."
 CANCELLED = "Okay, I've cancelled that; nothing was changed."
@@ -144,7 +143,7 @@ class Confirmations:
             await self._say(t, EXPIRED, "goal_gone")
             return Resolution(outcome="handled")
         self._reactivate(state, goal.id)
-        state.facts[APPROVED] = pending.action_hash
+        t.approved = pending.action_hash
         t.emit("confirmation_accepted", {"tool": pending.tool, "action_hash": pending.action_hash})
         return Resolution(
             outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=1.0, fills_slot=True)
@@ -160,25 +159,20 @@ class Confirmations:
         return pending
 
     @staticmethod
-    def take_approval(state: SessionState) -> str | None:
-        """The hash the user confirmed for this turn; valid for this turn only."""
-        return state.facts.pop(APPROVED, None)
-
-    @staticmethod
     def carried_out(state: SessionState, call: ToolCall, result: ToolResult) -> None:
         """The confirmed action ran: close the question and remember it for a repeated confirm."""
         pending = state.pending_confirmation
         if pending is not None and pending.action_hash == result.idempotency_key:
             state.pending_confirmation = None
         if result.success:
-            state.facts[CONFIRMED] = {"hash": result.idempotency_key, "tool": call.tool_name, "answer": ""}
+            state.confirmed_action = ConfirmedAction(hash=result.idempotency_key, tool=call.tool_name)
 
     @staticmethod
     def settle(state: SessionState, approved: str | None, t: Turn) -> None:
         """End of an approved turn: keep the answer given, and close a question the policy refused."""
-        done = state.facts.get(CONFIRMED)
-        if approved and done and done.get("hash") == approved and not done.get("answer"):
-            done["answer"] = t.final_text
+        done = state.confirmed_action
+        if approved and done and done.hash == approved and not done.answer:
+            done.answer = t.final_text
         pending = state.pending_confirmation
         if approved and pending is not None and pending.action_hash == approved:
             state.pending_confirmation = None
@@ -198,14 +192,14 @@ class Confirmations:
         return True
 
     async def _replay(self, state: SessionState, t: Turn) -> list[ToolResult]:
-        done = state.facts.get(CONFIRMED) or {}
-        previous = await self.store.ledger_get(str(done.get("hash", ""))) if done else None
+        done = state.confirmed_action
+        previous = await self.store.ledger_get(done.hash or "") if done else None
         if previous is None:
             await self._say(t, NOTHING, "none_open")
             return []
         replayed = previous.model_copy(update={"replayed": True})
         t.emit("tool_execute", {"tool": replayed.tool, "ok": replayed.success, "replayed": True, "time_ms": 0.0})
-        await self._say(t, str(done.get("answer") or "That's already done."), "replayed")
+        await self._say(t, (done.answer if done else "") or "That's already done.", "replayed")
         return [replayed]
 
     @staticmethod

@@ -14,11 +14,11 @@ from datetime import datetime, timedelta
 from agent.config import Messages, Settings
 from agent.conversation import handoff
 from agent.errors import VersionConflict
-from agent.interfaces import Alert, AlertNotifier, HandoffQueue, Reply, SessionStore
+from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore
 from agent.locks import SessionLocks
 from agent.records import TurnRecord
 from agent.turn import Turn
-from agent.types import Interaction, Message, OutboundMessage, SessionState, utcnow
+from agent.types import Alert, Interaction, Message, OutboundMessage, SessionState, utcnow
 
 log = logging.getLogger("agentbot.router")
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from agent.interfaces import Alert
-from agent.types import Handoff, Message, SessionState, SideEffect, utcnow
+from agent.types import Alert, Handoff, Message, SessionState, SideEffect, utcnow
 
 Action = Literal["claim", "release"]
 
-ACKNOWLEDGED = "handoff_acknowledged"
 WAITING = "A human support agent has been asked to join; they'll reply here."
 CLAIMED = "{actor} from our support team has joined and will take it from here."
 RELEASED = "I'm back in this conversation. What else can I help you with?"
@@ -34,7 +32,6 @@ def request(
 ) -> Alert:
     """Hand the session to people and describe it for the admin channel."""
     state.handoff = Handoff(status="requested", reason=reason)
-    state.facts.pop(ACKNOWLEDGED, None)
     who = state.customer_id or "guest"
     return _alert(state, history, kind, summary or f"Customer {who} asked for a human: {reason}")
 
@@ -91,9 +88,9 @@ def realert(state: SessionState, history: list[Message], now: datetime) -> Alert
 
 def acknowledgement(state: SessionState) -> str | None:
     """While people have the conversation the bot says once that someone is coming, then nothing."""
-    if state.handoff is None or state.handoff.status != "requested" or state.facts.get(ACKNOWLEDGED):
+    if state.handoff is None or state.handoff.status != "requested" or state.handoff.acknowledged:
         return None
-    state.facts[ACKNOWLEDGED] = True
+    state.handoff.acknowledged = True
     return WAITING
 
 
@@ -105,7 +102,7 @@ def control(state: SessionState, action: Action, actor: str) -> str | None:
     handoff.status = "claimed" if action == "claim" else "released"
     handoff.by, handoff.updated_at = actor, utcnow()
     if action == "release":
-        state.facts.pop(ACKNOWLEDGED, None)
+        handoff.acknowledged = False
         return RELEASED
-    state.facts[ACKNOWLEDGED] = True
+    handoff.acknowledged = True
     return CLAIMED.format(actor=actor or "Someone")

@@ -18,8 +18,8 @@ from agent.eval.suite import Expect, Scenario, Suite, summary
 from agent.eval.suite import Turn as SuiteTurn
 from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.calls import LLM_STAGES
+from agent.llm.models import Usage
 from agent.records import TelemetryEvent
-from agent.tracing import Usage
 from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 
 # Builds the app on the suite's database; called again for `restart: true`.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.config import BotConfig
-from agent.interfaces import AgentRequest
+from agent.interfaces import AgentRequest, TurnLog
 from agent.planners.render import render
 from agent.types import AskUser, Confirm, Goal, Intent, Plan, Respond, ToolCall, ToolResult
 
@@ -33,7 +33,7 @@ class TemplatePlanner:
                 args[name] = value
         return args
 
-    async def plan(self, request: AgentRequest) -> Plan:
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
         spec = self.specs[intent.id]
         plan = Plan(intent_id=intent.id, goal_id=goal.id)

@@ -8,7 +8,7 @@ comes from the intent's templates in config/intents.yaml (answer keyed by severi
 from __future__ import annotations
 
 from agent.config import BotConfig
-from agent.interfaces import AgentRequest
+from agent.interfaces import AgentRequest, TurnLog
 from agent.planners.generic import TemplatePlanner, settle_failure
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
 from agent.planners.render import render
@@ -31,10 +31,10 @@ class ReleasePlanner:
     def question(self, intent_id: str, slot: str) -> str:
         return self.templates.question(intent_id, slot)
 
-    async def plan(self, request: AgentRequest) -> Plan:
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
         if intent.tool != SUMMARY:
-            return await self.templates.plan(request)  # any other intent of this agent: plain templates
+            return await self.templates.plan(request, turn)  # any other intent of this agent: plain templates
         spec = self.templates.specs[intent.id].templates
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
         if goal.missing:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from agent.catalog import StoreSettings, money
-from agent.interfaces import AgentRequest, Planner
+from agent.interfaces import AgentRequest, Planner, TurnLog
 from agent.planners.budget_words import parse_budget
 from agent.types import AskUser, Goal, Plan, Respond, SessionState, ToolCall
 
@@ -46,7 +46,7 @@ class SalesPlanner:
     def _money(self, value: float) -> str:
         return money(value, self.store.currency)
 
-    async def plan(self, request: AgentRequest) -> Plan:
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id == "check_stock":
             return self._check_stock(request)
         return self._recommend(request)

@@ -7,7 +7,7 @@ gives the fix step by step from the hits and cites their references.
 
 from __future__ import annotations
 
-from agent.interfaces import AgentRequest, Planner
+from agent.interfaces import AgentRequest, Planner, TurnLog
 from agent.types import AskUser, Plan, Respond, ToolCall
 
 NO_FIX = (
@@ -28,9 +28,9 @@ class SupportPlanner:
     def question(self, intent_id: str, slot: str) -> str:
         return self.templates.question(intent_id, slot)
 
-    async def plan(self, request: AgentRequest) -> Plan:
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id != "troubleshoot":
-            return await self.templates.plan(request)
+            return await self.templates.plan(request, turn)
         goal = request.goal
         plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
         if goal.missing:

@@ -7,7 +7,7 @@ Deleting looks the task up first, so the confirmation names the task the user is
 
 from __future__ import annotations
 
-from agent.interfaces import AgentRequest
+from agent.interfaces import AgentRequest, TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
 from agent.types import AskUser, Confirm, Plan, ToolCall
@@ -16,10 +16,10 @@ NOT_FOUND = "I couldn't find task {task_number} on your list."
 
 
 class TaskPlanner(TemplatePlanner):
-    async def plan(self, request: AgentRequest) -> Plan:
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
         if intent.id != "task_delete" or goal.missing:
-            return await super().plan(request)
+            return await super().plan(request, turn)
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
         results = request.results
         if not results:

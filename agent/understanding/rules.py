@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
+from agent.interfaces import TurnLog
 from agent.text import Normalizer, YesNo, clean
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.slots import SlotExtractor
@@ -83,7 +84,12 @@ class RulesClassifier:
         return best_id, score, params, tokens
 
     async def classify(
-        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
     ) -> Classification:
         text = interaction.text
         pending = state.pending_confirmation

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent.interfaces import Alert
+from agent.types import Alert
 from bots.slack.delivery import escape
 from bots.slack.events import CLAIM_ACTION, RESUME_ACTION, parse_session_key
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agent.interfaces import Alert
-from agent.types import Message
+from agent.types import Alert, Message
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say

@@ -108,7 +108,7 @@ async def test_llm_answer_is_phrased_by_the_model_and_costed(db_url: str, llm_se
     assert calls[-1]["turn"]["calls"] == 3 and calls[-1]["session"]["calls"] == 3
     assert calls[-1]["session"]["cost"] == pytest.approx(3 * (120 * 0.15 + 30 * 0.60) / 1e6)
     assert [d["decision"] for d in llm_events(sink, "llm_decision")] == ["INVOKE_TOOL", "RESPOND_ONLY"]
-    assert state is not None and state.facts["llm_usage"]["calls"] == 3
+    assert state is not None and state.llm_usage.calls == 3
 
 
 async def test_401_is_not_retried_tells_the_user_and_alerts_admins(db_url: str, llm_server: StandInLLM) -> None:

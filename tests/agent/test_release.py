@@ -7,8 +7,8 @@ import json
 import pytest
 
 from adapters.storage.sql import SqlStore
-from agent.interfaces import Alert
 from agent.planners.release_risk import ReleaseSummary, RiskThresholds, assess
+from agent.types import Alert
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from tests.helpers import REPO, say

@@ -229,7 +229,7 @@ async def test_an_admin_resumes_by_mentioning_the_bot_in_the_thread(db_url: str,
 async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(slack: SlackStandIn) -> None:
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from agent.interfaces import Alert
+    from agent.types import Alert
     from bots.slack.alerts import SlackAlertNotifier
 
     notifier = SlackAlertNotifier(AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/"), ADMIN_CHANNEL)
