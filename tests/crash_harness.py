@@ -59,7 +59,6 @@ class Worker:
         }
         env.pop("SLACK_APP_TOKEN", None)
         self.starts += 1
-        log = (self.logs / f"{self.name}-{self.starts}.log").open("wb")
         code = "import sys; from bots.cli import main; sys.exit(main())"
         args = [
             "slack",
@@ -70,9 +69,10 @@ class Worker:
             "--data-dir",
             str(REPO / "data"),
         ]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", code, *args], env=env, stdout=log, stderr=log, cwd=self.logs
-        )
+        with (self.logs / f"{self.name}-{self.starts}.log").open("wb") as log:  # the child keeps its copy
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", code, *args], env=env, stdout=log, stderr=log, cwd=self.logs
+            )
         self.started_at, self.ready_at = time.monotonic(), 0.0
 
     def kill(self) -> None:
