@@ -367,11 +367,13 @@ class CrashRun:
             ]
             out_of_order += order != sorted(order)
         numbers = Counter(task_rows)
+        restarts = [k.restarted_at for k in self.kills]
+        interrupted = {e for k in self.kills for e in k.interrupted if e in self.first_answer_at}
+        # Measured from the last restart before the answer: an event can be interrupted twice.
         recoveries = [
-            self.first_answer_at[e] - k.restarted_at
-            for k in self.kills
-            for e in k.interrupted
-            if e in self.first_answer_at and self.first_answer_at[e] > k.restarted_at
+            self.first_answer_at[e] - max(r for r in restarts if r < self.first_answer_at[e])
+            for e in interrupted
+            if any(r < self.first_answer_at[e] for r in restarts)
         ]
         return Result(
             run=self.name,

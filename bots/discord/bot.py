@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import socket
 from datetime import UTC, datetime
 
 import discord
@@ -71,7 +72,10 @@ class DiscordBot(SlashCommands, discord.Client):
         if not isinstance(app.inbox, SqlInbox):
             raise ConfigError("environment", "the Discord channel needs the SQL session store", field="AGENTBOT_DB_URL")
         self.app, self.router, self.outbox = app, app.router, SqlOutbox(app.inbox.store)
-        self.dispatcher = Dispatcher(app.inbox, self._run, lease_seconds=app.settings.lease_seconds)
+        # One gateway session per shard and host: a restart under this name takes its conversations
+        # back at once instead of waiting out its own leases.
+        worker = f"discord@{socket.gethostname()}:shard{self.shard_id or 0}"
+        self.dispatcher = Dispatcher(app.inbox, self._run, lease_seconds=app.settings.lease_seconds, worker=worker)
         self.tree = app_commands.CommandTree(self)
         self.recent = RecentIds()
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)

@@ -4,6 +4,10 @@ but before it was marked sent), restarted on the same database; two workers shar
 and one PostgreSQL database with double texting in the same threads.
 
     .venv/bin/pytest tests/bots/test_crash.py -s    # prints the table
+
+The Discord run does the same with a real `agentbot discord` (discord.py) process: posts carry
+nonces, so the stand-in (like Discord) keeps one message per nonce, and a recovered /ask continues
+in the thread it started.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from adapters.storage.sql import SqlStore
+from tests.crash_discord import DiscordCrashRun
 from tests.crash_harness import KINDS, CrashRun, Result
 from tests.pg import postgres_server, unavailable_reason
 
@@ -89,3 +94,29 @@ async def test_two_workers_on_one_postgres_database(tmp_path: Path) -> None:
             per_thread=8,
         )
         check(await play(run), 2)
+
+
+async def test_discord_worker_killed_while_posting_answers_each_event_once(tmp_path: Path) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'crash.db'}"
+    run = DiscordCrashRun(
+        db_url, tmp_path, kills=["after_pre", "during_commit", "after_send_before_mark"] * 2, threads=8, per_thread=6
+    )
+
+    async def accepted() -> list[str]:
+        return [r[0] for r in await _query(db_url, "SELECT key FROM inbox")]
+
+    r = await run.run(accepted)
+    tasks = await _query(db_url, "SELECT owner, number FROM tasks")
+    turns = await _query(db_url, "SELECT interaction_id FROM messages WHERE role = 'user'")
+    r = r.model_copy(
+        update={
+            "task_rows": len(tasks),
+            "duplicate_task_numbers": len(tasks) - len(set(tasks)),
+            "user_turns_stored_twice": len(turns) - len(set(turns)),
+        }
+    )
+    print("\n" + table([r]))
+    # The gateway delivers only while the bot is connected, so the run paces itself less exactly
+    # than the Slack ones; most of the planned kills land.
+    check(r, r.kills)
+    assert r.kills >= 4
