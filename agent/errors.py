@@ -16,6 +16,7 @@ AgentbotError                  root; `user_message` is safe to show in chat
 │   └── ProviderOutputInvalid  the model answered, but not in the shape asked for
 ├── DataSourceError            business data could not be read (an endpoint down, a bad file)
 ├── RecordingMissing           a replayed eval asked for an LLM response nobody recorded
+├── ReferenceCollision         a generated reference (ticket, refund, report) is another conversation's
 ├── TurnDeadline               a turn ran past its overall deadline (a hung provider or tool)
 ├── PolicyDenied               a policy refused a tool call; `reason` is shown
 └── ToolError                  a tool could not run
@@ -73,6 +74,11 @@ class AlreadyCommitted(StorageError):
     def __init__(self, event_key: str):
         self.event_key = event_key
         super().__init__(f"event {event_key!r} was already answered")
+
+
+class ReferenceCollision(AgentbotError):
+    """A side effect's generated id is already taken by another conversation's row. The turn fails
+    loudly (logged, the user told) instead of the row being skipped; retrying would collide again."""
 
 
 class TurnDeadline(AgentbotError):

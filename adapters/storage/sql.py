@@ -42,7 +42,7 @@ from adapters.storage.schema import (
     telemetry,
     tool_ledger,
 )
-from agent.errors import StorageError, VersionConflict
+from agent.errors import ReferenceCollision, StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
 
@@ -80,7 +80,7 @@ def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
             # The key exists: a replay of this session's own row is fine, anyone else's is a collision.
             owner = conn.execute(select(table.c.session_id).where(table.c.id == data["id"])).scalar()
             if owner != data["session_id"]:
-                raise StorageError(f"{kind} reference {data['id']} already belongs to another conversation")
+                raise ReferenceCollision(f"{kind} reference {data['id']} already belongs to another conversation")
     elif kind == "order_update":
         row = {"order_id": data["order_id"], "data": json.dumps(data), "updated_at": utcnow()}
         upsert(conn, order_updates, "order_id", row)
@@ -265,7 +265,7 @@ class SqlStore:
         """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
         try:
             return await self.runner.run(fn, *args)
-        except (VersionConflict, StorageError):
+        except (VersionConflict, StorageError, ReferenceCollision):
             raise
         except DBAPIError as e:
             raise StorageError(f"cannot {what}: {e.orig}") from e

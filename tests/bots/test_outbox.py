@@ -13,9 +13,9 @@ import pytest
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.outbox import SqlOutbox, commit_event
 from adapters.storage.sql import SqlStore
-from agent.errors import StorageError
-from agent.records import InboxEvent
-from agent.types import OutboundMessage, utcnow
+from agent.errors import ReferenceCollision, StorageError
+from agent.records import InboxEvent, TurnRecord
+from agent.types import OutboundMessage, SessionState, SideEffect, utcnow
 from bots.app import build_app
 from bots.discord.events import DiscordEvent
 from bots.outbox import OutboxReply
@@ -164,3 +164,23 @@ async def test_a_recovered_discord_ask_continues_its_thread_under_the_same_ancho
         assert len(pre) == 1  # the nonce made the repeated send return the message already there
     finally:
         await standin.aclose()
+
+
+async def test_a_reference_that_belongs_to_another_conversation_is_never_skipped(db_url: str) -> None:
+    store = SqlStore(db_url)
+
+    def turn(session: str) -> TurnRecord:
+        row = {"id": "T-0000CAFE", "session_id": session, "summary": "broken zip", "status": "open",
+               "created_at": utcnow().isoformat()}  # fmt: skip
+        state = SessionState(session_id=session, version=1)
+        return TurnRecord(state=state, expected_version=0, messages=[], events=[],
+                          effects=[SideEffect(kind="ticket", key="T-0000CAFE", data=row)])  # fmt: skip
+
+    await store.commit(turn("s-1"))
+    await store.commit(turn("s-1").model_copy(update={"expected_version": 1}))  # a replay of its own row
+    with pytest.raises(ReferenceCollision):
+        await store.commit(turn("s-2"))
+    tickets = await store.fetch("SELECT session_id FROM tickets")
+    sessions = await store.fetch("SELECT id FROM sessions")
+    await store.aclose()
+    assert [t.session_id for t in tickets] == ["s-1"] and [s.id for s in sessions] == ["s-1"]
