@@ -14,7 +14,7 @@ import logging
 from typing import Protocol
 
 from adapters.storage.outbox import SqlOutbox
-from agent.errors import AgentbotError, StorageError
+from agent.errors import AgentbotError
 from agent.types import OutboundMessage
 from bots.dispatch import DeliveryFailed
 
@@ -75,7 +75,7 @@ class OutboxReply:
     async def _deliver(self, message: OutboundMessage, *, recovering: bool) -> None:
         try:
             ref = await self.sender.deliver(message, recovering=recovering)
-        except (AgentbotError, StorageError):
+        except AgentbotError:
             raise
         except Exception as e:
             raise DeliveryFailed(f"could not send {message.id}: {e}") from e

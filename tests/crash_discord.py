@@ -120,7 +120,9 @@ class DiscordCrashRun:
             thread = await self.standin.wait_until(lambda: self._thread_of(iid), within=60)
         except AssertionError:
             return  # the bot died before the gateway handed it the command: Discord would say so
-        for k in range(1, self.per_thread):
+        k = 0
+        # Threads go on past `per_thread` (up to three times as far) until every planned kill landed.
+        while (k := k + 1) < self.per_thread or (self.plan_kills and k < 3 * self.per_thread):
             await asyncio.sleep(self.rng.uniform(0.05, 1.5))
             await self._live()
             mid = self.standin.new_id()

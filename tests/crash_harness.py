@@ -48,6 +48,7 @@ class Worker:
         self.started_at = 0.0
         self.ready_at = 0.0
         self.starts = 0
+        self.killed = False
 
     def start(self) -> None:
         env = {
@@ -59,6 +60,7 @@ class Worker:
         }
         env.pop("SLACK_APP_TOKEN", None)
         self.starts += 1
+        self.killed = False
         code = "import sys; from bots.cli import main; sys.exit(main())"
         args = [
             "slack",
@@ -76,6 +78,7 @@ class Worker:
         self.started_at, self.ready_at = time.monotonic(), 0.0
 
     def kill(self) -> None:
+        self.killed = True
         if self.proc is not None and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
@@ -270,7 +273,9 @@ class CrashRun:
         user = USERS[t % len(USERS)]
         texts = ["where is O-12345?", "add a task: call supplier {t}-{k}", "where is O-23456?", "what's on my list?"]
         self.slack.seed_thread(CHANNEL, [{"ts": root, "user": user, "text": f"<@{BOT_USER_ID}> hello"}])
-        for k in range(self.per_thread):
+        k = -1
+        # Threads go on past `per_thread` (up to three times as far) until every planned kill landed.
+        while (k := k + 1) < self.per_thread or (self.plan_kills and k < 3 * self.per_thread):
             ts = root if k == 0 else f"{1700000000 + t}.{k + 200:06d}"
             text = texts[(t + k) % len(texts)].format(t=t, k=k)
             e = Planned(id=f"Ev{t:02d}x{k:02d}", thread=t, index=k, user=user, text=text, ts=ts, root=root)
@@ -292,7 +297,7 @@ class CrashRun:
     async def _wait_ready(self, session: aiohttp.ClientSession) -> None:
         while True:
             for w in self.workers:
-                if w.proc is not None and w.proc.poll() is not None and not w.ready_at:
+                if w.proc is not None and w.proc.poll() is not None and not w.ready_at and not w.killed:
                     self.died.add(f"{w.name}-{w.starts}")  # exited by itself: see its log
                 if w.ready_at or w.proc is None or w.proc.poll() is not None:
                     continue

@@ -66,12 +66,10 @@ class SlackChannel:
     def __init__(self, app: App, client: Any, options: SlackOptions):
         from slack_bolt.async_app import AsyncApp
 
-        if not isinstance(app.store, SqlStore) or app.inbox is None:
+        if not isinstance(app.store, SqlStore) or not isinstance(app.inbox, SqlInbox):
             raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
         self.app, self.store, self.inbox = app, app.store, app.inbox
         self.router, self.data, self.client, self.options = app.router, app.data, client, options
-        if not isinstance(app.inbox, SqlInbox):
-            raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
         self.dispatcher = Dispatcher(app.inbox, self.run, lease_seconds=app.settings.lease_seconds)
         self.outbox = SqlOutbox(app.store)
         self.me, self.team_id = Me(), ""
