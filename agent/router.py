@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from agent.acting import Acting
 from agent.config import Messages, Settings
@@ -16,7 +17,7 @@ from agent.conversation import followups, goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
-from agent.errors import InputError, StorageError, VersionConflict
+from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
     AlertNotifier,
@@ -38,7 +39,7 @@ from agent.preferences import PreferenceRecorder
 from agent.records import TurnRecord
 from agent.text import clean
 from agent.tracing import observed_turn
-from agent.turn import Turn
+from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import (
     AgentResponse,
     Alert,
@@ -50,9 +51,6 @@ from agent.types import (
     SessionState,
     ToolResult,
 )
-
-# Below this confidence, a message about an open recommendation's items is read as a follow-up.
-FOLLOW_UP_SURE = 0.75
 
 
 @dataclass
@@ -91,8 +89,7 @@ class AgentRouter:
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
-        self.splitter = requests.splitter_for(parts.registry.slots)
-        self.small_talk = requests.SmallTalk(parts.registry.specs, parts.registry.vocabulary)
+        self.requests = requests.Requests(parts.registry, parts.messages, self.names)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -118,13 +115,24 @@ class AgentRouter:
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:
                 for attempt in range(self.p.settings.commit_retries):
+                    t = self._new_turn(interaction, reply, delivered, trace)
                     try:
-                        return await self._turn(interaction, self._new_turn(interaction, reply, delivered, trace))
+                        response = await self._turn(interaction, t)
+                    except TurnDeadline:
+                        return await self._refuse(interaction, self.p.messages.too_slow, reply)
+                    except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
+                        return AgentResponse(text="", session_id=interaction.session_key, interaction_id=interaction.id)
                     except VersionConflict:
+                        await settle_conflict(attempt, self.p.settings.commit_retries, interaction.from_inbox)
                         if attempt + 1 == self.p.settings.commit_retries:
                             return await self._refuse(interaction, self.p.messages.busy, reply)
                     except StorageError:
+                        if interaction.from_inbox:
+                            raise  # the event stays in the inbox; the channel retries it later
                         return await self._refuse(interaction, self.p.messages.busy, reply)
+                    else:
+                        await t.flush()
+                        return response
         raise AssertionError("unreachable")
 
     def _new_turn(
@@ -142,7 +150,7 @@ class AgentRouter:
 
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""
-        message = OutboundMessage(kind="error", text=text)
+        message = OutboundMessage(kind="error", text=text, id=f"{interaction.id}:x")
         if reply is not None:
             await reply(message)
         return AgentResponse(
@@ -165,38 +173,8 @@ class AgentRouter:
         abandoned = goals.age(state, p.settings.goal_abandon_turns)
         t.emit("received", {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))})
         t.emit("history_loaded", {"count": len(history)})
-
-        results: list[ToolResult] = []
-        pref_update = None
-        if state.handoff is not None and state.handoff.active:
-            if notice := handoff.acknowledgement(state):
-                await t.send(OutboundMessage(kind="notice", text=notice))
-            t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
-            cls = None
-        elif self.ctl.applies(interaction, state) and (control := self.ctl.read(interaction.text, state)):
-            await self.ctl.answer(control, state, t)
-            cls = None
-        else:
-            customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
-            eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
-            t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
-            found = await requests.understand(
-                p.classifier, self.splitter, p.registry.slots, interaction, eligible, state, history, t
-            )
-            cls, later = self.small_talk.guard(found[0], interaction.text, state, p.registry.slots), found[1:]
-            if cls.notice:
-                await t.send(OutboundMessage(kind="notice", text=cls.notice))
-            prefs = None
-            if p.preferences is not None:
-                prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
-            ids = {i.id for i in eligible}
-            results = await self._understood(state, cls, ids, customer, history, t, prefs)
-            for n, more in enumerate(later):  # several requests: in order while nobody waits, then queued
-                if requests.waiting(state):
-                    queued = goals.queue(state, later[n:], p.registry.intents, self._question)
-                    await t.send(notices.queued([self.names(g) for g in queued], p.messages))
-                    break
-                results += await self._understood(state, more, ids, customer, history, t, prefs)
+        async with deadline(p.settings.turn_deadline_seconds):
+            results, cls, pref_update = await self._work(interaction, state, history, t)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *t.agent_messages()]
@@ -213,13 +191,43 @@ class AgentRouter:
                 effects=[*(e for r in results for e in r.effects), *t.effects],
                 ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
                 inbox_key=interaction.id if interaction.from_inbox else None,
+                outbox=t.held if interaction.from_inbox else [],
                 trace_id=t.trace_id,
             )
         )
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(state, pref_update)
-        return t.response(state, cls.intent_id if cls else None, results, goals.stack_types(state))
+        return t.response(state, cls.intent_id if cls else None, results)
+
+    async def _work(
+        self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
+    ) -> tuple[list[ToolResult], Classification | None, Any]:
+        """Understand and act: everything of the turn that runs under its deadline."""
+        p, results, pref_update = self.p, [], None
+        if state.handoff is not None and state.handoff.active:
+            if notice := handoff.acknowledgement(state):
+                await t.send(OutboundMessage(kind="notice", text=notice))
+            t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
+            cls = None
+        elif self.ctl.applies(interaction, state) and (control := self.ctl.read(interaction.text, state)):
+            await self.ctl.answer(control, state, t)
+            cls = None
+        else:
+            customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
+            eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
+            t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
+            found = await self.requests.understand(p.classifier, interaction, eligible, state, history, t)
+            cls = found[0]
+            if cls.notice:
+                await t.send(OutboundMessage(kind="notice", text=cls.notice))
+            prefs = None
+            if p.preferences is not None:
+                prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
+            ids = {i.id for i in eligible}
+            act = lambda c: self._understood(state, c, ids, customer, history, t, prefs)  # noqa: E731
+            results = await self.requests.handle(found, state, t, act, self._question)
+        return results, cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
@@ -243,22 +251,11 @@ class AgentRouter:
         settled = await self.confirmations.resolve(state, t.interaction, cls, t)
         if settled.outcome == "handled":
             return settled.results
-        cls = followups.redirect(state, t.interaction.text, settled.cls or cls, p.registry.specs, FOLLOW_UP_SURE)
+        cls = followups.redirect(state, t.interaction.text, settled.cls or cls, p.registry.specs)
         pending = self.confirmations.take_offer(state)
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
-            t.emit(
-                "intent_classified",
-                {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
-            )
-            if cls.reply == "no" and pending is not None:
-                await t.send(OutboundMessage(kind="answer", text=p.messages.declined_offer))
-                t.emit("response_generated", {"declined": pending.kind})
-                return []
-            if not await self.confirmations.remind(state, t):
-                message = notices.fallback(state, "human_handoff" in eligible, p.messages)
-                await t.send(message)
-                t.emit("response_generated", {"message": message.text, "fallback": True, "unknown_intent": True})
+            await notices.unknown(state, cls, pending, "human_handoff" in eligible, p.messages, self.confirmations, t)
             return []
         t.emit(
             "intent_classified",

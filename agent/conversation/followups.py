@@ -20,6 +20,8 @@ POINTING = re.compile(
     r"(?:option|number|no\.?|#)\s*\d)\b",
     re.I,
 )
+# Below this confidence, a message about an open goal's items is read as a follow-up.
+SURE = 0.75
 _WORD = re.compile(r"[a-z0-9][a-z0-9-]+", re.I)
 
 
@@ -31,7 +33,7 @@ def _name_words(items: list[dict]) -> set[str]:
 
 
 def redirect(
-    state: SessionState, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float
+    state: SessionState, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
 ) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged."""
     goal = state.active_goal

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 from agent.config import IntentSpec, Messages
+from agent.conversation.confirmations import Confirmations
 from agent.planners.render import render
-from agent.types import Goal, OutboundMessage, PendingConfirmation, SessionState
+from agent.turn import Turn
+from agent.types import Classification, Goal, OutboundMessage, PendingConfirmation, SessionState
 
 _LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 
@@ -44,6 +46,30 @@ def queued(names: list[str], m: Messages) -> OutboundMessage:
     """Later requests of the message wait behind the one that needs an answer first."""
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return OutboundMessage(kind="notice", text=m.queued.format(goals=listed))
+
+
+async def unknown(
+    state: SessionState,
+    cls: Classification,
+    pending: PendingConfirmation | None,
+    can_hand_off: bool,
+    m: Messages,
+    confirmations: Confirmations,
+    t: Turn,
+) -> None:
+    """No intent fits: a "no" declines the offer that was open, else the open confirmation is
+    asked again, else the fallback with a person on offer."""
+    t.emit(
+        "intent_classified",
+        {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
+    )
+    if cls.reply == "no" and pending is not None:
+        await t.send(OutboundMessage(kind="answer", text=m.declined_offer))
+        t.emit("response_generated", {"declined": pending.kind})
+    elif not await confirmations.remind(state, t):
+        message = fallback(state, can_hand_off, m)
+        await t.send(message)
+        t.emit("response_generated", {"message": message.text, "fallback": True, "unknown_intent": True})
 
 
 def fallback(state: SessionState, can_hand_off: bool, m: Messages) -> OutboundMessage:

@@ -8,11 +8,15 @@ small talk ("Hi. Where is O-12345? Also ..."); two parts asking the same thing a
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 
-from agent.config import IntentSpec, SlotSpec, Vocabulary
+from agent.config import IntentSpec, Messages, SlotSpec, Vocabulary
+from agent.conversation import goals, notices
+from agent.intents import IntentsRegistry
 from agent.interfaces import Classifier, TurnLog
 from agent.text import Normalizer
-from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.turn import Turn
+from agent.types import Classification, Goal, Intent, Interaction, Message, SessionState, ToolResult
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood this surely ("by the way" is not one).
@@ -50,6 +54,54 @@ class SmallTalk:
 def splitter_for(slots: dict[str, SlotSpec]) -> RequestSplitter:
     """A splitter that treats several values of a `one_request_each` slot as several requests."""
     return RequestSplitter([re.compile(s.pattern, re.I) for s in slots.values() if s.one_request_each and s.pattern])
+
+
+class Requests:
+    """The requests of one message: understood (split when there are several), then acted on in
+    order while nobody waits for the user, the rest queued behind the one that asked.
+
+    Args:
+        registry: the intents, slots and vocabulary.
+        messages: phrases the queue announcement.
+        names: names goals in words people use.
+    """
+
+    def __init__(self, registry: IntentsRegistry, messages: Messages, names: Callable[[Goal], str]):
+        self.registry = registry
+        self.messages = messages
+        self.names = names
+        self.splitter = splitter_for(registry.slots)
+        self.small_talk = SmallTalk(registry.specs, registry.vocabulary)
+
+    async def understand(
+        self,
+        classifier: Classifier,
+        interaction: Interaction,
+        eligible: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
+    ) -> list[Classification]:
+        slots = self.registry.slots
+        found = await understand(classifier, self.splitter, slots, interaction, eligible, state, history, turn)
+        return [self.small_talk.guard(found[0], interaction.text, state, slots), *found[1:]]
+
+    async def handle(
+        self,
+        found: list[Classification],
+        state: SessionState,
+        t: Turn,
+        act: Callable[[Classification], Awaitable[list[ToolResult]]],
+        question: Callable[[str, str], str],
+    ) -> list[ToolResult]:
+        results = await act(found[0])
+        for n, more in enumerate(found[1:], start=1):
+            if waiting(state):
+                queued = goals.queue(state, found[n:], self.registry.intents, question)
+                await t.send(notices.queued([self.names(g) for g in queued], self.messages))
+                break
+            results += await act(more)
+        return results
 
 
 async def understand(
