@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -89,9 +91,19 @@ def _pragmas(busy_timeout_ms: int, synchronous: str) -> Callable[[Any, Any], Non
     # loss or an OS crash; FULL syncs the log on every commit and loses nothing that was committed.
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        # Switching a new file to WAL needs a lock SQLite will not wait for (no busy handler), and two
+        # processes starting together (a Procfile's web and discord) both switch: retry briefly instead.
+        deadline = time.monotonic() + busy_timeout_ms / 1000
+        while True:
+            try:
+                cur.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        cur.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cur.close()
 
     return on_connect

@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     EFFECT_TABLES,
@@ -33,13 +34,12 @@ from adapters.storage.schema import (
     inbox,
     messages,
     order_updates,
-    schema_unit,
     sessions,
     tasks,
     telemetry,
     tool_ledger,
 )
-from agent.errors import StorageError, VersionConflict
+from agent.errors import SchemaBehind, StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
 
@@ -225,16 +225,34 @@ class SqlStore:
         busy_timeout_ms: how long SQLite waits for another process's lock before the turn gives up.
         synchronous: SQLite durability, `normal` (WAL; the last commits may be lost on power loss,
             never on a process crash) or `full` (every commit synced to disk).
+        migrate: bring the schema to the newest revision on first use. Default: yes for SQLite (a local
+            file, one owner), no elsewhere: a shared PostgreSQL is migrated by `agentbot db upgrade`,
+            and until then every use fails with SchemaBehind saying so.
     """
 
-    def __init__(self, url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal"):
+    def __init__(
+        self, url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal", migrate: bool | None = None
+    ):
         self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
+        self.migrate = url.startswith("sqlite") if migrate is None else migrate
         self._ready = False
 
     async def ensure_schema(self) -> None:
-        if not self._ready:
-            await self.run(schema_unit, what="prepare the database")
-            self._ready = True
+        if self._ready:
+            return
+        status = await self.schema_status()
+        if status.behind and self.migrate:
+            status = await self.upgrade()
+        if status.behind:
+            raise SchemaBehind(status.current, status.head)
+        self._ready = True
+
+    async def schema_status(self) -> SchemaStatus:
+        return await self.run(status_unit, what="open the database")  # type: ignore[no-any-return]
+
+    async def upgrade(self) -> SchemaStatus:
+        """Apply every migration the database lacks (what `agentbot db upgrade` runs)."""
+        return await self.run(upgrade_unit, what="migrate the database")  # type: ignore[no-any-return]
 
     async def run(self, fn: Any, *args: Any, what: str) -> Any:
         """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
@@ -244,6 +262,8 @@ class SqlStore:
             raise
         except DBAPIError as e:
             raise StorageError(f"cannot {what}: {e.orig}") from e
+        except OSError as e:  # the server cannot be reached: the driver raises before SQLAlchemy wraps anything
+            raise StorageError(f"cannot {what}: {e}") from e
 
     async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
         await self.ensure_schema()

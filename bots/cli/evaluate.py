@@ -146,12 +146,19 @@ METRIC_ROWS = (
 )
 
 
+WIDTH, LABEL, COLUMN = 100, 24, 12  # the table fits a 100-column terminal: blocks of six suites
+
+
 def print_metrics(run: baselines.Baseline, out: TextIO) -> None:
-    """One column per suite plus the overall run; `-` where a metric does not apply."""
+    """One column per suite plus the overall run, six columns to a block; `-` where a metric does not apply."""
     columns = [("overall", run.overall), *run.suites.items()]
-    print("\n  " + f"{'metric':<24}" + "".join(f"{name[:15]:>16}" for name, _ in columns), file=out)
-    for key in METRIC_ROWS:
-        print(f"  {key:<24}" + "".join(f"{_fmt(m.get(key)):>16}" for _, m in columns), file=out)
+    per_block = (WIDTH - LABEL - 2) // COLUMN
+    for start in range(0, len(columns), per_block):
+        block = columns[start : start + per_block]
+        header = "".join(f"{name[: COLUMN - 1]:>{COLUMN}}" for name, _ in block)
+        print("\n  " + f"{'metric':<{LABEL}}" + header, file=out)
+        for key in METRIC_ROWS:
+            print(f"  {key:<{LABEL}}" + "".join(f"{_fmt(m.get(key)):>{COLUMN}}" for _, m in block), file=out)
 
 
 def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
