@@ -39,6 +39,7 @@ async def upgrade(db_url: str) -> None:
 
 async def play(run: CrashRun) -> Result:
     await upgrade(run.db_url)
+
     async def open_events() -> int:
         return int((await _query(run.db_url, "SELECT count(*) FROM inbox WHERE status != 'done'"))[0][0])
 
