@@ -239,8 +239,9 @@ def integrity_unit(conn: Connection) -> list[str]:
 
 
 def damaged(path: str, problems: list[str]) -> StorageError:
-    """The error for a damaged SQLite file: where it is and how to recover it (shown once, at startup)."""
+    """The error for a damaged SQLite file: where it is and what to do, in one line (the CLI and
+    the services print it once at startup)."""
     return StorageError(
-        f"the database {path} is damaged: {problems[0]}. Stop agentbot, keep a copy of the file, then restore "
-        f"it from a backup or rebuild it with: sqlite3 {path} .recover | sqlite3 recovered.db"
+        f"the SQLite database {path} is damaged ({'; '.join(problems[:3])}); stop agentbot, keep a copy of the "
+        f"file, then restore a backup or rebuild it: sqlite3 {path} .recover | sqlite3 recovered.db"
     )

@@ -133,11 +133,10 @@ async def test_a_damaged_sqlite_file_is_reported_at_startup(tmp_path: Path) -> N
     data[4096 * 2 : 4096 * 2 + 64] = b"\xff" * 64  # one damaged page
     path.write_bytes(bytes(data))
     store = SqlStore(f"sqlite+aiosqlite:///{path}")
-    with pytest.raises(StorageError, match="damaged") as failed:
+    with pytest.raises(StorageError, match="damaged") as raised:
         await store.ensure_schema()
     await store.aclose()
-    # The error names the file and how to recover it: the CLI prints it as its one line, a server logs it.
-    assert str(path) in str(failed.value) and ".recover" in str(failed.value)
+    assert str(path) in str(raised.value) and ".recover" in str(raised.value)  # where, and what to do
 
 
 async def test_a_recovered_discord_ask_continues_its_thread_under_the_same_anchor(db_url: str) -> None:
