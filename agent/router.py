@@ -72,7 +72,7 @@ class RouterParts:
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
-    tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
+    tracer: Tracer | None = None  # a trace per conversation, a span per turn (OpenTelemetry); None = off
     currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
 
 
@@ -80,11 +80,9 @@ class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
         self.locks = SessionLocks()
-        s = parts.settings
+        p, s = parts, parts.settings
         self.confirmations = parts.confirmations
-        self.acting = Acting(
-            parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations, parts.currency
-        )
+        self.acting = Acting(p.policy, p.executor, s.max_agent_passes, p.messages, self.confirmations, p.currency)
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
@@ -204,7 +202,7 @@ class AgentRouter:
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
     ) -> tuple[list[ToolResult], Classification | None, Any]:
         """Understand and act: everything of the turn that runs under its deadline."""
-        p, results, pref_update = self.p, [], None
+        p, results, pref_update, prefs = self.p, [], None, None
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
@@ -221,7 +219,6 @@ class AgentRouter:
             cls = found[0]
             if cls.notice:
                 await t.send(OutboundMessage(kind="notice", text=cls.notice))
-            prefs = None
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
             ids = {i.id for i in eligible}

@@ -75,9 +75,7 @@ def write_revision(message: str, scratch_db: Path) -> Path:
             command.upgrade(alembic_config(conn), "head")
         with engine.begin() as conn:
             number = len(list(ScriptDirectory.from_config(alembic_config()).walk_revisions())) + 1
-            script = command.revision(
-                alembic_config(conn), message=message, autogenerate=True, rev_id=f"{number:04d}"
-            )
+            script = command.revision(alembic_config(conn), message=message, autogenerate=True, rev_id=f"{number:04d}")
     finally:
         engine.dispose()
     if script is None or isinstance(script, list):

@@ -9,6 +9,7 @@ import pytest
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
+from agent.config import Messages
 from agent.records import InboxEvent
 from agent.router import AgentRouter
 from agent.types import Interaction, OutboundMessage
@@ -189,8 +190,8 @@ async def test_a_hung_turn_ends_at_its_deadline_and_frees_the_conversation(db_ur
     arrived, release = asyncio.Semaphore(0), asyncio.Event()
     data = GatedData(arrived, release)  # the order lookup never returns
     async with build_app(REPO / "config", REPO / "data", db_url, data_source=data) as app:
-        app.router.p.settings.turn_deadline_seconds = 0.3
+        app.settings.turn_deadline_seconds = 0.3  # the router reads the app's settings
         r, delivered = await say(app.router, "where is O-12345?", session="hung")
         after, _ = await say(app.router, "hello there", session="hung")
-    assert [m.kind for m in delivered] == ["pre", "error"] and r.text == app.router.p.messages.too_slow
+    assert [m.kind for m in delivered] == ["pre", "error"] and r.text == Messages.model_fields["too_slow"].default
     assert after.text  # the conversation goes on
