@@ -48,6 +48,7 @@ from agent.types import (
     Interaction,
     Message,
     OutboundMessage,
+    PendingConfirmation,
     SessionState,
     ToolResult,
 )
@@ -265,6 +266,9 @@ class AgentRouter:
                 "reply": cls.reply,
             },
         )
+        if cls.offer:
+            await self._offer(state, intent, cls.offer, cls, t)
+            return []
         agent = self._agent(intent)
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
@@ -293,3 +297,10 @@ class AgentRouter:
 
     def _question(self, intent_id: str, slot: str) -> str:
         return self._agent(self.p.registry.intents[intent_id]).question(intent_id, slot)
+
+    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
+        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
+        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
+        state.pending_confirmation = pending
+        await t.send(OutboundMessage(kind="question", text=text))
+        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})
