@@ -269,7 +269,7 @@ class AgentRouter:
                 t.emit("response_generated", {"declined": pending.kind})
                 return []
             if not await self.confirmations.remind(state, t):
-                await self._fallback(state, eligible, t)
+                await self._fallback(state, eligible, t, cls.out_of_scope)
             return []
         t.emit(
             "intent_classified",
@@ -309,10 +309,10 @@ class AgentRouter:
             text = f"{text} {goal.next_question}"
         await t.send(OutboundMessage(kind="question" if goal.missing else "notice", text=text))
 
-    async def _fallback(self, state: SessionState, eligible: set[str], t: Turn) -> None:
+    async def _fallback(self, state: SessionState, eligible: set[str], t: Turn, out_of_scope: str | None = None) -> None:
         m = self.p.messages
         goal = state.active_goal
-        text = m.fallback
+        text = out_of_scope or m.fallback
         if goal and goal.next_question:
             text = f"{text} {goal.next_question}"
         buttons: list = []
@@ -323,4 +323,7 @@ class AgentRouter:
             buttons = ["human"]
         text = f"{text} {m.human_offer}"
         await t.send(OutboundMessage(kind="fallback", text=text, buttons=buttons))
-        t.emit("response_generated", {"message": text, "fallback": True, "unknown_intent": True})
+        t.emit(
+            "response_generated",
+            {"message": text, "fallback": True, "unknown_intent": True, "out_of_scope": out_of_scope is not None},
+        )

@@ -98,6 +98,8 @@ class Classification(Model):
     # The message answers the question the bot asked (slot fill), or confirms/declines an offer.
     fills_slot: bool = False
     reply: Literal["yes", "no"] | None = None
+    # Out of scope: the honest short answer for the topic ("I can't change account settings here.").
+    out_of_scope: str | None = None
 
 
 class GoalStatus(StrEnum):

@@ -47,6 +47,8 @@ from agent.tools.release import release_tools
 from agent.tools.support import support_tools
 from agent.tools.tasks import task_tools
 from agent.understanding.planner import TemplatePlanner
+from agent.understanding.banks import load_banks
+from agent.understanding.hybrid import HybridReader
 from agent.understanding.rules import RulesClassifier
 from agent.understanding.tasks import TaskPlanner
 from bots.alerts import AlertFanout, LogNotifier
@@ -77,6 +79,18 @@ def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
                 f"tool {spec.tool!r} is not among agent {spec.agent!r}'s tools",
                 field=f"intents.{i}.tool",
             )
+
+
+def embedded_reader(config: BotConfig, inventory: FileInventory) -> HybridReader:
+    """The embedded understanding: the store's example banks read by wordllama and char n-grams."""
+    from adapters.nlu.charngram import CharNgramScorer
+    from adapters.nlu.wordllama import WordLlamaScorer
+
+    banks = load_banks(Path(config.directory), config.intents)
+    slots = config.intents.slots
+    goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
+    goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
+    return HybridReader(banks, [WordLlamaScorer(), CharNgramScorer()], inventory.distinct("name"), goods)
 
 
 def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInventory) -> None:
@@ -214,7 +228,7 @@ def build_router(
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     fanout = alerts or AlertFanout([LogNotifier()])
-    rules, templates = RulesClassifier(config), TemplatePlanner(config)
+    rules, templates = RulesClassifier(config, reader=embedded_reader(config, inventory)), TemplatePlanner(config)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
         "support": SupportPlanner(templates),

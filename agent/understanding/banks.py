@@ -66,5 +66,5 @@ def load_banks(config_dir: Path, intents: IntentsFile) -> NluBanks:
     banks = load_yaml_model(path, NluBanks)
     unknown = sorted(set(banks.intents) - known)
     if unknown:
-        raise ConfigError(f"{path}: intents not in intents.yaml: {', '.join(unknown)}")
+        raise ConfigError(str(path), f"intents not in intents.yaml: {', '.join(unknown)}", field="intents")
     return banks

@@ -27,6 +27,12 @@ _STATUS = _rx(
     r"deliver\w*|coming|get here|on (its|the) way|delay\w*|carrier|courier|sent|send|left|make it|show(n)? up|"
     r"turn(ed)? up|hear\w*|processing|waiting|look up|check)\b"
 )
+# "where's my package?", "track my order": an order's whereabouts even before its id is given.
+_STATUS_NO_ID = _rx(
+    r"\b(where'?s|where is|wheres|track|tracking|status of|when (will|does|is)|has|did|is) (my|the) (order|package|parcel|"
+    r"delivery|shipment|stuff)\b(?! (address|options?|cost|policy))|\bmy (order|package|parcel|delivery|shipment) "
+    r"(hasn'?t|has not|still|is late|didn'?t|never)\b"
+)
 _REFUND = _rx(r"\b(refund\w*|money back|reimburs\w*|pay me back|charged? (me )?twice|overcharged)\b")
 _POLICY_TOPIC = _rx(
     r"\b(return(s)? policy|refund policy|return window|returns?|send (something|it|things) back|"
@@ -59,8 +65,10 @@ _TASK_UPDATE = _rx(r"\b(change|update|rename|edit|reword)\b")
 _TASK_LIST = _rx(r"\b(my (tasks|to-?do|todo)|to-?do list|todo list|tasks do i have|on my list|"
                  r"(show|list|read)( me)? (my |all )?(open |pending )?(tasks|to-?dos?|list))\b")
 _RELEASE = _rx(r"(?<![\w.$])v?\d+\.\d+\.\d+(?:-[0-9a-z.]+)?\b")
-_RELEASE_WORD = _rx(r"\b(risk\w*|ship|deploy\w*|release|safe|ready|go out|assess\w*)\b")
-_HUMAN = _rx(r"\b(human|real person|actual person|live (agent|person)|representative|operator|supervisor|"
+_RELEASE_WORD = _rx(r"\b(risk\w*|ship|deploy\w*|release|safe|ready|go (out|live)|assess\w*|roll(ing)? ?out|launch\w*|"
+                    r"push|version)\b")
+_HUMAN = _rx(r"^(an? |live |real |human )?agent\b|\b(some(one|body)|any(one|body)|a person) (from|in|on|at) (your|the) "
+             r"(team|support|staff|company|store)\b|\b(human|real person|actual person|live (agent|person)|representative|operator|supervisor|"
              r"manager|customer (service|support|care)|support (staff|team|people)|staff member)\b")
 _HUMAN_ASK = _rx(r"\b(talk|speak|chat|connect|transfer|put me|get me|escalate|contact|call me|get in touch|"
                  r"take over|please|need|want|is there|can i|can someone)\b")
@@ -68,13 +76,16 @@ _TICKET = _rx(r"\b(ticket|complaint|support case|raise an issue|report\b|log (it
 _DAMAGE = _rx(r"\b(broken|damaged|cracked|dent(ed)?|defective|faulty|scratched|smashed|crushed|wrong (item|size|colou?r|product)|"
               r"(box|package|parcel) was empty|arrived empty|missing (the |a |an |two |some )?\w+|(is|are|was|were) missing|"
               r"dead pixels|someone else'?s order)\b")
-_CAPABILITIES = _rx(r"^(help( me)?|what can (you|i ask)|what (do|can) you do|how (can|do) you help|how does this work|"
+_CAPABILITIES = _rx(r"^(help( me)?[\s?!.]*$|what can (you|i ask)|what (do|can) you do|how (can|do) you help|how does this work|"
                     r"who are you|what are you( able to do| for)?)\b")
 _RECOMMEND = _rx(r"\b(recommend\w*|suggest\w*|looking for|shopping for|want to buy|wanna buy|should i (buy|get)|"
                  r"pick me|help me (choose|pick)|best \w+ (for|under)|what'?s (a|the) (good|decent|best)|"
                  r"(good|decent|best) \w+ (for|under))\b")
 _STOCK = _rx(r"\b(in stock|out of stock|sold out|stock for|available|availability|any .{1,40} left|do (you|u) (still )?"
              r"(have|carry|sell|stock)|have you got|got any)\b")
+# Stock words that need no product name to be sure ("is the Alienware X17 in stock?").
+_STOCK_STRONG = _rx(r"\b(in stock|out of stock|sold out|back in stock|stock (for|of)|check stock)\b")
+_SOMETHING = _rx(r"\b(something|anything|some ?thing|a product|one|gift|options?)\b")
 _GREETING = _rx(r"^((hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|morning|evening|greetings|howdy|um+)"
                 r"( there| bot| team| again| all)?[\s!.,:)]*)+$")
 _THANKS = _rx(r"^(hi |hiya |hi there,? |ok(ay)? |great,? |perfect,? )?(thanks?|thank you|thx|ty|cheers|bye|goodbye|appreciate it)"
@@ -128,10 +139,17 @@ def sure_intent(masked: str, core: str, entities: Entities, goods: re.Pattern[st
     if _SYMPTOM.search(text) and _DEVICE.search(text) and not _FOREIGN_DEVICE.search(text):
         return "troubleshoot"
     sells = goods.search(text) or "product" in text
-    if sells and _STOCK.search(text) and not has_order:
+    if ((sells and _STOCK.search(text)) or _STOCK_STRONG.search(text)) and not has_order and not not_ours:
         return "check_stock"
-    if sells and _RECOMMEND.search(text) and not has_order:
+    if (sells or _SOMETHING.search(text)) and _RECOMMEND.search(text) and not has_order and not not_ours:
         return "recommend_item"
+    if _STATUS_NO_ID.search(text) and not not_ours and not _REFUND.search(text) and not _DAMAGE.search(text):
+        return "order_status"
     if has_order and _STATUS.search(text) and not not_ours and not _REFUND.search(text):
         return "order_status"
     return None
+
+
+def not_ours(masked: str) -> bool:
+    """The message asks for something done to an order or account that this bot cannot do."""
+    return bool(_NOT_OURS.search(masked))

@@ -40,7 +40,8 @@ _CURRENCY = {"$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars":
 _DATE = re.compile(
     r"(?i)\b(?:today|tomorrow|yesterday|tonight|(?:next |last |this )?(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:the )?\d{1,2}(?:st|nd|rd|th)"
-    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?)\b"
+    r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?)\b"
 )
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
 

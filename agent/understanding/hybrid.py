@@ -18,6 +18,7 @@ from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.cues import sure_intent
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.spelling import Speller, vocabulary_of
+from agent.understanding.text import clean
 
 TOPIC_SEP = "/"
 # Greetings, sign-offs and politeness say nothing about the request; the models read what is left.
@@ -53,6 +54,32 @@ def core_text(masked: str) -> str:
     """The request without greeting, sign-off and politeness."""
     stripped = _TRAIL.sub("", _LEAD.sub("", masked.strip())).strip()
     return stripped or masked
+
+
+def plain_request(text: str) -> str:
+    """The message without greeting and sign-off, as written: what a ticket or a search should say."""
+    stripped = _TRAIL.sub("", _LEAD.sub("", clean(text))).strip(" ,.;:-")
+    return stripped or clean(text)
+
+
+# The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").
+_TICKET_ASK = re.compile(
+    r"\b(?:(?:can|could|would) you |please |i (?:want|need|would like|'d like) to |i wanna |let'?s |pls )*"
+    r"(?:open|file|raise|create|log|make|put in|start|submit|lodge)(?: me)? (?:a |an )?(?:new )?(?:support )?"
+    r"(?:ticket|complaint|case|report)(?: for (?:me|that|this|it))?(?: (?:about|for|regarding|re|on))?\b[\s:,.\-]*",
+    re.I,
+)
+
+
+def problem_summary(text: str) -> str | None:
+    """The problem a ticket request describes, without the request words; None when only asked for one."""
+    request = plain_request(text)
+    rest = _TICKET_ASK.sub(" ", request)
+    rest = re.sub(r"^(?:and|so|but|because|that|,|:|-)\s+", "", " ".join(rest.split()).strip(" ,.;:-?!"), flags=re.I)
+    words = re.findall(r"[a-z0-9]+", rest.lower())
+    if len(words) < 3:
+        return None
+    return rest[0].upper() + rest[1:]
 
 
 class HybridReader:

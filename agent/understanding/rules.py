@@ -6,6 +6,9 @@ import re
 
 from agent.config import BotConfig, IntentSpec
 from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.understanding.banks import NluBanks
+from agent.understanding.cues import not_ours
+from agent.understanding.hybrid import HybridReader, Reading, plain_request, problem_summary
 from agent.understanding.slots import SlotExtractor
 from agent.understanding.text import Normalizer, YesNo, clean
 
@@ -41,9 +44,20 @@ class RulesClassifier:
     Args:
         config: the loaded bot config; intents.yaml supplies keywords, examples, slots, vocabulary.
         threshold: the lowest score that names an intent; below it the message is unknown.
+        reader: the embedded understanding (typed values, sure rules, example banks); without it
+            only the keyword rules of intents.yaml read the message.
+        banks: the banks the reader uses, for the out-of-scope answers.
     """
 
-    def __init__(self, config: BotConfig, threshold: float = 0.5):
+    def __init__(
+        self,
+        config: BotConfig,
+        threshold: float = 0.5,
+        reader: HybridReader | None = None,
+        banks: NluBanks | None = None,
+    ):
+        self.reader = reader
+        self.banks = banks or (reader.banks if reader else None)
         vocab = config.intents.vocabulary
         self.norm = Normalizer(vocab.synonyms, vocab.filler)
         self.slots = SlotExtractor(config.intents.slots)
@@ -51,10 +65,27 @@ class RulesClassifier:
         self.threshold = threshold
         self.yes_no = YesNo(vocab)
 
-    def score(self, text: str, intents: list[Intent]) -> tuple[str | None, float, dict, frozenset[str]]:
+    def read(self, text: str, intents: list[Intent]) -> Reading | None:
+        return self.reader.read(text, {i.id for i in intents}) if self.reader else None
+
+    def score(
+        self, text: str, intents: list[Intent], reading: Reading | None = None
+    ) -> tuple[str | None, float, dict, frozenset[str]]:
         """Best intent, its score, the slot values found, and the message's content tokens."""
         params, rest = self.slots.extract(text)
         tokens = frozenset(self.norm.tokens(rest))
+        if reading is not None:
+            refs = {r.lstrip("#").split("-")[-1] for r in reading.entities.references}
+            if refs:
+                # "invoice 88213" is a reference: never an order id, a budget or an amount.
+                params = {k: v for k, v in params.items() if str(v).replace("O-", "").strip("#") not in refs}
+            if reading.intent is not None:
+                return reading.intent, max(self.threshold, reading.confidence), params, tokens
+            ids = {k for k in params if not self.slots.specs[k].free_text}
+            # An id the models could not place ("I paid 29.99 for O-12345") still belongs to the one
+            # intent that owns it, unless the message asks for what this bot cannot do ("cancel O-12345").
+            if not ids or not_ours(reading.entities.masked):
+                return None, 0.0, params, tokens
         best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
         for intent in intents:
             model = self.models.get(intent.id)
@@ -91,7 +122,8 @@ class RulesClassifier:
             intent_id = pending.intent_id if answer == "yes" else None
             return Classification(intent_id=intent_id, reply=answer, confidence=1.0)  # type: ignore[arg-type]
 
-        intent_id, confidence, params, tokens = self.score(text, intents)
+        reading = self.read(text, intents)
+        intent_id, confidence, params, tokens = self.score(text, intents, reading)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
@@ -112,7 +144,10 @@ class RulesClassifier:
                     intent_id=goal.intent_id, params=params, confidence=max(confidence, 0.9), fills_slot=True
                 )
         if intent_id is None:
-            return Classification(intent_id=None, params=params, confidence=confidence)
+            answer = None
+            if reading is not None and reading.topic and self.banks and reading.topic in self.banks.out_of_scope:
+                answer = self.banks.out_of_scope[reading.topic].answer
+            return Classification(intent_id=None, params=params, confidence=confidence, out_of_scope=answer)
         model = self.models[intent_id]
         spec = model.spec
         params = {k: v for k, v in params.items() if k in model.params}
@@ -120,7 +155,11 @@ class RulesClassifier:
             slot = self.slots.specs[p]
             if p in params:
                 continue
-            if slot.from_request and tokens - model.triggers:
+            if slot.from_request and reading is not None and reading.intent == intent_id:
+                summary = problem_summary(text) if p == "summary" else plain_request(text)
+                if summary is not None:
+                    params[p] = summary
+            elif slot.from_request and tokens - model.triggers:
                 params[p] = clean(text)
             # The request names its intent, so a bare value ("track 12345") can be read as the slot.
             elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
