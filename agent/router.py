@@ -42,6 +42,7 @@ from agent.types import (
     AgentResponse,
     Classification,
     Goal,
+    Intent,
     IntentContext,
     Interaction,
     Message,
@@ -282,6 +283,9 @@ class AgentRouter:
                 "reply": cls.reply,
             },
         )
+        if cls.offer:
+            await self._offer(state, intent, cls.offer, cls, t)
+            return []
         agent = p.planners.get(intent.agent, p.planner)
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
@@ -308,6 +312,12 @@ class AgentRouter:
         if goal.next_question:
             text = f"{text} {goal.next_question}"
         await t.send(OutboundMessage(kind="question" if goal.missing else "notice", text=text))
+
+    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
+        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
+        state.pending_confirmation = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
+        await t.send(OutboundMessage(kind="question", text=text))
+        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})
 
     async def _fallback(self, state: SessionState, eligible: set[str], t: Turn, out_of_scope: str | None = None) -> None:
         m = self.p.messages

@@ -100,6 +100,8 @@ class Classification(Model):
     reply: Literal["yes", "no"] | None = None
     # Out of scope: the honest short answer for the topic ("I can't change account settings here.").
     out_of_scope: str | None = None
+    # Understanding named a side-effecting intent without being sure: ask this instead of acting.
+    offer: str | None = None
 
 
 class GoalStatus(StrEnum):

@@ -82,15 +82,15 @@ def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
 
 
 def embedded_reader(config: BotConfig, inventory: FileInventory) -> HybridReader:
-    """The embedded understanding: the store's example banks read by wordllama and char n-grams."""
-    from adapters.nlu.charngram import CharNgramScorer
+    """The embedded understanding: the store's example banks read by wordllama's embedded model."""
     from adapters.nlu.wordllama import WordLlamaScorer
 
     banks = load_banks(Path(config.directory), config.intents)
     slots = config.intents.slots
     goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
     goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
-    return HybridReader(banks, [WordLlamaScorer(), CharNgramScorer()], inventory.distinct("name"), goods)
+    symptoms = slots["symptom"].pattern if "symptom" in slots else None
+    return HybridReader(banks, [WordLlamaScorer()], inventory.distinct("name"), goods, symptoms)
 
 
 def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInventory) -> None:

@@ -85,6 +85,8 @@ _STOCK = _rx(r"\b(in stock|out of stock|sold out|stock for|available|availabilit
              r"(have|carry|sell|stock)|have you got|got any)\b")
 # Stock words that need no product name to be sure ("is the Alienware X17 in stock?").
 _STOCK_STRONG = _rx(r"\b(in stock|out of stock|sold out|back in stock|stock (for|of)|check stock)\b")
+# "the one you recommended", "is the second one still available", "is it in stock"
+_REFERENT = _rx(r"\b(the|that|this) (\w+ )?one\b|^(is|are) (it|they|that|those)\b")
 _SOMETHING = _rx(r"\b(something|anything|some ?thing|a product|one|gift|options?)\b")
 _GREETING = _rx(r"^((hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|morning|evening|greetings|howdy|um+)"
                 r"( there| bot| team| again| all)?[\s!.,:)]*)+$")
@@ -96,13 +98,16 @@ _POLITE_END = re.compile(r"[\s,.!]*\b(asap|pls|please|plz|thx|ty|:\))[\s!.]*$", 
 _QUESTION_ONLY = _rx(r"^(how|what|do you|can i)\b.*\b(policy|return|warranty)\b")
 
 
-def sure_intent(masked: str, core: str, entities: Entities, goods: re.Pattern[str]) -> str | None:
+def sure_intent(
+    masked: str, core: str, entities: Entities, goods: re.Pattern[str], symptoms: re.Pattern[str] | None = None
+) -> str | None:
     """The intent a keyword rule is sure of, or None.
 
     Args:
         masked: the message with typed values replaced by their type's word.
         core: the masked message without greeting, sign-off and politeness.
         goods: what the store sells (categories, brands), as a pattern.
+        symptoms: the store's own problem words (intents.yaml's symptom slot), besides the built-in ones.
     """
     text = masked.lower()
     bare = _POLITE_END.sub("", text.strip())
@@ -136,9 +141,10 @@ def sure_intent(masked: str, core: str, entities: Entities, goods: re.Pattern[st
         return "create_ticket"
     if _HUMAN.search(text) and _HUMAN_ASK.search(text):
         return "human_handoff"
-    if _SYMPTOM.search(text) and _DEVICE.search(text) and not _FOREIGN_DEVICE.search(text):
+    symptom = _SYMPTOM.search(text) or (symptoms is not None and symptoms.search(text))
+    if symptom and (_DEVICE.search(text) or goods.search(text)) and not _FOREIGN_DEVICE.search(text):
         return "troubleshoot"
-    sells = goods.search(text) or "product" in text
+    sells = goods.search(text) or "product" in text or _REFERENT.search(text)
     if ((sells and _STOCK.search(text)) or _STOCK_STRONG.search(text)) and not has_order and not not_ours:
         return "check_stock"
     if (sells or _SOMETHING.search(text)) and _RECOMMEND.search(text) and not has_order and not not_ours:

@@ -89,10 +89,17 @@ class HybridReader:
         banks: the example banks and thresholds (config/nlu.yaml).
         scorers: embedded models fitted on the banks at construction; their scores are averaged.
         names: product and model names from the store's data, read as one typed value.
+        goods: the kinds and brands of product the store sells.
+        symptoms: a pattern of the store's own problem words (intents.yaml's symptom slot).
     """
 
     def __init__(
-        self, banks: NluBanks, scorers: list[ExampleScorer], names: list[str] | None = None, goods: list[str] | None = None
+        self,
+        banks: NluBanks,
+        scorers: list[ExampleScorer],
+        names: list[str] | None = None,
+        goods: list[str] | None = None,
+        symptoms: str | None = None,
     ):
         self.banks = banks
         self.scorers = scorers
@@ -101,6 +108,7 @@ class HybridReader:
         self.goods = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")(s|es)?\b" if words else r"(?!)", re.I)
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
+        self.symptoms = re.compile(symptoms, re.I) if symptoms else None
         self.speller = Speller(vocabulary_of(sentences + list(names or []) + list(goods or [])))
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
@@ -119,7 +127,7 @@ class HybridReader:
         entities = self.entities.read(self.speller(text))
         core = core_text(entities.masked)
         scores = self.fused(core) if self.scorers else {}
-        sure = sure_intent(entities.masked, core, entities, self.goods)
+        sure = sure_intent(entities.masked, core, entities, self.goods, self.symptoms)
         if sure is not None and (eligible is None or sure in eligible):
             return Reading(intent=sure, confidence=1.0, sure=True, entities=entities, scores=scores)
         topics = {k.split(TOPIC_SEP, 1)[1]: v for k, v in scores.items() if k.startswith(OUT_OF_SCOPE + TOPIC_SEP)}

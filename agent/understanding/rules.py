@@ -120,7 +120,11 @@ class RulesClassifier:
         pending = state.pending_confirmation
         if pending is not None and (answer := self.yes_no(text)):
             intent_id = pending.intent_id if answer == "yes" else None
-            return Classification(intent_id=intent_id, reply=answer, confidence=1.0)  # type: ignore[arg-type]
+            # An offer made because understanding was unsure carries the request's values.
+            carried = pending.params if answer == "yes" and pending.kind == "offer" else {}
+            return Classification(
+                intent_id=intent_id, params=carried, reply=answer, confidence=1.0  # type: ignore[arg-type]
+            )
 
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
@@ -165,4 +169,12 @@ class RulesClassifier:
             elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
                 params[p] = value
         missing = [p for p in spec.required_params if p not in params]
-        return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence)
+        unsure = (
+            reading is not None
+            and self.banks is not None
+            and reading.intent == intent_id
+            and not reading.sure
+            and reading.confidence < self.banks.confident
+        )
+        offer = spec.templates.offer if unsure and spec.templates.offer else None
+        return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)
