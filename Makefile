@@ -18,6 +18,7 @@ chat: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check agent adapters bots tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 bench: $(STAMP)

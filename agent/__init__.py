@@ -1,19 +1,6 @@
-"""agentbot's core: the router, goals, understanding, tools and their Protocols.
+"""agentbot's core: the domain of a turn and the Protocols its outer layers implement.
 
-`build_router` is the composition root; it lives in `bots.compose` because it wires adapters
-(storage, data) that the core never imports, and is re-exported here lazily for convenience.
+The core imports no channel, SDK, database library, `adapters` or `bots`. The whole application is
+built by the composition root in `bots.app` (`from bots import build_app`), which returns an
+`agent.app.App`.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-__all__ = ["build_router"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "build_router":
-        from bots.compose import build_router
-
-        return build_router
-    raise AttributeError(name)

@@ -6,22 +6,14 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 
 from __future__ import annotations
 
-from agent import goals, handoff
 from agent.config import Messages
-from agent.confirmations import Confirmations, action_hash
-from agent.interfaces import (
-    AgentRequest,
-    Alert,
-    Planner,
-    PolicyContext,
-    PolicyEngine,
-    Preferences,
-    ToolContext,
-    ToolExecutor,
-)
-from agent.release.risk import risk_alert
+from agent.conversation import goals, handoff
+from agent.conversation.confirmations import Confirmations, action_hash
+from agent.interfaces import AgentRequest, Planner, PolicyContext, PolicyEngine, Preferences, ToolContext, ToolExecutor
+from agent.planners.render import render
 from agent.turn import Turn
 from agent.types import (
+    Alert,
     Goal,
     GoalStatus,
     Intent,
@@ -32,7 +24,6 @@ from agent.types import (
     ToolCall,
     ToolResult,
 )
-from agent.understanding.templates import render
 
 
 class Acting:
@@ -72,7 +63,7 @@ class Acting:
     ) -> list[ToolResult]:
         """Ask the agent for a plan, run what it requests, and pass the results back, until it answers."""
         results: list[ToolResult] = []
-        approved = Confirmations.take_approval(state)
+        approved = t.approved
         try:
             return await self._passes(agent, state, goal, intent, history, customer, t, results, approved, preferences)
         finally:
@@ -97,11 +88,13 @@ class Acting:
                     goal=goal,
                     intent=intent,
                     state=state,
+                    text=t.interaction.text,
                     results=results,
                     history=history,
                     preferences=preferences,
                     pass_number=n,
-                )
+                ),
+                t,
             )
             if n == 1:
                 t.emit("plan_created", {"intent_id": intent.id, "steps": [s.type for s in plan.steps]})
@@ -197,8 +190,8 @@ class Acting:
             if effect.kind == "handoff":
                 t.alerts.append(handoff.request(state, str(effect.data.get("reason", "")), history))
                 t.effects.append(handoff.queue_row(state))
-            elif effect.kind == "risk_report" and effect.data.get("severity") == "high":
-                t.alerts.append(risk_alert(state.session_id, effect.data))
+        if not result.replayed:
+            t.alerts += result.alerts  # what the tool itself says admins must hear
         return result
 
     def _refuse(

@@ -9,7 +9,10 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from agent.catalog import Item, KBSection
+from agent.llm.models import LLMCapabilities, LLMResponse, Usage
+from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
 from agent.types import (
+    Alert,
     Classification,
     Goal,
     Intent,
@@ -19,10 +22,8 @@ from agent.types import (
     Plan,
     PolicyDecision,
     SessionState,
-    TelemetryEvent,
     ToolCall,
     ToolResult,
-    TurnRecord,
 )
 
 # The channel's way to deliver a message while the turn is still running.
@@ -63,33 +64,6 @@ class DataSource(Protocol):
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         """The customer whose chat identity on `platform` (slack, discord) is `user_id`."""
         ...
-
-
-class LLMToolCall(BaseModel):
-    id: str = ""
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    # The raw text when the model's arguments were not a JSON object (weak local models do this).
-    invalid_arguments: str | None = None
-
-
-class LLMResponse(BaseModel):
-    content: str | None = None
-    tool_calls: list[LLMToolCall] = Field(default_factory=list)
-    model: str = ""
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_ms: float = 0.0
-    cost: float = 0.0
-    attempts: int = 1  # HTTP attempts the retry layer made, 1 when the first one answered
-    retry_delays: list[float] = Field(default_factory=list)  # seconds slept before each retry
-
-
-class LLMCapabilities(BaseModel):
-    tools: bool = True
-    json_schema: bool = True
-    streaming: bool = False
-    context_window: int = 128_000
 
 
 @runtime_checkable
@@ -191,6 +165,17 @@ class ReleaseSource(Protocol):
         ...
 
 
+class TurnLog(Protocol):
+    """What classifiers and planners may use of the running turn (agent/turn.py): its message,
+    telemetry that commits with it, its LLM usage, and per-turn scratch space that is never stored."""
+
+    interaction: Interaction
+    usage: Usage
+    scratch: dict[str, Any]
+
+    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent: ...
+
+
 @runtime_checkable
 class Classifier(Protocol):
     """Understanding: which intent, which parameters, and whether the message answers a question."""
@@ -201,7 +186,10 @@ class Classifier(Protocol):
         intents: list[Intent],
         state: SessionState,
         history: list[Message],
-    ) -> Classification: ...
+        turn: TurnLog | None = None,
+    ) -> Classification:
+        """`turn` None: outside a turn (a unit test); nothing is recorded."""
+        ...
 
 
 class Preferences(BaseModel):
@@ -218,6 +206,7 @@ class AgentRequest(BaseModel):
     goal: Goal
     intent: Intent
     state: SessionState
+    text: str = ""  # what the user said this turn
     results: list[ToolResult] = Field(default_factory=list)  # this turn's tool results so far
     history: list[Message] = Field(default_factory=list)
     preferences: Preferences | None = None
@@ -236,7 +225,7 @@ class Planner(Protocol):
         """The one question that asks for `slot`."""
         ...
 
-    async def plan(self, request: AgentRequest) -> Plan: ...
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan: ...
 
 
 @runtime_checkable
@@ -248,26 +237,11 @@ class PreferenceMemory(Protocol):
         ...
 
 
-class Alert(BaseModel):
-    kind: str  # handoff, policy_denied, policy_escalation, tool_failure, provider_outage, risk_report
-    session_id: str
-    summary: str
-    details: dict[str, Any] = Field(default_factory=dict)
-    dedupe_key: str = ""  # alerts with the same key within the dedupe window are sent once
-
-
 @runtime_checkable
 class AlertNotifier(Protocol):
     """Posts admin alerts (Slack or Discord admin channel). Must not raise into the turn."""
 
     async def notify(self, alert: Alert) -> None: ...
-
-
-class InboxEvent(BaseModel):
-    key: str  # the platform's id for the event: Slack event_id, Discord interaction/message id
-    session_key: str
-    payload: dict[str, Any]
-    status: str = "accepted"
 
 
 @runtime_checkable
@@ -286,6 +260,10 @@ class EventInbox(Protocol):
         """Accepted events whose turn never committed, oldest first: work a crash left behind."""
         ...
 
+    async def knows(self, session_key: str) -> bool:
+        """Whether the bot takes part in this conversation: a saved session or an accepted event."""
+        ...
+
 
 @runtime_checkable
 class Inventory(Protocol):
@@ -299,14 +277,6 @@ class KnowledgeSource(Protocol):
     """The store's knowledge base, split into citable sections."""
 
     async def sections(self) -> list[KBSection]: ...
-
-
-class TaskRecord(BaseModel):
-    id: str
-    owner: str
-    number: int  # what the user calls it: "mark 2 as done"
-    title: str
-    status: str  # open | done | deleted
 
 
 @runtime_checkable

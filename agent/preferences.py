@@ -13,8 +13,8 @@ import re
 
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory, Preferences
-from agent.specialists.budget import parse_budget
-from agent.types import SessionState
+from agent.planners.budget_words import parse_budget
+from agent.types import Classification, SessionState
 
 log = logging.getLogger("agentbot.preferences")
 
@@ -112,15 +112,16 @@ class PreferenceRecorder:
     def key(state: SessionState) -> str:
         return state.customer_id or f"session:{state.session_id}"
 
-    async def before(self, state: SessionState, text: str, budget: object = None) -> tuple[Preferences, Preferences]:
-        """(what the agents see this turn, the update to write after the commit)."""
+    async def before(self, state: SessionState, text: str, cls: Classification) -> tuple[Preferences, Preferences]:
+        """(what the agents see this turn, the update to write after the commit). A budget the
+        understanding read from the message is a preference too."""
         try:
             stored = await self.memory.read(self.key(state))
         except AgentbotError as e:
             # Preferences personalize; losing them for a turn must not lose the turn.
             log.warning("preferences unavailable: %s", e)
             stored = Preferences()
-        update = self.extractor.extract(text, budget)
+        update = self.extractor.extract(text, cls.params.get("budget"))
         return merge(stored, update), update
 
     async def after(self, state: SessionState, update: Preferences) -> None:

@@ -7,19 +7,17 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agent import goals, handoff
 from agent.acting import Acting
-from agent.config import Messages, Settings, Vocabulary
-from agent.confirmations import Confirmations
+from agent.config import Messages, Settings
+from agent.conversation import goals, handoff, notices
+from agent.conversation.confirmations import Confirmations
+from agent.conversation.desk import HandoffDesk
 from agent.errors import InputError, StorageError, VersionConflict
-from agent.handoff_desk import HandoffDesk
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
-    Alert,
     AlertNotifier,
     Classifier,
     DataSource,
@@ -35,13 +33,15 @@ from agent.interfaces import (
     TurnTrace,
 )
 from agent.locks import SessionLocks
-from agent.observe import observed_turn
 from agent.preferences import PreferenceRecorder
+from agent.records import TurnRecord
+from agent.text import clean
+from agent.tracing import observed_turn
 from agent.turn import Turn
 from agent.types import (
     AgentResponse,
+    Alert,
     Classification,
-    Goal,
     Intent,
     IntentContext,
     Interaction,
@@ -50,14 +50,12 @@ from agent.types import (
     PendingConfirmation,
     SessionState,
     ToolResult,
-    TurnRecord,
 )
-from agent.understanding.text import clean
 
 
 @dataclass
 class RouterParts:
-    """The collaborators of a router; `agent.build_router` (the composition root) fills it."""
+    """The collaborators of a router; `bots.build_app` (the composition root) fills it."""
 
     registry: IntentsRegistry
     classifier: Classifier
@@ -67,16 +65,14 @@ class RouterParts:
     store: SessionStore
     data: DataSource
     messages: Messages
+    confirmations: Confirmations
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
-    confirmations: Confirmations | None = None  # default: one on the store, without yes/no words
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
-    # Resources to release with the router (e.g. an LLM provider's HTTP client).
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
 class AgentRouter:
@@ -84,14 +80,12 @@ class AgentRouter:
         self.p = parts
         self.locks = SessionLocks()
         s = parts.settings
-        self.confirmations = parts.confirmations or Confirmations(parts.store, Vocabulary(), s.confirmation_ttl_seconds)
+        self.confirmations = parts.confirmations
         self.acting = Acting(parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations)
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
 
     async def aclose(self) -> None:
-        for close in self.p.closers:
-            await close()
         await self.p.store.aclose()
         if self.p.preferences is not None:
             await self.p.preferences.aclose()
@@ -190,10 +184,12 @@ class AgentRouter:
                 )
             )
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
-            cls = await p.classifier.classify(interaction, eligible, state, history)
+            cls = await p.classifier.classify(interaction, eligible, state, history, t)
+            if cls.notice:
+                await t.send(OutboundMessage(kind="notice", text=cls.notice))
             prefs = None
             if p.preferences is not None:
-                prefs, pref_update = await p.preferences.before(state, interaction.text, cls.params.get("budget"))
+                prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
             results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
@@ -270,7 +266,10 @@ class AgentRouter:
                 t.emit("response_generated", {"declined": pending.kind})
                 return []
             if not await self.confirmations.remind(state, t):
-                await self._fallback(state, eligible, t, cls.out_of_scope)
+                message = notices.fallback(state, "human_handoff" in eligible, p.messages, cls.out_of_scope)
+                await t.send(message)
+                outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
+                t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
             return []
         t.emit(
             "intent_classified",
@@ -296,44 +295,16 @@ class AgentRouter:
         goal = state.goals[update.goal_id]
         results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
         resumed = state.active_goal if update.goal_id != state.active_goal_id else None
-        if resumed is not None and not (state.handoff and state.handoff.active):
-            await self._announce_resume(resumed, interrupted_by=goal.agent, t=t)
+        handed_off = state.handoff is not None and state.handoff.active
+        if resumed is not None and not handed_off and (notice := notices.resume(resumed, goal.agent, p.messages)):
+            await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         return results
 
-    async def _announce_resume(self, goal: Goal, *, interrupted_by: str, t: Turn) -> None:
-        """Say the bot is back on an earlier request: always when it waits for an answer (the question
-        comes with it), once otherwise, and not at all after a side question of the same agent."""
-        if not goal.missing and (goal.resume_announced or goal.agent == interrupted_by):
-            return
-        goal.resume_announced = True
-        text = self.p.messages.resume.format(goal=goal.intent_id.replace("_", " "))
-        if goal.next_question:
-            text = f"{text} {goal.next_question}"
-        await t.send(OutboundMessage(kind="question" if goal.missing else "notice", text=text))
-
     async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
         """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
-        state.pending_confirmation = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
+        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
+        state.pending_confirmation = pending
         await t.send(OutboundMessage(kind="question", text=text))
         t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})
-
-    async def _fallback(self, state: SessionState, eligible: set[str], t: Turn, out_of_scope: str | None = None) -> None:
-        m = self.p.messages
-        goal = state.active_goal
-        text = out_of_scope or m.fallback
-        if goal and goal.next_question:
-            text = f"{text} {goal.next_question}"
-        buttons: list = []
-        if "human_handoff" in eligible:
-            state.pending_confirmation = PendingConfirmation(
-                kind="offer", intent_id="human_handoff", prompt=m.human_offer
-            )
-            buttons = ["human"]
-        text = f"{text} {m.human_offer}"
-        await t.send(OutboundMessage(kind="fallback", text=text, buttons=buttons))
-        t.emit(
-            "response_generated",
-            {"message": text, "fallback": True, "unknown_intent": True, "out_of_scope": out_of_scope is not None},
-        )

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 from typing import Any
 
-from agent.interfaces import Alert, Reply, TelemetrySink, TurnTrace
-from agent.observe import NullTrace, Usage, current_usage
-from agent.types import Interaction, Message, OutboundMessage, SideEffect, TelemetryEvent
-
-# The turn this task is handling. LLM calls record their telemetry on it (agent/llm/calls.py):
-# the Classifier and Planner seams do not carry the turn, yet those events must commit with it.
-_current: ContextVar[Turn | None] = ContextVar("agentbot_turn", default=None)
-
-
-def current_turn() -> Turn | None:
-    """The turn being handled by the running task, if any."""
-    return _current.get()
+from agent.interfaces import Reply, TelemetrySink, TurnTrace
+from agent.llm.models import Usage
+from agent.records import TelemetryEvent
+from agent.tracing import NullTrace
+from agent.types import Alert, Interaction, Message, OutboundMessage, SideEffect
 
 
 class Turn:
@@ -55,17 +47,19 @@ class Turn:
         self.effects: list[SideEffect] = []  # rows the turn writes besides its tools' (handoff state)
         self._last = time.perf_counter()
         self.trace: TurnTrace = trace or NullTrace()
-        self._usage_seen = (current_usage() or Usage()).model_copy()
-        _current.set(self)  # LLM calls made during this turn record their telemetry on it
+        self.usage = Usage()  # LLM calls of this turn (agent/llm/calls.py counts them here)
+        self._usage_seen = Usage()
+        self.scratch: dict[str, Any] = {}  # per-turn working state of lower layers, never persisted
+        self.approved: str | None = None  # the action hash the user confirmed in this turn
 
     @property
     def trace_id(self) -> str | None:
         return self.trace.trace_id
 
     def _llm_since_last_stage(self) -> dict[str, Any] | None:
-        usage = current_usage()
+        usage = self.usage
         # Every call, failed or not, bumps `calls`: no new call since the last stage, nothing to add.
-        if usage is None or usage.calls == self._usage_seen.calls:
+        if usage.calls == self._usage_seen.calls:
             return None
         delta = usage.minus(self._usage_seen)
         self._usage_seen = usage.model_copy()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 def utcnow() -> datetime:
@@ -102,6 +102,7 @@ class Classification(Model):
     out_of_scope: str | None = None
     # Understanding named a side-effecting intent without being sure: ask this instead of acting.
     offer: str | None = None
+    notice: str | None = None  # something the user must hear this turn (a spent LLM budget)
 
 
 class GoalStatus(StrEnum):
@@ -149,10 +150,35 @@ class Handoff(Model):
     ticket_id: str | None = None
     alerted_at: datetime = Field(default_factory=utcnow)  # last admin alert; unclaimed ones are re-sent
     alerts_sent: int = 1
+    acknowledged: bool = False  # the user was told someone is coming; the bot stays silent after that
 
     @property
     def active(self) -> bool:
         return self.status != "released"
+
+
+class ConfirmedAction(Model):
+    """The last confirmed action carried out, so a repeated confirm is answered, not run again."""
+
+    hash: str | None = None
+    tool: str = ""
+    answer: str = ""
+
+
+class LLMUsage(Model):
+    """Running LLM totals of the session; they commit with each turn and survive restarts."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+
+class HistorySummary(Model):
+    """A model-written summary of the history that no longer fits the window, through a timestamp."""
+
+    text: str = ""
+    through: str = ""
 
 
 class SessionState(Model):
@@ -166,8 +192,31 @@ class SessionState(Model):
     goals: dict[str, Goal] = Field(default_factory=dict)
     pending_confirmation: PendingConfirmation | None = None
     handoff: Handoff | None = None
-    facts: dict[str, Any] = Field(default_factory=dict)
+    confirmed_action: ConfirmedAction | None = None
+    llm_usage: LLMUsage = Field(default_factory=LLMUsage)
+    llm_budget_notice_day: str | None = None  # the day the user was told the LLM budget is spent
+    history_summary: HistorySummary | None = None
     updated_at: datetime = Field(default_factory=utcnow)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_facts(cls, data: Any) -> Any:
+        """Rows stored before these fields existed kept them in a free-form `facts` dict."""
+        if not isinstance(data, dict) or "facts" not in data:
+            return data
+        data = dict(data)
+        facts = data.pop("facts") or {}
+        if facts.get("handoff_acknowledged") and isinstance(data.get("handoff"), dict):
+            data["handoff"] = {**data["handoff"], "acknowledged": True}
+        for old, new in (
+            ("confirmed_action", "confirmed_action"),
+            ("llm_usage", "llm_usage"),
+            ("llm_budget_notice", "llm_budget_notice_day"),
+            ("history_summary", "history_summary"),
+        ):
+            if facts.get(old) is not None:
+                data.setdefault(new, facts[old])
+        return data  # "approved_action" was a per-turn value: it is dropped
 
     @property
     def active_goal(self) -> Goal | None:
@@ -234,6 +283,14 @@ class SideEffect(Model):
     data: dict[str, Any]
 
 
+class Alert(Model):
+    kind: str  # handoff, policy_denied, policy_escalation, tool_failure, provider_outage, risk_report
+    session_id: str
+    summary: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    dedupe_key: str = ""  # alerts with the same key within the dedupe window are sent once
+
+
 class ToolResult(Model):
     tool: str
     success: bool
@@ -244,6 +301,7 @@ class ToolResult(Model):
     replayed: bool = False  # answered from the idempotency ledger, not run again
     idempotency_key: str | None = None
     effects: list[SideEffect] = Field(default_factory=list)
+    alerts: list[Alert] = Field(default_factory=list)  # admins hear of these after the turn commits
 
 
 class PolicyDecision(Model):
@@ -279,29 +337,3 @@ class AgentResponse(Model):
     messages: list[OutboundMessage] = Field(default_factory=list)
     alerts: list[str] = Field(default_factory=list)  # admin alert kinds raised this turn
     confirmation: bool = False  # an action waits for the user's confirm or cancel
-
-
-class TelemetryEvent(Model):
-    timestamp: datetime = Field(default_factory=utcnow)
-    session_id: str
-    interaction_id: str
-    stage: str
-    level: Literal["info", "warn", "error"] = "info"
-    payload: dict[str, Any] = Field(default_factory=dict)
-    duration_ms: float = 0.0
-    # The turn's trace and this stage's span in it (None when tracing is off).
-    trace_id: str | None = None
-    span_id: str | None = None
-
-
-class TurnRecord(Model):
-    """Everything one turn writes, committed in one transaction."""
-
-    state: SessionState
-    expected_version: int
-    messages: list[Message]
-    events: list[TelemetryEvent]
-    effects: list[SideEffect] = Field(default_factory=list)
-    ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result
-    inbox_key: str | None = None  # the channel inbox entry this turn completes
-    trace_id: str | None = None  # stored with the turn's messages, to find its trace file

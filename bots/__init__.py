@@ -1,0 +1,37 @@
+"""agentbot's public API: build the App, then hand it Interactions.
+
+    from bots import Interaction, build_app
+
+    async with build_app() as app:
+        response = await app.router.handle(Interaction(text="where is O-12345?", session_key="demo"))
+
+Everything here is importable from this one module; the packages below it are the channels
+(`bots.slack`, `bots.discord`, `bots.console`), the command line (`bots.cli`) and the stand-in
+platform servers that tests and `agentbot bench` share (`bots.testing`).
+"""
+
+from agent.app import App
+from agent.errors import AgentbotError, ConfigError
+from agent.interfaces import AlertNotifier, DataSource, LLMProvider, SessionStore, TelemetrySink
+from agent.router import AgentRouter
+from agent.types import AgentResponse, Alert, ChannelContext, ChannelType, Interaction, OutboundMessage
+from bots.app import build_app
+
+__all__ = [
+    "AgentResponse",
+    "AgentRouter",
+    "AgentbotError",
+    "Alert",
+    "AlertNotifier",
+    "App",
+    "ChannelContext",
+    "ChannelType",
+    "ConfigError",
+    "DataSource",
+    "Interaction",
+    "LLMProvider",
+    "OutboundMessage",
+    "SessionStore",
+    "TelemetrySink",
+    "build_app",
+]

@@ -9,7 +9,7 @@ import sys
 import uuid
 from typing import TextIO
 
-from agent.router import AgentRouter
+from agent.app import App
 from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
 
 PROMPT = "you> "
@@ -30,7 +30,7 @@ def interaction(text: str, session: str, customer: str | None) -> Interaction:
 
 
 async def one_shot(
-    router: AgentRouter, text: str, session: str, customer: str | None, as_json: bool, out: TextIO
+    app: App, text: str, session: str, customer: str | None, as_json: bool, out: TextIO
 ) -> AgentResponse:
     delivered: list[OutboundMessage] = []
 
@@ -39,7 +39,7 @@ async def one_shot(
         if not as_json:
             print(f"bot> {m.text}", file=out, flush=True)
 
-    response = await router.handle(interaction(text, session, customer), reply=reply)
+    response = await app.router.handle(interaction(text, session, customer), reply=reply)
     if as_json:
         payload = {
             "response": response.model_dump(mode="json"),
@@ -49,7 +49,7 @@ async def one_shot(
     return response
 
 
-async def repl(router: AgentRouter, session: str, customer: str | None, inp: TextIO, out: TextIO) -> None:
+async def repl(app: App, session: str, customer: str | None, inp: TextIO, out: TextIO) -> None:
     """Read lines until EOF (Ctrl-D) or `exit`; each reply is printed as it is delivered."""
     interactive = inp.isatty()
     if interactive:
@@ -65,18 +65,18 @@ async def repl(router: AgentRouter, session: str, customer: str | None, inp: Tex
             break
         if not text:
             continue
-        await one_shot(router, text, session, customer, False, out)
+        await one_shot(app, text, session, customer, False, out)
     if interactive:
         print("bye", file=out)
 
 
-def run_chat(router: AgentRouter, message: str | None, session: str, customer: str | None, as_json: bool) -> int:
+def run_chat(app: App, message: str | None, session: str, customer: str | None, as_json: bool) -> int:
     async def main() -> None:
-        async with router:
+        async with app:
             if message is not None:
-                await one_shot(router, message, session, customer, as_json, sys.stdout)
+                await one_shot(app, message, session, customer, as_json, sys.stdout)
             else:
-                await repl(router, session, customer, sys.stdin, sys.stdout)
+                await repl(app, session, customer, sys.stdin, sys.stdout)
 
     try:
         asyncio.run(main())

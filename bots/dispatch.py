@@ -13,7 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from agent.errors import StorageError
-from agent.interfaces import EventInbox, InboxEvent
+from agent.interfaces import EventInbox
+from agent.records import InboxEvent
 
 log = logging.getLogger("agentbot.dispatch")
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from adapters.telemetry.sinks import CollectingSink
+from agent.app import App
 from agent.router import AgentRouter
-from bots.compose import build_router
+from bots.app import build_app
 from tests.helpers import REPO
 from tests.standins.llm_server import StandInLLM
 
@@ -53,9 +54,14 @@ def sink() -> CollectingSink:
 
 
 @pytest.fixture
-async def router(db_url: str, sink: CollectingSink) -> AsyncIterator[AgentRouter]:
-    async with build_router(REPO / "config", REPO / "data", db_url, telemetry=sink) as r:
-        yield r
+async def app(db_url: str, sink: CollectingSink) -> AsyncIterator[App]:
+    async with build_app(REPO / "config", REPO / "data", db_url, telemetry=sink) as a:
+        yield a
+
+
+@pytest.fixture
+def router(app: App) -> AgentRouter:
+    return app.router
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from typing import Any
 import aiohttp
 
 from adapters.storage.sql import SqlStore
-from bots.slack_app import SlackChannel
-from bots.slack_run import SlackSettings, build_slack, serve_http
-from bots.slack_standin import TEAM_ID, SlackStandIn
+from bots.slack.channel import SlackChannel
+from bots.slack.serve import SlackSettings, build_slack, serve_http
+from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.helpers import REPO
 
 SECRET = "test-signing-secret"
@@ -142,7 +142,7 @@ class Running:
 
 @asynccontextmanager
 async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncIterator[Running]:
-    """One process's worth of agentbot slack: router, channel, HTTP server; closed on exit."""
+    """One process's worth of agentbot slack: app, channel, HTTP server; closed on exit."""
     settings = SlackSettings(
         bot_token="xoxb-test",
         signing_secret=SECRET,
@@ -152,7 +152,7 @@ async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncItera
     )
     channel = build_slack(settings, REPO / "config", REPO / "data", db_url, env={}, **kw)
     async with AsyncExitStack() as stack:
-        await stack.enter_async_context(channel.router)
+        await stack.enter_async_context(channel.app)
         server = await stack.enter_async_context(serve_http(channel, "127.0.0.1", 0))
         client = SlackClient(server.url)
         client.stand_in_url = slack.url

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.app import App
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
-from agent.router import AgentRouter
-from bots.compose import build_router
+from bots.app import build_app
 from tests.helpers import REPO
 
 SUITES = sorted((REPO / "tests" / "suites").glob("*.yaml"))
@@ -24,8 +24,8 @@ async def test_scenario(path: Path, scenario_id: str, db_url: str) -> None:
 
     config_dir, data_dir = REPO / (suite.config_dir or "config"), REPO / (suite.data_dir or "data")
 
-    async def factory(sink: TelemetrySink) -> AgentRouter:
-        return build_router(config_dir, data_dir, db_url, telemetry=sink)
+    async def factory(sink: TelemetrySink) -> App:
+        return build_app(config_dir, data_dir, db_url, telemetry=sink)
 
     result = await run_scenario(suite.name, scenario, factory)
     assert result.passed, "\n".join(

@@ -14,7 +14,7 @@ from typing import Any
 from adapters.llm.base import SDKProvider, from_status
 from agent.config import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
-from agent.interfaces import LLMResponse, LLMToolCall
+from agent.llm.models import LLMResponse, LLMToolCall
 
 try:
     import anthropic

@@ -14,7 +14,7 @@ from agent.errors import (
     ProviderRateLimited,
     ProviderUnavailable,
 )
-from agent.interfaces import LLMCapabilities
+from agent.llm.models import LLMCapabilities
 from agent.types import utcnow
 
 # Context windows of well-known models; anything else gets the conservative default.

@@ -16,7 +16,8 @@ from typing import Any
 from adapters.llm.base import Priced
 from agent.errors import RecordingMissing
 from agent.eval.context import current_turn_key
-from agent.interfaces import LLMCapabilities, LLMProvider, LLMResponse
+from agent.interfaces import LLMProvider
+from agent.llm.models import LLMCapabilities, LLMResponse
 
 FORMAT = 1
 

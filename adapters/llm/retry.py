@@ -13,7 +13,8 @@ from typing import Any
 
 from agent.config import RetrySettings
 from agent.errors import ProviderError
-from agent.interfaces import LLMCapabilities, LLMProvider, LLMResponse
+from agent.interfaces import LLMProvider
+from agent.llm.models import LLMCapabilities, LLMResponse
 
 Sleep = Callable[[float], Awaitable[None]]
 

@@ -8,7 +8,7 @@ from typing import Any
 from adapters.llm.base import Priced
 from agent.config import ModelPrice
 from agent.errors import ProviderError
-from agent.interfaces import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMResponse
 
 # A step is a response, an error to raise, or a function of the request that returns either.
 Step = LLMResponse | ProviderError | Callable[[dict[str, Any]], "LLMResponse | ProviderError"]

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, bindparam, select
 
 from adapters.storage.schema import inbox, sessions
 from adapters.storage.sql import FINISH_INBOX, SqlStore, insert_ignore
-from agent.interfaces import InboxEvent
+from agent.records import InboxEvent
 from agent.types import utcnow
 
 SELECT_UNFINISHED = (

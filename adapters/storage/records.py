@@ -14,7 +14,7 @@ from sqlalchemy import Connection, func, select
 
 from adapters.storage.schema import handoff_queue, order_updates, refunds, tasks
 from adapters.storage.sql import SqlStore
-from agent.interfaces import TaskRecord
+from agent.records import TaskRecord
 
 
 class SqlRecords:

@@ -40,7 +40,8 @@ from adapters.storage.schema import (
     tool_ledger,
 )
 from agent.errors import StorageError, VersionConflict
-from agent.types import Message, SessionState, ToolResult, TurnRecord, utcnow
+from agent.records import TurnRecord
+from agent.types import Message, SessionState, ToolResult, utcnow
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:

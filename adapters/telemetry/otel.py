@@ -26,8 +26,10 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from adapters.telemetry.files import JsonFileMetricExporter, JsonFileSpanExporter, attributes
 from agent.errors import ProviderError
-from agent.interfaces import LLMProvider, LLMResponse, ToolContext, ToolExecutor
-from agent.types import Interaction, TelemetryEvent, ToolCall, ToolResult
+from agent.interfaces import LLMProvider, ToolContext, ToolExecutor
+from agent.llm.models import LLMResponse
+from agent.records import TelemetryEvent
+from agent.types import Interaction, ToolCall, ToolResult
 
 
 class Metrics:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from agent.types import TelemetryEvent
+from agent.records import TelemetryEvent
 
 
 class LogSink:

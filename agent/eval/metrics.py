@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent.observe import Usage
+from agent.llm.models import Usage
 from agent.types import GoalStatus, SessionState
 
 # Quality scores: the spec report's "scores"; higher is better.

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent.app import App
 from agent.eval.context import eval_turn
 from agent.eval.judge import judge
 from agent.eval.metrics import ScenarioMetrics, TurnObservation, scenario_metrics
@@ -17,12 +18,12 @@ from agent.eval.suite import Expect, Scenario, Suite, summary
 from agent.eval.suite import Turn as SuiteTurn
 from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.calls import LLM_STAGES
-from agent.observe import Usage
-from agent.router import AgentRouter
-from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, TelemetryEvent, utcnow
+from agent.llm.models import Usage
+from agent.records import TelemetryEvent
+from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 
-# Builds a router on the suite's database; called again for `restart: true`.
-RouterFactory = Callable[[TelemetrySink], Awaitable[AgentRouter]]
+# Builds the app on the suite's database; called again for `restart: true`.
+AppFactory = Callable[[TelemetrySink], Awaitable[App]]
 # Called after each scenario with (done, total, "suite/scenario"): the CLI draws a progress bar.
 Progress = Callable[[int, int, str], None]
 
@@ -105,7 +106,7 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
 
 
 async def admin_turn(
-    router: AgentRouter,
+    app: App,
     turn: SuiteTurn,
     interaction: Interaction,
     reply: Callable[[OutboundMessage], Awaitable[None]],
@@ -118,12 +119,12 @@ async def admin_turn(
     if turn.action == "realert":
         wait = turn.after_seconds
         if wait is None:
-            wait = router.p.settings.handoff_realert_seconds + 1
-        sent = await router.realert_unclaimed(now=utcnow() + timedelta(seconds=wait))
+            wait = app.settings.handoff_realert_seconds + 1
+        sent = await app.router.realert_unclaimed(now=utcnow() + timedelta(seconds=wait))
         alerts = [a.kind for a in sent if a.session_id == session]
     else:
-        text = await router.control(session, turn.action, "admin", reply)  # type: ignore[arg-type]
-    state, _ = await router.p.store.load(session, 0)
+        text = await app.router.control(session, turn.action, "admin", reply)  # type: ignore[arg-type]
+    state, _ = await app.store.load(session, 0)
     return AgentResponse(
         text=text,
         session_id=session,
@@ -151,10 +152,10 @@ def _llm_usage(events: list[TelemetryEvent]) -> Usage:
 
 
 async def run_scenario(
-    suite: str, scenario: Scenario, factory: RouterFactory, judge_provider: LLMProvider | None = None
+    suite: str, scenario: Scenario, factory: AppFactory, judge_provider: LLMProvider | None = None
 ) -> ScenarioResult:
     sink = _Events()
-    router = await factory(sink)
+    app = await factory(sink)
     session = f"eval:{suite}:{scenario.id}:{uuid.uuid4().hex[:8]}"
     failures: list[Failure] = []
     turns = 0
@@ -165,8 +166,8 @@ async def run_scenario(
     try:
         for n, turn in enumerate(scenario.turns, start=1):
             if turn.restart:
-                await router.aclose()
-                router = await factory(sink)
+                await app.aclose()
+                app = await factory(sink)
                 continue
             turns += 1
             interaction = Interaction(
@@ -185,9 +186,9 @@ async def run_scenario(
             started = time.perf_counter()
             with eval_turn(suite, scenario.id, n):
                 if turn.action in ("claim", "release", "realert"):
-                    response = await admin_turn(router, turn, interaction, reply, delivered)
+                    response = await admin_turn(app, turn, interaction, reply, delivered)
                 else:
-                    response = await router.handle(interaction, reply=reply)
+                    response = await app.router.handle(interaction, reply=reply)
             latency_ms = (time.perf_counter() - started) * 1000
             turn_failures: list[Failure] = []
             if delivered != response.messages:
@@ -198,7 +199,7 @@ async def run_scenario(
             stages = [e.stage for e in events if e.stage not in LLM_STAGES]
             turn_failures += check(turn.expect, response, stages, n)
             failures += turn_failures
-            state, _ = await router.p.store.load(session, 0)
+            state, _ = await app.store.load(session, 0)
             observed.append(
                 TurnObservation(
                     turn=n,
@@ -214,7 +215,7 @@ async def run_scenario(
             )
             transcript += [("user", interaction.text), ("assistant", response.text)]
     finally:
-        await router.aclose()
+        await app.aclose()
     totals = {k: sum(t[k] for t in llm_turns) for k in ("calls", "tokens_in", "tokens_out", "cost")}
     totals["cost"] = round(totals["cost"], 8)
     metrics = scenario_metrics(observed, state, passed=not failures)
@@ -237,7 +238,7 @@ async def run_scenario(
 
 async def run_suites(
     suites: list[Suite],
-    factory: RouterFactory,
+    factory: AppFactory,
     *,
     progress: Progress | None = None,
     judge_provider: LLMProvider | None = None,

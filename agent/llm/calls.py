@@ -1,21 +1,23 @@
 """Every LLM call of the core goes through `LLMCalls`: telemetry, cost, budgets and outage alerts.
 
 One `llm_call` event per call carries the tokens, dollars, latency, attempts and retry sleeps of
-that call, plus running totals for the turn and the session (the session's are kept in its facts,
-so they survive restarts and commit with the turn).
+that call, plus running totals for the turn and the session (the session's are kept in its state,
+so they survive restarts and commit with the turn). Each call also counts toward the turn's usage,
+which `Turn.emit` attaches to the stage that spent it.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from agent.config import LLMSettings
 from agent.errors import ProviderError
-from agent.interfaces import Alert, AlertNotifier, LLMProvider, LLMResponse
-from agent.llm.budget import DailyBudget
-from agent.turn import Turn, current_turn
-from agent.types import OutboundMessage, SessionState
+from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
+from agent.llm.models import LLMResponse
+from agent.llm.spend import DailyBudget
+from agent.types import Alert, SessionState
 
 # Telemetry stages that describe LLM work inside a pipeline stage; they are not pipeline stages.
 LLM_STAGES = frozenset(
@@ -25,10 +27,9 @@ BUDGET_NOTICE = (
     "Heads-up: today's budget for AI assistance here is used up, so I'm answering with my basic "
     "rules until tomorrow. Simple requests like order status still work."
 )
-USAGE_FACT = "llm_usage"
 
 
-def _channel(state: SessionState, t: Turn | None) -> str:
+def _channel(state: SessionState, t: TurnLog | None) -> str:
     ctx = t.interaction.context if t else None
     return f"{state.channel_type.value}:{ctx.channel}" if ctx and ctx.channel else state.channel_type.value
 
@@ -63,13 +64,14 @@ class LLMCalls:
         purpose: str,
         state: SessionState,
         messages: list[dict[str, Any]],
+        t: TurnLog | None,
         *,
         tools: list[dict[str, Any]] | None = None,
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> LLMResponse:
-        """Call the model; record the call (or its failure) on the current turn. Raises ProviderError."""
-        t = current_turn()
+        """Call the model; record the call (or its failure) on the turn `t`. Raises ProviderError."""
+        started = time.perf_counter()
         try:
             response = await self.provider.generate(
                 messages,
@@ -80,6 +82,7 @@ class LLMCalls:
             )
         except ProviderError as e:
             if t is not None:
+                t.usage.add(None, (time.perf_counter() - started) * 1000)
                 t.emit(
                     "llm_call",
                     {
@@ -100,10 +103,9 @@ class LLMCalls:
         if self.budget is not None:
             self.budget.add(state.customer_id, _channel(state, t), cost)
         if t is not None:
-            turn = self._turn_usage(t)
-            for k in ("calls", "tokens_in", "tokens_out"):
-                turn[k] += session["last"][k]
-            turn["cost"] = round(turn["cost"] + cost, 8)
+            t.usage.add(response, response.latency_ms or (time.perf_counter() - started) * 1000)
+            u = t.usage
+            turn = {"calls": u.calls - u.errors, "tokens_in": u.tokens_in, "tokens_out": u.tokens_out, "cost": u.cost}
             t.emit(
                 "llm_call",
                 {
@@ -117,41 +119,29 @@ class LLMCalls:
                     "attempts": response.attempts,
                     "retry_delays": response.retry_delays,
                     "turn": turn,
-                    "session": {k: v for k, v in session.items() if k != "last"},
+                    "session": session,
                 },
             )
         return response
 
     @staticmethod
-    def _turn_usage(t: Turn) -> dict[str, Any]:
-        totals = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
-        for e in t.events:
-            if e.stage == "llm_call" and e.payload.get("ok"):
-                totals = dict(e.payload["turn"])
-        return totals
-
-    @staticmethod
     def _add_usage(state: SessionState, r: LLMResponse) -> dict[str, Any]:
-        usage = dict(state.facts.get(USAGE_FACT) or {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0})
-        usage["calls"] += 1
-        usage["tokens_in"] += r.tokens_in
-        usage["tokens_out"] += r.tokens_out
-        usage["cost"] = round(usage["cost"] + r.cost, 8)
-        state.facts[USAGE_FACT] = usage
-        return usage | {"last": {"calls": 1, "tokens_in": r.tokens_in, "tokens_out": r.tokens_out}}
+        usage = state.llm_usage
+        usage.calls += 1
+        usage.tokens_in += r.tokens_in
+        usage.tokens_out += r.tokens_out
+        usage.cost = round(usage.cost + r.cost, 8)
+        return usage.model_dump()
 
-    async def over_budget(self, state: SessionState) -> bool:
-        """True when today's budget for this customer or channel is spent; tells the user once a day."""
+    async def over_budget(self, state: SessionState, t: TurnLog | None) -> bool:
+        """True when today's budget for this customer or channel is spent (admins are told)."""
         if self.budget is None:
             return False
-        t = current_turn()
         key = self.budget.exhausted(state.customer_id, _channel(state, t))
         if key is None:
             return False
-        if t is not None and state.facts.get("llm_budget_notice") != self.budget.day:
-            state.facts["llm_budget_notice"] = self.budget.day
+        if t is not None and state.llm_budget_notice_day != self.budget.day:
             t.emit("llm_budget_exhausted", {"key": key, "spent": round(self.budget.spent(key), 6)}, level="warn")
-            await t.send(OutboundMessage(kind="notice", text=BUDGET_NOTICE))
         if self.alerts is not None:
             await self.alerts.notify(
                 Alert(
@@ -163,6 +153,13 @@ class LLMCalls:
                 )
             )
         return True
+
+    def budget_notice(self, state: SessionState) -> str | None:
+        """What to tell the user about a spent budget: once a day per conversation."""
+        if self.budget is None or state.llm_budget_notice_day == self.budget.day:
+            return None
+        state.llm_budget_notice_day = self.budget.day
+        return BUDGET_NOTICE
 
     async def _alert_outage(self, state: SessionState, purpose: str, e: ProviderError) -> None:
         if self.alerts is None:

@@ -1,7 +1,7 @@
 """Fitting history into the model's window: system prompt + answer reserve + a 10% margin stay free.
 
 Truncation (the default) keeps the newest messages that fit. Summarization condenses the
-dropped ones with one extra LLM call and keeps the summary in the session's facts, so the next
+dropped ones with one extra LLM call and keeps the summary in the session's state, so the next
 turn starts from it instead of re-summarizing.
 """
 
@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from agent.errors import ProviderError
+from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls
-from agent.turn import current_turn
-from agent.types import Message, SessionState
+from agent.types import HistorySummary, Message, SessionState
 
 MARGIN = 0.10
-SUMMARY_FACT = "history_summary"
 
 
 def as_chat(history: list[Message]) -> list[dict[str, Any]]:
@@ -48,14 +47,18 @@ def fit(
 
 
 async def history_messages(
-    calls: LLMCalls, state: SessionState, system: str, history: list[Message], tail: list[dict[str, Any]]
+    calls: LLMCalls,
+    state: SessionState,
+    t: TurnLog | None,
+    system: str,
+    history: list[Message],
+    tail: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """`[system, (summary), fitted history..., tail...]` within the window."""
     chat, dropped = fit(calls, system, history, tail)
-    t = current_turn()
-    summary = (state.facts.get(SUMMARY_FACT) or {}).get("text", "")
+    summary = state.history_summary.text if state.history_summary else ""
     if dropped and calls.settings.history_strategy == "summarize":
-        summary = await _summarize(calls, state, dropped, summary)
+        summary = await _summarize(calls, state, t, dropped, summary)
     if t is not None and dropped:
         t.emit("history_fitted", {"kept": len(chat), "dropped": len(dropped), "summary": bool(summary)})
     head = [{"role": "system", "content": system}]
@@ -64,11 +67,13 @@ async def history_messages(
     return head + chat + tail
 
 
-async def _summarize(calls: LLMCalls, state: SessionState, dropped: list[Message], previous: str) -> str:
+async def _summarize(
+    calls: LLMCalls, state: SessionState, t: TurnLog | None, dropped: list[Message], previous: str
+) -> str:
     through = dropped[-1].timestamp.isoformat()
-    stored = state.facts.get(SUMMARY_FACT) or {}
-    if stored.get("through") == through:
-        return str(stored.get("text", ""))
+    stored = state.history_summary
+    if stored is not None and stored.through == through:
+        return stored.text
     lines = "\n".join(f"{m.role}: {m.text}" for m in dropped)
     prompt = [
         {
@@ -79,10 +84,10 @@ async def _summarize(calls: LLMCalls, state: SessionState, dropped: list[Message
         {"role": "user", "content": (f"Earlier summary: {previous}\n\n" if previous else "") + lines},
     ]
     try:
-        r = await calls.generate("summarize", state, prompt, max_tokens=256)
+        r = await calls.generate("summarize", state, prompt, t, max_tokens=256)
     except ProviderError:
         return previous  # truncation is the fallback; the turn goes on
     text = (r.content or "").strip()
     if text:
-        state.facts[SUMMARY_FACT] = {"text": text, "through": through}
+        state.history_summary = HistorySummary(text=text, through=through)
     return text or previous

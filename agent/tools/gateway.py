@@ -71,6 +71,7 @@ class ToolGateway:
                 success=True,
                 data=output.data,
                 effects=output.effects,
+                alerts=output.alerts,
                 idempotency_key=key,
                 execution_time_ms=(time.perf_counter() - started) * 1000,
             )

@@ -9,8 +9,8 @@ from pydantic import Field
 
 from agent.catalog import Item
 from agent.interfaces import Inventory, ToolContext
+from agent.text import STOPWORDS, stem
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.understanding.text import STOPWORDS, stem
 
 # Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
 INLINE_ITEMS = 2000

@@ -13,8 +13,8 @@ from pydantic import Field
 
 from agent.catalog import KBSection
 from agent.interfaces import KnowledgeSource, ToolContext
+from agent.text import Normalizer
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.understanding.text import Normalizer
 
 K1 = 1.5
 B = 0.75

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.interfaces import ToolContext
-from agent.types import SideEffect
+from agent.types import Alert, SideEffect
 
 
 class ToolParams(BaseModel):
@@ -19,6 +19,7 @@ class ToolParams(BaseModel):
 class ToolOutput(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     effects: list[SideEffect] = Field(default_factory=list)
+    alerts: list[Alert] = Field(default_factory=list)  # a tool declares what admins must hear of its run
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]

@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError
 
 from agent.errors import DataSourceError, ToolError
 from agent.interfaces import ReleaseSource, ToolContext
-from agent.release.risk import ReleaseSummary
+from agent.planners.release_risk import ReleaseSummary, risk_alert
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow
 
@@ -64,6 +64,7 @@ def release_tools(source: ReleaseSource) -> list[Tool]:
         return ToolOutput(
             data={"report_id": report_id, "release_id": release_id, "severity": p.severity},
             effects=[SideEffect(kind="risk_report", key=report_id, data=row)],
+            alerts=[risk_alert(ctx.session_id, row)] if p.severity == "high" else [],
         )
 
     return [

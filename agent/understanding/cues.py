@@ -29,9 +29,9 @@ _STATUS = _rx(
 )
 # "where's my package?", "track my order": an order's whereabouts even before its id is given.
 _STATUS_NO_ID = _rx(
-    r"\b(where'?s|where is|wheres|track|tracking|status of|when (will|does|is)|has|did|is) (my|the) (order|package|parcel|"
-    r"delivery|shipment|stuff)\b(?! (address|options?|cost|policy))|\bmy (order|package|parcel|delivery|shipment) "
-    r"(hasn'?t|has not|still|is late|didn'?t|never)\b"
+    r"\b(where'?s|where is|wheres|track|tracking|status of|when (will|does|is)|has|did|is) (my|the) "
+    r"(order|package|parcel|delivery|shipment|stuff)\b(?! (address|options?|cost|policy))"
+    r"|\bmy (order|package|parcel|delivery|shipment) (hasn'?t|has not|still|is late|didn'?t|never)\b"
 )
 _REFUND = _rx(r"\b(refund\w*|money back|reimburs\w*|pay me back|charged? (me )?twice|overcharged)\b")
 _POLICY_TOPIC = _rx(
@@ -56,42 +56,64 @@ _DEVICE = _rx(
     r"lenovo|dell|hp|asus|acer|msi|razer|logitech|thinkpad|ideapad|legion|g502|deathadder)\b"
 )
 _FOREIGN_DEVICE = _rx(r"\b(phone|iphone|router|wifi|wi-fi|car|tv|printer|fridge)\b")
-_TASK_ADD = _rx(r"\b(add (a |an )?(task|reminder)|new task|create a task|remind me|to-?do ?(list)?:|todo:)\b|"
-                r"\b(add|put) .+ (on|to) my (to-?do )?list\b|\badd to my to-?do\b")
+_TASK_ADD = _rx(
+    r"\b(add (a |an )?(task|reminder)|new task|create a task|remind me|to-?do ?(list)?:|todo:)\b|"
+    r"\b(add|put) .+ (on|to) my (to-?do )?list\b|\badd to my to-?do\b"
+)
 _TASK_NUMBER = _rx(r"\b(task|number|item)\s*#?\s*\d{1,4}\b|\b(mark|tick off|check off|delete|remove) \d{1,4}\b")
 _TASK_DONE = _rx(r"\b(done|finish\w*|complete\w*|tick(ed)? off|check(ed)? off|mark\w*)\b")
 _TASK_DELETE = _rx(r"\b(delete|remove|get rid|drop|erase)\b")
 _TASK_UPDATE = _rx(r"\b(change|update|rename|edit|reword)\b")
-_TASK_LIST = _rx(r"\b(my (tasks|to-?do|todo)|to-?do list|todo list|tasks do i have|on my list|"
-                 r"(show|list|read)( me)? (my |all )?(open |pending )?(tasks|to-?dos?|list))\b")
+_TASK_LIST = _rx(
+    r"\b(my (tasks|to-?do|todo)|to-?do list|todo list|tasks do i have|on my list|"
+    r"(show|list|read)( me)? (my |all )?(open |pending )?(tasks|to-?dos?|list))\b"
+)
 _RELEASE = _rx(r"(?<![\w.$])v?\d+\.\d+\.\d+(?:-[0-9a-z.]+)?\b")
-_RELEASE_WORD = _rx(r"\b(risk\w*|ship|deploy\w*|release|safe|ready|go (out|live)|assess\w*|roll(ing)? ?out|launch\w*|"
-                    r"push|version)\b")
-_HUMAN = _rx(r"^(an? |live |real |human )?agent\b|\b(some(one|body)|any(one|body)|a person) (from|in|on|at) (your|the) "
-             r"(team|support|staff|company|store)\b|\b(human|real person|actual person|live (agent|person)|representative|operator|supervisor|"
-             r"manager|customer (service|support|care)|support (staff|team|people)|staff member)\b")
-_HUMAN_ASK = _rx(r"\b(talk|speak|chat|connect|transfer|put me|get me|escalate|contact|call me|get in touch|"
-                 r"take over|please|need|want|is there|can i|can someone)\b")
+_RELEASE_WORD = _rx(
+    r"\b(risk\w*|ship|deploy\w*|release|safe|ready|go (out|live)|assess\w*|roll(ing)? ?out|launch\w*|"
+    r"push|version)\b"
+)
+_HUMAN = _rx(
+    r"^(an? |live |real |human )?agent\b|\b(some(one|body)|any(one|body)|a person) (from|in|on|at) (your|the) "
+    r"(team|support|staff|company|store)\b|\b(human|real person|actual person|live (agent|person)|representative|"
+    r"operator|supervisor|manager|customer (service|support|care)|support (staff|team|people)|staff member)\b"
+)
+_HUMAN_ASK = _rx(
+    r"\b(talk|speak|chat|connect|transfer|put me|get me|escalate|contact|call me|get in touch|"
+    r"take over|please|need|want|is there|can i|can someone)\b"
+)
 _TICKET = _rx(r"\b(ticket|complaint|support case|raise an issue|report\b|log (it|a|an|the)\b)")
-_DAMAGE = _rx(r"\b(broken|damaged|cracked|dent(ed)?|defective|faulty|scratched|smashed|crushed|wrong (item|size|colou?r|product)|"
-              r"(box|package|parcel) was empty|arrived empty|missing (the |a |an |two |some )?\w+|(is|are|was|were) missing|"
-              r"dead pixels|someone else'?s order)\b")
-_CAPABILITIES = _rx(r"^(help( me)?[\s?!.]*$|what can (you|i ask)|what (do|can) you do|how (can|do) you help|how does this work|"
-                    r"who are you|what are you( able to do| for)?)\b")
-_RECOMMEND = _rx(r"\b(recommend\w*|suggest\w*|looking for|shopping for|want to buy|wanna buy|should i (buy|get)|"
-                 r"pick me|help me (choose|pick)|best \w+ (for|under)|what'?s (a|the) (good|decent|best)|"
-                 r"(good|decent|best) \w+ (for|under))\b")
-_STOCK = _rx(r"\b(in stock|out of stock|sold out|stock for|available|availability|any .{1,40} left|do (you|u) (still )?"
-             r"(have|carry|sell|stock)|have you got|got any)\b")
+_DAMAGE = _rx(
+    r"\b(broken|damaged|cracked|dent(ed)?|defective|faulty|scratched|smashed|crushed|wrong (item|size|colou?r|product)|"
+    r"(box|package|parcel) was empty|arrived empty|missing (the |a |an |two |some )?\w+|(is|are|was|were) missing|"
+    r"dead pixels|someone else'?s order)\b"
+)
+_CAPABILITIES = _rx(
+    r"^(help( me)?[\s?!.]*$|what can (you|i ask)|what (do|can) you do|how (can|do) you help|how does this work|"
+    r"who are you|what are you( able to do| for)?)\b"
+)
+_RECOMMEND = _rx(
+    r"\b(recommend\w*|suggest\w*|looking for|shopping for|want to buy|wanna buy|should i (buy|get)|"
+    r"pick me|help me (choose|pick)|best \w+ (for|under)|what'?s (a|the) (good|decent|best)|"
+    r"(good|decent|best) \w+ (for|under))\b"
+)
+_STOCK = _rx(
+    r"\b(in stock|out of stock|sold out|stock for|available|availability|any .{1,40} left|do (you|u) (still )?"
+    r"(have|carry|sell|stock)|have you got|got any)\b"
+)
 # Stock words that need no product name to be sure ("is the Alienware X17 in stock?").
 _STOCK_STRONG = _rx(r"\b(in stock|out of stock|sold out|back in stock|stock (for|of)|check stock)\b")
 # "the one you recommended", "is the second one still available", "is it in stock"
 _REFERENT = _rx(r"\b(the|that|this) (\w+ )?one\b|^(is|are) (it|they|that|those)\b")
 _SOMETHING = _rx(r"\b(something|anything|some ?thing|a product|one|gift|options?)\b")
-_GREETING = _rx(r"^((hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|morning|evening|greetings|howdy|um+)"
-                r"( there| bot| team| again| all)?[\s!.,:)]*)+$")
-_THANKS = _rx(r"^(hi |hiya |hi there,? |ok(ay)? |great,? |perfect,? )?(thanks?|thank you|thx|ty|cheers|bye|goodbye|appreciate it)"
-              r"( (so much|a lot|mate|for the help|very much))?([,!. ]+(bye|that'?s all|that is all))?[\s!.:)]*$")
+_GREETING = _rx(
+    r"^((hi|hello|hey|hiya|yo|good (morning|afternoon|evening)|morning|evening|greetings|howdy|um+)"
+    r"( there| bot| team| again| all)?[\s!.,:)]*)+$"
+)
+_THANKS = _rx(
+    r"^(hi |hiya |hi there,? |ok(ay)? |great,? |perfect,? )?(thanks?|thank you|thx|ty|cheers|bye|goodbye|appreciate it)"
+    r"( (so much|a lot|mate|for the help|very much))?([,!. ]+(bye|that'?s all|that is all))?[\s!.:)]*$"
+)
 
 
 _POLITE_END = re.compile(r"[\s,.!]*\b(asap|pls|please|plz|thx|ty|:\))[\s!.]*$", re.I)
@@ -134,9 +156,10 @@ def sure_intent(
     has_order = bool(entities.order_ids)
     if _REFUND.search(text) and not not_ours and (has_order or (_MINE.search(text) and not _QUESTION.search(text))):
         return "refund_request"
-    if _POLICY_TOPIC.search(text) and _QUESTION.search(text) and not has_order and not _SETTINGS.search(text):
-        if not re.search(r"\bmy (order|package|parcel|delivery|stuff)\b", text):
-            return "policy_question"
+    about_mine = re.search(r"\bmy (order|package|parcel|delivery|stuff)\b", text)
+    settings = _SETTINGS.search(text)
+    if _POLICY_TOPIC.search(text) and _QUESTION.search(text) and not (has_order or settings or about_mine):
+        return "policy_question"
     if (_TICKET.search(text) or _DAMAGE.search(text)) and not not_ours and not _QUESTION_ONLY.match(text):
         return "create_ticket"
     if _HUMAN.search(text) and _HUMAN_ASK.search(text):

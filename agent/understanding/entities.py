@@ -23,8 +23,20 @@ _ORDER = re.compile(
     r"|\border(?:\s*(?:id|number|no\.?|num|#))?\s*[:#]?\s*(?:o[-_]?)?(\d{4,10})\b"
 )
 _WORD_NUMBERS = {
-    "five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "a hundred": 100, "one hundred": 100,
+    "five": 5,
+    "ten": 10,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "a hundred": 100,
+    "one hundred": 100,
 }
 _UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 _CURRENCY_WORDS = r"dollars?|usd|bucks|baht|thb|euros?|eur|pounds?|gbp"
@@ -32,11 +44,28 @@ _NUM = r"\d[\d,]*(?:\.\d{1,2})?"
 _MONEY = re.compile(
     rf"(?i)(?P<pre>us\$|[$€£฿]|usd|eur|gbp|thb)\s?(?P<a>{_NUM})(?!\d)"
     rf"|(?<![\w.])(?P<b>{_NUM})\s?(?P<post>[$€£฿]|(?:{_CURRENCY_WORDS})\b)"
-    rf"|\b(?P<w>(?:a |one )?hundred|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?|fifteen|ten|five)\s(?P<wpost>{_CURRENCY_WORDS})\b"
+    rf"|\b(?P<w>(?:a |one )?hundred|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+    rf"(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?|fifteen|ten|five)\s(?P<wpost>{_CURRENCY_WORDS})\b"
 )
-_CURRENCY = {"$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD",
-             "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "£": "GBP", "gbp": "GBP", "pound": "GBP",
-             "pounds": "GBP", "฿": "THB", "thb": "THB", "baht": "THB"}
+_CURRENCY = {
+    "$": "USD",
+    "us$": "USD",
+    "usd": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "bucks": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "฿": "THB",
+    "thb": "THB",
+    "baht": "THB",
+}
 _DATE = re.compile(
     r"(?i)\b(?:today|tomorrow|yesterday|tonight|(?:next |last |this )?(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:the )?\d{1,2}(?:st|nd|rd|th)"

@@ -105,7 +105,9 @@ class HybridReader:
         self.scorers = scorers
         self.entities = EntityReader(names)
         words = sorted({w.lower() for w in (goods or []) if w.strip()}, key=len, reverse=True)
-        self.goods = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")(s|es)?\b" if words else r"(?!)", re.I)
+        self.goods = re.compile(
+            r"\b(" + "|".join(re.escape(w) for w in words) + r")(s|es)?\b" if words else r"(?!)", re.I
+        )
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
         self.symptoms = re.compile(symptoms, re.I) if symptoms else None

@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 from agent.errors import ProviderError, ProviderOutputInvalid
+from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
-from agent.turn import current_turn
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.rules import RulesClassifier
 
@@ -72,28 +72,34 @@ class LLMClassifier:
         self.rules = rules
 
     async def classify(
-        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
     ) -> Classification:
-        if await self.calls.over_budget(state):
-            return await self.rules.classify(interaction, intents, state, history)
+        if await self.calls.over_budget(state, turn):
+            cls = await self.rules.classify(interaction, intents, state, history, turn)
+            return cls.model_copy(update={"notice": self.calls.budget_notice(state)})
         system = _system(intents, state)
         messages = await history_messages(
-            self.calls, state, system, history, [{"role": "user", "content": interaction.text}]
+            self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
         try:
             response = await self.calls.generate(
                 "classify",
                 state,
                 messages,
+                turn,
                 response_format={"name": "classification", "schema": SCHEMA},
                 max_tokens=300,
             )
             return self._read(response.content, intents, state)
         except ProviderError as e:
-            t = current_turn()
-            if t is not None:
-                t.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
-            return await self.rules.classify(interaction, intents, state, history)
+            if turn is not None:
+                turn.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
+            return await self.rules.classify(interaction, intents, state, history, turn)
 
     def _read(self, content: str | None, intents: list[Intent], state: SessionState) -> Classification:
         data = parse_json_object(content)
@@ -156,9 +162,14 @@ class CascadeClassifier:
         self.threshold = threshold
 
     async def classify(
-        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
     ) -> Classification:
-        cls = await self.rules.classify(interaction, intents, state, history)
+        cls = await self.rules.classify(interaction, intents, state, history, turn)
         if cls.reply is not None or cls.fills_slot:
             return cls
         if cls.intent_id is not None and cls.confidence >= self.threshold:
@@ -166,4 +177,4 @@ class CascadeClassifier:
         if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
             # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
             return cls
-        return await self.llm.classify(interaction, intents, state, history)
+        return await self.llm.classify(interaction, intents, state, history, turn)

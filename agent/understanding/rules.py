@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
+from agent.interfaces import TurnLog
+from agent.text import Normalizer, YesNo, clean
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.banks import NluBanks
 from agent.understanding.cues import not_ours
 from agent.understanding.hybrid import HybridReader, Reading, plain_request, problem_summary
 from agent.understanding.slots import SlotExtractor
-from agent.understanding.text import Normalizer, YesNo, clean
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75
@@ -114,7 +115,12 @@ class RulesClassifier:
         return best_id, score, params, tokens
 
     async def classify(
-        self, interaction: Interaction, intents: list[Intent], state: SessionState, history: list[Message]
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
     ) -> Classification:
         text = interaction.text
         pending = state.pending_confirmation
@@ -123,7 +129,10 @@ class RulesClassifier:
             # An offer made because understanding was unsure carries the request's values.
             carried = pending.params if answer == "yes" and pending.kind == "offer" else {}
             return Classification(
-                intent_id=intent_id, params=carried, reply=answer, confidence=1.0  # type: ignore[arg-type]
+                intent_id=intent_id,
+                params=carried,
+                reply=answer,
+                confidence=1.0,  # type: ignore[arg-type]
             )
 
         reading = self.read(text, intents)
@@ -148,10 +157,10 @@ class RulesClassifier:
                     intent_id=goal.intent_id, params=params, confidence=max(confidence, 0.9), fills_slot=True
                 )
         if intent_id is None:
-            answer = None
+            topic_answer = None
             if reading is not None and reading.topic and self.banks and reading.topic in self.banks.out_of_scope:
-                answer = self.banks.out_of_scope[reading.topic].answer
-            return Classification(intent_id=None, params=params, confidence=confidence, out_of_scope=answer)
+                topic_answer = self.banks.out_of_scope[reading.topic].answer
+            return Classification(intent_id=None, params=params, confidence=confidence, out_of_scope=topic_answer)
         model = self.models[intent_id]
         spec = model.spec
         params = {k: v for k, v in params.items() if k in model.params}

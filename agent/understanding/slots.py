@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from agent.config import SlotSpec
-from agent.understanding.text import clean
+from agent.text import clean
 
 
 class SlotExtractor:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from adapters.data.json_source import JSONDataSource
 from adapters.data.sqlite_source import SQLiteDataSource
-from agent import build_router
+from bots.app import build_app
 from tests.helpers import REPO, say
 
 
@@ -25,6 +25,7 @@ async def test_sqlite_source_matches_json_source(tmp_path: Path) -> None:
 async def test_router_runs_on_the_sqlite_source(tmp_path: Path, db_url: str) -> None:
     data = SQLiteDataSource(tmp_path / "shop.db")
     await data.import_json(REPO / "data")
-    async with build_router(REPO / "config", REPO / "data", db_url, data_source=data) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, data_source=data) as app:
+        router = app.router
         response, _ = await say(router, "where's O-12345")
     assert "shipped" in response.text and "UPS" in response.text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -140,15 +139,14 @@ async def test_anthropic_always_sends_the_given_key(llm_server: StandInLLM, monk
 async def test_429_with_retry_after_1_is_retried_once_after_about_a_second(kind: str, llm_server: StandInLLM) -> None:
     llm_server.queue.append(Reply(status=429, headers={"retry-after": "1"}))
     provider = RetryingProvider(make(kind, llm_server), RetrySettings(max_attempts=3, base_delay=0.01))
-    started = time.monotonic()
     try:
         r = await provider.generate([{"role": "user", "content": "where is my parcel O-12345"}])
     finally:
         await provider.aclose()
     assert (r.attempts, r.retry_delays) == (2, [1.0])
     assert len(llm_server.seen) == 2
-    gap = llm_server.seen[1].at - llm_server.seen[0].at
-    assert 0.95 <= gap < 2.0 and time.monotonic() - started < 3.0
+    # It honoured Retry-After (no upper bound: a loaded machine may wake it late, which is no fault).
+    assert llm_server.seen[1].at - llm_server.seen[0].at >= 0.95
 
 
 @pytest.mark.parametrize(

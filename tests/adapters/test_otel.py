@@ -15,11 +15,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.otel import OTelTracer, TracedProvider
-from agent import build_router
+from agent.config import LLMSettings
 from agent.errors import ProviderRateLimited
-from agent.interfaces import LLMResponse
-from agent.observe import MeteredProvider, observed_turn
+from agent.llm.calls import LLMCalls
+from agent.llm.models import LLMResponse
+from agent.tracing import observed_turn
 from agent.turn import Turn
+from agent.types import SessionState
+from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
 
@@ -53,7 +56,8 @@ def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
 
 async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "Where's order O-12345?")
     store = SqlStore(db_url)
     rows = await store.fetch("SELECT stage, trace_id, span_id FROM telemetry_events ORDER BY id")
@@ -78,7 +82,8 @@ async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_
 
 async def test_tracing_can_be_turned_off(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    async with build_router(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_TRACING": "off"}) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_TRACING": "off"}) as app:
+        router = app.router
         response, _ = await say(router, "O-12345")
     assert "shipped" in response.text
     assert not (tmp_path / "traces").exists()
@@ -108,20 +113,24 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
             LLMResponse(content="ok", model="m-1", tokens_in=120, tokens_out=30, cost=0.0021, latency_ms=12.5),
         ]
     )
-    provider = MeteredProvider(TracedProvider(scripted, tracer, "scripted", context_window=1000))
+    metered = LLMCalls(TracedProvider(scripted, tracer, "scripted", context_window=1000), LLMSettings(temperature=0.3))
+    state = SessionState(session_id="s-1")
     i = interaction("hello")
     with observed_turn(tracer, i) as trace:
         t = Turn(i, "s-1", None, frozenset(), None, [], trace)
         t.emit("received")
         with pytest.raises(ProviderRateLimited):
-            await provider.generate([{"role": "user", "content": "hi"}])
+            await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
         tracer.record_retry(1, 0.5, ProviderRateLimited("slow down"))
-        await provider.generate([{"role": "user", "content": "hi"}], temperature=0.3, max_tokens=50)
+        await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t, max_tokens=50)
         classified = t.emit("intent_classified", {"intent_id": None})
         later = t.emit("response_generated")
     tracer.flush()
-    llm = classified.payload["llm"]
+    # Each call's usage lands on the stage that spent it (its llm_call event), once.
+    spent = [e.payload["llm"] for e in t.events if "llm" in e.payload]
+    llm = {k: round(sum(u[k] for u in spent), 8) for k in ("calls", "errors", "tokens_in", "tokens_out", "cost")}
     assert (llm["calls"], llm["errors"], llm["tokens_in"], llm["tokens_out"], llm["cost"]) == (2, 1, 120, 30, 0.0021)
+    assert "llm" not in classified.payload
     assert "llm" not in later.payload  # usage lands on the stage that spent it, once
     spans = exporter.get_finished_spans()
     root = next(s for s in spans if s.name == "turn")
@@ -148,7 +157,8 @@ async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
     reader = InMemoryMetricReader()
     tracer = OTelTracer(InMemorySpanExporter(), [reader])
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
-    async with build_router(REPO / "config", REPO / "data", db_url, tracer=tracer) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, tracer=tracer) as app:
+        router = app.router
         await say(router, "O-12345")
         await say(router, "where is O-99999", session="s-2")
         points = metric_points(reader)
@@ -183,7 +193,8 @@ async def test_otlp_export_when_the_endpoint_is_set(
     url, received = collector
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url}
-    async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+        router = app.router
         await say(router, "O-12345")
     assert not (tmp_path / "traces").exists()  # OTLP instead of files
     names = set()

@@ -9,10 +9,10 @@ import pytest
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent import build_router
 from agent.errors import VersionConflict
-from agent.interfaces import InboxEvent
-from agent.types import Message, SessionState, TurnRecord
+from agent.records import InboxEvent, TurnRecord
+from agent.types import Message, SessionState
+from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.pg import postgres_server, unavailable_reason
 
@@ -26,20 +26,21 @@ def pg_url() -> Iterator[str]:
 
 
 async def test_conversation_and_conflict_on_postgres(pg_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", pg_url) as router:
+    async with build_app(REPO / "config", REPO / "data", pg_url) as app:
+        router = app.router
         first, _ = await say(router, "I want to check my order", session="pg-1")
         second, _ = await say(router, "o-12345", session="pg-1")
         ticket, _ = await say(router, "open a ticket: my parcel arrived wet", session="pg-2")
         assert first.missing_param == "order_id" and "shipped" in second.text
         assert ticket.tool_results[0].success
-        rows = await router.p.store.fetch("SELECT count(*) AS n FROM tickets")  # type: ignore[attr-defined]
+        rows = await app.store.fetch("SELECT count(*) AS n FROM tickets")  # type: ignore[attr-defined]
         assert rows[0].n == 1
-        state, history = await router.p.store.load("pg-1", 10)
+        state, history = await app.store.load("pg-1", 10)
         assert state is not None and state.version == 2 and len(history) == 5
         assert all(m.timestamp.tzinfo is not None for m in history)
         stale = TurnRecord(state=state, expected_version=1, messages=[Message(role="user", text="x")], events=[])
         with pytest.raises(VersionConflict):
-            await router.p.store.commit(stale)
+            await app.store.commit(stale)
 
 
 async def test_inbox_accepts_a_key_once_under_concurrency(pg_url: str) -> None:

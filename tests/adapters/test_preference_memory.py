@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory.sql import SqlPreferenceMemory
+from adapters.memory.sql_memory import SqlPreferenceMemory
 from adapters.memory.zep import METADATA_KEY, ZepPreferenceMemory
 from adapters.storage.sql import SqlStore
 from agent.errors import ProviderAuthError, ProviderUnavailable

@@ -10,8 +10,8 @@ import pytest
 from aiohttp import web
 
 from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
-from agent import build_router
 from agent.errors import DataSourceError
+from bots.app import build_app
 from tests.helpers import REPO, say
 
 RELEASES = json.loads((REPO / "data" / "releases.json").read_text())
@@ -66,7 +66,8 @@ async def test_unreachable_service_is_a_data_source_error() -> None:
 async def test_the_agent_assesses_over_http(service: tuple[str, list[str]], db_url: str) -> None:
     url, seen = service
     env = {"AGENTBOT_RELEASES_URL": url}
-    async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+        router = app.router
         response, _ = await say(router, "how risky is v2.4.0?")
     assert seen == ["2.4.0"]
     assert "MEDIUM risk" in response.text
@@ -76,7 +77,8 @@ async def test_a_failing_summary_tool_tells_the_user_and_files_nothing(
     service: tuple[str, list[str]], db_url: str
 ) -> None:
     url, _ = service
-    async with build_router(REPO / "config", REPO / "data", db_url, releases=HTTPReleaseSource(url)) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, releases=HTTPReleaseSource(url)) as app:
+        router = app.router
         response, delivered = await say(router, "risk report for 5.0.0")
     assert [r.tool for r in response.tool_results] == ["get_release_summary"]
     assert response.tool_results[0].error_code == "source_unavailable"

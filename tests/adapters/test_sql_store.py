@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import AsyncIterator
 
 import pytest
 
 from adapters.storage.sql import SqlStore
 from agent.errors import VersionConflict
-from agent.types import Message, SessionState, SideEffect, TelemetryEvent, TurnRecord
+from agent.records import TelemetryEvent, TurnRecord
+from agent.types import Message, SessionState, SideEffect
 
 
 @pytest.fixture
@@ -19,7 +22,7 @@ async def store(db_url: str) -> AsyncIterator[SqlStore]:
 
 
 def turn(version: int, expected: int, *texts: str, effects: list[SideEffect] | None = None) -> TurnRecord:
-    state = SessionState(session_id="s", version=version, facts={"v": version})
+    state = SessionState(session_id="s", version=version, llm_budget_notice_day=f"v{version}")
     return TurnRecord(
         state=state,
         expected_version=expected,
@@ -37,7 +40,7 @@ async def test_commit_then_load_round_trips_state_and_history(store: SqlStore) -
     await store.commit(turn(1, 0, "one", "two"))
     await store.commit(turn(2, 1, "three"))
     state, history = await store.load("s", 2)
-    assert state is not None and state.version == 2 and state.facts == {"v": 2}
+    assert state is not None and state.version == 2 and state.llm_budget_notice_day == "v2"
     assert [m.text for m in history] == ["two", "three"]  # the latest two, oldest first
     assert all(m.timestamp.tzinfo is not None for m in history)
 
@@ -79,3 +82,30 @@ async def test_two_creators_of_one_session_conflict(store: SqlStore) -> None:
 
 async def test_sqlite_runs_in_wal_mode(store: SqlStore) -> None:
     assert (await store.fetch("PRAGMA journal_mode"))[0][0] == "wal"
+
+
+async def test_a_session_stored_in_the_old_facts_shape_loads_into_typed_fields(store: SqlStore, db_url: str) -> None:
+    await store.commit(turn(1, 0, "one"))  # creates the schema and the row
+    old = {
+        "session_id": "s",
+        "version": 1,
+        "handoff": {"status": "requested", "reason": "asked"},
+        "facts": {
+            "confirmed_action": {"hash": "abc", "tool": "issue_refund", "answer": "Refunded."},
+            "approved_action": "abc",
+            "llm_usage": {"calls": 3, "tokens_in": 10, "tokens_out": 5, "cost": 0.01},
+            "llm_budget_notice": "2026-11-01",
+            "history_summary": {"text": "asked twice", "through": "2026-11-01T00:00:00+00:00"},
+            "handoff_acknowledged": True,
+        },
+    }
+    path = db_url.removeprefix("sqlite+aiosqlite:///")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET state = ? WHERE id = 's'", (json.dumps(old),))
+    state, _ = await store.load("s", 0)
+    assert state is not None
+    assert state.confirmed_action is not None and state.confirmed_action.answer == "Refunded."
+    assert state.llm_usage.calls == 3 and state.llm_budget_notice_day == "2026-11-01"
+    assert state.history_summary is not None and state.history_summary.text == "asked twice"
+    assert state.handoff is not None and state.handoff.acknowledged
+    assert "approved_action" not in state.model_dump_json()  # a per-turn value is never carried over

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import build_router
 from agent.config import load_config
 from agent.errors import ConfigError
+from bots.app import build_app
 from tests.helpers import REPO
 
 
@@ -55,12 +55,12 @@ def test_unknown_tool_in_agents_stops_startup(config_dir: Path, db_url: str) -> 
     text = (config_dir / "agents.yaml").read_text()
     (config_dir / "agents.yaml").write_text(text.replace("escalate_to_human]", "escalate_to_human, fly]"))
     with pytest.raises(ConfigError, match="unknown tool 'fly'"):
-        build_router(config_dir, REPO / "data", db_url)
+        build_app(config_dir, REPO / "data", db_url)
 
 
 def test_unknown_understanding_mode(db_url: str) -> None:
     with pytest.raises(ConfigError, match="unknown understanding mode 'psychic'"):
-        build_router(REPO / "config", REPO / "data", db_url, understanding="psychic")
+        build_app(REPO / "config", REPO / "data", db_url, understanding="psychic")
 
 
 def test_missing_file(tmp_path: Path) -> None:

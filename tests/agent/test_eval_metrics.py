@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.llm.recording import RecordingProvider, ReplayProvider
+from agent.app import App
 from agent.errors import ProviderUnavailable, RecordingMissing
 from agent.eval import baseline as baselines
 from agent.eval.context import eval_turn
@@ -15,10 +16,10 @@ from agent.eval.judge import judge
 from agent.eval.metrics import TurnObservation, goal_counts, scenario_metrics
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import LLMResponse, TelemetrySink
-from agent.router import AgentRouter
+from agent.interfaces import TelemetrySink
+from agent.llm.models import LLMResponse
 from agent.types import Goal, GoalStatus, SessionState
-from bots.compose import build_router
+from bots.app import build_app
 from tests.adapters.test_otel import ScriptedProvider
 from tests.helpers import REPO
 
@@ -110,8 +111,8 @@ async def test_runner_adds_the_judge_score(db_url: str) -> None:
     suite = load_suite(REPO / "tests" / "suites" / "release.yaml")
     scenario = suite.scenarios[0]
 
-    async def factory(sink: TelemetrySink) -> AgentRouter:
-        return build_router(REPO / "config", REPO / "data", db_url, telemetry=sink)
+    async def factory(sink: TelemetrySink) -> App:
+        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
 
     provider = ScriptedProvider([LLMResponse(content='{"score": 5, "reasons": "spot on"}')])
     result = await run_scenario(suite.name, scenario, factory, provider)

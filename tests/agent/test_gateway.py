@@ -11,11 +11,12 @@ from pydantic import Field
 from adapters.data.json_source import JSONDataSource
 from adapters.storage.sql import SqlStore
 from agent.interfaces import ToolContext
+from agent.records import TurnRecord
 from agent.tools import Tool, ToolOutput
 from agent.tools.gateway import ToolGateway, idempotency_key
+from agent.tools.orders import support_tools
 from agent.tools.registry import ToolParams
-from agent.tools.support import support_tools
-from agent.types import SessionState, ToolCall, TurnRecord
+from agent.types import SessionState, ToolCall
 from tests.helpers import REPO
 
 CTX = ToolContext(session_id="s", interaction_id="i-1", agent="support", intent_id="create_ticket")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent import goals
+from agent.conversation import goals
 from agent.types import Classification, GoalStatus, Intent, SessionState
 
 ORDER = Intent(id="order_status", agent="support", required_params=["order_id"], priority=20)

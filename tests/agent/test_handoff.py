@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from agent import build_router
-from agent.interfaces import Alert
-from agent.types import Message
+from agent.types import Alert, Message
 from bots.alerts import AlertFanout
+from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
 
@@ -26,7 +25,8 @@ class Broken:
 
 async def test_handoff_alerts_admins_with_the_last_messages(db_url: str) -> None:
     admins = Recorder()
-    async with build_router(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([Broken(), admins])) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([Broken(), admins])) as app:
+        router = app.router
         await say(router, "where is O-99999", customer="C-001")
         response, _ = await say(router, "I want to talk to a human", customer="C-001")
         assert response.handoff and response.alerts == ["handoff"]
@@ -39,7 +39,8 @@ async def test_handoff_alerts_admins_with_the_last_messages(db_url: str) -> None
 
 
 async def test_claim_silences_and_release_gives_the_conversation_back(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "get me a real person")
         waiting, _ = await say(router, "anyone there?")
         assert "asked to join" in waiting.text
@@ -53,7 +54,7 @@ async def test_claim_silences_and_release_gives_the_conversation_back(db_url: st
         back, _ = await say(router, "where is O-12345?")
         assert not back.handoff and "shipped" in back.text
         assert await router.control("s-1", "release", "Dana") == "There is no open handoff in this conversation."
-        stored = await router.p.store.fetch(  # type: ignore[attr-defined]
+        stored = await app.store.fetch(  # type: ignore[attr-defined]
             "SELECT text FROM messages WHERE session_id = 's-1' AND role = 'user' ORDER BY id"
         )
     assert [r.text for r in stored][-2] == "thanks Dana, where is O-12345?"  # kept for the human to read
@@ -64,11 +65,12 @@ async def test_a_cold_start_in_an_existing_thread_is_seeded_from_it(db_url: str)
         Message(role="user", text="I want to check my order"),
         Message(role="agent", kind="question", text="What's your order ID? It looks like O-12345."),
     ]
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         first = interaction("thanks. also, can you open a ticket", session="thread-1")
         first = first.model_copy(update={"thread_history": thread})
         await router.handle(first)
-        rows = await router.p.store.fetch(  # type: ignore[attr-defined]
+        rows = await app.store.fetch(  # type: ignore[attr-defined]
             "SELECT role, text FROM messages WHERE session_id = 'thread-1' ORDER BY id"
         )
     assert [(r.role, r.text) for r in rows][:3] == [

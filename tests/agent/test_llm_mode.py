@@ -10,14 +10,15 @@ import pytest
 
 from adapters.llm.scripted import ScriptedProvider
 from adapters.telemetry.sinks import CollectingSink
+from agent.app import App
 from agent.errors import ConfigError
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
-from agent.interfaces import LLMResponse, LLMToolCall, TelemetrySink
-from agent.router import AgentRouter
-from agent.understanding.llm_agent import TOO_COMPLEX
+from agent.interfaces import TelemetrySink
+from agent.llm.models import LLMResponse, LLMToolCall
+from agent.planners.llm_agent import TOO_COMPLEX
 from bots import cli
-from bots.compose import build_router
+from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.standins.alerts import CollectingAlerts
 from tests.standins.llm_server import Reply, StandInLLM
@@ -42,11 +43,9 @@ def env_for(server: StandInLLM) -> dict[str, str]:
     }
 
 
-def llm_router(
-    db_url: str, sink: CollectingSink, server: StandInLLM, provider: str = "openai", **kw: object
-) -> AgentRouter:
+def llm_router(db_url: str, sink: CollectingSink, server: StandInLLM, provider: str = "openai", **kw: object) -> App:
     config = kw.pop("config_dir", REPO / "config")
-    return build_router(
+    return build_app(
         config,
         REPO / "data",
         db_url,
@@ -81,8 +80,8 @@ async def test_every_shipped_conversation_passes_in_llm_mode(
     """
     suites = [load_suite(REPO / "tests/suites" / f"{name}.yaml") for name in LLM_SUITES]
 
-    async def factory(events: TelemetrySink) -> AgentRouter:
-        return build_router(
+    async def factory(events: TelemetrySink) -> App:
+        return build_app(
             REPO / "config", REPO / "data", db_url, "llm", telemetry=events, env=env_for(llm_server), provider=provider
         )
 
@@ -97,9 +96,10 @@ async def test_every_shipped_conversation_passes_in_llm_mode(
 
 async def test_llm_answer_is_phrased_by_the_model_and_costed(db_url: str, llm_server: StandInLLM) -> None:
     sink = CollectingSink()
-    async with llm_router(db_url, sink, llm_server) as router:
+    async with llm_router(db_url, sink, llm_server) as app:
+        router = app.router
         r, delivered = await say(router, "hey, where's my parcel O-12345?")
-        state, _ = await router.p.store.load("s-1", 10)
+        state, _ = await app.store.load("s-1", 10)
     assert [m.kind for m in delivered] == ["pre", "answer"]
     assert delivered[1].text.startswith("Your order O-12345 is shipped with UPS")
     assert r.tool_results[0].tool == "check_order_status"
@@ -108,15 +108,16 @@ async def test_llm_answer_is_phrased_by_the_model_and_costed(db_url: str, llm_se
     assert calls[-1]["turn"]["calls"] == 3 and calls[-1]["session"]["calls"] == 3
     assert calls[-1]["session"]["cost"] == pytest.approx(3 * (120 * 0.15 + 30 * 0.60) / 1e6)
     assert [d["decision"] for d in llm_events(sink, "llm_decision")] == ["INVOKE_TOOL", "RESPOND_ONLY"]
-    assert state is not None and state.facts["llm_usage"]["calls"] == 3
+    assert state is not None and state.llm_usage.calls == 3
 
 
 async def test_401_is_not_retried_tells_the_user_and_alerts_admins(db_url: str, llm_server: StandInLLM) -> None:
     sink, alerts = CollectingSink(), CollectingAlerts()
     llm_server.queue += [Reply(status=401), Reply(status=401)]
-    async with llm_router(db_url, sink, llm_server, alerts=alerts) as router:
+    async with llm_router(db_url, sink, llm_server, alerts=alerts) as app:
+        router = app.router
         r, delivered = await say(router, "Where's O-12345?")
-        state, history = await router.p.store.load("s-1", 10)
+        state, history = await app.store.load("s-1", 10)
         # The model calls were refused: the classifier fell back to the rules, the agent told the user.
         assert len(llm_server.seen) == 2
         assert [(c["error"], c["attempts"]) for c in llm_events(sink)] == [("auth", 1), ("auth", 1)]
@@ -133,7 +134,8 @@ async def test_401_is_not_retried_tells_the_user_and_alerts_admins(db_url: str, 
 async def test_429_with_retry_after_1_is_retried_once_through_a_turn(db_url: str, llm_server: StandInLLM) -> None:
     sink = CollectingSink()
     llm_server.queue.append(Reply(status=429, headers={"retry-after": "1"}))
-    async with llm_router(db_url, sink, llm_server) as router:
+    async with llm_router(db_url, sink, llm_server) as app:
+        router = app.router
         r, _ = await say(router, "Where's O-12345?")
     first = llm_events(sink)[0]
     assert (first["attempts"], first["retry_delays"]) == (2, [1.0])
@@ -144,7 +146,8 @@ async def test_429_with_retry_after_1_is_retried_once_through_a_turn(db_url: str
 async def test_rate_limit_beyond_the_cap_tells_the_user_to_wait(db_url: str, llm_server: StandInLLM) -> None:
     sink = CollectingSink()
     llm_server.queue += [Reply(status=429, headers={"retry-after": "600"})] * 2
-    async with llm_router(db_url, sink, llm_server) as router:
+    async with llm_router(db_url, sink, llm_server) as app:
+        router = app.router
         r, _ = await say(router, "Where's O-12345?")
     assert r.text == TOO_MANY and len(llm_server.seen) == 2
 
@@ -155,7 +158,8 @@ async def test_malformed_tool_arguments_fall_back_to_the_template(db_url: str, l
         classified("order_status", order_id="O-12345"),
         Reply(tool_calls=[("check_order_status", '{"order_id": "O-12')]),
     ]
-    async with llm_router(db_url, sink, llm_server) as router:
+    async with llm_router(db_url, sink, llm_server) as app:
+        router = app.router
         r, delivered = await say(router, "Where's O-12345?")
     assert [m.kind for m in delivered] == ["pre", "answer"]
     assert "has shipped via UPS" in r.text  # the template's wording
@@ -170,7 +174,8 @@ async def test_an_ungrounded_answer_is_replaced_by_the_template(db_url: str, llm
         Reply(tool_calls=[("check_order_status", {"order_id": "O-12345"})]),
         Reply(text="Good news: order O-12345 was delivered on 2025-10-18 and cost $45.00."),
     ]
-    async with llm_router(db_url, sink, llm_server) as router:
+    async with llm_router(db_url, sink, llm_server) as app:
+        router = app.router
         r, _ = await say(router, "Where's O-12345?")
     violation = llm_events(sink, "grounding_violation")
     assert violation and set(violation[0]["claims"]) >= {"18", "45", "delivered"}
@@ -191,7 +196,8 @@ async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
         )
     )
     scripted = ScriptedProvider([first] + [loop] * 5)
-    async with build_router(REPO / "config", REPO / "data", db_url, "llm", llm=scripted) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, "llm", llm=scripted) as app:
+        router = app.router
         r, _ = await say(router, "Where's O-12345?")
     assert r.text.endswith(TOO_COMPLEX) and r.active_goal is None
     assert len(r.tool_results) == 4 and not scripted.steps
@@ -209,7 +215,8 @@ async def test_a_spent_daily_budget_switches_to_rules_tells_the_user_and_alerts(
     )
     (config / "settings.yaml").write_text(settings)
     sink, alerts = CollectingSink(), CollectingAlerts()
-    async with llm_router(db_url, sink, llm_server, alerts=alerts, config_dir=config) as router:
+    async with llm_router(db_url, sink, llm_server, alerts=alerts, config_dir=config) as app:
+        router = app.router
         for _ in range(2):  # 3 calls each at 36 millionths of a dollar
             await say(router, "Where's O-12345?", customer="C-001")
         spent = len(llm_server.seen)
@@ -250,9 +257,9 @@ def test_cascade_uses_no_llm_on_the_shipped_suites_and_one_call_when_rules_are_u
 
 def test_llm_mode_without_a_key_fails_at_startup_naming_the_variable(db_url: str) -> None:
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        build_router(REPO / "config", REPO / "data", db_url, "llm", env={})
+        build_app(REPO / "config", REPO / "data", db_url, "llm", env={})
     with pytest.raises(ConfigError, match="AGENTBOT_COMPAT_BASE_URL"):
-        build_router(REPO / "config", REPO / "data", db_url, "cascade", env={}, provider="compat")
+        build_app(REPO / "config", REPO / "data", db_url, "cascade", env={}, provider="compat")
 
 
 async def test_phrase_answers_off_leaves_the_answer_to_the_template(
@@ -267,7 +274,8 @@ async def test_phrase_answers_off_leaves_the_answer_to_the_template(
     )
     (config / "settings.yaml").write_text(settings)
     sink = CollectingSink()
-    async with llm_router(db_url, sink, llm_server, config_dir=config) as router:
+    async with llm_router(db_url, sink, llm_server, config_dir=config) as app:
+        router = app.router
         r, _ = await say(router, "Where's O-12345?")
     assert [c["purpose"] for c in llm_events(sink)] == ["classify", "agent"]
     assert "has shipped via UPS" in r.text

@@ -13,11 +13,11 @@ from adapters.llm.scripted import ScriptedProvider
 from agent.config import LLMSettings, RetrySettings, load_config
 from agent.errors import ProviderAuthError, ProviderUnavailable
 from agent.intents import IntentsRegistry
-from agent.interfaces import LLMResponse
-from agent.llm.budget import DailyBudget
 from agent.llm.calls import LLMCalls, parse_json_object
-from agent.llm.context import SUMMARY_FACT, fit, history_messages
+from agent.llm.context import fit, history_messages
 from agent.llm.grounding import ungrounded
+from agent.llm.models import LLMResponse
+from agent.llm.spend import DailyBudget
 from agent.types import Goal, Intent, Interaction, Message, SessionState
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.rules import RulesClassifier
@@ -72,14 +72,14 @@ def test_history_is_truncated_to_the_window_keeping_the_newest() -> None:
 async def test_summarization_condenses_dropped_turns_into_the_session() -> None:
     calls = _calls([LLMResponse(content="Customer asked about O-12345 twice.")], strategy="summarize")
     state = SessionState(session_id="s")
-    messages = await history_messages(calls, state, "system", _history(20), [{"role": "user", "content": "now"}])
+    messages = await history_messages(calls, state, None, "system", _history(20), [{"role": "user", "content": "now"}])
     assert messages[1] == {
         "role": "system",
         "content": "Summary of the earlier conversation: Customer asked about O-12345 twice.",
     }
-    assert state.facts[SUMMARY_FACT]["text"] == "Customer asked about O-12345 twice."
+    assert state.history_summary and state.history_summary.text == "Customer asked about O-12345 twice."
     # The same dropped span is not summarized again (the scripted provider has no more answers).
-    again = await history_messages(calls, state, "system", _history(20), [{"role": "user", "content": "now"}])
+    again = await history_messages(calls, state, None, "system", _history(20), [{"role": "user", "content": "now"}])
     assert again[1] == messages[1]
 
 

@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from agent import build_router
 from agent.errors import ConfigError
 from agent.interfaces import PolicyContext
-from agent.policy import YamlPolicyEngine
-from agent.policy_rules import load_policies
+from agent.policy.engine import YamlPolicyEngine
+from agent.policy.rules import load_policies
 from agent.types import Interaction, SessionState, ToolCall, utcnow
+from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
 
 async def test_refund_happy_path_writes_one_row_and_marks_the_order(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         asked, delivered = await say(router, "refund order o-23456 please", customer="C-001")
         assert asked.confirmation and asked.tool_results == []
         assert delivered[-1].buttons == ["confirm", "cancel"]
@@ -28,30 +29,32 @@ async def test_refund_happy_path_writes_one_row_and_marks_the_order(db_url: str)
         again = await router.handle(confirm.model_copy(update={"id": "i-retry"}))  # a second click
         assert done.tool_results[0].success and not done.tool_results[0].replayed
         assert again.tool_results[0].replayed and again.text == done.text
-        rows = await router.p.store.fetch("SELECT order_id, amount, customer_id, status FROM refunds")  # type: ignore[attr-defined]
+        rows = await app.store.fetch("SELECT order_id, amount, customer_id, status FROM refunds")  # type: ignore[attr-defined]
         status, _ = await say(router, "where is O-23456?", customer="C-001")
     assert [tuple(r) for r in rows] == [("O-23456", 89.5, "C-001", "issued")]
     assert "was refunded" in status.text
 
 
 async def test_two_refunds_in_30_days_then_no_more(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         for order in ("O-23456", "O-24680"):
             await say(router, f"refund {order}", session=order, customer="C-001")
             await say(router, "yes", session=order, customer="C-001")
         denied, _ = await say(router, "refund O-12345", session="third", customer="C-001")
-        count = await router.p.store.fetch("SELECT count(*) AS n FROM refunds")  # type: ignore[attr-defined]
+        count = await app.store.fetch("SELECT count(*) AS n FROM refunds")  # type: ignore[attr-defined]
     assert count[0].n == 2
     assert "only delivered orders" in denied.text
 
 
 async def test_counter_rule_denies_the_third_refund(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "refund $10 for O-35791", session="a", customer="C-002")
         await say(router, "yes", session="a", customer="C-002")
         await say(router, "refund $10 for O-46802", session="b", customer="C-002")
         await say(router, "yes", session="b", customer="C-002")
-        policy = router.p.policy
+        policy = app.policy
         ctx = PolicyContext(
             session=SessionState(session_id="c", customer_id="C-002"),
             intent_id="refund_request",
@@ -83,7 +86,8 @@ async def test_policy_decisions_are_telemetry_with_the_rule(db_url: str) -> None
     from adapters.telemetry.sinks import CollectingSink
 
     sink = CollectingSink()
-    async with build_router(REPO / "config", REPO / "data", db_url, telemetry=sink) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, telemetry=sink) as app:
+        router = app.router
         await say(router, "refund O-12345", customer="C-001")
     checks = [e.payload for e in sink.events if e.stage == "policy_check"]
     assert checks[0]["rule"] == "refund_only_delivered" and checks[0]["allowed"] is False
@@ -91,7 +95,8 @@ async def test_policy_decisions_are_telemetry_with_the_rule(db_url: str) -> None
 
 
 async def test_an_expired_confirmation_does_not_run(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "refund O-23456", customer="C-001")
         router.confirmations.clock = lambda: utcnow() + timedelta(hours=1)
         late, _ = await say(router, "yes", customer="C-001")
@@ -100,25 +105,27 @@ async def test_an_expired_confirmation_does_not_run(db_url: str) -> None:
 
 
 async def test_confirm_with_nothing_open_changes_nothing(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         click = Interaction(id="c-1", text="Confirm", session_key="s-1", action="confirm")
         response = await router.handle(click)
     assert response.tool_results == [] and "nothing waiting" in response.text
 
 
 async def test_realert_sweep_uses_the_clock_not_sleep(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "talk to a human", customer="C-003")
         assert await router.realert_unclaimed(now=utcnow() + timedelta(seconds=10)) == []
-        later = utcnow() + timedelta(seconds=router.p.settings.handoff_realert_seconds + 5)
+        later = utcnow() + timedelta(seconds=app.settings.handoff_realert_seconds + 5)
         first = await router.realert_unclaimed(now=later)
         assert [a.kind for a in first] == ["handoff"] and first[0].details["actions"] == ["claim"]
         assert "Still unclaimed" in first[0].summary
         assert await router.realert_unclaimed(now=later + timedelta(seconds=5)) == []
         await router.control("s-1", "claim", "Dana")
         assert await router.realert_unclaimed(now=later + timedelta(days=1)) == []
-        rows = await router.p.store.fetch("SELECT status FROM handoff_queue")  # type: ignore[attr-defined]
-        stages = await router.p.store.fetch(  # type: ignore[attr-defined]
+        rows = await app.store.fetch("SELECT status FROM handoff_queue")  # type: ignore[attr-defined]
+        stages = await app.store.fetch(  # type: ignore[attr-defined]
             "SELECT stage FROM telemetry_events WHERE stage IN ('handoff_realerted', 'handoff_updated')"
         )
     assert [r.status for r in rows] == ["claimed"]

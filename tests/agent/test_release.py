@@ -7,10 +7,10 @@ import json
 import pytest
 
 from adapters.storage.sql import SqlStore
-from agent import build_router
-from agent.interfaces import Alert
-from agent.release.risk import ReleaseSummary, RiskThresholds, assess
+from agent.planners.release_risk import ReleaseSummary, RiskThresholds, assess
+from agent.types import Alert
 from bots.alerts import AlertFanout
+from bots.app import build_app
 from tests.helpers import REPO, say
 
 
@@ -62,7 +62,8 @@ def test_thresholds_are_configurable() -> None:
 
 async def test_high_risk_report_is_stored_and_alerts_admins(db_url: str) -> None:
     admins = Admins()
-    async with build_router(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([admins])) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([admins])) as app:
+        router = app.router
         response, delivered = await say(router, "how risky is release 2.4.1?")
     assert response.alerts == ["risk_report"]
     assert [m.kind for m in delivered] == ["pre", "answer"]
@@ -80,7 +81,8 @@ async def test_high_risk_report_is_stored_and_alerts_admins(db_url: str) -> None
 
 async def test_low_and_medium_reports_are_stored_without_alerts(db_url: str) -> None:
     admins = Admins()
-    async with build_router(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([admins])) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([admins])) as app:
+        router = app.router
         low, _ = await say(router, "should we ship 2.3.9", session="a")
         medium, _ = await say(router, "risk report for v2.4.0", session="b")
     assert low.alerts == [] and medium.alerts == [] and admins.alerts == []

@@ -11,9 +11,10 @@ import pytest
 
 from adapters.data.json_source import JSONDataSource
 from adapters.telemetry.sinks import CollectingSink
-from agent import build_router
+from agent.app import App
 from agent.router import AgentRouter
 from agent.types import OutboundMessage
+from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
 DESIGN_STAGES = [
@@ -32,8 +33,8 @@ DESIGN_STAGES = [
 ]
 
 
-async def rows(router: AgentRouter, query: str) -> list[Any]:
-    return list(await router.p.store.fetch(query))  # type: ignore[attr-defined]
+async def rows(app: App, query: str) -> list[Any]:
+    return list(await app.store.fetch(query))  # type: ignore[attr-defined]
 
 
 async def test_single_turn_with_complete_info(router: AgentRouter) -> None:
@@ -54,10 +55,10 @@ async def test_multi_turn_collects_the_order_id(router: AgentRouter) -> None:
     assert second.needs_user_input is False
 
 
-async def test_telemetry_stages_follow_design_order(router: AgentRouter, sink: CollectingSink) -> None:
+async def test_telemetry_stages_follow_design_order(app: App, router: AgentRouter, sink: CollectingSink) -> None:
     response, _ = await say(router, "Where's O-12345?", session="test-3")
     assert [e.stage for e in sink.for_interaction(response.interaction_id)] == DESIGN_STAGES
-    stored = await rows(router, "SELECT stage FROM telemetry_events ORDER BY id")
+    stored = await rows(app, "SELECT stage FROM telemetry_events ORDER BY id")
     assert [r.stage for r in stored] == DESIGN_STAGES
     assert all(e.timestamp.tzinfo is not None for e in sink.events)
 
@@ -80,7 +81,8 @@ async def test_pre_message_reaches_the_channel_before_the_tool_runs(db_url: str)
     async def reply(m: OutboundMessage) -> None:
         log.append(f"{m.kind}:{m.text}")
 
-    async with build_router(REPO / "config", REPO / "data", db_url, data_source=RecordingData(log)) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, data_source=RecordingData(log)) as app:
+        router = app.router
         await router.handle(interaction("track O-12345"), reply=reply)
     assert log[0] == "pre:Checking order O-12345..."
     assert log[1] == "tool:O-12345"
@@ -88,10 +90,12 @@ async def test_pre_message_reaches_the_channel_before_the_tool_runs(db_url: str)
 
 
 async def test_turns_continue_across_routers_on_one_database(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as first:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        first = app.router
         r1, _ = await say(first, "I want to check my order", session="cross")
     assert r1.missing_param == "order_id"
-    async with build_router(REPO / "config", REPO / "data", db_url) as second:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        second = app.router
         r2, _ = await say(second, "o-12345", session="cross")
     assert "shipped" in r2.text
 
@@ -100,18 +104,20 @@ async def test_turns_continue_across_routers_on_one_database(db_url: str) -> Non
     ("text", "shown"),
     [("", "didn't catch anything"), ("   \n\t ", "didn't catch anything"), ("x" * 100_000, "too long")],
 )
-async def test_unusable_input_is_answered_and_nothing_is_stored(router: AgentRouter, text: str, shown: str) -> None:
+async def test_unusable_input_is_answered_and_nothing_is_stored(
+    app: App, router: AgentRouter, text: str, shown: str
+) -> None:
     response, delivered = await say(router, text, session="bad")
     assert shown in response.text
     assert [m.kind for m in delivered] == ["error"]
-    assert await rows(router, "SELECT * FROM sessions") == []
-    assert await rows(router, "SELECT * FROM messages") == []
+    assert await rows(app, "SELECT * FROM sessions") == []
+    assert await rows(app, "SELECT * FROM messages") == []
 
 
-async def test_control_characters_are_stripped_before_understanding(router: AgentRouter) -> None:
+async def test_control_characters_are_stripped_before_understanding(app: App, router: AgentRouter) -> None:
     response, _ = await say(router, "where\x00 is\x1b my order\u200b O-12345\x07", session="ctl")
     assert "shipped" in response.text
-    stored = await rows(router, "SELECT text FROM messages WHERE role = 'user'")
+    stored = await rows(app, "SELECT text FROM messages WHERE role = 'user'")
     assert stored[0].text == "where is my order O-12345"
 
 
@@ -133,8 +139,9 @@ async def test_concurrent_turns_on_one_session_lose_no_update(db_url: str) -> No
     data = GatedData(arrived, release)
     # Two routers stand for two worker processes: no shared in-process lock, only the database.
     live = CollectingSink()
-    a = build_router(REPO / "config", REPO / "data", db_url, data_source=data, telemetry=live)
-    b = build_router(REPO / "config", REPO / "data", db_url, data_source=data, telemetry=live)
+    app_a = build_app(REPO / "config", REPO / "data", db_url, data_source=data, telemetry=live)
+    app_b = build_app(REPO / "config", REPO / "data", db_url, data_source=data, telemetry=live)
+    a, b = app_a.router, app_b.router
     await say(a, "hello there, how are you", session="race")  # creates the session (version 1)
     turn_a = asyncio.create_task(say(a, "track O-12345", session="race"))
     turn_b = asyncio.create_task(say(b, "track O-23456", session="race"))
@@ -143,23 +150,24 @@ async def test_concurrent_turns_on_one_session_lose_no_update(db_url: str) -> No
     release.set()
     (ra, _), (rb, _) = await asyncio.gather(turn_a, turn_b)
     assert "shipped" in ra.text and "delivered" in rb.text
-    version = await rows(a, "SELECT version FROM sessions WHERE id = 'race'")
+    version = await rows(app_a, "SELECT version FROM sessions WHERE id = 'race'")
     assert version[0].version == 3  # 1 + both turns; the loser reloaded and re-ran on version 2
-    users = await rows(a, "SELECT text FROM messages WHERE session_id = 'race' AND role = 'user' ORDER BY id")
+    users = await rows(app_a, "SELECT text FROM messages WHERE session_id = 'race' AND role = 'user' ORDER BY id")
     assert sorted(u.text for u in users) == ["hello there, how are you", "track O-12345", "track O-23456"]
     attempts = sorted(sum(e.stage == "received" for e in live.for_interaction(r.interaction_id)) for r in (ra, rb))
     assert attempts == [1, 2]  # the loser of the race ran again on the winner's state
-    stored = await rows(a, "SELECT count(*) AS n FROM telemetry_events WHERE stage = 'received'")
+    stored = await rows(app_a, "SELECT count(*) AS n FROM telemetry_events WHERE stage = 'received'")
     assert stored[0].n == 3  # the losing attempt rolled back; only committed turns are stored
-    await a.aclose()
-    await b.aclose()
+    await app_a.aclose()
+    await app_b.aclose()
 
 
 async def test_retry_after_conflict_does_not_deliver_the_pre_message_twice(db_url: str) -> None:
     arrived, release = asyncio.Semaphore(0), asyncio.Event()
     data = GatedData(arrived, release)
-    a = build_router(REPO / "config", REPO / "data", db_url, data_source=data)
-    b = build_router(REPO / "config", REPO / "data", db_url, data_source=data)
+    app_a = build_app(REPO / "config", REPO / "data", db_url, data_source=data)
+    app_b = build_app(REPO / "config", REPO / "data", db_url, data_source=data)
+    a, b = app_a.router, app_b.router
     await say(a, "hi there friend", session="dup")
     ta = asyncio.create_task(say(a, "track O-12345", session="dup"))
     tb = asyncio.create_task(say(b, "track O-12345", session="dup"))
@@ -169,8 +177,8 @@ async def test_retry_after_conflict_does_not_deliver_the_pre_message_twice(db_ur
     results = await asyncio.gather(ta, tb)
     for _, delivered in results:
         assert [m.kind for m in delivered] == ["pre", "answer"]
-    await a.aclose()
-    await b.aclose()
+    await app_a.aclose()
+    await app_b.aclose()
 
 
 async def test_locked_database_gives_a_clear_message_and_writes_nothing(tmp_path: Path) -> None:
@@ -181,7 +189,8 @@ async def test_locked_database_gives_a_clear_message_and_writes_nothing(tmp_path
     for name in ("intents.yaml", "agents.yaml"):
         (settings / name).write_text((REPO / "config" / name).read_text())
     (settings / "settings.yaml").write_text("db_busy_timeout_ms: 100\n")
-    async with build_router(settings, REPO / "data", url) as router:
+    async with build_app(settings, REPO / "data", url) as app:
+        router = app.router
         await say(router, "hi there", session="warm")  # creates the schema
         holder = sqlite3.connect(db)
         holder.execute("BEGIN EXCLUSIVE")
@@ -192,7 +201,7 @@ async def test_locked_database_gives_a_clear_message_and_writes_nothing(tmp_path
             holder.close()
         assert "couldn't save our conversation" in response.text
         assert delivered[-1].kind == "error"
-        assert await rows(router, "SELECT * FROM sessions WHERE id = 'locked'") == []
-        assert await rows(router, "SELECT * FROM messages WHERE session_id = 'locked'") == []
+        assert await rows(app, "SELECT * FROM sessions WHERE id = 'locked'") == []
+        assert await rows(app, "SELECT * FROM messages WHERE session_id = 'locked'") == []
         again, _ = await say(router, "track O-12345", session="locked")
         assert "shipped" in again.text

@@ -6,9 +6,9 @@ import pytest
 
 from agent.config import load_config
 from agent.intents import IntentsRegistry
+from agent.text import Normalizer, stem
 from agent.types import Goal, GoalStatus, IntentContext, PendingConfirmation, SessionState
 from agent.understanding.rules import RulesClassifier
-from agent.understanding.text import Normalizer, stem
 from tests.helpers import REPO, interaction
 
 CONFIG = load_config(REPO / "config")

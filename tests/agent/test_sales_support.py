@@ -8,12 +8,13 @@ import pytest
 from adapters.memory.zep import METADATA_KEY
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import CollectingSink
+from agent.app import App
 from agent.interfaces import Preferences, ToolContext
+from agent.planners.budget_words import parse_budget
 from agent.preferences import PreferenceExtractor, merge
 from agent.router import AgentRouter
-from agent.specialists.budget import parse_budget
 from agent.types import ToolCall
-from bots.compose import build_router
+from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.zep_standin import zep_standin
 
@@ -50,13 +51,15 @@ def test_a_later_like_overrides_an_earlier_dislike() -> None:
 
 
 async def test_a_disliked_brand_is_not_recommended_in_the_next_session(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         first, _ = await say(router, "Recommend a gaming mouse under 1500, but not Razer please", "thread-1", "C-002")
         assert first.tool_results[0].tool == "inventory_query"
         assert "Razer" not in first.text.replace("I left out Razer", "")
         assert "Logitech G502 HERO" in first.text
     # A new process, a new thread, the same customer.
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         second, _ = await say(router, "can you suggest a gaming mouse? budget 1500", "thread-2", "C-002")
         assert "DeathAdder" not in second.text and "Basilisk" not in second.text
         assert "I left out Razer" in second.text and "Logitech G502 HERO" in second.text
@@ -76,8 +79,8 @@ async def test_every_turn_reads_preferences_and_agents_see_them(router: AgentRou
     assert "1. Razer DeathAdder V3 (MS-102): ฿1,490, 6 in stock\n" in response.text  # brief: no feature list
 
 
-async def test_the_gateway_enforces_the_permission_matrix(router: AgentRouter) -> None:
-    gateway = router.p.executor
+async def test_the_gateway_enforces_the_permission_matrix(app: App) -> None:
+    gateway = app.tools
     ctx = ToolContext(session_id="s", interaction_id="i", agent="sales", intent_id="recommend_item")
     kb = await gateway.execute(ToolCall(tool_name="knowledge_base_search", params={"query": "frozen"}), ctx)
     order = await gateway.execute(ToolCall(tool_name="check_order_status", params={"order_id": "O-12345"}), ctx)
@@ -102,14 +105,16 @@ async def test_two_passes_per_turn_and_the_pre_message_goes_out_first(
 async def test_zep_is_chosen_when_its_key_is_set(db_url: str) -> None:
     async with zep_standin("z-key") as zep:
         env = {"ZEP_API_KEY": "z-key", "ZEP_BASE_URL": zep.base_url}
-        async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+        async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+            router = app.router
             await say(router, "suggest a laptop under 40k, I don't like Lenovo", "t-1", "C-001")
             later, _ = await say(router, "recommend a gaming laptop, budget 50k", "t-2", "C-001")
         [user] = zep.users.values()
         assert user["user_id"] == "C-001" and user["metadata"][METADATA_KEY]["disliked_brands"] == ["Lenovo"]
         assert "Lenovo" not in later.text.replace("I left out Lenovo", "") and "Asus TUF Gaming A15" in later.text
         zep.fail_with = 503
-        async with build_router(REPO / "config", REPO / "data", db_url, env=env) as router:
+        async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+            router = app.router
             # Memory down: the turn still answers, without personalization.
             degraded, _ = await say(router, "recommend a gaming laptop, budget 50k", "t-3", "C-001")
         assert "Lenovo Legion 5" in degraded.text

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent import build_router
 from agent.config import load_config
 from agent.intents import IntentsRegistry
 from agent.types import IntentContext, SessionState
 from agent.understanding.rules import RulesClassifier
+from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
 CONFIG = load_config(REPO / "config")
@@ -42,7 +42,8 @@ async def test_task_and_refund_phrasings(text: str, intent: str, params: dict) -
 
 
 async def test_tasks_belong_to_their_owner_and_live_in_the_database(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         await say(router, "add a task to call the bank", session="a", customer="C-001")
         await say(router, "add a task to file taxes", session="b", customer="C-001")  # same user, other thread
         theirs, _ = await say(router, "what's on my list", session="c", customer="C-002")
@@ -50,7 +51,7 @@ async def test_tasks_belong_to_their_owner_and_live_in_the_database(db_url: str)
         await say(router, "delete task 1", session="d", customer="C-001")
         await say(router, "yes", session="d", customer="C-001")
         await say(router, "yes", session="d", customer="C-001")  # a repeated yes is not a second delete
-        rows = await router.p.store.fetch(  # type: ignore[attr-defined]
+        rows = await app.store.fetch(  # type: ignore[attr-defined]
             "SELECT owner, number, title, status FROM tasks ORDER BY number"
         )
     assert "empty" in theirs.text
@@ -59,7 +60,8 @@ async def test_tasks_belong_to_their_owner_and_live_in_the_database(db_url: str)
 
 
 async def test_greeting_and_off_topic_use_no_tools(db_url: str) -> None:
-    async with build_router(REPO / "config", REPO / "data", db_url) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        router = app.router
         for text in ("hello there", "what's the capital of France?"):
             response, _ = await say(router, text)
             assert response.tool_results == []

@@ -8,15 +8,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent import build_router
+from agent.app import App
 from agent.router import AgentRouter
 from bots.alerts import AlertFanout
-from bots.discord_alerts import DiscordAdminAlerts
-from bots.discord_bot import DiscordBot
-from bots.discord_events import DiscordSettings
-from bots.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, GUILD_ID, StandInDiscord, user
+from bots.app import build_app
+from bots.discord.alerts import DiscordAdminAlerts
+from bots.discord.bot import DiscordBot
+from bots.discord.events import DiscordSettings
+from bots.testing.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, GUILD_ID, StandInDiscord, user
 from tests.helpers import REPO
 
 ALICE = user("510000000000000001", "alice")  # customer C-001 in data/customers.json
@@ -40,27 +40,29 @@ def settings(standin: StandInDiscord, **extra: Any) -> DiscordSettings:
 @dataclass
 class Running:
     bot: DiscordBot
-    router: AgentRouter
+    app: App
     fanout: AlertFanout
+
+    @property
+    def router(self) -> AgentRouter:
+        return self.app.router
 
 
 @asynccontextmanager
-async def running_bot(
-    standin: StandInDiscord, db_url: str, router: AgentRouter | None = None
-) -> AsyncIterator[Running]:
+async def running_bot(standin: StandInDiscord, db_url: str, app: App | None = None) -> AsyncIterator[Running]:
     """Start the bot, wait until it is ready (commands synced, guild received), stop it afterwards."""
     store = SqlStore(db_url)
     notifier = DiscordAdminAlerts(int(ADMIN_CHANNEL_ID))
     fanout = AlertFanout([notifier])
-    router = router or build_router(REPO / "config", REPO / "data", db_url, store=store, alerts=fanout)
-    bot = DiscordBot(settings(standin), router, SqlInbox(router.p.store), admin_alerts=notifier)  # type: ignore[arg-type]
+    app = app or build_app(REPO / "config", REPO / "data", db_url, store=store, alerts=fanout)
+    bot = DiscordBot(settings(standin), app, admin_alerts=notifier)
     standin.identified.clear()
     task = asyncio.create_task(bot.start("test-token"))
     try:
         await asyncio.wait_for(bot.wait_until_ready(), 10)
-        yield Running(bot, router, fanout)
+        yield Running(bot, app, fanout)
         await bot.dispatcher.drain()
     finally:
         await bot.close()
         await asyncio.gather(task, return_exceptions=True)
-        await router.aclose()
+        await app.aclose()

@@ -14,10 +14,10 @@ import pytest
 from adapters.data.json_source import JSONDataSource
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent import build_router
 from agent.types import OutboundMessage
-from bots.discord_delivery import ChannelTarget
-from bots.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord
+from bots.app import build_app
+from bots.discord.delivery import ChannelTarget
+from bots.testing.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord
 from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
 from tests.helpers import REPO
 
@@ -67,7 +67,7 @@ async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(
         await standin.say(thread, ALICE, "o-12345 please")  # no mention needed in the bot's thread
         replies = await posted(standin, thread, 3)
         assert replies[1] == "Checking order O-12345..." and "has shipped" in replies[2]
-        state, history = await run.router.p.store.load(f"discord:{GUILD_ID}:{thread}", 10)
+        state, history = await run.app.store.load(f"discord:{GUILD_ID}:{thread}", 10)
     assert state is not None and state.customer_id == "C-001" and state.active_goal is None
     assert [m.text for m in history if m.role == "user"] == ["I want to check my order", "o-12345 please"]
     bot_posts = [c for c in standin.calls if c.method == "POST" and c.path.startswith(("/channels", "/webhooks"))]
@@ -153,7 +153,7 @@ async def test_buttons_confirm_a_handoff_alert_admins_and_resume(standin: StandI
         replies = await posted(standin, thread, 7)
         assert "delivered" in replies[6]
         assert [a.kind for a in run.fanout.sent] == ["handoff"]
-        user_rows = await run.router.p.store.fetch(  # type: ignore[attr-defined]
+        user_rows = await run.app.store.fetch(  # type: ignore[attr-defined]
             f"SELECT text FROM messages WHERE session_id = '{key}' AND role = 'user' ORDER BY id"
         )
     assert [r.text for r in user_rows][:2] == ["purple monkey dishwasher", "I want to talk to a human"]
@@ -176,7 +176,7 @@ async def test_confirm_and_cancel_buttons_survive_a_restart_and_only_their_user_
         click = await standin.click(message, f"agentbot:cancel:{ALICE['id']}", ALICE)
         await standin.click(message, f"agentbot:cancel:{ALICE['id']}", ALICE, interaction_id=click)  # redelivered
         await posted(standin, thread, 3)
-        rows = await run.router.p.store.fetch(  # type: ignore[attr-defined]
+        rows = await run.app.store.fetch(  # type: ignore[attr-defined]
             "SELECT text, interaction_id FROM messages WHERE role = 'user' ORDER BY id"
         )
     assert [r.text for r in rows] == ["I want to check my order", "no"]  # Mallory's click changed nothing
@@ -215,7 +215,7 @@ async def test_a_mention_in_someone_elses_thread_starts_from_its_history(standin
         assert texts(standin, thread) == []  # not the bot's thread and nobody called it
         await standin.say(thread, MALLORY, "same for me", mention_bot=True)
         await posted(standin, thread, 1)
-        rows = await run.router.p.store.fetch(  # type: ignore[attr-defined]
+        rows = await run.app.store.fetch(  # type: ignore[attr-defined]
             f"SELECT role, text FROM messages WHERE session_id = 'discord:{GUILD_ID}:{thread}' ORDER BY id"
         )
     assert [(r.role, r.text) for r in rows][:2] == [("user", "my parcel O-34567 is late"), ("user", "same for me")]
@@ -248,10 +248,8 @@ class BrokenDirectory(JSONDataSource):
 
 async def test_a_failing_turn_tells_the_user_and_is_not_retried_forever(standin: StandInDiscord, db_url: str) -> None:
     store = SqlStore(db_url)
-    router = build_router(
-        REPO / "config", REPO / "data", db_url, store=store, data_source=BrokenDirectory(REPO / "data")
-    )
-    async with running_bot(standin, db_url, router=router):
+    app = build_app(REPO / "config", REPO / "data", db_url, store=store, data_source=BrokenDirectory(REPO / "data"))
+    async with running_bot(standin, db_url, app=app):
         _, thread = await ask_in_general(standin, "where is O-12345")
         assert await posted(standin, thread, 1) == ["Something went wrong. Please try again."]
     after = SqlStore(db_url)
@@ -273,6 +271,6 @@ async def test_a_refund_is_confirmed_by_button_and_a_second_click_replays_the_re
         await posted(standin, thread, 2)
         await standin.click(question, custom_ids[0], ALICE)  # a second click: its own interaction id
         replies = await posted(standin, thread, 3)
-        refunds = await run.router.p.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
+        refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
     assert "refunded $89.50" in replies[1] and "refunded $89.50" in replies[2]  # the original result, again
     assert [tuple(r) for r in refunds] == [("O-23456", 89.5)]

@@ -9,10 +9,10 @@ import pytest
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent import build_router
-from agent.interfaces import InboxEvent
+from agent.records import InboxEvent
 from agent.router import AgentRouter
 from agent.types import Interaction, OutboundMessage
+from bots.app import build_app
 from bots.dispatch import Dispatcher
 from tests.helpers import REPO
 
@@ -43,7 +43,8 @@ class Channel:
 @pytest.fixture
 async def parts(db_url: str) -> AsyncIterator[tuple[AgentRouter, SqlInbox]]:
     store = SqlStore(db_url)
-    async with build_router(REPO / "config", REPO / "data", db_url, store=store) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, store=store) as app:
+        router = app.router
         yield router, SqlInbox(store)
 
 
@@ -85,7 +86,8 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
     await store.aclose()
 
     store = SqlStore(db_url)
-    async with build_router(REPO / "config", REPO / "data", db_url, store=store) as router:
+    async with build_app(REPO / "config", REPO / "data", db_url, store=store) as app:
+        router = app.router
         channel = Channel(router)
         dispatcher = Dispatcher(SqlInbox(store), channel.handle, recover_after_seconds=0)
         assert await dispatcher.recover() == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.data.json_source import JSONDataSource
-from bots.slack_standin import TEAM_ID, SlackStandIn
+from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.helpers import REPO
 from tests.slack_harness import ADMIN, ADMIN_CHANNEL, ALICE, CHANNEL, in_thread, rows, running_app
 
@@ -229,8 +229,8 @@ async def test_an_admin_resumes_by_mentioning_the_bot_in_the_thread(db_url: str,
 async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(slack: SlackStandIn) -> None:
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from agent.interfaces import Alert
-    from bots.slack_alerts import SlackAlertNotifier
+    from agent.types import Alert
+    from bots.slack.alerts import SlackAlertNotifier
 
     notifier = SlackAlertNotifier(AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/"), ADMIN_CHANNEL)
     await notifier.notify(
@@ -246,7 +246,7 @@ async def test_a_long_answer_is_split_in_the_thread_with_buttons_on_the_last_par
     from slack_sdk.web.async_client import AsyncWebClient
 
     from agent.types import OutboundMessage
-    from bots.slack_delivery import ThreadReply
+    from bots.slack.delivery import ThreadReply
 
     reply = ThreadReply(
         AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/"), CHANNEL, "1.5", "slack:T:C:1.5"

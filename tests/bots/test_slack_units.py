@@ -6,10 +6,10 @@ import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from agent.errors import ConfigError
-from bots.slack_commands import parse, resume_target
-from bots.slack_delivery import button_blocks, escape, split
-from bots.slack_events import from_message, inbound_text
-from bots.slack_run import SlackSettings
+from bots.slack.commands import parse, resume_target
+from bots.slack.delivery import button_blocks, escape, split
+from bots.slack.events import from_message, inbound_text
+from bots.slack.serve import SlackSettings
 from tests.slack_harness import sign
 
 # Slack's documented example ("Verifying requests from Slack").

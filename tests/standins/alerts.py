@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.interfaces import Alert
+from agent.types import Alert
 
 
 class CollectingAlerts:

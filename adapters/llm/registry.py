@@ -1,0 +1,58 @@
+"""The provider registry: picks the configured LLM provider by name, importing only its SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agent.config import LLMSettings
+from agent.errors import ConfigError
+from agent.interfaces import LLMProvider
+
+PROVIDERS = ("openai", "anthropic", "compat")
+
+
+def _need(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name)
+    if not value:
+        raise ConfigError("environment", "not set; the chosen LLM provider needs it", field=name)
+    return value
+
+
+def build_llm(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
+    """The configured provider inside the one retry layer. Only the chosen SDK is imported."""
+    from adapters.llm.retry import RetryingProvider
+
+    common: dict[str, Any] = {
+        "prices": settings.prices,
+        "timeout": settings.timeout_seconds,
+        "context_window": settings.context_window,
+    }
+    provider: LLMProvider
+    if settings.provider == "openai":
+        from adapters.llm.openai import OpenAIProvider
+
+        provider = OpenAIProvider(_need(env, "OPENAI_API_KEY"), settings.model, env.get("OPENAI_BASE_URL"), **common)
+    elif settings.provider == "anthropic":
+        from adapters.llm.anthropic import AnthropicProvider
+
+        provider = AnthropicProvider(
+            _need(env, "ANTHROPIC_API_KEY"), settings.model, env.get("ANTHROPIC_BASE_URL"), **common
+        )
+    elif settings.provider == "compat":
+        from adapters.llm.compat import CompatProvider
+
+        provider = CompatProvider(
+            _need(env, "AGENTBOT_COMPAT_BASE_URL"),
+            settings.model,
+            env.get("AGENTBOT_COMPAT_API_KEY") or "not-needed",
+            env.get("AGENTBOT_COMPAT_JSON_MODE") or "json_schema",
+            **common,
+        )
+    else:
+        raise ConfigError(
+            "settings.yaml",
+            f"unknown LLM provider {settings.provider!r}; choose one of {', '.join(PROVIDERS)}",
+            field="llm.provider",
+        )
+    return RetryingProvider(provider, settings.retry)

@@ -1,0 +1,61 @@
+"""The App: the whole application the composition root (`bots.build_app`) returns.
+
+Channels, the CLI, the eval runner and tests take an App and use its named parts; nothing outside
+the router reaches into the router's own collaborators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from agent.config import Settings
+from agent.interfaces import (
+    AlertNotifier,
+    DataSource,
+    EventInbox,
+    PolicyEngine,
+    SessionStore,
+    ToolExecutor,
+    Tracer,
+)
+from agent.router import AgentRouter
+
+
+@dataclass
+class App:
+    """
+    Args:
+        router: runs turns (`app.router.handle(interaction, reply)`).
+        store: the session store (state, history, telemetry, side effects).
+        data: orders and customers, with what the bot wrote itself laid over them.
+        settings: the validated `settings.yaml`.
+        alerts: where admin alerts go.
+        policy: the policy engine every tool call passes.
+        tools: the tool executor (the gateway, traced when tracing is on).
+        inbox: exactly-once intake of channel events, on the store's database (None for a custom store).
+        tracer: OpenTelemetry traces, or None when tracing is off.
+        closers: resources released with the app (e.g. an LLM provider's HTTP client).
+    """
+
+    router: AgentRouter
+    store: SessionStore
+    data: DataSource
+    settings: Settings
+    alerts: AlertNotifier
+    policy: PolicyEngine
+    tools: ToolExecutor
+    inbox: EventInbox | None = None
+    tracer: Tracer | None = None
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        for close in self.closers:
+            await close()
+        await self.router.aclose()
+
+    async def __aenter__(self) -> App:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,1 @@
+"""The conversation state machine: goals and their stack, confirmations, human handoff."""

@@ -1,0 +1,225 @@
+"""Confirmations bound to the exact action: money-moving or destructive tools wait for a yes.
+
+The pending action (tool, canonical params, their hash, expiry) lives in
+`SessionState.pending_confirmation` until the user answers or it expires: "yes" or the Confirm
+button carries out exactly that action once, "no" or Cancel drops it, anything else leaves the
+question open. The hash is the action's idempotency key in the tool ledger, so a second confirm
+(two clicks, a redelivered event) answers with the first result instead of acting twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from agent.config import Vocabulary
+from agent.conversation import goals
+from agent.interfaces import SessionStore
+from agent.text import Answer, YesNo
+from agent.turn import Turn
+from agent.types import (
+    Classification,
+    ConfirmedAction,
+    GoalStatus,
+    Interaction,
+    OutboundMessage,
+    PendingConfirmation,
+    SessionState,
+    ToolCall,
+    ToolResult,
+    utcnow,
+)
+
+BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
+ASK_SUFFIX = "Please confirm or cancel."
+CANCELLED = "Okay, I've cancelled that; nothing was changed."
+EXPIRED = (
+    "That request waited too long for a confirmation, so I didn't carry it out. Just ask again if you still want it."
+)
+NOTHING = "There's nothing waiting for your confirmation right now."
+DEFAULT_PROMPT = "This needs your confirmation before I go ahead."
+
+
+class Resolution(BaseModel):
+    """What an open confirmation made of this message.
+
+    outcome: "run" (confirmed: the goal is active again and its action approved for this turn),
+    "handled" (answered: cancelled, expired, or a repeated confirm answered from the ledger),
+    "continue" (not an answer: the question stays open, the message is handled normally).
+    """
+
+    outcome: Literal["run", "handled", "continue"]
+    results: list[ToolResult] = []
+    cls: Classification | None = None  # for "run": the classification that resumes the goal
+
+
+def action_hash(session_id: str, tool: str, params: dict[str, Any]) -> str:
+    """The identity of one action in one conversation: same tool, same canonical params, same hash."""
+    canonical = json.dumps({"tool": tool, "params": params}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(f"{session_id}|{canonical}".encode()).hexdigest()[:32]
+
+
+class Confirmations:
+    """
+    Args:
+        store: where the tool ledger is read, to answer a repeated confirm with the first result.
+        vocabulary: yes/no words, for classifiers that do not mark replies themselves.
+        ttl_seconds: how long a confirmation stays open.
+        clock: the current UTC time; tests pass their own.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        vocabulary: Vocabulary,
+        ttl_seconds: float,
+        clock: Callable[[], datetime] = utcnow,
+    ):
+        self.store = store
+        self.yes_no = YesNo(vocabulary)
+        self.ttl = timedelta(seconds=ttl_seconds)
+        self.clock = clock
+
+    def answer_of(self, interaction: Interaction, cls: Classification) -> Answer | None:
+        if interaction.action in ("confirm", "cancel"):
+            return "yes" if interaction.action == "confirm" else "no"
+        return cls.reply or self.yes_no(interaction.text)
+
+    async def ask(
+        self, state: SessionState, goal_id: str, intent_id: str, call: ToolCall, prompt: str, t: Turn
+    ) -> None:
+        """Hold the action and ask; a different action replaces an earlier open question."""
+        digest = action_hash(state.session_id, call.tool_name, call.params)
+        text = f"{prompt or DEFAULT_PROMPT} {ASK_SUFFIX}"
+        state.pending_confirmation = PendingConfirmation(
+            kind="tool",
+            intent_id=intent_id,
+            goal_id=goal_id,
+            tool=call.tool_name,
+            params=call.params,
+            action_hash=digest,
+            prompt=text,
+            expires_at=self.clock() + self.ttl,
+        )
+        t.emit("confirmation_requested", {"tool": call.tool_name, "params": call.params, "action_hash": digest})
+        await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS)))
+
+    async def resolve(self, state: SessionState, interaction: Interaction, cls: Classification, t: Turn) -> Resolution:
+        """Settle an open confirmation (or a repeated click) before the message is read as a request."""
+        pending = state.pending_confirmation
+        answer = self.answer_of(interaction, cls)
+        if pending is None or pending.kind != "tool":
+            if interaction.action == "confirm":
+                return Resolution(outcome="handled", results=await self._replay(state, t))
+            if interaction.action == "cancel":
+                await self._say(t, NOTHING, "none_open")
+                return Resolution(outcome="handled")
+            return Resolution(outcome="continue")
+        if pending.expires_at is not None and pending.expires_at <= self.clock():
+            state.pending_confirmation = None
+            t.emit("confirmation_expired", {"tool": pending.tool, "action_hash": pending.action_hash})
+            self._drop_goal(state, pending)
+            if answer is None:
+                return Resolution(outcome="continue")
+            await self._say(t, EXPIRED, "expired")
+            return Resolution(outcome="handled")
+        if answer == "no":
+            state.pending_confirmation = None
+            self._drop_goal(state, pending)
+            t.emit("confirmation_cancelled", {"tool": pending.tool, "action_hash": pending.action_hash})
+            await self._say(t, CANCELLED, "cancelled")
+            return Resolution(outcome="handled")
+        if answer != "yes":
+            return Resolution(outcome="continue")
+        # A goal the user moved away from (replaced by another request) still owns its open question.
+        goal = state.goals.get(pending.goal_id or "")
+        if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed):
+            state.pending_confirmation = None
+            await self._say(t, EXPIRED, "goal_gone")
+            return Resolution(outcome="handled")
+        self._reactivate(state, goal.id)
+        t.approved = pending.action_hash
+        t.emit("confirmation_accepted", {"tool": pending.tool, "action_hash": pending.action_hash})
+        return Resolution(
+            outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=1.0, fills_slot=True)
+        )
+
+    @staticmethod
+    def take_offer(state: SessionState) -> PendingConfirmation | None:
+        """Offers ("shall I loop in a human?") are one-shot; an action's confirmation stays open."""
+        pending = state.pending_confirmation
+        if pending is not None and pending.kind == "tool":
+            return None
+        state.pending_confirmation = None
+        return pending
+
+    @staticmethod
+    def carried_out(state: SessionState, call: ToolCall, result: ToolResult) -> None:
+        """The confirmed action ran: close the question and remember it for a repeated confirm."""
+        pending = state.pending_confirmation
+        if pending is not None and pending.action_hash == result.idempotency_key:
+            state.pending_confirmation = None
+        if result.success:
+            state.confirmed_action = ConfirmedAction(hash=result.idempotency_key, tool=call.tool_name)
+
+    @staticmethod
+    def settle(state: SessionState, approved: str | None, t: Turn) -> None:
+        """End of an approved turn: keep the answer given, and close a question the policy refused."""
+        done = state.confirmed_action
+        if approved and done and done.hash == approved and not done.answer:
+            done.answer = t.final_text
+        pending = state.pending_confirmation
+        if approved and pending is not None and pending.action_hash == approved:
+            state.pending_confirmation = None
+
+    async def _say(self, t: Turn, text: str, what: str) -> None:
+        await t.send(OutboundMessage(kind="answer", text=text))
+        t.emit("response_generated", {"confirmation": what})
+
+    async def remind(self, state: SessionState, t: Turn) -> bool:
+        """An unclear message while a confirmation is open: ask it again rather than guess."""
+        pending = state.pending_confirmation
+        if pending is None or pending.kind != "tool":
+            return False
+        text = f"Sorry, I didn't follow. {pending.prompt}"
+        await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS)))
+        t.emit("response_generated", {"confirmation": "reminded"})
+        return True
+
+    async def _replay(self, state: SessionState, t: Turn) -> list[ToolResult]:
+        done = state.confirmed_action
+        previous = await self.store.ledger_get(done.hash or "") if done else None
+        if previous is None:
+            await self._say(t, NOTHING, "none_open")
+            return []
+        replayed = previous.model_copy(update={"replayed": True})
+        t.emit("tool_execute", {"tool": replayed.tool, "ok": replayed.success, "replayed": True, "time_ms": 0.0})
+        await self._say(t, (done.answer if done else "") or "That's already done.", "replayed")
+        return [replayed]
+
+    @staticmethod
+    def _reactivate(state: SessionState, goal_id: str) -> None:
+        """Bring the confirmed goal back to the front; whatever the user moved on to waits on the stack."""
+        active = state.active_goal
+        if active is not None and active.id != goal_id and active.status in (GoalStatus.active, GoalStatus.blocked):
+            active.status = GoalStatus.suspended
+            state.goal_stack.append(active.id)
+        state.goal_stack = [g for g in state.goal_stack if g != goal_id]
+        state.goals[goal_id].status = GoalStatus.active
+        state.active_goal_id = goal_id
+
+    @staticmethod
+    def _drop_goal(state: SessionState, pending: PendingConfirmation) -> None:
+        goal = state.goals.get(pending.goal_id or "")
+        if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed, GoalStatus.cancelled):
+            return
+        if state.active_goal_id == goal.id:
+            goals.finish(state, goal, GoalStatus.cancelled)
+        else:
+            goal.status = GoalStatus.cancelled
+            state.goal_stack = [g for g in state.goal_stack if g != goal.id]

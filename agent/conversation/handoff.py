@@ -1,0 +1,108 @@
+"""Human handoff: requested -> claimed (the bot is silent) -> released (the bot takes over again).
+
+A request comes from the human_handoff intent, a "yes" to the unknown-intent offer, or a policy
+escalation; admins get an alert with a Claim action. An unclaimed request is alerted again after a
+configured time (`HandoffDesk.realert_unclaimed`). Every transition is saved in the session state
+and mirrored in the handoff queue table (`queue_row`), which the re-alert sweep reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from agent.types import Alert, Handoff, Message, SessionState, SideEffect, utcnow
+
+Action = Literal["claim", "release"]
+
+WAITING = "A human support agent has been asked to join; they'll reply here."
+CLAIMED = "{actor} from our support team has joined and will take it from here."
+RELEASED = "I'm back in this conversation. What else can I help you with?"
+# Admin-side actions a channel renders as buttons on the alert: Claim, then Resume bot.
+CLAIM, RESUME = "claim", "release"
+
+
+def request(
+    state: SessionState,
+    reason: str,
+    history: list[Message],
+    *,
+    kind: str = "handoff",
+    summary: str | None = None,
+) -> Alert:
+    """Hand the session to people and describe it for the admin channel."""
+    state.handoff = Handoff(status="requested", reason=reason)
+    who = state.customer_id or "guest"
+    return _alert(state, history, kind, summary or f"Customer {who} asked for a human: {reason}")
+
+
+def _alert(state: SessionState, history: list[Message], kind: str, summary: str) -> Alert:
+    last = [f"{m.role}: {m.text}" for m in history[-5:]]
+    sent = state.handoff.alerts_sent if state.handoff else 1
+    since = state.handoff.requested_at.isoformat() if state.handoff else ""
+    return Alert(
+        kind=kind,
+        session_id=state.session_id,
+        summary=summary,
+        details={
+            "customer_id": state.customer_id,
+            "channel": state.channel_type.value,
+            "last_messages": last,
+            "actions": [CLAIM],
+            "alert_number": sent,
+        },
+        # A re-alert is a new message on purpose, so it must not be de-duplicated against the first.
+        dedupe_key=f"handoff:{state.session_id}:{since}:{sent}",
+    )
+
+
+def queue_row(state: SessionState) -> SideEffect:
+    """The handoff's current state as a row of the handoff queue."""
+    h = state.handoff or Handoff(status="released")
+    data = {
+        "session_id": state.session_id,
+        "status": h.status,
+        "reason": h.reason,
+        "requested_at": h.requested_at.isoformat(),
+        "alerted_at": h.alerted_at.isoformat(),
+        "updated_at": h.updated_at.isoformat(),
+    }
+    return SideEffect(kind="handoff_state", key=state.session_id, data=data)
+
+
+def due(state: SessionState, now: datetime, after_seconds: float) -> bool:
+    h = state.handoff
+    return h is not None and h.status == "requested" and (now - h.alerted_at).total_seconds() >= after_seconds
+
+
+def realert(state: SessionState, history: list[Message], now: datetime) -> Alert:
+    """Nobody claimed it yet: tell the admins again, saying how long the customer has waited."""
+    h = state.handoff
+    assert h is not None
+    h.alerts_sent += 1
+    h.alerted_at = now
+    minutes = int((now - h.requested_at).total_seconds() // 60)
+    summary = f"Still unclaimed after {minutes} min: customer {state.customer_id or 'guest'} is waiting ({h.reason})"
+    return _alert(state, history, "handoff", summary)
+
+
+def acknowledgement(state: SessionState) -> str | None:
+    """While people have the conversation the bot says once that someone is coming, then nothing."""
+    if state.handoff is None or state.handoff.status != "requested" or state.handoff.acknowledged:
+        return None
+    state.handoff.acknowledged = True
+    return WAITING
+
+
+def control(state: SessionState, action: Action, actor: str) -> str | None:
+    """Apply an admin's claim or release; the notice for the thread, or None if nothing changed."""
+    handoff = state.handoff
+    if handoff is None or not handoff.active:
+        return None
+    handoff.status = "claimed" if action == "claim" else "released"
+    handoff.by, handoff.updated_at = actor, utcnow()
+    if action == "release":
+        handoff.acknowledged = False
+        return RELEASED
+    handoff.acknowledged = True
+    return CLAIMED.format(actor=actor or "Someone")

@@ -1,0 +1,70 @@
+"""What an LLM provider answers, in provider-neutral form; each adapter translates its SDK's reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class LLMToolCall(BaseModel):
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    # The raw text when the model's arguments were not a JSON object (weak local models do this).
+    invalid_arguments: str | None = None
+
+
+class LLMResponse(BaseModel):
+    content: str | None = None
+    tool_calls: list[LLMToolCall] = Field(default_factory=list)
+    model: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    cost: float = 0.0
+    attempts: int = 1  # HTTP attempts the retry layer made, 1 when the first one answered
+    retry_delays: list[float] = Field(default_factory=list)  # seconds slept before each retry
+
+
+class LLMCapabilities(BaseModel):
+    tools: bool = True
+    json_schema: bool = True
+    streaming: bool = False
+    context_window: int = 128_000
+
+
+class Usage(BaseModel):
+    """LLM work counted during a turn (or a stage of it)."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    latency_ms: float = 0.0
+    errors: int = 0
+
+    def minus(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls - other.calls,
+            tokens_in=self.tokens_in - other.tokens_in,
+            tokens_out=self.tokens_out - other.tokens_out,
+            cost=round(self.cost - other.cost, 8),
+            latency_ms=round(self.latency_ms - other.latency_ms, 3),
+            errors=self.errors - other.errors,
+        )
+
+    @property
+    def empty(self) -> bool:
+        return self.calls == 0 and self.errors == 0
+
+    def add(self, response: LLMResponse | None, latency_ms: float) -> None:
+        """Count one provider call; `response` None means it failed."""
+        self.calls += 1
+        self.latency_ms = round(self.latency_ms + latency_ms, 3)
+        if response is None:
+            self.errors += 1
+            return
+        self.tokens_in += response.tokens_in
+        self.tokens_out += response.tokens_out
+        self.cost = round(self.cost + response.cost, 8)

@@ -1,0 +1,86 @@
+"""The release agent in rules mode: fetch the summary, classify it, file the report, answer.
+
+Pass 1 asks for the release or requests `get_release_summary`; pass 2 assesses the summary against
+the stated thresholds and requests `file_risk_report`; pass 3 answers from both results. Wording
+comes from the intent's templates in config/intents.yaml (answer keyed by severity, error by code).
+"""
+
+from __future__ import annotations
+
+from agent.config import BotConfig
+from agent.interfaces import AgentRequest, TurnLog
+from agent.planners.generic import TemplatePlanner, settle_failure
+from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
+from agent.planners.render import render
+from agent.types import AskUser, Plan, Respond, ToolCall, ToolResult
+
+SUMMARY, REPORT = "get_release_summary", "file_risk_report"
+
+
+class ReleasePlanner:
+    """
+    Args:
+        config: the bot config (templates for questions and answers).
+        thresholds: what makes a release high, medium or low risk.
+    """
+
+    def __init__(self, config: BotConfig, thresholds: RiskThresholds | None = None):
+        self.templates = TemplatePlanner(config)
+        self.thresholds = thresholds or RiskThresholds()
+
+    def question(self, intent_id: str, slot: str) -> str:
+        return self.templates.question(intent_id, slot)
+
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
+        goal, intent = request.goal, request.intent
+        if intent.tool != SUMMARY:
+            return await self.templates.plan(request, turn)  # any other intent of this agent: plain templates
+        spec = self.templates.specs[intent.id].templates
+        plan = Plan(intent_id=intent.id, goal_id=goal.id)
+        if goal.missing:
+            plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
+            return plan
+        release_id = str(goal.slots["release_id"])
+        by_tool = {r.tool: r for r in request.results}
+        summary, report = by_tool.get(SUMMARY), by_tool.get(REPORT)
+        values: dict = {"release_id": release_id}
+        if summary is None:
+            if spec.pre:
+                plan.steps.append(Respond(when="pre", message=render(spec.pre, values)))
+            plan.steps.append(ToolCall(tool_name=SUMMARY, params={"release_id": release_id}))
+            plan.reasoning = "fetch the release summary before judging it"
+            return plan
+        if not summary.success:
+            return self._failed(plan, summary, values, retry_slot=intent.retry_slot_on.get(summary.error_code or ""))
+        assessment = self._assess(summary)
+        values |= {"severity": assessment.severity, "findings": _bullets(assessment.findings)}
+        plan.reasoning = f"{assessment.severity}: " + " ".join(assessment.findings)
+        if report is None:
+            plan.steps = [ToolCall(tool_name=REPORT, params=assessment.model_dump())]
+            return plan
+        if not report.success:
+            return self._failed(plan, report, values, code="report_failed")
+        values |= report.data or {}
+        template = spec.answer.get(assessment.severity) or spec.answer.get("default", "{severity} risk.")
+        plan.steps = [Respond(when="post", message=render(template, values))]
+        plan.goal_status = "done"
+        return plan
+
+    def _assess(self, result: ToolResult) -> Assessment:
+        data = dict(result.data or {})
+        release_id = str(data.pop("release_id", ""))
+        return assess(release_id, ReleaseSummary.model_validate(data), self.thresholds)
+
+    def _failed(
+        self, plan: Plan, result: ToolResult, values: dict, *, retry_slot: str | None = None, code: str | None = None
+    ) -> Plan:
+        errors = self.templates.specs[plan.intent_id or ""].templates.error
+        code = code or result.error_code or ""
+        template = errors.get(code) or errors.get("default") or self.templates.messages.tool_error
+        text = render(template, {**values, "error": result.error or ""})
+        settle_failure(plan, text, retry_slot)
+        return plan
+
+
+def _bullets(findings: list[str]) -> str:
+    return "\n".join(f"- {f}" for f in findings)

@@ -1,0 +1,88 @@
+"""The support specialist: troubleshooting from the knowledge base; other support intents go to the
+template planner (order status, tickets, handoff), whose behaviour the order suites pin down.
+
+Pass 1 asks for the make and model or the symptom, or requests `knowledge_base_search`; pass 2
+gives the fix step by step from the hits and cites their references.
+"""
+
+from __future__ import annotations
+
+from agent.interfaces import AgentRequest, Planner, TurnLog
+from agent.types import AskUser, Plan, Respond, ToolCall
+
+NO_FIX = (
+    "I couldn't find a documented fix for that in our knowledge base. "
+    'I can open a support ticket so a technician takes a look: just say "open a ticket".'
+)
+
+
+NO_POLICY = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
+
+
+class SupportPlanner:
+    """
+    Args:
+        templates: the planner for every support intent except troubleshoot.
+    """
+
+    def __init__(self, templates: Planner):
+        self.templates = templates
+
+    def question(self, intent_id: str, slot: str) -> str:
+        return self.templates.question(intent_id, slot)
+
+    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
+        if request.intent.id == "policy_question":
+            return self._policy(request)
+        if request.intent.id != "troubleshoot":
+            return await self.templates.plan(request, turn)
+        goal = request.goal
+        plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
+        if goal.missing:
+            plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
+            return plan
+        slots = goal.slots
+        if not request.results:
+            query = " ".join(str(slots[k]) for k in ("device", "model", "symptom") if slots.get(k))
+            plan.steps = [
+                Respond(when="pre", message=f"Looking up fixes for the {slots['model']}..."),
+                ToolCall(tool_name="knowledge_base_search", params={"query": query, "limit": 3}),
+            ]
+            return plan
+        result = request.results[-1]
+        plan.goal_status = "done"
+        hits = (result.data or {}).get("hits", []) if result.success else []
+        if not hits:
+            plan.steps = [Respond(when="post", message=NO_FIX)]
+            plan.slots_patch = {"kb_refs": [], "answer_sent": True}
+            return plan
+        top = hits[0]
+        steps = top["steps"] or [top["snippet"]]
+        lines = [f"Here's what to try on your {slots['model']} ({top['heading']}):"]
+        lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
+        refs = [h["ref"] for h in hits if h["score"] >= hits[0]["score"] / 2]
+        lines.append(f"Source: {', '.join(refs)}. If that doesn't fix it, I can open a ticket for you.")
+        plan.steps = [Respond(when="post", message="\n".join(lines))]
+        plan.slots_patch = {"kb_refs": refs, "answer_sent": True}
+        return plan
+
+    def _policy(self, request: AgentRequest) -> Plan:
+        """A store-policy question: the knowledge base answers it with its source; nothing is acted on."""
+        goal = request.goal
+        plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
+        question = str(goal.slots.get("question") or "")
+        if not request.results:
+            plan.steps = [ToolCall(tool_name="knowledge_base_search", params={"query": question, "limit": 1})]
+            return plan
+        result = request.results[-1]
+        plan.goal_status = "done"
+        hits = (result.data or {}).get("hits", []) if result.success else []
+        if not hits:
+            plan.steps = [Respond(when="post", message=NO_POLICY)]
+            return plan
+        top = hits[0]
+        body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
+        message = f"{body}\nSource: {top['title']} - {top['heading']} ({top['ref']})."
+        plan.steps = [Respond(when="post", message=message)]
+        plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
+        return plan

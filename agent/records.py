@@ -1,0 +1,51 @@
+"""What a turn writes: its telemetry events and the record committed in one transaction."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agent.types import Message, Model, SessionState, SideEffect, ToolResult, utcnow
+
+
+class TelemetryEvent(Model):
+    timestamp: datetime = Field(default_factory=utcnow)
+    session_id: str
+    interaction_id: str
+    stage: str
+    level: Literal["info", "warn", "error"] = "info"
+    payload: dict[str, Any] = Field(default_factory=dict)
+    duration_ms: float = 0.0
+    # The turn's trace and this stage's span in it (None when tracing is off).
+    trace_id: str | None = None
+    span_id: str | None = None
+
+
+class TurnRecord(Model):
+    """Everything one turn writes, committed in one transaction."""
+
+    state: SessionState
+    expected_version: int
+    messages: list[Message]
+    events: list[TelemetryEvent]
+    effects: list[SideEffect] = Field(default_factory=list)
+    ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result
+    inbox_key: str | None = None  # the channel inbox entry this turn completes
+    trace_id: str | None = None  # stored with the turn's messages, to find its trace file
+
+
+class InboxEvent(Model):
+    key: str  # the platform's id for the event: Slack event_id, Discord interaction/message id
+    session_key: str
+    payload: dict[str, Any]
+    status: str = "accepted"
+
+
+class TaskRecord(Model):
+    id: str
+    owner: str
+    number: int  # what the user calls it: "mark 2 as done"
+    title: str
+    status: str  # open | done | deleted

@@ -1,1 +1,0 @@
-"""Domain specialists: agents that plan for one kind of goal. They request tools; the router runs them."""

@@ -1,0 +1,109 @@
+"""Task-manager tools: a to-do list per user, stored in the database.
+
+A user's tasks belong to their customer id, or to the conversation when the channel knows no
+customer (the console). Tasks carry a number the user refers to ("mark 2 as done"); numbers are
+never reused, so a number keeps naming the same task after another one is deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import Field
+
+from agent.errors import ToolError
+from agent.interfaces import TaskReader, ToolContext
+from agent.records import TaskRecord
+from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.types import SideEffect, utcnow
+
+
+class AddTaskParams(ToolParams):
+    title: str = Field(min_length=1, max_length=500, description="What to do, in the user's words")
+
+
+class ListTasksParams(ToolParams):
+    show: Literal["all", "open", "done"] = "all"
+
+
+class TaskNumberParams(ToolParams):
+    number: int = Field(ge=1, description="The task's number as shown in the list")
+
+
+class UpdateTaskParams(TaskNumberParams):
+    title: str = Field(min_length=1, max_length=500)
+
+
+def owner_of(ctx: ToolContext) -> str:
+    return ctx.customer_id or f"session:{ctx.session_id}"
+
+
+def task_tools(store: TaskReader) -> list[Tool]:
+    async def find(ctx: ToolContext, number: int, tool: str) -> TaskRecord:
+        for task in await store.list_tasks(owner_of(ctx)):
+            if task.number == number:
+                return task
+        raise ToolError(tool, f"no task {number}", code="not_found")
+
+    def change(task: TaskRecord, **values: str) -> SideEffect:
+        return SideEffect(kind="task_change", key=task.id, data={"id": task.id, "owner": task.owner, **values})
+
+    async def add_task(p: AddTaskParams, ctx: ToolContext) -> ToolOutput:
+        owner = owner_of(ctx)
+        number = await store.next_task_number(owner)
+        # Keyed by the interaction: a retried turn writes the task once, a new request adds another.
+        task_id = "K-" + hashlib.sha256(f"{owner}|{ctx.interaction_id}|{p.title}".encode()).hexdigest()[:12]
+        now = utcnow().isoformat()
+        row = {"id": task_id, "owner": owner, "number": number, "title": p.title, "status": "open"}
+        effect = SideEffect(kind="task", key=task_id, data={**row, "created_at": now, "updated_at": now})
+        return ToolOutput(data={"number": number, "title": p.title, "status": "added"}, effects=[effect])
+
+    async def list_tasks(p: ListTasksParams, ctx: ToolContext) -> ToolOutput:
+        items = [t for t in await store.list_tasks(owner_of(ctx)) if p.show == "all" or t.status == p.show]
+        lines = [f"{t.number}. {t.title}" + (" (done)" if t.status == "done" else "") for t in items]
+        return ToolOutput(
+            data={
+                "status": "listed" if items else "empty",
+                "count": len(items),
+                "open": sum(1 for t in items if t.status == "open"),
+                "listing": "\n".join(lines),
+                "items": [t.model_dump(include={"number", "title", "status"}) for t in items],
+            }
+        )
+
+    async def update_task(p: UpdateTaskParams, ctx: ToolContext) -> ToolOutput:
+        task = await find(ctx, p.number, "update_task")
+        return ToolOutput(
+            data={"number": task.number, "title": p.title, "old_title": task.title, "status": "updated"},
+            effects=[change(task, title=p.title)],
+        )
+
+    async def complete_task(p: TaskNumberParams, ctx: ToolContext) -> ToolOutput:
+        task = await find(ctx, p.number, "complete_task")
+        outcome = "already_done" if task.status == "done" else "completed"
+        return ToolOutput(
+            data={"number": task.number, "title": task.title, "status": outcome}, effects=[change(task, status="done")]
+        )
+
+    async def delete_task(p: TaskNumberParams, ctx: ToolContext) -> ToolOutput:
+        task = await find(ctx, p.number, "delete_task")
+        return ToolOutput(
+            data={"number": task.number, "title": task.title, "status": "deleted"},
+            effects=[change(task, status="deleted")],
+        )
+
+    return [
+        Tool("add_task", "Add a task to the user's list.", AddTaskParams, add_task),
+        Tool("list_tasks", "Show the user's tasks.", ListTasksParams, list_tasks),
+        Tool("update_task", "Change a task's description.", UpdateTaskParams, update_task),
+        Tool("complete_task", "Mark a task as done.", TaskNumberParams, complete_task),
+        # Destructive: policy asks for confirmation; the ledger keeps a second confirmation a replay.
+        Tool(
+            "delete_task",
+            "Delete a task. Needs the user's confirmation.",
+            TaskNumberParams,
+            delete_task,
+            side_effect=True,
+        ),
+    ]

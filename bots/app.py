@@ -1,0 +1,220 @@
+"""The composition root: reads config and environment once and returns the whole App."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+
+from adapters.data.json_source import JSONDataSource
+from adapters.data.overlay import OverlayDataSource
+from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.records import SqlRecords
+from adapters.storage.sql import SqlStore
+from adapters.telemetry.sinks import LogSink
+from agent.app import App
+from agent.catalog import load_store_settings
+from agent.config import BotConfig, load_config, load_yaml_model
+from agent.conversation.confirmations import Confirmations
+from agent.errors import ConfigError
+from agent.intents import IntentsRegistry
+from agent.interfaces import (
+    AlertNotifier,
+    Classifier,
+    DataSource,
+    LLMProvider,
+    Planner,
+    ReleaseSource,
+    SessionStore,
+    TelemetrySink,
+    ToolExecutor,
+    Tracer,
+)
+from agent.planners.generic import TemplatePlanner
+from agent.planners.release import ReleasePlanner
+from agent.planners.release_risk import RiskThresholds
+from agent.planners.sales import SalesPlanner
+from agent.planners.support import SupportPlanner
+from agent.planners.tasks import TaskPlanner
+from agent.policy.engine import YamlPolicyEngine
+from agent.policy.rules import load_policies
+from agent.preferences import PreferenceExtractor, PreferenceRecorder
+from agent.router import AgentRouter, RouterParts
+from agent.tools.calculator import math_tools
+from agent.tools.gateway import ToolGateway
+from agent.tools.inventory import inventory_tools
+from agent.tools.knowledge import knowledge_tools
+from agent.tools.orders import support_tools
+from agent.tools.refunds import refund_tools
+from agent.tools.release import release_tools
+from agent.tools.task_list import task_tools
+from agent.understanding.banks import load_banks
+from agent.understanding.hybrid import HybridReader
+from agent.understanding.rules import RulesClassifier
+from bots.alerts import AlertFanout, LogNotifier
+from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, preference_memory, resolve_dir
+
+UNDERSTANDING_MODES = ("rules", "llm", "cascade")
+
+
+def embedded_reader(config: BotConfig, inventory: FileInventory) -> HybridReader:
+    """The embedded understanding: the store's example banks read by wordllama's embedded model."""
+    from adapters.nlu.wordllama import WordLlamaScorer
+
+    banks = load_banks(Path(config.directory), config.intents)
+    slots = config.intents.slots
+    goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
+    goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
+    symptoms = slots["symptom"].pattern if "symptom" in slots else None
+    return HybridReader(banks, [WordLlamaScorer()], inventory.distinct("name"), goods, symptoms)
+
+
+def build_app(
+    config_dir: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    db_url: str | None = None,
+    understanding: str | None = None,
+    *,
+    telemetry: TelemetrySink | None = None,
+    data_source: DataSource | None = None,
+    store: SessionStore | None = None,
+    alerts: AlertNotifier | None = None,
+    env: Mapping[str, str] | None = None,
+    releases: ReleaseSource | None = None,
+    tracer: Tracer | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    llm: LLMProvider | None = None,
+) -> App:
+    """Wire the whole app from config, data and environment.
+
+    Args:
+        config_dir: folder with intents.yaml, agents.yaml, settings.yaml (default `config/`).
+        data_dir: folder with orders.json and customers.json (default `data/`).
+        db_url: SQLAlchemy async URL; else `AGENTBOT_DB_URL`, else settings (SQLite in `var/`).
+        understanding: `rules` (the offline default), `llm` or `cascade` (rules first, LLM when unsure);
+            else `AGENTBOT_UNDERSTANDING`, else settings.
+        telemetry: a live sink for events; they are also stored with each turn.
+        data_source: replaces the JSON data source (e.g. `SQLiteDataSource`).
+        store: replaces the SQL session store.
+        alerts: where admin alerts go (default: de-duplicated log lines).
+        env: the environment to read (default `os.environ`).
+        releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
+        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per turn).
+        provider: `openai`, `anthropic` or `compat`; overrides settings `llm.provider`.
+        model: overrides settings `llm.model`.
+        llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
+    """
+    env = os.environ if env is None else env
+    config = load_config(resolve_dir(config_dir, "config"))
+    settings = config.settings
+    mode = understanding or env.get("AGENTBOT_UNDERSTANDING") or settings.understanding
+    if mode not in UNDERSTANDING_MODES:
+        raise ConfigError(
+            str(Path(config.directory) / "settings.yaml"),
+            f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
+            field="understanding",
+        )
+    data_path = resolve_dir(data_dir, "data")
+    data = data_source or JSONDataSource(data_path)
+    store_settings = load_store_settings(config.directory)
+    inventory = FileInventory(data_path, store_settings.inventory)
+    knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
+    draw_slot_values(config, store_settings, inventory)
+    url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
+    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
+    # What the bot itself wrote (refunds, tasks, handoffs) lives in the session database; a custom
+    # store without SQL leaves refunds unseen by lookups and tasks unavailable.
+    records = SqlRecords(store) if isinstance(store, SqlStore) else None
+    if records is not None:
+        data = OverlayDataSource(data, records)
+    permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
+    releases = releases or make_release_source(data_dir, env)
+    tools = [
+        *support_tools(data),
+        *refund_tools(data),
+        *(task_tools(records) if records else []),
+        *inventory_tools(inventory),
+        *knowledge_tools(knowledge),
+        *math_tools(),
+        *release_tools(releases),
+    ]
+    gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
+    check_tools(config, gateway)
+    policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
+    tracer = tracer or make_tracer(settings, url, env)
+    executor: ToolExecutor = gateway
+    if tracer is not None:
+        from adapters.telemetry.otel import OTelTracer, TracedExecutor
+
+        if isinstance(tracer, OTelTracer):
+            executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
+    fanout = alerts or AlertFanout([LogNotifier()])
+    rules, templates = RulesClassifier(config, reader=embedded_reader(config, inventory)), TemplatePlanner(config)
+    planners: dict[str, Planner] = {
+        "sales": SalesPlanner(store_settings, templates),
+        "support": SupportPlanner(templates),
+        "tasks": TaskPlanner(config),
+    }
+    if "release" in config.agents.agents:
+        thresholds = load_yaml_model(Path(config.directory) / "release_risk.yaml", RiskThresholds, optional=True)
+        planners["release"] = ReleasePlanner(config, thresholds)
+    slots = config.intents.slots
+    extractor = PreferenceExtractor(
+        inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
+        slots["feature"].values if "feature" in slots else [],
+    )
+    memory = preference_memory(url, env, settings.db_busy_timeout_ms, store)
+    classifier: Classifier = rules
+    closers: list[Callable[[], Awaitable[None]]] = []
+    if mode != "rules":
+        from bots.llm_wiring import llm_understanding
+
+        overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+        classifier, llm_agents, closers = llm_understanding(
+            mode,
+            settings.llm.model_copy(update=overrides),
+            config,
+            rules,
+            templates,
+            gateway,
+            env,
+            llm=llm,
+            tracer=tracer,
+            alerts=fanout,
+        )
+        planners = llm_agents or planners
+    policy = YamlPolicyEngine(policies, data, records)
+    router = AgentRouter(
+        RouterParts(
+            registry=IntentsRegistry(config),
+            classifier=classifier,
+            planner=templates,
+            preferences=PreferenceRecorder(memory, extractor),
+            policy=policy,
+            executor=executor,
+            store=store,
+            data=data,
+            messages=config.intents.messages,
+            settings=settings,
+            telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
+            alerts=fanout,
+            planners=planners,
+            confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
+            handoffs=records,
+            tracer=tracer,
+        )
+    )
+    return App(
+        router=router,
+        store=store,
+        data=data,
+        settings=settings,
+        alerts=fanout,
+        policy=policy,
+        tools=executor,
+        inbox=SqlInbox(store) if isinstance(store, SqlStore) else None,
+        tracer=tracer,
+        closers=closers,
+    )

@@ -1,0 +1,238 @@
+"""`agentbot eval`: suites -> metrics, the spec's report, baselines and regression detection.
+
+Exit codes: 0 all passed; 1 a scenario failed; 3 a regression against `--baseline` (a quality
+score dropped more than 5%, or a cost/fallback measure rose past its threshold); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from adapters.llm.recording import RecordingProvider, ReplayProvider
+from agent.app import App
+from agent.errors import ConfigError
+from agent.eval import baseline as baselines
+from agent.eval.metrics import SCORES, aggregate
+from agent.eval.runner import ScenarioResult, llm_totals, run_suites
+from agent.eval.suite import load_suite
+from agent.eval.suite import summary as suite_summary
+from agent.interfaces import LLMProvider, TelemetrySink
+from bots.alerts import AlertFanout
+from bots.app import build_app
+from bots.wiring import REPO
+
+REGRESSED = 3
+
+
+def add_eval_options(ev: argparse.ArgumentParser) -> None:
+    ev.add_argument("--save-baseline", metavar="NAME", help="save this run's metrics as baseline NAME")
+    ev.add_argument("--baseline", metavar="NAME", help="compare with baseline NAME; exit 3 on a regression")
+    ev.add_argument("--baselines-dir", help="where baselines live (default: $AGENTBOT_BASELINES_DIR or var/baselines)")
+    ev.add_argument("--report", metavar="PATH", help="write the machine-readable report (JSON) to PATH")
+    ev.add_argument("--progress", action="store_true", help="draw a progress bar on stderr even without a TTY")
+    ev.add_argument("--judge", action="store_true", help="score each scenario with the LLM judge (needs a provider)")
+    record = ev.add_mutually_exclusive_group()
+    record.add_argument("--record", metavar="FILE", help="llm mode: call the provider and record every response")
+    record.add_argument("--replay", metavar="FILE", help="llm mode: answer from a recording; a missing one fails")
+
+
+def recorded_llm(args: argparse.Namespace, config_dir: str | Path | None) -> LLMProvider | None:
+    """--replay: answers from the recording only; --record: the configured provider, recorded."""
+    if args.replay:
+        return ReplayProvider(args.replay)
+    if args.record:
+        from bots.llm_wiring import configured_provider
+
+        inner = configured_provider(os.environ, str(config_dir) if config_dir else None, args.provider, args.model)
+        return RecordingProvider(inner, args.record)
+    return None
+
+
+def judge_provider(config_dir: str | None = None) -> LLMProvider:
+    """The judge's provider: the configured LLM (settings `llm:`), its key from the environment."""
+    from bots.llm_wiring import configured_provider
+
+    try:
+        return configured_provider(os.environ, config_dir)
+    except ConfigError as e:
+        print(f"agentbot: --judge needs an LLM provider: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+
+
+class ProgressBar:
+    def __init__(self, out: TextIO, width: int = 30):
+        self.out, self.width = out, width
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.out.write(f"\r[{bar}] {done}/{total} {label[:50]:<50}")
+        if done == total:
+            self.out.write("\n")
+        self.out.flush()
+
+
+def current_baseline(name: str, results: list[ScenarioResult]) -> baselines.Baseline:
+    suites: dict[str, list[ScenarioResult]] = {}
+    for r in results:
+        suites.setdefault(r.suite, []).append(r)
+    return baselines.Baseline(
+        name=name,
+        overall=aggregate(results),
+        suites={s: aggregate(rs) for s, rs in suites.items()},
+        scenarios={
+            f"{r.suite}/{r.id}": {"passed": r.passed, "scores": r.metrics.scores() if r.metrics else {}}
+            for r in results
+        },
+    )
+
+
+def spec_report(run: baselines.Baseline, results: list[ScenarioResult], cmp: baselines.Comparison | None) -> dict:
+    """The detective spec's report: summary with average scores, scenarios, regression analysis."""
+    avg = {k: v for k in SCORES if (v := run.overall.get(k)) is not None}
+    return {
+        "summary": {
+            "pass_rate": run.overall["pass_rate"],
+            "total_scenarios": len(results),
+            "avg_scores": avg,
+            "metrics": run.overall,
+        },
+        "scenarios": [
+            {
+                "id": r.id,
+                "suite": r.suite,
+                "status": "passed" if r.passed else "failed",
+                "scores": r.metrics.scores() if r.metrics else {},
+                "metrics": r.metrics.model_dump() if r.metrics else None,
+            }
+            for r in results
+        ],
+        "regression_analysis": _analysis(cmp),
+    }
+
+
+def _analysis(cmp: baselines.Comparison | None) -> dict[str, Any]:
+    if cmp is None:
+        return {"baseline": None, "regressions": [], "improvements": [], "changes": []}
+    return cmp.model_dump()
+
+
+def _fmt(v: Any) -> str:
+    return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+METRIC_ROWS = (
+    "pass_rate",
+    "task_completion",
+    "tool_usage",
+    "turns_to_resolution",
+    "fallback_rate",
+    "handoff_rate",
+    "goal_completion",
+    "goal_stack_correctness",
+    "llm_calls",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "latency_ms_mean",
+    "judge",
+)
+
+
+def print_metrics(run: baselines.Baseline, out: TextIO) -> None:
+    """One column per suite plus the overall run; `-` where a metric does not apply."""
+    columns = [("overall", run.overall), *run.suites.items()]
+    print("\n  " + f"{'metric':<24}" + "".join(f"{name[:15]:>16}" for name, _ in columns), file=out)
+    for key in METRIC_ROWS:
+        print(f"  {key:<24}" + "".join(f"{_fmt(m.get(key)):>16}" for _, m in columns), file=out)
+
+
+def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
+    for c in cmp.regressions:
+        change = f" ({c.change:+.1%})" if isinstance(c.change, float) else ""
+        print(
+            f"WARNING: regression vs baseline {cmp.baseline!r}: {c.scope} {c.metric} "
+            f"{_fmt(c.baseline)} -> {_fmt(c.current)}{change}",
+            file=err,
+        )
+
+
+def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, Any] | None = None) -> int:
+    suites = [load_suite(p) for p in args.suites]
+    directory = args.baselines_dir or os.environ.get("AGENTBOT_BASELINES_DIR") or "var/baselines"
+    base = baselines.load(args.baseline, directory) if args.baseline else None  # fail before a long run
+    judge = judge_provider(args.config_dir) if args.judge else None
+    show_progress = args.progress or sys.stderr.isatty()
+    progress = ProgressBar(sys.stderr) if show_progress else None
+    build_args = dict(llm_args or {})
+    if args.record or args.replay:
+        build_args["understanding"] = build_args.get("understanding") or "llm"
+    results: list[ScenarioResult] = []
+    with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
+        url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
+        for suite in suites:
+            # A suite may name its store's folders; the command line's flags win.
+            config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
+            data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
+
+            async def factory(
+                sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
+            ) -> App:
+                # Alerts are counted in each response; eval posts them nowhere.
+                return build_app(
+                    c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c), **build_args
+                )
+
+            results += asyncio.run(run_suites([suite], factory, progress=progress, judge_provider=judge))[0]
+    summary = suite_summary(results)
+    run = current_baseline(args.save_baseline or "current", results)
+    cmp = baselines.compare(run, base) if base else None
+    if args.save_baseline:
+        path = baselines.save(run, directory)
+        print(f"saved baseline {args.save_baseline!r} to {path}", file=sys.stderr)
+    report = spec_report(run, results, cmp)
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(report, indent=2, default=str))
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "summary": summary,
+                    "llm": llm_totals(results),
+                    "scenarios": [
+                        {
+                            "id": r.id,
+                            "suite": r.suite,
+                            "status": "pass" if r.passed else "fail",
+                            "failures": [f.model_dump(mode="json") for f in r.failures],
+                            "scores": r.metrics.scores() if r.metrics else {},
+                            "metrics": r.metrics.model_dump() if r.metrics else None,
+                            "judge_reasons": r.judge_reasons,
+                            "llm": r.llm,
+                            "llm_turns": r.llm_turns,
+                        }
+                        for r in results
+                    ],
+                    "metrics": {"overall": run.overall, "suites": run.suites},
+                    "regression_analysis": report["regression_analysis"],
+                },
+                indent=2,
+                default=str,
+            )
+        )
+    else:
+        print_results(results, summary)
+        print_metrics(run, sys.stdout)
+    if cmp is not None:
+        warn_regressions(cmp, sys.stderr)
+        if cmp.regressions:
+            return REGRESSED
+    return 0 if summary["failed"] == 0 else 1

@@ -1,0 +1,1 @@
+"""Discord through discord.py: slash commands, threads, buttons, admin alerts."""

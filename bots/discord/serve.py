@@ -1,0 +1,53 @@
+"""`agentbot discord`: the composition of the Discord channel, read from the environment once."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Mapping
+
+from agent.interfaces import AlertNotifier
+from bots.alerts import AlertFanout, LogNotifier
+from bots.app import build_app
+from bots.discord.events import DiscordSettings
+
+log = logging.getLogger("agentbot.discord")
+
+
+async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mapping[str, str]) -> None:
+    """Run the bot until it is stopped: router, inbox, admin alerts and the discord.py client."""
+    from bots.discord.alerts import DiscordAdminAlerts
+    from bots.discord.bot import DiscordBot
+
+    admin = DiscordAdminAlerts(settings.admin_channel_id) if settings.admin_channel_id else None
+    notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
+    async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
+        bot = DiscordBot(settings, app, admin_alerts=admin)
+        async with bot:
+            await bot.start(settings.token)
+
+
+def run_discord(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    settings = DiscordSettings.from_env(env)  # a missing token stops here, before any connection
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import discord
+
+    try:
+        asyncio.run(serve(args, settings, env))
+    except discord.LoginFailure:
+        print(
+            "agentbot: Discord rejected DISCORD_BOT_TOKEN (reset it in the Developer Portal, Bot tab)", file=sys.stderr
+        )
+        return 2
+    except discord.PrivilegedIntentsRequired:
+        print(
+            "agentbot: enable the MESSAGE CONTENT intent for the bot (Developer Portal, Bot tab, "
+            "Privileged Gateway Intents)",
+            file=sys.stderr,
+        )
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0

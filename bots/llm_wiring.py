@@ -1,0 +1,84 @@
+"""The LLM half of the composition root: providers, the retry layer, llm and cascade understanding.
+
+Imported only when `understanding` is `llm` or `cascade`, so rules mode never loads an LLM SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+
+from adapters.llm.registry import build_llm
+from agent.config import BotConfig, LLMSettings
+from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, Tracer
+from agent.llm.calls import LLMCalls
+from agent.llm.spend import DailyBudget
+from agent.planners.generic import TemplatePlanner
+from agent.planners.llm_agent import LLMAgent
+from agent.tools.gateway import ToolGateway
+from agent.understanding.llm import CascadeClassifier, LLMClassifier
+from agent.understanding.rules import RulesClassifier
+from bots.wiring import resolve_dir
+
+# Money-moving and destructive tools: an LLM agent asks before it requests them.
+CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
+
+
+def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
+    """A span per call when tracing is on (LLMCalls counts each call toward the turn's usage)."""
+    if tracer is not None:
+        from adapters.telemetry.otel import OTelTracer, TracedProvider
+
+        if isinstance(tracer, OTelTracer):
+            return TracedProvider(provider, tracer, settings.provider, settings.context_window)
+    return provider
+
+
+def llm_understanding(
+    mode: str,
+    settings: LLMSettings,
+    config: BotConfig,
+    rules: RulesClassifier,
+    templates: TemplatePlanner,
+    gateway: ToolGateway,
+    env: Mapping[str, str],
+    *,
+    llm: LLMProvider | None = None,
+    tracer: Tracer | None = None,
+    alerts: AlertNotifier | None = None,
+) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
+    """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
+    and what to close with the router."""
+    model_api = llm or build_llm(settings, env)
+    closers = [model_api.aclose] if hasattr(model_api, "aclose") else []
+    model_api = observed_provider(model_api, tracer, settings)
+    budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel)
+    calls = LLMCalls(model_api, settings, budget, alerts)
+    understand = LLMClassifier(calls, rules)
+    if mode == "cascade":
+        return CascadeClassifier(rules, understand, settings.cascade_threshold), None, closers
+    agents: dict[str, Planner] = {
+        name: LLMAgent(
+            name,
+            agent.constitution,
+            calls,
+            gateway.schemas(name),
+            templates,
+            config.settings.max_agent_passes,
+            CONFIRM_TOOLS,
+            settings.phrase_answers,
+        )
+        for name, agent in config.agents.agents.items()
+        if agent.constitution
+    }
+    return understand, agents, closers
+
+
+def configured_provider(
+    env: Mapping[str, str], config_dir: str | None = None, provider: str | None = None, model: str | None = None
+) -> LLMProvider:
+    """The LLM settings' provider, outside a router: for the eval judge and for recording."""
+    from agent.config import load_config
+
+    settings = load_config(resolve_dir(config_dir, "config")).settings.llm
+    overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    return build_llm(settings.model_copy(update=overrides), env)

@@ -1,0 +1,1 @@
+"""Slack through slack-bolt: events in, threaded replies and buttons out, admin alerts."""

@@ -1,0 +1,311 @@
+"""The Slack channel: bolt's AsyncApp listeners ack, store the event once, and run it in order.
+
+Request path: Slack -> bolt (signature, auth.test, team check) -> translate to a SlackEvent ->
+`Dispatcher.submit` (stored by event_id / command trigger / clicked message; duplicates dropped)
+-> HTTP 200 -> later, per session in arrival order: Interaction -> `router.handle` -> ThreadReply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from adapters.storage.sql import SqlStore
+from adapters.storage.stats import today
+from agent.app import App
+from agent.errors import ConfigError, StorageError
+from agent.records import InboxEvent
+from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
+from bots.dispatch import Dispatcher
+from bots.slack import commands as slack_commands
+from bots.slack.delivery import ThreadReply, answered_blocks, escape
+from bots.slack.events import (
+    BUTTON_ACTION,
+    CLAIM_ACTION,
+    RESUME_ACTION,
+    SlackEvent,
+    from_button,
+    from_control,
+    from_message,
+    inbound_text,
+    mentions_bot,
+)
+
+log = logging.getLogger("agentbot.slack")
+
+ANSWERED = {"agentbot_confirm": "Confirmed", "agentbot_cancel": "Cancelled", "agentbot_human": "Asked for a human"}
+FAILED = "Sorry, something went wrong on my side while answering. Please try again in a moment."
+
+
+class SlackOptions(BaseModel):
+    """What the Slack channel needs besides its collaborators; filled by the composition root."""
+
+    signing_secret: str = ""  # empty only in Socket Mode, where Slack signs nothing
+    command: str = "/agentbot"
+    admins: list[str] = []  # Slack user ids allowed to use status / resume
+    provider: str = "rules (offline)"  # shown by /agentbot status
+    database: str = ""  # shown by /agentbot status, without credentials
+    recover_after_seconds: float = 120.0
+    recover_every_seconds: float = 60.0
+
+
+class SlackChannel:
+    """
+    Args:
+        app: the application (router, SQL store and the inbox in its database, customer data).
+        client: the `AsyncWebClient` every Web API call goes through.
+        options: signing secret, command name, admins, status details, recovery timing.
+    """
+
+    def __init__(self, app: App, client: Any, options: SlackOptions):
+        from slack_bolt.async_app import AsyncApp
+
+        if not isinstance(app.store, SqlStore) or app.inbox is None:
+            raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
+        self.app, self.store, self.inbox = app, app.store, app.inbox
+        self.router, self.data, self.client, self.options = app.router, app.data, client, options
+        self.dispatcher = Dispatcher(self.inbox, self.run, recover_after_seconds=options.recover_after_seconds)
+        self.bot_user_id = self.bot_id = self.team_id = ""
+        self.bolt = AsyncApp(
+            client=client,
+            signing_secret=options.signing_secret or None,
+            request_verification_enabled=bool(options.signing_secret),
+            process_before_response=False,
+        )
+        self.bolt.middleware(self._only_our_workspace)
+        self.bolt.middleware(self._accept_events)
+        self.bolt.command(options.command)(self._on_command)
+        self.bolt.action(re.compile(r"^agentbot_(confirm|cancel|human)$"))(self._on_button)
+        self.bolt.action(re.compile(f"^({RESUME_ACTION}|{CLAIM_ACTION})$"))(self._on_control)
+
+    # Lifecycle
+
+    async def start(self) -> None:
+        """Learn who the bot is (this also checks the token), then pick up work a crash left."""
+        me = await self.client.auth_test()
+        self.bot_user_id, self.bot_id, self.team_id = me.get("user_id", ""), me.get("bot_id", ""), me.get("team_id", "")
+        await self.dispatcher.recover()
+        self.dispatcher.start_housekeeping(self.options.recover_every_seconds, self.router.realert_unclaimed)
+
+    async def aclose(self) -> None:
+        await self.dispatcher.aclose()
+
+    # Intake: events, commands and clicks are stored (or answered) and acked; no turn runs here.
+
+    async def _only_our_workspace(self, context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
+        from slack_bolt.response import BoltResponse
+
+        team = context.team_id
+        if self.team_id and team and team != self.team_id:
+            # Acked (so Slack does not retry) and otherwise ignored: this install serves one workspace.
+            log.warning("ignoring a request for unknown workspace %s", team)
+            return BoltResponse(status=200, body="")
+        return await next()
+
+    async def _accept_events(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
+        """Events API deliveries are stored here and then answered 200 by this middleware.
+
+        Storing before the 200 turns Slack's at-least-once delivery into exactly-once: if the
+        process dies before the event is stored, Slack sees no ack and retries; once it is stored,
+        every retry is a duplicate. The turn itself runs later, never inside the HTTP request.
+        Every event type is acked, so Slack never retries one this app does not handle.
+        """
+        from slack_bolt.response import BoltResponse
+
+        if body.get("type") != "event_callback":
+            return await next()
+        event = body.get("event") or {}
+        try:
+            if event.get("type") == "app_mention":
+                await self._submit(from_message(body, self.bot_user_id, mention=True))
+            elif event.get("type") == "message":
+                await self._on_message(body)
+        except StorageError:
+            # Not stored, so not acked: Slack delivers it again once the database is back.
+            log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
+            return BoltResponse(status=503, body="")
+        return BoltResponse(status=200, body="")
+
+    async def _on_message(self, body: dict[str, Any]) -> None:
+        event = body.get("event") or {}
+        is_dm = event.get("channel_type") == "im"
+        if mentions_bot(body, self.bot_user_id) and not is_dm:
+            return  # the app_mention event for the same message answers it
+        ev = from_message(body, self.bot_user_id, mention=False)
+        if ev is None:
+            return
+        if is_dm or (ev.in_thread and await self.inbox.knows(ev.session_key)):
+            await self._submit(ev)
+
+    async def _on_button(self, ack: Any, body: dict[str, Any]) -> None:
+        await self._submit(from_button(body))  # stored first, like events: the click is never lost
+        await ack()
+
+    async def _on_control(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
+        ev = from_control(body)
+        if ev is not None and not self._is_admin(ev.user):
+            await ack()
+            await respond(text="Only agentbot admins can do that.", replace_original=False)
+            return
+        await self._submit(ev)
+        await ack()
+
+    async def _on_command(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
+        cmd = slack_commands.parse(body.get("text") or "")
+        user, channel, team = body.get("user_id", ""), body.get("channel_id", ""), body.get("team_id", "")
+        if cmd.verb == "help":
+            await ack(text=slack_commands.HELP.format(command=self.options.command))
+            return
+        await ack()
+        if cmd.verb in ("status", "resume") and not self._is_admin(user):
+            await respond(text=f"`{self.options.command} {cmd.verb}` is for agentbot admins.")
+        elif cmd.verb == "status":
+            await respond(text=await self._status())
+        elif cmd.verb == "resume":
+            target = slack_commands.resume_target(cmd.text, channel, body.get("thread_ts"))
+            if target is None:
+                await respond(text=f"Which thread? `{self.options.command} resume <link to the thread>`")
+                return
+            ev = SlackEvent(
+                key=f"command:{body.get('trigger_id', '')}",
+                kind="control",
+                team=team,
+                channel=target[0],
+                user=user,
+                text="release",
+                root_ts=target[1],
+                reply_ts=target[1],
+                action="release",
+                user_name=body.get("user_name", ""),
+                response_url=body.get("response_url", ""),
+            )
+            await self._submit(ev)  # the outcome goes to the admin through response_url
+        else:
+            await self._ask(cmd.text, body, respond)
+
+    async def _ask(self, text: str, body: dict[str, Any], respond: Any) -> None:
+        """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
+        user, channel = body.get("user_id", ""), body.get("channel_id", "")
+        try:
+            root = await self.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(text)}")
+        except Exception as e:  # noqa: BLE001 - e.g. not_in_channel: tell the person, not the log only
+            log.warning("cannot post the request in %s: %s", channel, e)
+            await respond(text="I can't post in this conversation. Invite me first (`/invite @agentbot`).")
+            return
+        ts = str(root.get("ts", ""))
+        ev = SlackEvent(
+            key=f"command:{body.get('trigger_id') or ts}",
+            kind="command",
+            team=body.get("team_id", ""),
+            channel=channel,
+            user=user,
+            text=text,
+            root_ts=ts,
+            reply_ts=ts,
+            ts=ts,
+        )
+        try:
+            await self._submit(ev)
+        except StorageError:
+            log.exception("could not store command %s", ev.key)
+            await ThreadReply(self.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
+
+    async def _submit(self, ev: SlackEvent | None) -> None:
+        """Store and schedule; a StorageError propagates so the caller does not ack what it lost."""
+        if ev is None:
+            return
+        await self.dispatcher.submit(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
+
+    def _is_admin(self, user: str) -> bool:
+        return user in self.options.admins
+
+    async def _status(self) -> str:
+        stats = await today(self.store)
+        pending = len(await self.inbox.unfinished(0))
+        return slack_commands.status_text(self.options.provider, self.options.database, stats, pending)
+
+    # Work: one stored event, run by the dispatcher in its session's order.
+
+    async def run(self, event: InboxEvent) -> None:
+        ev = SlackEvent.model_validate(event.payload)
+        reply = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key)
+        if ev.kind == "control":
+            await self._control(ev, reply)
+            return
+        if ev.kind == "button":
+            note = f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>"
+            try:
+                await self.client.chat_update(
+                    channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
+                )
+            except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
+                log.warning("could not update the clicked question %s: %s", ev.ts, e)
+        if ev.kind == "message" and ev.text.lower() in ("resume", "resume bot") and self._is_admin(ev.user):
+            await self._control(ev.model_copy(update={"action": "release"}), reply)
+            return
+        customer = await self.data.find_customer("slack", ev.user)
+        interaction = Interaction(
+            id=ev.key,
+            text=ev.text,
+            session_key=ev.session_key,
+            customer_id=customer.get("customer_id") if customer else None,
+            context=ChannelContext(
+                channel_type=ChannelType.slack, workspace=ev.team, channel=ev.channel, thread=ev.root_ts, user=ev.user
+            ),
+            thread_history=await self._thread_history(ev),
+            from_inbox=True,
+            action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
+        )
+        try:
+            await self.router.handle(interaction, reply=reply)
+        except Exception:
+            # The one place a Slack turn fails: the person hears so, the log has the details.
+            log.exception("slack turn %s failed", ev.key)
+            with contextlib.suppress(Exception):
+                await reply(OutboundMessage(kind="error", text=FAILED))
+            raise
+
+    async def _control(self, ev: SlackEvent, reply: ThreadReply) -> None:
+        actor = ev.user_name or "An admin"
+        notice = await self.router.control(ev.session_key, "claim" if ev.action == "claim" else "release", actor, reply)
+        if ev.response_url:
+            from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+            await AsyncWebhookClient(ev.response_url).send(text=notice, response_type="ephemeral")
+        if ev.origin_channel and ev.ts:
+            done = "Claimed" if ev.action == "claim" else "Bot resumed"
+            await self.client.chat_update(
+                channel=ev.origin_channel,
+                ts=ev.ts,
+                text=ev.question or notice,
+                blocks=answered_blocks(escape(ev.question or notice), f"{done} by <@{ev.user}>: {escape(notice)}"),
+            )
+
+    async def _thread_history(self, ev: SlackEvent) -> list[Message]:
+        """The thread so far, when the bot meets a thread it has no session for (cold start)."""
+        if not ev.in_thread:
+            return []
+        saved, _ = await self.store.load(ev.session_key, 0)
+        if saved is not None:
+            return []
+        try:
+            response = await self.client.conversations_replies(channel=ev.channel, ts=ev.root_ts, limit=200)
+        except Exception as e:  # noqa: BLE001 - e.g. missing history scope: answer without the context
+            log.warning("no thread history for %s: %s", ev.session_key, e)
+            return []
+        history = []
+        for m in response.get("messages") or []:
+            if float(m.get("ts", "0")) >= float(ev.ts or "inf") or not m.get("text"):
+                continue  # the current message is the turn's own; later ones are not history yet
+            ours = m.get("user") == self.bot_user_id or (self.bot_id and m.get("bot_id") == self.bot_id)
+            text = inbound_text(m["text"], self.bot_user_id)
+            meta = {"slack_user": m.get("user", ""), "slack_ts": m.get("ts", "")}
+            history.append(
+                Message(role="agent" if ours else "user", text=text, kind="answer" if ours else "user", metadata=meta)
+            )
+        return history

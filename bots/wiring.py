@@ -1,0 +1,94 @@
+"""Wiring helpers of the composition root: where config and data live, and the optional parts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from adapters.data.store_files import FileInventory
+from adapters.storage.sql import SqlStore
+from agent.catalog import StoreSettings
+from agent.config import BotConfig, Settings
+from agent.errors import ConfigError
+from agent.interfaces import PreferenceMemory, ReleaseSource, SessionStore, Tracer
+from agent.tools.gateway import ToolGateway
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def resolve_dir(path: str | Path | None, default: str) -> Path:
+    """An explicit path as given; otherwise `./<default>`, falling back to the one shipped in the repo."""
+    if path is not None:
+        return Path(path)
+    local = Path(default)
+    return local if local.is_dir() else REPO / default
+
+
+def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
+    """Every tool an agent or intent names must exist, and an intent's tool must be its agent's."""
+    file = str(Path(config.directory) / "agents.yaml")
+    for name, agent in config.agents.agents.items():
+        for tool in agent.tools:
+            if tool not in gateway.tools:
+                raise ConfigError(file, f"unknown tool {tool!r}", field=f"agents.{name}.tools")
+    for i, spec in enumerate(config.intents.intents):
+        if spec.tool and spec.tool not in config.agents.agents[spec.agent].tools:
+            raise ConfigError(
+                str(Path(config.directory) / "intents.yaml"),
+                f"tool {spec.tool!r} is not among agent {spec.agent!r}'s tools",
+                field=f"intents.{i}.tool",
+            )
+
+
+def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInventory) -> None:
+    """Extend slot lookup lists with the values in the data, so a new store needs no new word lists."""
+    for slot, item_field in store.slot_values.items():
+        spec = config.intents.slots.get(slot)
+        if spec is None:
+            file = str(Path(config.directory) / "store.yaml")
+            raise ConfigError(file, f"no slot named {slot!r}", field=f"slot_values.{slot}")
+        known = {v.lower() for v in spec.values}
+        spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
+
+
+def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int, store: SessionStore) -> PreferenceMemory:
+    """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the session database."""
+    if env.get("ZEP_API_KEY"):
+        from adapters.memory.zep import ZepPreferenceMemory
+
+        return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
+    from adapters.memory.sql_memory import SqlPreferenceMemory
+
+    if isinstance(store, SqlStore):
+        return SqlPreferenceMemory(runner=store.runner)
+    return SqlPreferenceMemory(url, busy_timeout_ms=busy_timeout_ms)
+
+
+def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
+    """Where trace files go: AGENTBOT_TRACES_DIR, settings, else `traces/` beside the SQLite file."""
+    if configured := env.get("AGENTBOT_TRACES_DIR") or settings.traces_dir:
+        return Path(configured)
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return Path(str(url.database)).parent / "traces"
+    return Path("var/traces")
+
+
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Tracer | None:
+    """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
+    if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
+        return None
+    from adapters.telemetry.otel import build_tracer
+
+    return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+
+
+def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
+    """AGENTBOT_RELEASES_URL (GET {url}/releases/{id}) if set, else `releases.json` in the data folder."""
+    from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
+
+    if url := env.get("AGENTBOT_RELEASES_URL"):
+        return HTTPReleaseSource(url)
+    return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
