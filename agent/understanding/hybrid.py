@@ -18,7 +18,7 @@ from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.cues import sure_intent
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.spelling import Speller, vocabulary_of
-from agent.understanding.text import clean
+from agent.text import clean
 
 TOPIC_SEP = "/"
 # Greetings, sign-offs and politeness say nothing about the request; the models read what is left.
