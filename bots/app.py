@@ -23,6 +23,7 @@ from agent.interfaces import (
     AlertNotifier,
     Classifier,
     DataSource,
+    ExampleScorer,
     LLMProvider,
     Planner,
     ReleaseSource,
@@ -58,16 +59,18 @@ from bots.wiring import check_tools, draw_slot_values, make_release_source, make
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
-def embedded_reader(config: BotConfig, inventory: FileInventory) -> HybridReader:
+def embedded_reader(config: BotConfig, inventory: FileInventory, scorer: ExampleScorer | None = None) -> HybridReader:
     """The embedded understanding: the store's example banks read by wordllama's embedded model."""
-    from adapters.nlu.wordllama import WordLlamaScorer
+    if scorer is None:
+        from adapters.nlu.wordllama import WordLlamaScorer
 
+        scorer = WordLlamaScorer()
     banks = load_banks(Path(config.directory), config.intents)
     slots = config.intents.slots
     goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
     goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
     symptoms = slots["symptom"].pattern if "symptom" in slots else None
-    return HybridReader(banks, [WordLlamaScorer()], inventory.distinct("name"), goods, symptoms)
+    return HybridReader(banks, [scorer], inventory.distinct("name"), goods, symptoms)
 
 
 def build_app(

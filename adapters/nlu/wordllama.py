@@ -24,20 +24,27 @@ class WordLlamaScorer:
         self.model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
         self.top_k = top_k
         self.labels: list[str] = []
-        self._masks: np.ndarray = np.zeros((0, 0), dtype=bool)
         self._bank: np.ndarray = np.zeros((0, 256), dtype=np.float32)
+        self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
         self.labels = sorted({label for label, _ in examples})
-        names = np.array([label for label, _ in examples])
-        self._masks = np.stack([names == label for label in self.labels])
+        rows: list[list[int]] = [[] for _ in self.labels]
+        index = {label: i for i, label in enumerate(self.labels)}
+        for n, (label, _) in enumerate(examples):
+            rows[index[label]].append(n)
+        # One row of sentence positions per label, padded with a position whose similarity is -inf,
+        # so a message is scored against every label with one matrix product and one partition.
+        width = max(max(len(r) for r in rows), self.top_k)
+        pad = len(examples)
+        self._slots = np.array(
+            [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in rows],
+            dtype=np.intp,
+        )
         self._bank = self.model.embed([s for _, s in examples], norm=True)
 
     def scores(self, text: str) -> dict[str, float]:
-        sims = self._bank @ self.model.embed([text], norm=True)[0]
-        out = {}
-        for label, mask in zip(self.labels, self._masks, strict=True):
-            row = sims[mask]
-            k = min(self.top_k, row.size)
-            out[label] = float(np.partition(row, -k)[-k:].mean())
-        return out
+        sims = np.append(self._bank @ self.model.embed([text], norm=True)[0], -np.inf)
+        grid = sims[self._slots]
+        top = np.partition(grid, -self.top_k, axis=1)[:, -self.top_k :].mean(axis=1)
+        return dict(zip(self.labels, top.tolist(), strict=True))

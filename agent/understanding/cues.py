@@ -31,13 +31,16 @@ _STATUS = _rx(
 _STATUS_NO_ID = _rx(
     r"\b(where'?s|where is|wheres|track|tracking|status of|when (will|does|is)|has|did|is) (my|the) "
     r"(order|package|parcel|delivery|shipment|stuff)\b(?! (address|options?|cost|policy))"
+    r"|\b(expect|get|receive) my (order|package|parcel|delivery|shipment|stuff)\b|\bhow long (until|till|before) my "
+    r"(order|package|parcel|delivery)\b"
     r"|\bmy (order|package|parcel|delivery|shipment) (hasn'?t|has not|still|is late|didn'?t|never)\b"
 )
 _REFUND = _rx(r"\b(refund\w*|money back|reimburs\w*|pay me back|charged? (me )?twice|overcharged)\b")
 _POLICY_TOPIC = _rx(
     r"\b(return(s)? policy|refund policy|return window|returns?|send (something|it|things) back|"
     r"shipping|delivery|deliver|ship|express|payment methods?|pay(ing)? (by|with|in)|paypal|apple pay|"
-    r"credit cards?|debit cards?|cards do you|bank transfer|cash on delivery|installments?|refunds? (take|work))\b"
+    r"credit cards?|debit cards?|cards do you|bank transfer|cash on delivery|installments?|"
+    r"refunds? (take|work|show|appear|arrive|reach|come))\b"
 )
 _QUESTION = _rx(
     r"^(what|whats|what's|how|do|does|can|could|is|are|which|when|will)\b|\b(do you|can i|is there|are there|"
@@ -74,6 +77,8 @@ _RELEASE_WORD = _rx(
     r"push|version)\b"
 )
 _HUMAN = _rx(
+    r"\b(get|need|want|give|find) (me )?(a|an|some|to a) (real |live |actual )?(person|human|agent|one of your staff)\b|"
+    r"\b(not|done with|sick of|hate) (a |the |this |talking to a )?(bot|machine|robot)\b|"
     r"^(an? |live |real |human )?agent\b|\b(some(one|body)|any(one|body)|a person) (from|in|on|at) (your|the) "
     r"(team|support|staff|company|store)\b|\b(human|real person|actual person|live (agent|person)|representative|"
     r"operator|supervisor|manager|customer (service|support|care)|support (staff|team|people)|staff member)\b"
@@ -160,7 +165,8 @@ def sure_intent(
     settings = _SETTINGS.search(text)
     if _POLICY_TOPIC.search(text) and _QUESTION.search(text) and not (has_order or settings or about_mine):
         return "policy_question"
-    if (_TICKET.search(text) or _DAMAGE.search(text)) and not not_ours and not _QUESTION_ONLY.match(text):
+    damage = _DAMAGE.search(text) and not _STATUS_NO_ID.search(text)
+    if (_TICKET.search(text) or damage) and not not_ours and not _QUESTION_ONLY.match(text):
         return "create_ticket"
     if _HUMAN.search(text) and _HUMAN_ASK.search(text):
         return "human_handoff"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from agent.interfaces import ExampleScorer
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
-from agent.understanding.cues import sure_intent
+from agent.understanding.cues import not_ours, sure_intent
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.spelling import Speller, vocabulary_of
 from agent.text import clean
@@ -128,14 +128,16 @@ class HybridReader:
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities = self.entities.read(self.speller(text))
         core = core_text(entities.masked)
-        scores = self.fused(core) if self.scorers else {}
         sure = sure_intent(entities.masked, core, entities, self.goods, self.symptoms)
         if sure is not None and (eligible is None or sure in eligible):
-            return Reading(intent=sure, confidence=1.0, sure=True, entities=entities, scores=scores)
+            return Reading(intent=sure, confidence=1.0, sure=True, entities=entities)
+        scores = self.fused(core) if self.scorers else {}
         topics = {k.split(TOPIC_SEP, 1)[1]: v for k, v in scores.items() if k.startswith(OUT_OF_SCOPE + TOPIC_SEP)}
         in_scope = {k: v for k, v in scores.items() if TOPIC_SEP not in k and (eligible is None or k in eligible)}
         topic, oos = max(topics.items(), key=lambda kv: kv[1], default=(None, 0.0))
         best, score = max(in_scope.items(), key=lambda kv: kv[1], default=(None, 0.0))
-        if best is None or score < self.banks.threshold or score < oos + self.banks.margin:
+        # A request for what this bot cannot do ("cancel", "invoice", "password") that no rule placed.
+        refused = not_ours(entities.masked) and bool(topics)
+        if refused or best is None or score < self.banks.threshold or score < oos + self.banks.margin:
             return Reading(intent=None, confidence=max(oos, 1.0 - score), topic=topic, entities=entities, scores=scores)
         return Reading(intent=best, confidence=score, entities=entities, scores=scores)
