@@ -70,7 +70,9 @@ def embedded_reader(config: BotConfig, inventory: FileInventory, scorer: Example
     goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
     goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
     symptoms = slots["symptom"].pattern if "symptom" in slots else None
-    return HybridReader(banks, [scorer], inventory.distinct("name"), goods, symptoms)
+    words = getattr(scorer, "words", None)
+    known = words() if callable(words) else None
+    return HybridReader(banks, [scorer], inventory.distinct("name"), goods, symptoms, known)
 
 
 def build_app(

@@ -91,6 +91,7 @@ class HybridReader:
         names: product and model names from the store's data, read as one typed value.
         goods: the kinds and brands of product the store sells.
         symptoms: a pattern of the store's own problem words (intents.yaml's symptom slot).
+        known_words: valid words the typo repair must leave alone (a dictionary).
     """
 
     def __init__(
@@ -100,6 +101,7 @@ class HybridReader:
         names: list[str] | None = None,
         goods: list[str] | None = None,
         symptoms: str | None = None,
+        known_words: set[str] | None = None,
     ):
         self.banks = banks
         self.scorers = scorers
@@ -111,7 +113,7 @@ class HybridReader:
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
         self.symptoms = re.compile(symptoms, re.I) if symptoms else None
-        self.speller = Speller(vocabulary_of(sentences + list(names or []) + list(goods or [])))
+        self.speller = Speller(vocabulary_of(sentences + list(names or []) + list(goods or [])), known_words or ())
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
         prepared = [(label, core_text(self.entities.read(s).masked)) for label, s in examples]

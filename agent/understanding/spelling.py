@@ -119,11 +119,17 @@ def _deletes(word: str) -> set[str]:
 
 
 class Speller:
-    """Repairs one-edit typos toward `vocabulary` (the banks, the intents file, core words)."""
+    """Repairs one-edit typos toward `vocabulary` (the banks, the intents file, core words).
 
-    def __init__(self, vocabulary: Iterable[str]):
+    Args:
+        vocabulary: the words a typo may be repaired to.
+        known: other valid words, left as they are.
+    """
+
+    def __init__(self, vocabulary: Iterable[str], known: Iterable[str] = ()):
         counts = Counter(w.lower() for w in vocabulary if w.isalpha())
-        self.known = set(counts)
+        # Valid words outside the bot's vocabulary (a dictionary) are never "repaired".
+        self.known = set(counts) | {w.lower() for w in known}
         self._by_delete: dict[str, str] = {}
         for word, _ in counts.most_common():
             if len(word) < 4:
