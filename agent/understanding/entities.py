@@ -121,7 +121,9 @@ class EntityReader:
 
             def repl(m: re.Match[str]) -> str:
                 collect(m)
-                return f" {word} "
+                # "invoice INV-4471" -> "invoice reference": the kind of document still says what is asked.
+                lead = m.group(0)[: m.start(1) - m.start(0)].strip(" #:-") if rx is _REFERENCE else ""
+                return f" {lead} {word} " if lead else f" {word} "
 
             masked = rx.sub(repl, masked)
 

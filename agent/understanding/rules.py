@@ -164,6 +164,8 @@ class RulesClassifier:
         model = self.models[intent_id]
         spec = model.spec
         params = {k: v for k, v in params.items() if k in model.params}
+        if reading is not None and "summary" in params and (summary := problem_summary(text)) is not None:
+            params["summary"] = summary  # the problem, without the request words and sign-off
         for p in spec.required_params:
             slot = self.slots.specs[p]
             if p in params:
