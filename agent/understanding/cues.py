@@ -77,7 +77,8 @@ _RELEASE_WORD = _rx(
     r"push|version)\b"
 )
 _HUMAN = _rx(
-    r"\b(get|need|want|give|find) (me )?(a|an|some|to a) (real |live |actual )?(person|human|agent|one of your staff)\b|"
+    r"\b(get|need|want|give|find) (me )?(a|an|some|to a) (real |live |actual )?"
+    r"(person|human|agent|one of your staff)\b|"
     r"\b(not|done with|sick of|hate) (a |the |this |talking to a )?(bot|machine|robot)\b|"
     r"^(an? |live |real |human )?agent\b|\b(some(one|body)|any(one|body)|a person) (from|in|on|at) (your|the) "
     r"(team|support|staff|company|store)\b|\b(human|real person|actual person|live (agent|person)|representative|"

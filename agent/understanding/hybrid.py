@@ -14,11 +14,11 @@ import re
 from pydantic import BaseModel, Field
 
 from agent.interfaces import ExampleScorer
+from agent.text import clean
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.cues import not_ours, sure_intent
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.spelling import Speller, vocabulary_of
-from agent.text import clean
 
 TOPIC_SEP = "/"
 # Greetings, sign-offs and politeness say nothing about the request; the models read what is left.

@@ -122,5 +122,5 @@ def run_nlu(args: argparse.Namespace) -> int:
         print(f"confusion heat map: {png}", file=sys.stderr)
     else:
         print("no heat map: install matplotlib (pip install 'agentbot[plots]')", file=sys.stderr)
-    missed = [k for k, v in TARGETS.items() if getattr(result, k) < v] + (["false_actions"] * bool(result.false_actions))
-    return 1 if missed else 0
+    missed = [k for k, v in TARGETS.items() if getattr(result, k) < v]
+    return 1 if missed or result.false_actions else 0

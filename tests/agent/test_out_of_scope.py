@@ -79,7 +79,9 @@ async def test_a_policy_question_is_answered_from_the_kb_with_its_source(
 async def test_a_ticket_summary_is_the_problem_not_the_whole_message(app: App, router: AgentRouter) -> None:
     response, _ = await say(router, "Hi! Can you open a ticket: my monitor arrived with a cracked screen. Thanks!")
     assert "opened ticket T-" in response.text
-    assert [r[0] for r in await rows(app, "SELECT summary FROM tickets")] == ["My monitor arrived with a cracked screen"]
+    assert [r[0] for r in await rows(app, "SELECT summary FROM tickets")] == [
+        "My monitor arrived with a cracked screen"
+    ]
 
 
 @pytest.fixture

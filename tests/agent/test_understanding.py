@@ -16,9 +16,13 @@ from agent.understanding.hybrid import problem_summary
 from agent.understanding.spelling import Speller
 from bots.cli.nlu import measure
 from tests.helpers import REPO
+from tests.nlu.build_corpus import build
 
 CORPUS = REPO / "tests" / "nlu" / "corpus.jsonl"
-STORES = [(REPO / "config", REPO / "data"), (REPO / "config" / "stores" / "outdoor", REPO / "data" / "stores" / "outdoor")]
+STORES = [
+    (REPO / "config", REPO / "data"),
+    (REPO / "config" / "stores" / "outdoor", REPO / "data" / "stores" / "outdoor"),
+]
 
 
 @pytest.mark.parametrize(
@@ -94,6 +98,11 @@ def test_the_corpus_is_large_varied_and_mostly_labelled_in_scope_or_out() -> Non
     assert len({c.text.lower() for c in cases}) == len(cases)
     for line in CORPUS.read_text().splitlines():
         assert set(json.loads(line)) == {"text", "intent", "slots"}
+
+
+def test_the_checked_in_corpus_is_what_its_generator_writes() -> None:
+    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    assert rows == build()
 
 
 @pytest.mark.parametrize(("config_dir", "data_dir"), STORES)

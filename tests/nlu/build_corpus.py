@@ -694,7 +694,8 @@ def handwritten() -> list[dict]:
     return rows
 
 
-def main() -> None:
+def build() -> list[dict]:
+    """Every corpus row, hand-written first, duplicates (ignoring case) dropped."""
     rng = random.Random(SEED)
     rows, seen = [], set()
     for row in handwritten() + generated(rng):
@@ -703,6 +704,11 @@ def main() -> None:
             continue
         seen.add(key)
         rows.append(row)
+    return rows
+
+
+def main() -> None:
+    rows = build()
     with (HERE / "corpus.jsonl").open("w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
