@@ -65,6 +65,7 @@ class NluReport(BaseModel):
     labels: list[str] = Field(default_factory=list)
     confusion: list[list[int]] = Field(default_factory=list)  # rows expected, columns predicted
     misses: list[NluResult] = Field(default_factory=list)
+    slot_misses: list[NluResult] = Field(default_factory=list)
     p50_ms: float = 0.0
     p99_ms: float = 0.0
     cpu_p99_ms: float = 0.0
@@ -140,9 +141,10 @@ def report(results: list[NluResult]) -> NluReport:
             precision=p, recall=rc, f1=round(2 * p * rc / (p + rc), 4) if p + rc else 0.0, support=actual
         )
     with_slots = [r for r in results if r.slots_expected]
-    slots_ok = sum(
-        all(_plain(r.slots_found.get(k, "")) == _plain(v) for k, v in r.slots_expected.items()) for r in with_slots
-    )
+    slot_misses = [
+        r for r in with_slots if any(_plain(r.slots_found.get(k, "")) != _plain(v) for k, v in r.slots_expected.items())
+    ]
+    slots_ok = len(with_slots) - len(slot_misses)
     with_id = [r for r in results if "order_id" in r.slots_expected]
     ids_ok = sum(r.slots_found.get("order_id") == r.slots_expected["order_id"] for r in with_id)
     stray = sum(1 for r in results if "order_id" not in r.slots_expected and "order_id" in r.slots_found)
@@ -164,6 +166,7 @@ def report(results: list[NluResult]) -> NluReport:
         labels=labels,
         confusion=confusion,
         misses=[r for r in results if r.expected != r.predicted],
+        slot_misses=slot_misses,
         p50_ms=round(times[len(times) // 2] * 1000, 4),
         p99_ms=round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1000, 4),
         cpu_p99_ms=round(cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))] * 1000, 4),

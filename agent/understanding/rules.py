@@ -80,6 +80,8 @@ class RulesClassifier:
             if refs:
                 # "invoice 88213" is a reference: never an order id, a budget or an amount.
                 params = {k: v for k, v in params.items() if str(v).replace("O-", "").strip("#") not in refs}
+            if reading.entities.money and "amount" in self.slots.specs and "amount" not in params:
+                params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
             if reading.intent is not None:
                 return reading.intent, max(self.threshold, reading.confidence), params, tokens
             ids = {k for k in params if not self.slots.specs[k].free_text}

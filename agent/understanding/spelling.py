@@ -14,6 +14,15 @@ from collections.abc import Iterable
 _WORD = re.compile(r"[A-Za-z]{5,}")
 # Words every store's requests lean on, beyond what the banks happen to contain.
 CORE_WORDS = [
+    "dollars",
+    "hundred",
+    "twenty",
+    "thirty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
     "refund",
     "refunds",
     "refunded",

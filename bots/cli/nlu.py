@@ -107,6 +107,10 @@ def print_report(result: NluReport, out: TextIO) -> None:
         print(f"\nmisses ({len(result.misses)}), first 25:", file=out)
         for r in result.misses[:25]:
             print(f"  {r.expected:16} -> {r.predicted:16} {r.text}", file=out)
+    if result.slot_misses:
+        print(f"\nslot misses ({len(result.slot_misses)}), first 15:", file=out)
+        for r in result.slot_misses[:15]:
+            print(f"  expected {r.slots_expected} found {r.slots_found}: {r.text}", file=out)
 
 
 def run_nlu(args: argparse.Namespace) -> int:
@@ -114,7 +118,7 @@ def run_nlu(args: argparse.Namespace) -> int:
     for line in result.bank_overlap:
         print(f"warning: corpus line also in an example bank: {line!r}", file=sys.stderr)
     if args.json:
-        print(result.model_dump_json(indent=2, exclude={"misses"}))
+        print(result.model_dump_json(indent=2, exclude={"misses", "slot_misses"}))
     else:
         print_report(result, sys.stdout)
     png = Path(args.confusion_png)
