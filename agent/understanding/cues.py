@@ -60,7 +60,7 @@ _DEVICE = _rx(
 )
 _FOREIGN_DEVICE = _rx(r"\b(phone|iphone|router|wifi|wi-fi|car|tv|printer|fridge)\b")
 _TASK_ADD = _rx(
-    r"\b(add (a |an )?(task|reminder)|new task|create a task|remind me|to-?do ?(list)?:|todo:)\b|"
+    r"\b(add (a |an )?(task|reminder)|new task|create a task|remind me)\b|\bto-?do ?(list)?:|"
     r"\b(add|put) .+ (on|to) my (to-?do )?list\b|\badd to my to-?do\b"
 )
 _TASK_NUMBER = _rx(r"\b(task|number|item)\s*#?\s*\d{1,4}\b|\b(mark|tick off|check off|delete|remove) \d{1,4}\b")
@@ -68,7 +68,7 @@ _TASK_DONE = _rx(r"\b(done|finish\w*|complete\w*|tick(ed)? off|check(ed)? off|ma
 _TASK_DELETE = _rx(r"\b(delete|remove|get rid|drop|erase)\b")
 _TASK_UPDATE = _rx(r"\b(change|update|rename|edit|reword)\b")
 _TASK_LIST = _rx(
-    r"\b(my (tasks|to-?do|todo)|to-?do list|todo list|tasks do i have|on my list|"
+    r"\b(what (else )?do i (still )?(have|need) to do|my (tasks|to-?do|todo)|to-?do list|todo list|tasks do i have|on my list|"
     r"(show|list|read)( me)? (my |all )?(open |pending )?(tasks|to-?dos?|list))\b"
 )
 _RELEASE = _rx(r"(?<![\w.$])v?\d+\.\d+\.\d+(?:-[0-9a-z.]+)?\b")

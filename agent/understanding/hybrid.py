@@ -28,9 +28,10 @@ _LEAD = re.compile(
     r"hope you'?re (?:well|good)|me again)\b[\s,.!:;\-]*)+",
     re.I,
 )
+_THANKS_WORD = re.compile(r"\b(thanks?|thank you|thx|ty|cheers|appreciated?|bye|goodbye)\b", re.I)
 _TRAIL = re.compile(
     r"(?:[\s,.!:;)(\-]*\b(?:thanks?(?: you)?(?: so much| a lot)?(?: in advance)?|thx|ty|please|pls|plz|asap|"
-    r"cheers|if you can|:\)|much appreciated)\b[\s,.!?:;)(]*)+$",
+    r"cheers|if you can|:\)|much appreciated|appreciate it|bye|goodbye|great|ok(?:ay)?)\b[\s,.!?:;)(]*)+$",
     re.I,
 )
 
@@ -131,6 +132,9 @@ class HybridReader:
         entities = self.entities.read(self.speller(text))
         core = core_text(entities.masked)
         sure = sure_intent(entities.masked, core, entities, self.goods, self.symptoms)
+        if sure is None and not _TRAIL.sub("", _LEAD.sub("", entities.masked.strip())).strip(" ,.!?:;-"):
+            # Nothing but greetings, politeness and thanks ("hey team, thanks!", "so good evening").
+            sure = "thanks" if _THANKS_WORD.search(entities.masked) else "greeting"
         if sure is not None and (eligible is None or sure in eligible):
             return Reading(intent=sure, confidence=1.0, sure=True, entities=entities)
         scores = self.fused(core) if self.scorers else {}
