@@ -68,7 +68,8 @@ _TASK_DONE = _rx(r"\b(done|finish\w*|complete\w*|tick(ed)? off|check(ed)? off|ma
 _TASK_DELETE = _rx(r"\b(delete|remove|get rid|drop|erase)\b")
 _TASK_UPDATE = _rx(r"\b(change|update|rename|edit|reword)\b")
 _TASK_LIST = _rx(
-    r"\b(what (else )?do i (still )?(have|need) to do|my (tasks|to-?do|todo)|to-?do list|todo list|tasks do i have|on my list|"
+    r"\b(what (else )?do i (still )?(have|need) to do|my (tasks|to-?do|todo)|to-?do list|todo list|"
+    r"tasks do i have|on my list|"
     r"(show|list|read)( me)? (my |all )?(open |pending )?(tasks|to-?dos?|list))\b"
 )
 _RELEASE = _rx(r"(?<![\w.$])v?\d+\.\d+\.\d+(?:-[0-9a-z.]+)?\b")
