@@ -29,7 +29,7 @@ _STATUS = _rx(
 )
 # "where's my package?", "track my order": an order's whereabouts even before its id is given.
 _STATUS_NO_ID = _rx(
-    r"\b(where'?s|where is|wheres|track|tracking|status of|when (will|does|is)|has|did|is) (my|the) "
+    r"\b(where'?s|where is|wheres|track|tracking|check( on)?|status of|when (will|does|is)|has|did|is) (my|the) "
     r"(order|package|parcel|delivery|shipment|stuff)\b(?! (address|options?|cost|policy))"
     r"|\b(expect|get|receive) my (order|package|parcel|delivery|shipment|stuff)\b|\bhow long (until|till|before) my "
     r"(order|package|parcel|delivery)\b"

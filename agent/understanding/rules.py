@@ -66,6 +66,18 @@ class RulesClassifier:
         self.threshold = threshold
         self.yes_no = YesNo(vocab)
 
+    def _calibrated(self, reading: Reading) -> float:
+        """The reading's confidence on this classifier's scale: a sure rule is 1.0, the banks'
+        `confident` level is STRONG (where a new request overrides an awaited answer and cascade
+        needs no LLM), their `threshold` is this classifier's threshold."""
+        if reading.sure or self.banks is None:
+            return 1.0 if reading.sure else max(self.threshold, reading.confidence)
+        low, high = self.banks.threshold, self.banks.confident
+        score = reading.confidence
+        if score >= high:
+            return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
+        return self.threshold + (STRONG - self.threshold) * max(0.0, score - low) / max(1e-9, high - low)
+
     def read(self, text: str, intents: list[Intent]) -> Reading | None:
         return self.reader.read(text, {i.id for i in intents}) if self.reader else None
 
@@ -83,7 +95,7 @@ class RulesClassifier:
             if reading.entities.money and "amount" in self.slots.specs and "amount" not in params:
                 params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
             if reading.intent is not None:
-                return reading.intent, max(self.threshold, reading.confidence), params, tokens
+                return reading.intent, self._calibrated(reading), params, tokens
             ids = {k for k in params if not self.slots.specs[k].free_text}
             # An id the models could not place ("I paid 29.99 for O-12345") still belongs to the one
             # intent that owns it, unless the message asks for what this bot cannot do ("cancel O-12345").
