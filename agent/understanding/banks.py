@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from pathlib import Path
 
@@ -46,10 +44,6 @@ class NluBanks(Strict):
             if sentence in topic.examples:
                 return name
         return None
-
-    def digest(self) -> str:
-        """A hash of the banks: the key of any cached embeddings."""
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 def normalized(sentence: str) -> str:
