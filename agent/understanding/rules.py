@@ -66,6 +66,18 @@ class RulesClassifier:
         self.threshold = threshold
         self.yes_no = YesNo(vocab)
 
+    def _owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
+        """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
+        intents opt out with bare_id_starts. Without `lookups`, a lookup value ("office") is no id."""
+        specs = self.slots.specs
+        ids = {k for k in params if not specs[k].free_text and (lookups or specs[k].pattern)}
+        owners = [
+            i.id
+            for i in intents
+            if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
+        ]
+        return owners[0] if len(owners) == 1 else None
+
     def _calibrated(self, reading: Reading) -> float:
         """The reading's confidence on this classifier's scale: a sure rule is 1.0, the banks'
         `confident` level is STRONG (where a new request overrides an awaited answer and cascade
@@ -96,11 +108,10 @@ class RulesClassifier:
                 params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
             if reading.intent is not None:
                 return reading.intent, self._calibrated(reading), params, tokens
-            ids = {k for k in params if not self.slots.specs[k].free_text}
             # An id the models could not place ("I paid 29.99 for O-12345") still belongs to the one
             # intent that owns it, unless the message asks for what this bot cannot do ("cancel O-12345").
-            if not ids or not_ours(reading.entities.masked):
-                return None, 0.0, params, tokens
+            owner = None if not_ours(reading.entities.masked) else self._owner(params, intents, lookups=False)
+            return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
         best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
         for intent in intents:
             model = self.models.get(intent.id)
@@ -112,15 +123,8 @@ class RulesClassifier:
         best_id, score = best["task"]
         # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
         # intent that requires that parameter (money-moving intents opt out with bare_id_starts).
-        ids = {k for k in params if not self.slots.specs[k].free_text}  # "O-12345", "2.4.1"; not free text
-        if score < self.threshold and ids:
-            owners = [
-                i.id
-                for i in intents
-                if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
-            ]
-            if len(owners) == 1:
-                best_id, score = owners[0], self.threshold + 0.1
+        if score < self.threshold and (owner := self._owner(params, intents)):
+            best_id, score = owner, self.threshold + 0.1
         # Small talk is what is left when nothing in the message asks for a task.
         if score < self.threshold:
             best_id, score = best["chat"]
