@@ -134,7 +134,11 @@ class TelemetrySink(Protocol):
 
 @runtime_checkable
 class TurnTrace(Protocol):
-    """One turn's trace: a root span, one child span per telemetry stage."""
+    """One turn in its conversation's trace: a root span, one child span per telemetry stage.
+
+    Implementations must not wait on the turn's path (no disk, no network): the turn calls
+    `stage` several times and `end` once, and hands the spans to a background writer there.
+    """
 
     trace_id: str | None
 
@@ -147,7 +151,7 @@ class TurnTrace(Protocol):
 
 @runtime_checkable
 class Tracer(Protocol):
-    """Starts a trace per turn (OpenTelemetry in adapters/telemetry/otel.py)."""
+    """Starts each turn's spans in its conversation's trace (OpenTelemetry in adapters/telemetry/otel.py)."""
 
     def start_turn(self, interaction: Interaction) -> TurnTrace: ...
 

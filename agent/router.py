@@ -73,7 +73,7 @@ class RouterParts:
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
-    tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
+    tracer: Tracer | None = None  # a trace per conversation, a span per turn (OpenTelemetry); None = off
     currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
 
 

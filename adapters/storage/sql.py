@@ -255,7 +255,7 @@ class SqlStore:
         if self._ready:
             return
         try:
-            problems = await self.run(integrity_unit, what="check the database")
+            problems = await self.run(integrity_unit, what="open the database")
         except StorageError as e:
             if "malformed" not in str(e) and "not a database" not in str(e):
                 raise
