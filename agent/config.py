@@ -43,6 +43,8 @@ class IntentTemplates(Strict):
     ask: dict[str, str] = Field(default_factory=dict)
     pre: str = ""
     confirm: str = ""  # set: the tool runs only after the user confirms this question
+    # Asked instead of acting when understanding is unsure this side-effecting intent was meant.
+    offer: str = ""
     answer: dict[str, str] = Field(default_factory=dict)  # outcome -> template; "default"
     error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
 

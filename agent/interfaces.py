@@ -310,3 +310,16 @@ class HandoffQueue(Protocol):
     async def unclaimed(self, alerted_before: datetime) -> list[str]:
         """Session ids whose handoff is still `requested` and was last alerted before the time."""
         ...
+
+
+@runtime_checkable
+class ExampleScorer(Protocol):
+    """A small embedded model that says how close a message is to labelled example sentences.
+
+    `fit` runs once at start-up with every (label, sentence) pair of the banks; `scores` then maps
+    a message to a score in [0, 1] per label (higher is closer). Pure CPU, no network.
+    """
+
+    def fit(self, examples: list[tuple[str, str]]) -> None: ...
+
+    def scores(self, text: str) -> dict[str, float]: ...

@@ -43,10 +43,12 @@ from agent.types import (
     AgentResponse,
     Alert,
     Classification,
+    Intent,
     IntentContext,
     Interaction,
     Message,
     OutboundMessage,
+    PendingConfirmation,
     SessionState,
     ToolResult,
 )
@@ -267,9 +269,10 @@ class AgentRouter:
                 t.emit("response_generated", {"declined": pending.kind})
                 return []
             if not await self.confirmations.remind(state, t):
-                message = notices.fallback(state, "human_handoff" in eligible, p.messages)
+                message = notices.fallback(state, "human_handoff" in eligible, p.messages, cls.out_of_scope)
                 await t.send(message)
-                t.emit("response_generated", {"message": message.text, "fallback": True, "unknown_intent": True})
+                outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
+                t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
             return []
         t.emit(
             "intent_classified",
@@ -282,6 +285,9 @@ class AgentRouter:
                 "reply": cls.reply,
             },
         )
+        if cls.offer:
+            await self._offer(state, intent, cls.offer, cls, t)
+            return []
         agent = p.planners.get(intent.agent, p.planner)
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
@@ -298,3 +304,10 @@ class AgentRouter:
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         return results
+
+    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
+        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
+        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
+        state.pending_confirmation = pending
+        await t.send(OutboundMessage(kind="question", text=text))
+        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})

@@ -98,6 +98,10 @@ class Classification(Model):
     # The message answers the question the bot asked (slot fill), or confirms/declines an offer.
     fills_slot: bool = False
     reply: Literal["yes", "no"] | None = None
+    # Out of scope: the honest short answer for the topic ("I can't change account settings here.").
+    out_of_scope: str | None = None
+    # Understanding named a side-effecting intent without being sure: ask this instead of acting.
+    offer: str | None = None
     notice: str | None = None  # something the user must hear this turn (a spent LLM budget)
 
 
