@@ -71,6 +71,7 @@ def test_a_handed_off_conversation_says_so_at_start_and_new_leaves_it(tmp_path: 
     first = spawn(tmp_path)
     first.sendline("talk to a human")
     first.expect_exact("A person has this conversation now")
+    first.expect_exact("you> ")  # the line editor reads again: Ctrl-D now ends the session
     first.sendeof()  # Ctrl-D
     first.expect(pexpect.EOF, timeout=30)
     again = spawn(tmp_path)
