@@ -48,7 +48,6 @@ from agent.types import (
     Interaction,
     Message,
     OutboundMessage,
-    PendingConfirmation,
     SessionState,
     ToolResult,
 )
@@ -197,7 +196,7 @@ class AgentRouter:
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(state, pref_update)
-        return t.response(state, cls.intent_id if cls else None, results)
+        return t.response(state, t.scratch.get("intent", cls.intent_id if cls else None), results)
 
     async def _work(
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
@@ -249,7 +248,9 @@ class AgentRouter:
         settled = await self.confirmations.resolve(state, t.interaction, cls, t)
         if settled.outcome == "handled":
             return settled.results
-        cls = followups.redirect(state, t.interaction.text, settled.cls or cls, p.registry.specs)
+        read = settled.cls or cls
+        if (cls := followups.redirect(state, t.interaction.text, read, p.registry.specs)) is not read:
+            t.scratch.setdefault("intent", cls.intent_id)  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(state)
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
@@ -267,7 +268,7 @@ class AgentRouter:
             },
         )
         if cls.offer:
-            await self._offer(state, intent, cls.offer, cls, t)
+            await self.confirmations.offer(state, intent.id, cls.offer, cls, t)
             return []
         agent = self._agent(intent)
         if intent.kind == "chat":
@@ -278,12 +279,9 @@ class AgentRouter:
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
         results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
-        resumed = state.active_goal if update.goal_id != state.active_goal_id else None
-        while resumed is not None and resumed.queued and not requests.waiting(state):
-            # A later request of an earlier message: its turn has come, so it runs now.
-            resumed.queued, goal, nxt = False, resumed, p.registry.intents[resumed.intent_id]
-            results += await self.acting.run(self._agent(nxt), state, goal, nxt, history, customer, t, prefs)
-            resumed = state.active_goal if goal.id != state.active_goal_id else None
+        run = lambda g, i: self.acting.run(self._agent(i), state, g, i, history, customer, t, prefs)  # noqa: E731
+        goal, resumed, more = await requests.run_queued(state, goal, p.registry.intents, run)
+        results += more
         handed_off = state.handoff is not None and state.handoff.active
         notice = resumed and not handed_off and notices.resume(resumed, goal.agent, p.messages, self.names(resumed))
         if notice:
@@ -297,10 +295,3 @@ class AgentRouter:
 
     def _question(self, intent_id: str, slot: str) -> str:
         return self._agent(self.p.registry.intents[intent_id]).question(intent_id, slot)
-
-    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
-        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
-        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
-        state.pending_confirmation = pending
-        await t.send(OutboundMessage(kind="question", text=text))
-        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})

@@ -148,6 +148,24 @@ def _distinct(found: list[Classification]) -> bool:
     return len(set(seen)) == len(seen)
 
 
+async def run_queued(
+    state: SessionState,
+    goal: Goal,
+    intents: dict[str, Intent],
+    run: Callable[[Goal, Intent], Awaitable[list[ToolResult]]],
+) -> tuple[Goal, Goal | None, list[ToolResult]]:
+    """Later requests of an earlier message whose turn has come (nobody waits for the user) run now.
+    Returns the last goal run, the goal the conversation is back to (None if `goal` is still
+    active) and the results."""
+    results: list[ToolResult] = []
+    resumed = state.active_goal if goal.id != state.active_goal_id else None
+    while resumed is not None and resumed.queued and not waiting(state):
+        resumed.queued, goal = False, resumed
+        results += await run(goal, intents[goal.intent_id])
+        resumed = state.active_goal if goal.id != state.active_goal_id else None
+    return goal, resumed, results
+
+
 def waiting(state: SessionState) -> bool:
     """The bot waits for the user (a question or a confirmation): later requests have to queue."""
     goal = state.active_goal
