@@ -151,6 +151,8 @@ class AgentRouter:
             channel_type=interaction.context.channel_type,
         )
         expected_version = state.version
+        # The thread is shared; goals and confirmations are the person who wrote this message's.
+        state.enter(interaction.speaker, interaction.customer_id)
         active = state.active_goal
         t.emit(
             "received",
@@ -165,7 +167,7 @@ class AgentRouter:
         t.emit("history_loaded", {"count": len(history)})
 
         results: list[ToolResult] = []
-        pref_update = None
+        pref_update, pref_owner = None, ""
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
@@ -188,12 +190,17 @@ class AgentRouter:
             prefs = None
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
+                pref_owner = p.preferences.key(state)
             results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *t.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
+        goal, pending = state.active_goal, state.pending_confirmation
+        asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
+        stack = goals.stack_types(state)
+        state.leave()
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -210,20 +217,18 @@ class AgentRouter:
         )
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
-            await p.preferences.after(state, pref_update)
-        goal = state.active_goal
-        asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
+            await p.preferences.after(pref_owner, pref_update)
         return AgentResponse(
             text=t.final_text,
             session_id=state.session_id,
             interaction_id=interaction.id,
             intent_id=cls.intent_id if cls else None,
             tool_results=results,
-            needs_user_input=asking is not None or state.pending_confirmation is not None,
-            confirmation=state.pending_confirmation is not None and state.pending_confirmation.kind == "tool",
+            needs_user_input=asking is not None or pending is not None,
+            confirmation=pending is not None and pending.kind == "tool",
             missing_param=goal.missing[0] if goal and goal.missing else None,
             active_goal=goal.type if goal else None,
-            goal_stack=goals.stack_types(state),
+            goal_stack=stack,
             handoff=state.handoff is not None and state.handoff.active,
             messages=t.outbound,
             alerts=[a.kind for a in t.alerts],
@@ -283,7 +288,9 @@ class AgentRouter:
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
+            await self.confirmations.restate(state, t)
             return results
+        self.confirmations.shelve(state, intent.id)
         update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
@@ -294,4 +301,5 @@ class AgentRouter:
             await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
+        await self.confirmations.restate(state, t)
         return results

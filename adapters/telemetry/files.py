@@ -14,6 +14,8 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult,
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from agent.redaction import redact_text
+
 Primitive = str | bool | int | float
 
 
@@ -106,6 +108,8 @@ class JsonFileSpanExporter(SpanExporter):
         spans = json.loads(path.read_text())["spans"] + records if append and path.exists() else records
         spans.sort(key=lambda s: s["start_time"] or "")
         body = json.dumps({"trace_id": trace_id, "spans": spans}, separators=(",", ":"), default=str)
+        # Exception events carry provider messages and stack traces: scanned like everything written.
+        body = redact_text(body)
         # Written aside and renamed, so a reader never sees half a trace.
         tmp = path.with_suffix(".tmp")
         try:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
+from agent.conversation.consent import Consent
 from agent.interfaces import TurnLog
-from agent.text import Normalizer, YesNo, clean
+from agent.text import Normalizer, clean
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.slots import SlotExtractor
 
@@ -50,7 +51,7 @@ class RulesClassifier:
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
         self.threshold = threshold
-        self.yes_no = YesNo(vocab)
+        self.consent = Consent(vocab)  # only a standalone yes/no answers an open question
 
     def score(self, text: str, intents: list[Intent]) -> tuple[str | None, float, dict, frozenset[str]]:
         """Best intent, its score, the slot values found, and the message's content tokens."""
@@ -93,7 +94,7 @@ class RulesClassifier:
     ) -> Classification:
         text = interaction.text
         pending = state.pending_confirmation
-        if pending is not None and (answer := self.yes_no(text)):
+        if pending is not None and (answer := self.consent(text)):
             intent_id = pending.intent_id if answer == "yes" else None
             return Classification(intent_id=intent_id, reply=answer, confidence=1.0)  # type: ignore[arg-type]
 

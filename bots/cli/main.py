@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from agent.errors import ConfigError, RecordingMissing
 from agent.eval.runner import ScenarioResult, llm_totals
+from bots import logs
 from bots.app import build_app
 from bots.cli.evaluate import add_eval_options
 from bots.cli.inspect import add_observe_commands
@@ -107,7 +109,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logs.configure(logging.WARNING, "%(levelname)s %(name)s: %(message)s", os.environ)
     try:
         if args.command == "chat":
             from bots.console import default_session, run_chat

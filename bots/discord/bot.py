@@ -10,19 +10,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from datetime import UTC, datetime
 
 import discord
 import yarl
 from discord import app_commands
+from discord.utils import escape_markdown as md
 
 from agent.app import App
 from agent.errors import AgentbotError, ConfigError
 from agent.records import InboxEvent
+from agent.text import visible
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.delivery import BUTTONS, ChannelTarget, FollowupTarget, ReplyButton, ResumeButton
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, channel_of, session_key, thread_name
+from bots.discord.history import earlier_messages
 from bots.dispatch import Dispatcher
 
 log = logging.getLogger("agentbot.discord")
@@ -264,7 +266,7 @@ class DiscordBot(discord.Client):
         anchor_id = ev.message_id or 0
         if isinstance(target, FollowupTarget):
             # The answer's first follow-up shows the question; the conversation continues under it.
-            anchor_id = (await target.post(f"**{ev.user_name}** asked: {ev.text}")).id
+            anchor_id = (await target.post(f"**{md(ev.user_name)}** asked: {md(visible(ev.text))}")).id
         try:
             thread = await here.channel.get_partial_message(anchor_id).create_thread(name=thread_name(ev.text))  # type: ignore[attr-defined]
         except discord.HTTPException:
@@ -300,20 +302,6 @@ class DiscordBot(discord.Client):
         """A thread the bot has no session for: what was said so far seeds the new session."""
         if await self._has_session(key):
             return []
-        me = self.user.id if self.user else 0
         channel = self.get_partial_messageable(ev.channel_id, guild_id=ev.guild_id)
-        limit = self.app.settings.history_limit
-        seen: list[Message] = []
-        async for m in channel.history(limit=limit + 1):
-            if m.id == ev.message_id or not m.content:
-                continue
-            bot = m.author.id == me
-            seen.append(
-                Message(
-                    role="agent" if bot else "user",
-                    kind="answer" if bot else "user",
-                    text=re.sub(rf"<@!?{me}>", "", m.content).strip(),
-                    timestamp=m.created_at.astimezone(UTC) if m.created_at else datetime.now(UTC),
-                )
-            )
-        return list(reversed(seen))[-limit:] if limit else []
+        me = self.user.id if self.user else 0
+        return await earlier_messages(channel, me, ev.message_id, self.app.settings.history_limit)

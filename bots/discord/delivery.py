@@ -157,7 +157,8 @@ class FollowupTarget:
         for n, part in enumerate(parts):
             view = reply_view(list(message.buttons), self.fallback.owner) if n == len(parts) - 1 else None
             if view is None:
-                await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True)
+                # A private notice (someone else's confirmation) is an ephemeral follow-up.
+                await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, ephemeral=message.private)
             else:
                 await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, view=view)
 

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping
 
 from agent.interfaces import AlertNotifier
+from bots import logs
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
 from bots.discord.events import DiscordSettings
@@ -31,7 +32,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
 
 def run_discord(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     settings = DiscordSettings.from_env(env)  # a missing token stops here, before any connection
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(logging.INFO, "%(asctime)s %(levelname)s %(name)s: %(message)s", env)
     import discord
 
     try:

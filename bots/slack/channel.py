@@ -20,10 +20,10 @@ from adapters.storage.stats import today
 from agent.app import App
 from agent.errors import ConfigError, StorageError
 from agent.records import InboxEvent
-from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
+from agent.types import ChannelContext, ChannelType, Interaction, OutboundMessage
 from bots.dispatch import Dispatcher
 from bots.slack import commands as slack_commands
-from bots.slack.delivery import ThreadReply, answered_blocks, escape
+from bots.slack.delivery import ThreadReply, answered_blocks, asked_blocks, escape
 from bots.slack.events import (
     BUTTON_ACTION,
     CLAIM_ACTION,
@@ -32,9 +32,9 @@ from bots.slack.events import (
     from_button,
     from_control,
     from_message,
-    inbound_text,
     mentions_bot,
 )
+from bots.slack.history import thread_history
 
 log = logging.getLogger("agentbot.slack")
 
@@ -192,7 +192,9 @@ class SlackChannel:
         """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
         user, channel = body.get("user_id", ""), body.get("channel_id", "")
         try:
-            root = await self.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(text)}")
+            root = await self.client.chat_postMessage(
+                channel=channel, text=f"<@{user}> asked: {escape(text)}", blocks=asked_blocks(user, text)
+            )
         except Exception as e:  # noqa: BLE001 - e.g. not_in_channel: tell the person, not the log only
             log.warning("cannot post the request in %s: %s", channel, e)
             await respond(text="I can't post in this conversation. Invite me first (`/invite @agentbot`).")
@@ -233,18 +235,10 @@ class SlackChannel:
 
     async def run(self, event: InboxEvent) -> None:
         ev = SlackEvent.model_validate(event.payload)
-        reply = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key)
+        reply = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key, ev.user)
         if ev.kind == "control":
             await self._control(ev, reply)
             return
-        if ev.kind == "button":
-            note = f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>"
-            try:
-                await self.client.chat_update(
-                    channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
-                )
-            except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
-                log.warning("could not update the clicked question %s: %s", ev.ts, e)
         if ev.kind == "message" and ev.text.lower() in ("resume", "resume bot") and self._is_admin(ev.user):
             await self._control(ev.model_copy(update={"action": "release"}), reply)
             return
@@ -257,18 +251,30 @@ class SlackChannel:
             context=ChannelContext(
                 channel_type=ChannelType.slack, workspace=ev.team, channel=ev.channel, thread=ev.root_ts, user=ev.user
             ),
-            thread_history=await self._thread_history(ev),
+            thread_history=await thread_history(self.store, self.client, ev, self.bot_user_id, self.bot_id),
             from_inbox=True,
             action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
+            action_hash=ev.action_hash,
         )
         try:
-            await self.router.handle(interaction, reply=reply)
+            response = await self.router.handle(interaction, reply=reply)
+            if ev.kind == "button" and not all(m.private for m in response.messages):
+                await self._answered(ev)  # a refused click (not the requester's) leaves the buttons
         except Exception:
             # The one place a Slack turn fails: the person hears so, the log has the details.
             log.exception("slack turn %s failed", ev.key)
             with contextlib.suppress(Exception):
                 await reply(OutboundMessage(kind="error", text=FAILED))
             raise
+
+    async def _answered(self, ev: SlackEvent) -> None:
+        note = f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>"
+        try:
+            await self.client.chat_update(
+                channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
+            )
+        except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
+            log.warning("could not update the clicked question %s: %s", ev.ts, e)
 
     async def _control(self, ev: SlackEvent, reply: ThreadReply) -> None:
         actor = ev.user_name or "An admin"
@@ -285,27 +291,3 @@ class SlackChannel:
                 text=ev.question or notice,
                 blocks=answered_blocks(escape(ev.question or notice), f"{done} by <@{ev.user}>: {escape(notice)}"),
             )
-
-    async def _thread_history(self, ev: SlackEvent) -> list[Message]:
-        """The thread so far, when the bot meets a thread it has no session for (cold start)."""
-        if not ev.in_thread:
-            return []
-        saved, _ = await self.store.load(ev.session_key, 0)
-        if saved is not None:
-            return []
-        try:
-            response = await self.client.conversations_replies(channel=ev.channel, ts=ev.root_ts, limit=200)
-        except Exception as e:  # noqa: BLE001 - e.g. missing history scope: answer without the context
-            log.warning("no thread history for %s: %s", ev.session_key, e)
-            return []
-        history = []
-        for m in response.get("messages") or []:
-            if float(m.get("ts", "0")) >= float(ev.ts or "inf") or not m.get("text"):
-                continue  # the current message is the turn's own; later ones are not history yet
-            ours = m.get("user") == self.bot_user_id or (self.bot_id and m.get("bot_id") == self.bot_id)
-            text = inbound_text(m["text"], self.bot_user_id)
-            meta = {"slack_user": m.get("user", ""), "slack_ts": m.get("ts", "")}
-            history.append(
-                Message(role="agent" if ours else "user", text=text, kind="answer" if ours else "user", metadata=meta)
-            )
-        return history

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from agent.errors import ConfigError
 from agent.interfaces import SessionStore
+from bots import logs
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
 from bots.slack.alerts import SlackAlertNotifier
@@ -123,8 +124,13 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
     """Start the channel and serve events, commands and interactivity on /slack/events."""
     from aiohttp import web
 
+    from bots.slack.verify import signature_first
+
     await channel.start()
-    runner = web.AppRunner(channel.bolt.web_app(path="/slack/events", port=port), access_log=None)
+    web_app = channel.bolt.web_app(path="/slack/events", port=port)
+    if channel.options.signing_secret:
+        web_app.middlewares.append(signature_first(channel.options.signing_secret, "/slack/events"))
+    runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -162,7 +168,7 @@ async def _run(channel: SlackChannel, settings: SlackSettings, host: str, port: 
 
 def run_slack(args: Any, env: Mapping[str, str]) -> int:
     """The `agentbot slack` command."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(logging.INFO, "%(asctime)s %(levelname)s %(name)s: %(message)s", env)
     settings = SlackSettings.from_env(env)
     channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
     asyncio.run(_run(channel, settings, args.host, args.port))
