@@ -1,18 +1,26 @@
-"""Logging that never writes personal data or secrets: every record is masked before any handler formats it."""
+"""Process logging from AGENTBOT_LOG_LEVEL and AGENTBOT_LOG_FORMAT (`text`, or `json` for log collectors)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TextIO
 
+from agent.errors import ConfigError
 from agent.redaction import Redactor
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+FORMATS = ("text", "json")
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 
 class RedactingFilter(logging.Filter):
-    """Masks the formatted message and the traceback of each record (patterns and exact secrets)."""
+    """Masks each record's message and traceback (personal data, token shapes, the environment's
+    secrets by value) before any handler formats it: logs never carry what telemetry may not."""
 
     def __init__(self, redactor: Redactor):
         super().__init__()
@@ -28,12 +36,37 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def configure(level: int, fmt: str, env: Mapping[str, str]) -> None:
-    """`logging.basicConfig` plus masking on every root handler; the environment's secrets
-    (variables named *KEY, *TOKEN, *SECRET, *PASSWORD) are masked by value as well."""
-    logging.basicConfig(level=level, format=fmt)
-    secrets = [v for k, v in env.items() if _SECRET_NAME.search(k)]
-    redacting = RedactingFilter(Redactor(secrets=secrets))
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
-            handler.addFilter(redacting)
+def redacting_filter(env: Mapping[str, str]) -> RedactingFilter:
+    """Variables named *KEY, *TOKEN, *SECRET, *PASSWORD are masked by value as well as by shape."""
+    return RedactingFilter(Redactor(secrets=[v for k, v in env.items() if _SECRET_NAME.search(k)]))
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time (UTC, ISO 8601), level, logger, message, and the traceback if any."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_text or record.exc_info:
+            entry["error"] = record.exc_text or self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure_logging(env: Mapping[str, str], stream: TextIO | None = None) -> None:
+    level = (env.get("AGENTBOT_LOG_LEVEL") or "WARNING").upper()
+    if level not in LEVELS:
+        raise ConfigError("environment", f"{level!r} is not one of {', '.join(LEVELS)}", field="AGENTBOT_LOG_LEVEL")
+    fmt = (env.get("AGENTBOT_LOG_FORMAT") or "text").lower()
+    if fmt not in FORMATS:
+        raise ConfigError("environment", f"{fmt!r} is not one of {', '.join(FORMATS)}", field="AGENTBOT_LOG_FORMAT")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(redacting_filter(env))
+    logging.basicConfig(level=level, handlers=[handler], force=True)

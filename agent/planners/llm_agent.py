@@ -125,7 +125,8 @@ class LLMAgent:
     async def _start(self, request: AgentRequest, turn: TurnLog | None) -> _Loop:
         goal, intent = request.goal, request.intent
         context = (
-            f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}."
+            f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}. "
+            f"Amounts of money are in {self.templates.currency}; write them as {self.templates.currency}12.50."
         )
         system = "\n\n".join([self.constitution.strip(), RULES, context])
         tail = [{"role": "user", "content": request.text}]
