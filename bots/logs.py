@@ -51,8 +51,10 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        if record.exc_text or record.exc_info:
-            entry["error"] = record.exc_text or self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["error"] = record.exc_text
+        elif record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)
 
 
