@@ -99,6 +99,11 @@ class RulesClassifier:
             return Classification(intent_id=intent_id, reply=answer, confidence=1.0)  # type: ignore[arg-type]
 
         intent_id, confidence, params, tokens = self.score(text, intents)
+        if pending is not None and pending.kind == "tool" and (intent_id == pending.intent_id or confidence < STRONG):
+            # "yes, but just $15 of it" while a refund waits: new values for the waiting action.
+            changes = {k: v for k, v in params.items() if k in pending.params}
+            if changes:
+                return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
