@@ -13,7 +13,7 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult,
 from opentelemetry.sdk.trace import ReadableSpan
 
 from adapters.telemetry.writer import Item, TurnSpans
-from agent.redaction import redact_text
+from agent.redaction import DEFAULT as REDACT
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:
@@ -102,7 +102,7 @@ class TraceFiles:
         for item in items:
             record = turn_record(item) if isinstance(item, TurnSpans) else span_record(item)
             # Exception events carry provider messages and stack traces: scanned like everything written.
-            lines.setdefault(record["trace_id"], []).append(redact_text(encode(record)))
+            lines.setdefault(record["trace_id"], []).append(encode(REDACT.value(record)))
         for trace_id, body in lines.items():
             body.append("")
             os.write(self._fd(trace_id), "\n".join(body).encode())

@@ -59,7 +59,7 @@ async def test_only_the_requester_can_confirm_a_refund_in_a_shared_thread(db_url
     assert refunds_meanwhile == []
     assert waiting is not None and waiting.tool == "issue_refund" and waiting.params["order_id"] == "O-23456"
     thread = [p["text"] for p in in_thread(slack, CHANNEL, root)]
-    assert len(thread) == 2 and "refunded $89.50" in thread[-1]
+    assert len(thread) == 2 and "refunded ฿89.50" in thread[-1]
     updates = slack.to("chat.update")
     assert len(updates) == 1 and f"Confirmed by <@{ALICE}>" in json.dumps(updates[0]["blocks"])
     refunds = await rows(db_url, "SELECT order_id, amount, customer_id FROM refunds")
