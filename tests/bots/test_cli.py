@@ -62,8 +62,10 @@ def test_eval_reports_and_exits_1_on_a_failing_scenario(tmp_path: Path) -> None:
     suite = tmp_path / "s.yaml"
     suite.write_text(
         "name: demo\nscenarios:\n"
-        "  - id: good\n    customer: C-001\n    turns:\n      - user: O-12345\n        expect: {tools: [check_order_status]}\n"
-        "  - id: bad\n    customer: C-001\n    turns:\n      - user: O-12345\n        expect: {reply_contains: [delivered]}\n"
+        "  - id: good\n    customer: C-001\n    turns:\n"
+        "      - user: O-12345\n        expect: {tools: [check_order_status]}\n"
+        "  - id: bad\n    customer: C-001\n    turns:\n"
+        "      - user: O-12345\n        expect: {reply_contains: [delivered]}\n"
     )
     out = agentbot("eval", str(suite), "--json")
     assert out.returncode == 1
