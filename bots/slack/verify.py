@@ -29,11 +29,9 @@ def signature_first(signing_secret: str, path: str) -> Any:
         if request.method != "POST" or request.path != path:
             return await handler(request)
         body = await request.read()  # cached: bolt reads the same bytes afterwards
-        ok = verifier.is_valid(
-            body=body,
-            timestamp=request.headers.get("X-Slack-Request-Timestamp", ""),
-            signature=request.headers.get("X-Slack-Signature", ""),
-        )
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get("X-Slack-Signature", "")
+        ok = timestamp.isdigit() and bool(signature) and verifier.is_valid(body, timestamp, signature)
         if not ok:
             # Only the sizes: the body is untrusted and may carry anything.
             log.warning("refused an unsigned or badly signed request to %s (%d bytes)", path, len(body))

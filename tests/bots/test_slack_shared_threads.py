@@ -6,8 +6,11 @@ no customer (a guest). Each test says what each person sees and what was stored.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
+
+import pytest
 
 from adapters.storage.sql import SqlStore
 from agent.types import SessionState
@@ -120,3 +123,53 @@ async def test_order_details_are_only_for_the_orders_customer(db_url: str, slack
     denied = [d for d in decisions if not d["allowed"]]
     assert len(denied) == 3 and {d["rule"] for d in denied} == {"order_details_own_customer_only"}
     assert slack.to("chat.postMessage") and not [p for p in slack.to("chat.postMessage") if p["channel"] == "C0ADMINS"]
+
+
+async def test_unsigned_input_of_any_shape_gets_401_and_one_log_line(
+    db_url: str, slack: SlackStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    bodies = [
+        (b'{"type": "event_callback", "event": {', "application/json"),  # malformed JSON
+        (b"\xff\xfe\x00garbage", "application/json"),
+        (b"payload=%7Bnot-json", "application/x-www-form-urlencoded"),
+        (b"", "application/json"),
+        (b'{"type": "url_verification", "challenge": "x"}', "text/plain"),
+    ]
+    async with running_app(db_url, slack) as app:
+        assert app.client.session is not None
+        caplog.clear()
+        statuses = []
+        for body, kind in bodies:
+            async with app.client.session.post(app.client.url, data=body, headers={"Content-Type": kind}) as r:
+                statuses.append(r.status)
+        forged = await app.client.post(bodies[0][0], "application/json", secret="wrong")
+        async with app.client.session.post(app.client.url, data=io.BytesIO(b"x" * (2 * 1024 * 1024))) as big:
+            oversized = big.status
+        root, ok = await app.client.mention("where is O-12345")  # a signed request still works
+        await app.channel.dispatcher.drain()
+    assert statuses == [401] * len(bodies) and forged.status == 401 and oversized in (401, 413)
+    refusals = [r for r in caplog.records if "refused an unsigned" in r.getMessage()]
+    assert len(refusals) == len(bodies) + 1 + (oversized == 401)  # one line per request
+    assert not any(r.exc_info for r in caplog.records)  # never a traceback
+    assert ok.status == 200 and "shipped" in in_thread(slack, CHANNEL, root)[-1]["text"]
+    assert await rows(db_url, "SELECT key FROM inbox") != []  # only the signed mention was stored
+
+
+async def test_echoed_user_text_loses_bidi_controls_and_cannot_format_or_mention(
+    db_url: str, slack: SlackStandIn
+) -> None:
+    sneaky = "photo\u202egnp.exe is *broken* <!here> `rm -rf` @channel"
+    async with running_app(db_url, slack) as app:
+        root, _ = await app.client.mention(f"open a ticket about {sneaky}")
+        await app.channel.dispatcher.drain()
+        await app.client.command(f"track {sneaky}")
+        await app.channel.dispatcher.drain()
+    answer = in_thread(slack, CHANNEL, root)[-1]  # "I've opened ticket T-... for you: ..."
+    assert "photognp.exe is *broken*" in answer["text"] and "\u202e" not in json.dumps(answer, ensure_ascii=False)
+    assert answer["mrkdwn"] is False  # the asterisks and backticks show as typed
+    assert "<!here>" not in answer["text"] and "@\u2060channel" in answer["text"]  # no ping from the echo
+    asked = next(p for p in slack.to("chat.postMessage") if "asked" in p["text"])
+    assert "\u202e" not in json.dumps(asked, ensure_ascii=False) and "<!here>" not in asked["text"]
+    assert asked["blocks"][1]["text"]["type"] == "plain_text"  # the question cannot start formatting
+    tickets = await rows(db_url, "SELECT summary FROM tickets")
+    assert ["\u202e" in t.summary for t in tickets] == [False]
