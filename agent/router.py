@@ -157,16 +157,9 @@ class AgentRouter:
         # The thread is shared; goals and confirmations are the person who wrote this message's.
         state.enter(interaction.speaker, interaction.customer_id)
         active = state.active_goal
-        t.emit(
-            "received",
-            {
-                "memory": {
-                    "history_count": len(history),
-                    "params_keys": sorted(active.slots) if active else [],
-                    "waiting_for_param": active.missing[0] if active and active.missing else None,
-                }
-            },
-        )
+        waiting = active.missing[0] if active and active.missing else None
+        memory = {"history_count": len(history), "params_keys": sorted(active.slots) if active else []}
+        t.emit("received", {"memory": memory | {"waiting_for_param": waiting}})
         t.emit("history_loaded", {"count": len(history)})
 
         results: list[ToolResult] = []
@@ -276,16 +269,11 @@ class AgentRouter:
                 await t.send(message)
                 t.emit("response_generated", {"message": message.text, "fallback": True, "unknown_intent": True})
             return []
+        redacted = sorted(set(cls.params) & p.registry.redacted_params)
+        classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
         t.emit(
             "intent_classified",
-            {
-                "intent_id": intent.id,
-                "confidence": round(cls.confidence, 3),
-                "params": cls.params,
-                "redacted_params": sorted(set(cls.params) & p.registry.redacted_params),
-                "fills_slot": cls.fills_slot,
-                "reply": cls.reply,
-            },
+            classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
         agent = p.planners.get(intent.agent, p.planner)
         if intent.kind == "chat":

@@ -291,7 +291,7 @@ class DiscordBot(discord.Client):
                 channel=str(ev.channel_id),
                 thread=str(thread_id),
                 user=str(ev.user_id),
-            ),
+            ),  # fmt: skip
             thread_history=await self._thread_history(key, ev) if ev.in_thread else [],
             from_inbox=True,
             action=ev.button,
@@ -302,6 +302,8 @@ class DiscordBot(discord.Client):
         """A thread the bot has no session for: what was said so far seeds the new session."""
         if await self._has_session(key):
             return []
-        channel = self.get_partial_messageable(ev.channel_id, guild_id=ev.guild_id)
-        me = self.user.id if self.user else 0
+        channel, me = (
+            self.get_partial_messageable(ev.channel_id, guild_id=ev.guild_id),
+            self.user.id if self.user else 0,
+        )
         return await earlier_messages(channel, me, ev.message_id, self.app.settings.history_limit)

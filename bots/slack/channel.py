@@ -277,11 +277,9 @@ class SlackChannel:
             raise
 
     async def _answered(self, ev: SlackEvent) -> None:
-        note = f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>"
+        blocks = answered_blocks(ev.question, f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>")
         try:
-            await self.client.chat_update(
-                channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
-            )
+            await self.client.chat_update(channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=blocks)
         except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
             log.warning("could not update the clicked question %s: %s", ev.ts, e)
 
