@@ -6,7 +6,6 @@ Each test says what each person sees and what was stored.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -35,11 +34,12 @@ async def test_only_the_requester_confirms_by_button_or_by_yes(standin: StandInD
         # Mallory types "yes" in Alice's thread.
         await standin.say(thread, MALLORY, "yes")
         await standin.wait_until(lambda: len(standin.posted(thread)) >= 2)
-        await asyncio.sleep(0.1)
+        await run.bot.dispatcher.drain()
         refunds_meanwhile = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
         # Alice's own "yep" confirms.
         await standin.say(thread, ALICE, "yep")
         await standin.wait_until(lambda: len(standin.posted(thread)) >= 3)
+        await run.bot.dispatcher.drain()  # the answer can be posted before its turn has committed
         refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
     assert refused[0].body["data"]["flags"] & 64  # ephemeral: only Mallory sees it
     texts = [m["content"] for m in standin.posted(thread)]
