@@ -135,7 +135,11 @@ class TelemetrySink(Protocol):
 
 @runtime_checkable
 class TurnTrace(Protocol):
-    """One turn's trace: a root span, one child span per telemetry stage."""
+    """One turn in its conversation's trace: a root span, one child span per telemetry stage.
+
+    Implementations must not wait on the turn's path (no disk, no network): the turn calls
+    `stage` several times and `end` once, and hands the spans to a background writer there.
+    """
 
     trace_id: str | None
 
@@ -148,7 +152,7 @@ class TurnTrace(Protocol):
 
 @runtime_checkable
 class Tracer(Protocol):
-    """Starts a trace per turn (OpenTelemetry in adapters/telemetry/otel.py)."""
+    """Starts each turn's spans in its conversation's trace (OpenTelemetry in adapters/telemetry/otel.py)."""
 
     def start_turn(self, interaction: Interaction) -> TurnTrace: ...
 
@@ -258,7 +262,7 @@ class EventInbox(Protocol):
         ...
 
     async def unfinished(self, older_than_seconds: float) -> list[InboxEvent]:
-        """Accepted events whose turn never committed, oldest first: work a crash left behind."""
+        """Events not done yet (turn not committed, or answers not all sent), oldest first."""
         ...
 
     async def knows(self, session_key: str) -> bool:

@@ -396,6 +396,9 @@ class OutboundMessage(Model):
     action_hash: str | None = None
     # Only for the person who wrote this turn's message (Slack ephemeral, Discord ephemeral follow-up).
     private: bool = False
+    # Stable across re-runs of the same event's turn ("<event>:<n>", "<event>:p<n>" for
+    # pre-messages): channels record and dedupe deliveries by it. Empty outside a turn.
+    id: str = ""
 
 
 class AgentResponse(Model):

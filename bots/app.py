@@ -93,7 +93,7 @@ def build_app(
         alerts: where admin alerts go (default: de-duplicated log lines).
         env: the environment to read (default `os.environ`).
         releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
-        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per turn).
+        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per conversation).
         provider: `openai`, `anthropic` or `compat`; overrides settings `llm.provider`.
         model: overrides settings `llm.model`.
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     Connection,
     Integer,
     Row,
-    Table,
     bindparam,
     insert,
     select,
@@ -27,77 +25,21 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
+from adapters.storage.outbox import commit_event
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
-    EFFECT_TABLES,
-    handoff_queue,
+    damaged,
     inbox,
+    integrity_unit,
     messages,
-    order_updates,
     sessions,
-    tasks,
     telemetry,
     tool_ledger,
 )
-from agent.errors import SchemaBehind, StorageError, VersionConflict
+from adapters.storage.writes import insert_ignore, write_effect
+from agent.errors import ReferenceCollision, SchemaBehind, StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
-
-
-def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
-    row = dict(data)
-    if isinstance(row.get("findings"), list):
-        row["findings"] = json.dumps(row["findings"])
-    for key, value in row.items():
-        if key.endswith("_at") and isinstance(value, str):
-            row[key] = datetime.fromisoformat(value)
-    return row
-
-
-def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> None:
-    """INSERT ... ON CONFLICT DO UPDATE: the latest state of a keyed row."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        pg = pg_insert(table).values(**row)
-        conn.execute(pg.on_conflict_do_update(index_elements=[key], set_={k: pg.excluded[k] for k in row if k != key}))
-        return
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    lite = sqlite_insert(table).values(**row)
-    conn.execute(lite.on_conflict_do_update(index_elements=[key], set_={k: lite.excluded[k] for k in row if k != key}))
-
-
-def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
-    """Rows are written once per key; updates carry the whole new value, so a replay is harmless."""
-    if kind in EFFECT_TABLES:
-        conn.execute(insert_ignore(conn, EFFECT_TABLES[kind], "id").values(**_effect_row(data)))
-    elif kind == "order_update":
-        row = {"order_id": data["order_id"], "data": json.dumps(data), "updated_at": utcnow()}
-        upsert(conn, order_updates, "order_id", row)
-    elif kind == "task_change":
-        values = {k: data[k] for k in ("title", "status") if k in data}
-        conn.execute(
-            update(tasks)
-            .where(tasks.c.id == data["id"], tasks.c.owner == data["owner"])
-            .values(**values, updated_at=utcnow())
-        )
-    elif kind == "handoff_state":
-        upsert(conn, handoff_queue, "session_id", _effect_row(data))
-    else:
-        raise ValueError(f"no writer for side effect {kind!r}")
-
-
-def insert_ignore(conn: Connection, table: Table, key: str) -> Any:
-    """INSERT ... ON CONFLICT DO NOTHING: side effects and ledger rows are written once per key."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects import postgresql
-
-        return postgresql.insert(table).on_conflict_do_nothing(index_elements=[key])
-    from sqlalchemy.dialects import sqlite
-
-    return sqlite.insert(table).on_conflict_do_nothing(index_elements=[key])
-
 
 # Statements are built once: constructing them per call cost more than running them.
 SELECT_STATE = select(sessions.c.state).where(sessions.c.id == bindparam("b_sid"))
@@ -118,6 +60,7 @@ INSERT_EVENTS = insert(telemetry)
 FINISH_INBOX = (
     update(inbox).where(inbox.c.key == bindparam("b_key")).values(status="done", finished_at=bindparam("b_now"))
 )
+
 SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == bindparam("b_key"))
 
 
@@ -201,15 +144,19 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             ],
         )
     if turn.inbox_key:
-        conn.execute(FINISH_INBOX, {"b_key": turn.inbox_key, "b_now": now})
+        commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
     for key, result in turn.ledger.items():
         conn.execute(
             insert_ignore(conn, tool_ledger, "idempotency_key").values(
                 idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
             )
         )
-    for effect in turn.effects:
-        write_effect(conn, effect.kind, effect.data)
+    try:
+        for effect in turn.effects:
+            write_effect(conn, effect.kind, effect.data)
+    except IntegrityError as e:
+        # A per-owner task number another turn took first: re-run the turn on fresh state.
+        raise VersionConflict(sid, turn.expected_version) from e
 
 
 def ledger_unit(conn: Connection, key: str) -> ToolResult | None:
@@ -240,9 +187,21 @@ class SqlStore:
     async def ensure_schema(self) -> None:
         if self._ready:
             return
+        try:
+            problems = await self.run(integrity_unit, what="open the database")
+        except StorageError as e:
+            if "malformed" not in str(e) and "not a database" not in str(e):
+                raise
+            problems = [str(e)]
+        if problems:
+            where = getattr(getattr(self.runner, "engine", None), "url", None)
+            raise damaged(where.database if where is not None else "?", problems)
         status = await self.schema_status()
         if status.behind and self.migrate:
-            status = await self.upgrade()
+            try:
+                status = await self.upgrade()
+            except StorageError:
+                status = await self.schema_status()  # another worker migrated the same file just now
         if status.behind:
             raise SchemaBehind(status.current, status.head)
         self._ready = True
@@ -258,7 +217,7 @@ class SqlStore:
         """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
         try:
             return await self.runner.run(fn, *args)
-        except (VersionConflict, StorageError):
+        except (VersionConflict, StorageError, ReferenceCollision):
             raise
         except DBAPIError as e:
             raise StorageError(f"cannot {what}: {e.orig}") from e

@@ -168,7 +168,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
 
 
 async def _prepare(url: str) -> None:
-    store = SqlStore(url)
+    store = SqlStore(url, migrate=True)
     try:
         await store.ensure_schema()
     finally:
@@ -186,9 +186,9 @@ def _child(config: Config, worker: int, barrier: Any, results: Any) -> None:
 
 def run_config(config: Config) -> dict[str, Any]:
     """Run the configuration in `config.workers` fresh processes; combine what they measured."""
-    if config.workers > 1:
-        # Schema first, as a deploy would: workers creating tables at the same moment race.
-        asyncio.run(_prepare(config.db_url))
+    # Schema first, as a deploy would (`agentbot db upgrade`): PostgreSQL is never migrated by a
+    # worker, and workers creating SQLite tables at the same moment would race.
+    asyncio.run(_prepare(config.db_url))
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     barrier = ctx.Barrier(config.workers) if config.workers > 1 else None
