@@ -85,6 +85,8 @@ class Vocabulary(Strict):
     filler: list[str] = Field(default_factory=list)
     yes: list[str] = Field(default_factory=list)
     no: list[str] = Field(default_factory=list)
+    # Words that may surround a yes or no without making it more than an answer ("yes please, thanks").
+    courtesy: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

@@ -81,9 +81,11 @@ class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
         self.locks = SessionLocks()
-        p, s = parts, parts.settings
+        s = parts.settings
         self.confirmations = parts.confirmations
-        self.acting = Acting(p.policy, p.executor, s.max_agent_passes, p.messages, self.confirmations, p.currency)
+        self.acting = Acting(
+            parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations, parts.currency
+        )
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
 
@@ -166,17 +168,12 @@ class AgentRouter:
             channel_type=interaction.context.channel_type,
         )
         expected_version = state.version
+        # The thread is shared; goals and confirmations are the person who wrote this message's.
+        state.enter(interaction.speaker, interaction.customer_id)
         active = state.active_goal
-        t.emit(
-            "received",
-            {
-                "memory": {
-                    "history_count": len(history),
-                    "params_keys": sorted(active.slots) if active else [],
-                    "waiting_for_param": active.missing[0] if active and active.missing else None,
-                }
-            },
-        )
+        waiting = active.missing[0] if active and active.missing else None
+        memory = {"history_count": len(history), "params_keys": sorted(active.slots) if active else []}
+        t.emit("received", {"memory": memory | {"waiting_for_param": waiting}})
         t.emit("history_loaded", {"count": len(history)})
         async with deadline(p.settings.turn_deadline_seconds):
             results, cls, pref_update = await self._work(interaction, state, history, t)
@@ -185,6 +182,9 @@ class AgentRouter:
         new_messages = [*seeded, user, *t.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
+        response = t.response(state, cls.intent_id if cls else None, results)
+        pref_owner = p.preferences.key(state) if p.preferences is not None else ""
+        state.leave()
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -202,14 +202,14 @@ class AgentRouter:
         )
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
-            await p.preferences.after(state, pref_update)
-        return t.response(state, cls.intent_id if cls else None, results)
+            await p.preferences.after(pref_owner, pref_update)
+        return response
 
     async def _work(
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
     ) -> tuple[list[ToolResult], Classification | None, Any]:
         """Understand and act: everything of the turn that runs under its deadline."""
-        p, results, pref_update, prefs = self.p, [], None, None
+        p, results, pref_update = self.p, [], None
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
@@ -229,6 +229,7 @@ class AgentRouter:
             cls = await p.classifier.classify(interaction, eligible, state, history, t)
             if cls.notice:
                 await t.send(OutboundMessage(kind="notice", text=cls.notice))
+            prefs = None
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
             results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
@@ -274,16 +275,11 @@ class AgentRouter:
                 outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
                 t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
             return []
+        redacted = sorted(set(cls.params) & p.registry.redacted_params)
+        classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
         t.emit(
             "intent_classified",
-            {
-                "intent_id": intent.id,
-                "confidence": round(cls.confidence, 3),
-                "params": cls.params,
-                "redacted_params": sorted(set(cls.params) & p.registry.redacted_params),
-                "fills_slot": cls.fills_slot,
-                "reply": cls.reply,
-            },
+            classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
         if cls.offer:
             await self._offer(state, intent, cls.offer, cls, t)
@@ -292,7 +288,9 @@ class AgentRouter:
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
+            await self.confirmations.restate(state, t)
             return results
+        self.confirmations.shelve(state, intent.id)
         update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
@@ -303,6 +301,7 @@ class AgentRouter:
             await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
+        await self.confirmations.restate(state, t)
         return results
 
     async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
