@@ -102,6 +102,7 @@ def run_chat(
     *,
     version: str = "",
     project: str = "",
+    base: str | None = None,
 ) -> int:
     """`agentbot chat`: one message with `-m`, else the REPL until Ctrl-D, Ctrl-C or /quit."""
     out = sys.stdout
@@ -111,7 +112,8 @@ def run_chat(
             if message is not None:
                 runner.run(one_shot(app, message, session, customer, as_json, out))
                 return 0
-            repl = Repl(app, runner, ConsoleState(session=session, customer=customer), sys.stdin, out)
+            state = ConsoleState(session=session, customer=customer, base=base or session)
+            repl = Repl(app, runner, state, sys.stdin, out)
             if repl.interactive:
                 _enable_line_editing()
                 repl.banner(version, project)
