@@ -118,7 +118,10 @@ def build_app(
     knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
     draw_slot_values(config, store_settings, inventory)
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
-    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
+    synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
+    if synchronous not in ("normal", "full"):
+        raise ConfigError("AGENTBOT_DB_SYNCHRONOUS", f"{synchronous!r} is not one of normal, full")
+    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=synchronous)
     # What the bot itself wrote (refunds, tasks, handoffs) lives in the session database; a custom
     # store without SQL leaves refunds unseen by lookups and tasks unavailable.
     records = SqlRecords(store) if isinstance(store, SqlStore) else None

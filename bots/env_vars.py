@@ -37,6 +37,11 @@ ENV_VARS: list[EnvVar] = [
         name="AGENTBOT_UNDERSTANDING", group="project", purpose="`rules` (default), `llm` or `cascade`", example="rules"
     ),
     EnvVar(
+        name="AGENTBOT_DB_SYNCHRONOUS",
+        group="project",
+        purpose="SQLite durability: `normal` (default) or `full`; overrides settings `db_synchronous`",
+    ),
+    EnvVar(
         name="AGENTBOT_LOG_LEVEL",
         group="project",
         purpose="`DEBUG`, `INFO`, `WARNING` (default) or `ERROR`",
@@ -99,6 +104,11 @@ ENV_VARS: list[EnvVar] = [
         name="AGENTBOT_TRACES_DIR",
         group="observability",
         purpose="where trace files go (default `traces/` beside the SQLite file)",
+    ),
+    EnvVar(
+        name="AGENTBOT_TRACE_SAMPLE_RATE",
+        group="observability",
+        purpose="the share of conversations traced, 0 to 1 (default: settings `trace_sample_rate`)",
     ),
     EnvVar(
         name="OTEL_EXPORTER_OTLP_ENDPOINT", group="observability", purpose="send traces over OTLP/HTTP instead of files"

@@ -82,7 +82,22 @@ def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Trac
         return None
     from adapters.telemetry.otel import build_tracer
 
-    return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+    rate = env.get("AGENTBOT_TRACE_SAMPLE_RATE")
+    return build_tracer(
+        traces_dir(settings, db_url, env),
+        env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
+        sample_rate=settings.trace_sample_rate if rate is None else _rate(rate),
+    )
+
+
+def _rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigError("AGENTBOT_TRACE_SAMPLE_RATE", f"{text!r} is not a number from 0 to 1")
+    return rate
 
 
 def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:

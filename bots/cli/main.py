@@ -55,22 +55,22 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
-    bench = sub.add_parser("bench", help="measure router turns, Slack ack latency or Discord defer latency")
+    bench = sub.add_parser("bench", help="measure router turns as shipped, Slack ack, Discord defer, or eval cost")
     _common(bench)
     bench.add_argument(
         "target",
         nargs="?",
         default="router",
-        choices=["router", "slack", "discord"],
-        help="router turns (default), Slack ack latency, or Discord defer latency",
+        choices=["router", "slack", "discord", "eval"],
+        help="router turns (default), Slack ack latency, Discord defer latency, or eval cost per turn",
     )
     bench.add_argument("--json", action="store_true")
-    router = bench.add_argument_group("router", "agentbot bench [router]: full turns on an SQLite file")
+    router = bench.add_argument_group("router", "agentbot bench [router]: full turns, tracing on and off")
     router.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     router.add_argument("--concurrency", type=int, default=50, help="sessions in flight in the concurrent phase")
-    router.add_argument(
-        "--tracing", choices=["on", "off"], default="off", help="include OpenTelemetry span export (default off)"
-    )
+    router.add_argument("--workers", type=int, default=1, help="processes sharing the database")
+    eval_bench = bench.add_argument_group("eval", "agentbot bench eval: a generated suite through agentbot eval")
+    eval_bench.add_argument("--scenarios", type=int, default=400, help="generated two-turn scenarios")
     slack_bench = bench.add_argument_group("slack", "agentbot bench slack: ack latency while turns are slow")
     slack_bench.add_argument("--events", type=int, default=200, help="signed events to send")
     slack_bench.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
@@ -179,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             from bots.cli.bench_discord import run_discord_bench
 
             return run_discord_bench(args)
+        if args.command == "bench" and args.target == "eval":
+            from bots.cli.bench_eval import run_eval_bench
+
+            return run_eval_bench(args)
         if args.command == "bench" and args.target == "slack":
             from bots.cli.bench_slack import run_slack_bench
 
