@@ -242,12 +242,9 @@ def integrity_unit(conn: Connection) -> list[str]:
 
 
 def damaged(path: str, problems: list[str]) -> StorageError:
-    """Log what to do about a damaged SQLite file (once, at startup) and return the error to raise."""
-    log.error(
-        "the SQLite database %s is damaged (%s). Stop agentbot, keep a copy of the file, then restore it "
-        "from a backup or rebuild it with: sqlite3 %s .recover | sqlite3 recovered.db",
-        path,
-        "; ".join(problems[:3]),
-        path,
+    """The error to raise at startup for a damaged SQLite file: what is wrong and what to do, in one line
+    (the CLI prints it as the one line a failed start shows; a log line beside it would say it twice)."""
+    return StorageError(
+        f"the SQLite database {path} is damaged ({'; '.join(problems[:3])}). Stop agentbot, keep a copy of the "
+        f"file, then restore it from a backup or rebuild it with: sqlite3 {path} .recover | sqlite3 recovered.db"
     )
-    return StorageError(f"the database {path} is damaged: {problems[0]}")
