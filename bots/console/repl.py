@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import signal
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -115,6 +116,9 @@ def run_chat(
             state = ConsoleState(session=session, customer=customer, base=base or session)
             repl = Repl(app, runner, state, sys.stdin, out)
             if repl.interactive:
+                # A shell that started us in the background leaves SIGINT ignored, and Python then installs
+                # no handler; a person at this terminal still means "quit" when they press Ctrl-C.
+                signal.signal(signal.SIGINT, signal.default_int_handler)
                 _enable_line_editing()
                 repl.banner(version, project)
             repl.loop()
