@@ -84,6 +84,9 @@ async def test_two_workers_on_one_sqlite_file(tmp_path: Path) -> None:
 @pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 async def test_two_workers_on_one_postgres_database(tmp_path: Path) -> None:
     with postgres_server() as db_url:
+        store = SqlStore(db_url)  # the deploy step: PostgreSQL is migrated by `agentbot db upgrade`, never by workers
+        await store.upgrade()
+        await store.aclose()
         run = CrashRun(
             "postgres, 2 workers",
             db_url,
