@@ -115,6 +115,8 @@ class Vocabulary(Strict):
     empty: list[str] = Field(default_factory=list)
     # Words that may surround a cancel or farewell phrase without changing it ("oh never mind then").
     softeners: list[str] = Field(default_factory=list)
+    # Words that may surround a yes or no without making it more than an answer ("yes please, thanks").
+    courtesy: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

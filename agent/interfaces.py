@@ -114,7 +114,8 @@ class ToolContext(BaseModel):
     interaction_id: str
     agent: str
     intent_id: str | None = None
-    customer_id: str | None = None
+    customer_id: str | None = None  # the customer who wrote the message (threads are shared)
+    speaker: str = ""  # who wrote it on the platform; a guest's own data is keyed by it
     # The confirmed action this call carries out: its hash is the call's idempotency key, so a
     # second confirmation replays the first result instead of acting twice.
     action_hash: str | None = None

@@ -80,9 +80,11 @@ class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
         self.locks = SessionLocks()
-        p, s = parts, parts.settings
+        s = parts.settings
         self.confirmations = parts.confirmations
-        self.acting = Acting(p.policy, p.executor, s.max_agent_passes, p.messages, self.confirmations, p.currency)
+        self.acting = Acting(
+            parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations, parts.currency
+        )
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
@@ -168,6 +170,8 @@ class AgentRouter:
             channel_type=interaction.context.channel_type,
         )
         expected_version = state.version
+        # The thread is shared; goals and confirmations are the person who wrote this message's.
+        state.enter(interaction.speaker, interaction.customer_id)
         abandoned = goals.age(state, p.settings.goal_abandon_turns)
         t.emit("received", {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))})
         t.emit("history_loaded", {"count": len(history)})
@@ -178,6 +182,9 @@ class AgentRouter:
         new_messages = [*seeded, user, *t.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
+        response = t.response(state, t.scratch.get("intent", cls.intent_id if cls else None), results)
+        pref_owner = p.preferences.key(state) if p.preferences is not None else ""
+        state.leave()
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -195,14 +202,14 @@ class AgentRouter:
         )
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
-            await p.preferences.after(state, pref_update)
-        return t.response(state, t.scratch.get("intent", cls.intent_id if cls else None), results)
+            await p.preferences.after(pref_owner, pref_update)
+        return response
 
     async def _work(
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
     ) -> tuple[list[ToolResult], Classification | None, Any]:
         """Understand and act: everything of the turn that runs under its deadline."""
-        p, results, pref_update, prefs = self.p, [], None, None
+        p, results, pref_update = self.p, [], None
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
@@ -219,11 +226,12 @@ class AgentRouter:
             cls = found[0]
             if cls.notice:
                 await t.send(OutboundMessage(kind="notice", text=cls.notice))
+            prefs = None
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
-            ids = {i.id for i in eligible}
-            act = lambda c: self._understood(state, c, ids, customer, history, t, prefs)  # noqa: E731
-            results = await self.requests.handle(found, state, t, act, self._question)
+            act = lambda c: self._understood(state, c, {i.id for i in eligible}, customer, history, t, prefs)  # noqa: E731
+            ask = lambda i, slot: self._agent(p.registry.intents[i]).question(i, slot)  # noqa: E731
+            results = await self.requests.handle(found, state, t, act, ask)
         return results, cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
@@ -256,16 +264,11 @@ class AgentRouter:
         if intent is None:
             await notices.unknown(state, cls, pending, "human_handoff" in eligible, p.messages, self.confirmations, t)
             return []
+        redacted = sorted(set(cls.params) & p.registry.redacted_params)
+        classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
         t.emit(
             "intent_classified",
-            {
-                "intent_id": intent.id,
-                "confidence": round(cls.confidence, 3),
-                "params": cls.params,
-                "redacted_params": sorted(set(cls.params) & p.registry.redacted_params),
-                "fills_slot": cls.fills_slot,
-                "reply": cls.reply,
-            },
+            classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
         if cls.offer:
             await self.confirmations.offer(state, intent.id, cls.offer, cls, t)
@@ -274,8 +277,10 @@ class AgentRouter:
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
+            await self.confirmations.restate(state, t)
             return results
-        update = goals.apply(state, cls, intent, lambda slot: self._question(intent.id, slot))
+        self.confirmations.shelve(state, intent.id)
+        update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
         results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
@@ -288,10 +293,8 @@ class AgentRouter:
             await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
+        await self.confirmations.restate(state, t)
         return results
 
     def _agent(self, intent: Intent) -> Planner:
         return self.p.planners.get(intent.agent, self.p.planner)
-
-    def _question(self, intent_id: str, slot: str) -> str:
-        return self._agent(self.p.registry.intents[intent_id]).question(intent_id, slot)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
+from agent.conversation.consent import Consent
 from agent.interfaces import TurnLog
-from agent.text import Normalizer, YesNo, clean
+from agent.text import Normalizer, clean
 from agent.types import Classification, Intent, Interaction, Message, SessionState
 from agent.understanding.banks import NluBanks
 from agent.understanding.cues import not_ours
@@ -75,7 +76,7 @@ class RulesClassifier:
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
         self.threshold = threshold
-        self.yes_no = YesNo(vocab)
+        self.consent = Consent(vocab)  # only a standalone yes/no answers an open question
 
     def _owner(self, params: dict, intents: list[Intent], lookups: bool = True, text: str | None = None) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
@@ -175,7 +176,7 @@ class RulesClassifier:
     ) -> Classification:
         text = interaction.text
         pending = state.pending_confirmation
-        if pending is not None and (answer := self.yes_no(text)):
+        if pending is not None and (answer := self.consent(text)):
             intent_id = pending.intent_id if answer == "yes" else None
             # An offer made because understanding was unsure carries the request's values.
             carried = pending.params if answer == "yes" and pending.kind == "offer" else {}
@@ -188,6 +189,11 @@ class RulesClassifier:
 
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
+        if pending is not None and pending.kind == "tool" and (intent_id == pending.intent_id or confidence < STRONG):
+            # "yes, but just $15 of it" while a refund waits: new values for the waiting action.
+            changes = {k: v for k, v in params.items() if k in pending.params}
+            if changes:
+                return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
@@ -210,7 +216,7 @@ class RulesClassifier:
             )
         ):
             # The message answers the bot's question, unless it is clearly a new request.
-            if free_text and (small_talk or self.yes_no(text)):
+            if free_text and (small_talk or self.consent(text)):
                 # "thank you" or "ok" is not the ticket's description: small talk answers as small talk.
                 return Classification(intent_id=intent_id if small_talk else None, confidence=confidence)
             if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:

@@ -85,7 +85,10 @@ class Counter:
 
 async def conversation(router: AgentRouter, session: str, latencies: list[float]) -> None:
     for n, text in enumerate(TURNS):
-        interaction = Interaction(id=f"{session}:{n}", text=text, session_key=session, context=ChannelContext())
+        # Alice (C-001) asks about her own order: order details are only for their customer.
+        interaction = Interaction(
+            id=f"{session}:{n}", text=text, session_key=session, customer_id="C-001", context=ChannelContext()
+        )
         started = time.perf_counter()
         response = await router.handle(interaction)
         latencies.append(time.perf_counter() - started)
