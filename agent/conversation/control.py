@@ -43,8 +43,9 @@ class Control:
 
     @staticmethod
     def applies(interaction: Interaction, state: SessionState) -> bool:
-        """Typed text with no yes/no question open: an open confirmation reads "stop" as its "no"."""
-        return interaction.action is None and state.pending_confirmation is None
+        """Typed text with no yes/no question open in the thread: an open confirmation reads "stop"
+        as its "no", and someone else's is refused to a bystander by Confirmations."""
+        return interaction.action is None and state.pending_confirmation is None and not state.open_confirmations()
 
     def read(self, text: str, state: SessionState) -> Kind | None:
         words = _WORD.findall(text.lower().replace("\u2019", "'"))
