@@ -72,7 +72,7 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
 
 
 def test_a_handed_off_conversation_says_so_at_start_and_new_leaves_it(tmp_path: Path) -> None:
-    first = spawn(tmp_path)
+    first = spawn(tmp_path, "--customer", "C-001")  # Alice's conversation, which she comes back to
     first.sendline("talk to a human")
     first.expect_exact("A person has this conversation now")
     first.expect_exact("you> ")  # the line editor reads again: Ctrl-D now ends the session
