@@ -133,11 +133,11 @@ class Acting:
                 elif step.type == "respond" and step.message:
                     await t.send(OutboundMessage(kind="answer" if step.when == "post" else "error", text=step.message))
             if plan.goal_status is not None:
-                self._finish(state, goal, GoalStatus(plan.goal_status))
+                goals.settle(state, goal, intent, GoalStatus(plan.goal_status))
             if not ran_tools:
                 return results
         await t.send(OutboundMessage(kind="error", text=self.messages.too_many_steps))
-        self._finish(state, goal, GoalStatus.failed)
+        goals.settle(state, goal, intent, GoalStatus.failed)
         return results
 
     async def _run_tool(
@@ -247,11 +247,6 @@ class Acting:
                 kind="offer", intent_id="human_handoff", prompt=self.messages.human_offer
             )
         await t.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
-
-    @staticmethod
-    def _finish(state: SessionState, goal: Goal, status: GoalStatus) -> None:
-        if state.active_goal_id == goal.id:
-            goals.finish(state, goal, status)
 
 
 def _call_of(step: object) -> ToolCall | None:

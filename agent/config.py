@@ -37,6 +37,8 @@ class SlotSpec(Strict):
     # A pattern match normally leaves the intent words out ("O-12345" says nothing about intent);
     # a symptom like "keeps freezing" is both the slot value and what the request is about.
     keep_words: bool = False
+    # Several values in one message are several requests ("where are O-24680 and O-45678?").
+    one_request_each: bool = False
 
 
 class IntentTemplates(Strict):
@@ -47,6 +49,18 @@ class IntentTemplates(Strict):
     offer: str = ""
     answer: dict[str, str] = Field(default_factory=dict)  # outcome -> template; "default"
     error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
+    # The tool-result fields that pre, confirm, answer and error templates may use besides the
+    # intent's parameters (ask templates use parameters only). tests/agent/test_templates.py renders
+    # every template with exactly these and fails on any `{...}` left over.
+    fields: list[str] = Field(default_factory=list)
+
+
+class FollowUp(Strict):
+    """Messages about one of an answered goal's items go to `intent`, the message in its `slot`."""
+
+    intent: str
+    items_slot: str  # the goal's slot that lists the items it proposed
+    slot: str
 
 
 class IntentSpec(Strict):
@@ -71,6 +85,15 @@ class IntentSpec(Strict):
     kind: Literal["task", "chat"] = "task"
     # A bare ID ("O-12345") with no other words may start this intent; off for money-moving ones.
     bare_id_starts: bool = True
+    # The goal stays open after its answer, for follow-ups about it, until the user moves on.
+    stays_open: bool = False
+    # What people call this request, for "Now, back to ...": templates over the goal's slots, the
+    # first whose fields are all known is used ("your {category} recommendation", "your recommendation").
+    goal_name: list[str] = Field(default_factory=list)
+    follow_up: FollowUp | None = None
+    # When set, the intent is chosen only if the message contains one of these words or phrases
+    # (a purchase needs purchase words: "my laptop is slow" is not a shopping request).
+    requires_words: list[str] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod
@@ -85,6 +108,13 @@ class Vocabulary(Strict):
     filler: list[str] = Field(default_factory=list)
     yes: list[str] = Field(default_factory=list)
     no: list[str] = Field(default_factory=list)
+    # Conversation control, read before understanding (agent/conversation/control.py): phrases that
+    # call off the request in progress, that close the conversation, and that carry no meaning.
+    cancel: list[str] = Field(default_factory=list)
+    farewell: list[str] = Field(default_factory=list)
+    empty: list[str] = Field(default_factory=list)
+    # Words that may surround a cancel or farewell phrase without changing it ("oh never mind then").
+    softeners: list[str] = Field(default_factory=list)
     # Words that may surround a yes or no without making it more than an answer ("yes please, thanks").
     courtesy: list[str] = Field(default_factory=list)
     # Words that mark a message as a change to the action waiting for a yes ("the other order, O-24680").
@@ -95,11 +125,32 @@ class Redaction(Strict):
     params: list[str] = Field(default_factory=list)
 
 
+# The fields each fixed message is rendered with (tests/agent/test_templates.py checks them).
+MESSAGE_FIELDS: dict[str, list[str]] = {
+    "too_long": ["length", "limit"],
+    "resume": ["goal"],
+    "queued": ["goals"],
+    "cancelled": ["goal"],
+    "farewell_pending": ["goal"],
+    "nudge_open": ["goal"],
+}
+
+
 class Messages(Strict):
     fallback: str
     human_offer: str = "Would you like me to loop in a human support agent?"
     declined_offer: str = "No problem. What else can I help you with?"
-    resume: str = "Now, back to your earlier request ({goal})."
+    # {goal} is the goal's name in words people use (an intent's goal_name), else `goal_default`.
+    resume: str = "Now, back to {goal}."
+    goal_default: str = "your earlier request"
+    queued: str = "I'll get to {goals} right after this."
+    cancelled: str = "Okay, I've cancelled {goal}."
+    nothing_to_cancel: str = "There's nothing in progress to cancel. What can I help you with?"
+    farewell: str = "Goodbye, and thanks for stopping by!"
+    farewell_pending: str = "Goodbye! I'll keep {goal} open in case you come back."
+    nudge: str = "I'm still here."
+    nudge_open: str = "I'm still here. Anything else about {goal}?"
+    nudge_idle: str = "I'm here whenever you need me. What can I help you with?"
     empty: str = "I didn't catch anything there. What can I help you with?"
     too_long: str = "That message is too long for me ({length} characters; the limit is {limit}). Could you shorten it?"
     tool_error: str = "I couldn't complete that just now. Please try again, or ask for a human."
@@ -181,6 +232,8 @@ class Settings(Strict):
     db_synchronous: Literal["normal", "full"] = "normal"
     log_telemetry: bool = False
     confirmation_ttl_seconds: float = Field(600.0, gt=0)  # an unanswered confirmation expires
+    # A goal nobody worked on for this many turns is abandoned (dropped from the stack, not resumed).
+    goal_abandon_turns: int = Field(8, ge=1)
     handoff_realert_seconds: float = Field(900.0, gt=0)  # an unclaimed handoff is re-alerted
     # A trace per conversation (OpenTelemetry), written off the turn's path: a JSON-lines file per
     # conversation in traces_dir, or OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from agent.config import BotConfig, IntentSpec
-from agent.types import Intent, IntentContext
+from agent.types import Intent, IntentContext, SessionState
 
 
 def rollout_bucket(intent_id: str, key: str) -> int:
@@ -30,10 +30,13 @@ class IntentsRegistry:
                 constraints=s.constraints,
                 retry_slot_on=s.retry_slot_on,
                 kind=s.kind,
+                stays_open=s.stays_open,
             )
             for s in config.intents.intents
         }
         self.tiers = config.intents.tiers
+        self.vocabulary = config.intents.vocabulary
+        self.slots = config.intents.slots
         self.redacted_params = frozenset(config.intents.redaction.params)
 
     def get(self, intent_id: str) -> Intent | None:
@@ -59,6 +62,15 @@ class IntentsRegistry:
                 continue
             eligible.append(intent)
         return eligible
+
+    def for_session(self, channel: str, state: SessionState, customer: dict | None) -> list[Intent]:
+        """The intents this conversation may use now."""
+        tier = (customer or {}).get("tier")
+        return self.get_eligible(
+            IntentContext(
+                channel=channel, customer_id=state.customer_id, customer_tier=tier, session_id=state.session_id
+            )
+        )
 
     def redact(self, params: dict) -> dict:
         return {k: ("***" if k in self.redacted_params else v) for k, v in params.items()}

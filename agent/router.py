@@ -13,8 +13,9 @@ from typing import Any
 
 from agent.acting import Acting
 from agent.config import Messages, Settings
-from agent.conversation import goals, handoff, notices
+from agent.conversation import followups, goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
+from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
 from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
@@ -44,11 +45,9 @@ from agent.types import (
     Alert,
     Classification,
     Intent,
-    IntentContext,
     Interaction,
     Message,
     OutboundMessage,
-    PendingConfirmation,
     SessionState,
     ToolResult,
 )
@@ -88,6 +87,9 @@ class AgentRouter:
         )
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
+        self.names = notices.GoalNames(parts.registry.specs, parts.messages)
+        self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
+        self.requests = requests.Requests(parts.registry, parts.messages, self.names)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -170,10 +172,8 @@ class AgentRouter:
         expected_version = state.version
         # The thread is shared; goals and confirmations are the person who wrote this message's.
         state.enter(interaction.speaker, interaction.customer_id)
-        active = state.active_goal
-        waiting = active.missing[0] if active and active.missing else None
-        memory = {"history_count": len(history), "params_keys": sorted(active.slots) if active else []}
-        t.emit("received", {"memory": memory | {"waiting_for_param": waiting}})
+        abandoned = goals.age(state, p.settings.goal_abandon_turns)
+        t.emit("received", {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))})
         t.emit("history_loaded", {"count": len(history)})
         async with deadline(p.settings.turn_deadline_seconds):
             results, cls, pref_update = await self._work(interaction, state, history, t)
@@ -182,7 +182,7 @@ class AgentRouter:
         new_messages = [*seeded, user, *t.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
-        response = t.response(state, cls.intent_id if cls else None, results)
+        response = t.response(state, t.scratch.get("intent", cls.intent_id if cls else None), results)
         pref_owner = p.preferences.key(state) if p.preferences is not None else ""
         state.leave()
         state.version = expected_version + 1
@@ -215,24 +215,23 @@ class AgentRouter:
                 await t.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
             cls = None
+        elif self.ctl.applies(interaction, state) and (control := self.ctl.read(interaction.text, state)):
+            await self.ctl.answer(control, state, t)
+            cls = None
         else:
             customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
-            eligible = p.registry.get_eligible(
-                IntentContext(
-                    channel=interaction.context.channel_type.value,
-                    customer_id=state.customer_id,
-                    customer_tier=(customer or {}).get("tier"),
-                    session_id=state.session_id,
-                )
-            )
+            eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
             t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
-            cls = await p.classifier.classify(interaction, eligible, state, history, t)
+            found = await self.requests.understand(p.classifier, interaction, eligible, state, history, t)
+            cls = found[0]
             if cls.notice:
                 await t.send(OutboundMessage(kind="notice", text=cls.notice))
             prefs = None
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
-            results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
+            act = lambda c: self._understood(state, c, {i.id for i in eligible}, customer, history, t, prefs)  # noqa: E731
+            ask = lambda i, slot: self._agent(p.registry.intents[i]).question(i, slot)  # noqa: E731
+            results = await self.requests.handle(found, state, t, act, ask)
         return results, cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
@@ -257,23 +256,13 @@ class AgentRouter:
         settled = await self.confirmations.resolve(state, t.interaction, cls, t)
         if settled.outcome == "handled":
             return settled.results
-        cls = settled.cls or cls
+        read = settled.cls or cls
+        if (cls := followups.redirect(state, t.interaction.text, read, p.registry.specs)) is not read:
+            t.scratch.setdefault("intent", cls.intent_id)  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(state)
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
-            t.emit(
-                "intent_classified",
-                {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
-            )
-            if cls.reply == "no" and pending is not None:
-                await t.send(OutboundMessage(kind="answer", text=p.messages.declined_offer))
-                t.emit("response_generated", {"declined": pending.kind})
-                return []
-            if not await self.confirmations.remind(state, t):
-                message = notices.fallback(state, "human_handoff" in eligible, p.messages, cls.out_of_scope)
-                await t.send(message)
-                outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
-                t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
+            await notices.unknown(state, cls, pending, "human_handoff" in eligible, p.messages, self.confirmations, t)
             return []
         redacted = sorted(set(cls.params) & p.registry.redacted_params)
         classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
@@ -282,9 +271,9 @@ class AgentRouter:
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
         if cls.offer:
-            await self._offer(state, intent, cls.offer, cls, t)
+            await self.confirmations.offer(state, intent.id, cls.offer, cls, t)
             return []
-        agent = p.planners.get(intent.agent, p.planner)
+        agent = self._agent(intent)
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
@@ -295,18 +284,17 @@ class AgentRouter:
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
         results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
-        resumed = state.active_goal if update.goal_id != state.active_goal_id else None
+        run = lambda g, i: self.acting.run(self._agent(i), state, g, i, history, customer, t, prefs)  # noqa: E731
+        goal, resumed, more = await requests.run_queued(state, goal, p.registry.intents, run)
+        results += more
         handed_off = state.handoff is not None and state.handoff.active
-        if resumed is not None and not handed_off and (notice := notices.resume(resumed, goal.agent, p.messages)):
+        notice = resumed and not handed_off and notices.resume(resumed, goal.agent, p.messages, self.names(resumed))
+        if notice:
             await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         await self.confirmations.restate(state, t)
         return results
 
-    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
-        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
-        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
-        state.pending_confirmation = pending
-        await t.send(OutboundMessage(kind="question", text=text))
-        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})
+    def _agent(self, intent: Intent) -> Planner:
+        return self.p.planners.get(intent.agent, self.p.planner)

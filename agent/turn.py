@@ -142,7 +142,9 @@ class Turn:
     async def send(self, message: OutboundMessage) -> None:
         """A pre-message goes out now (before slow tools run); everything else waits for the
         commit, so nothing that depends on the turn's side effects is shown before they are saved."""
-        if message.kind != "pre":
+        if message.kind != "pre" or self.held:
+            # A pre-message after held answers (the second of several requests) waits with them,
+            # so the thread shows the turn's messages in the order they were made.
             message = message.model_copy(update={"id": f"{self.interaction.id}:{len(self.held)}"})
             self.outbound.append(message)
             self.held.append(message)

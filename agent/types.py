@@ -84,6 +84,8 @@ class Intent(Model):
     retry_slot_on: dict[str, str] = Field(default_factory=dict)
     # "chat" intents (greetings, thanks) are answered without opening or disturbing a goal.
     kind: Literal["task", "chat"] = "task"
+    # The goal stays open after its answer, for follow-ups about it (a recommendation's items).
+    stays_open: bool = False
 
     @property
     def goal_type(self) -> str:
@@ -119,6 +121,7 @@ class GoalStatus(StrEnum):
     done = "done"
     failed = "failed"
     cancelled = "cancelled"
+    abandoned = "abandoned"  # left untouched for too many turns
 
 
 class Goal(Model):
@@ -133,6 +136,9 @@ class Goal(Model):
     next_question: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
     resume_announced: bool = False  # the bot said once that it went back to this goal
+    queued: bool = False  # a later request from the same message, waiting its turn; not yet run
+    answered: bool = False  # an open goal (a recommendation) that has given its answer
+    touched_turn: int = 0  # the session turn that last worked on this goal (for abandonment)
 
 
 class PendingConfirmation(Model):
@@ -226,6 +232,7 @@ class SessionState(Model):
     llm_budget_notice_day: str | None = None  # the day the user was told the LLM budget is spent
     history_summary: HistorySummary | None = None
     updated_at: datetime = Field(default_factory=utcnow)
+    turns: int = 0  # user turns handled in this session; goals idle too long are abandoned
     speaker: str = ""
     speakers: dict[str, Speaker] = Field(default_factory=dict)
 

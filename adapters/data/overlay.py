@@ -26,8 +26,18 @@ class OverlayDataSource:
         order = await self.base.get_order(order_id)
         if order is None:
             return None
+        if order.get("status") == "refunded" and "refund_amount" not in order:
+            # Refunded in the business data, before this bot: the whole order was refunded.
+            order = {**order, "refund_amount": order.get("amount")}
         change = await self.updates.order_update(order_id)
-        return {**order, **change} if change else order
+        if not change:
+            return order
+        merged = {**order, **change}
+        refunded, total = float(merged.get("refund_amount") or 0), float(order.get("amount") or 0)
+        if merged.get("status") == "refunded" and 0 < refunded < total:
+            # Part of the order was refunded: it keeps its delivery status in `delivery_status`.
+            merged |= {"status": "partially_refunded", "delivery_status": order.get("status")}
+        return merged
 
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self.base.get_customer(customer_id)

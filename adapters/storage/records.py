@@ -19,6 +19,7 @@ from agent.records import TaskRecord
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
 SELECT_ORDER_UPDATE = select(order_updates.c.data).where(order_updates.c.order_id == bindparam("b_order"))
+SELECT_ORDER_REFUNDS = select(refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id == bindparam("b_order"))
 COUNT_REFUNDS = select(func.count()).where(
     refunds.c.customer_id == bindparam("b_customer"), refunds.c.created_at >= bindparam("b_since")
 )
@@ -65,9 +66,19 @@ class SqlRecords:
         return await self._run(unit, what="count refunds")  # type: ignore[no-any-return]
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None:
+        """What the bot changed about an order; refund figures come from the refund records
+        themselves (the sum of every refund, the date of the latest), not from the last update."""
+
         def unit(conn: Connection) -> dict[str, Any] | None:
             row = conn.execute(SELECT_ORDER_UPDATE, {"b_order": order_id}).first()
-            return json.loads(row.data) if row else None
+            data: dict[str, Any] = json.loads(row.data) if row else {}
+            issued = conn.execute(SELECT_ORDER_REFUNDS, {"b_order": order_id}).all()
+            if issued:
+                data["refund_amount"] = round(sum(float(r.amount) for r in issued), 2)
+                data["refunded_at"] = max(r.created_at for r in issued).isoformat()
+                data["refund_count"] = len(issued)
+                data.setdefault("status", "refunded")
+            return data or None
 
         return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
 

@@ -221,6 +221,15 @@ class Confirmations:
         return pending
 
     @staticmethod
+    async def offer(state: SessionState, intent_id: str, text: str, cls: Classification, t: Turn) -> None:
+        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
+        state.pending_confirmation = PendingConfirmation(
+            kind="offer", intent_id=intent_id, params=cls.params, prompt=text
+        )
+        await t.send(OutboundMessage(kind="question", text=text))
+        t.emit("response_generated", {"message": text, "offer": intent_id, "unsure": True})
+
+    @staticmethod
     def carried_out(state: SessionState, call: ToolCall, result: ToolResult) -> None:
         """The confirmed action ran: close the question and remember it for a repeated confirm."""
         pending = state.pending_confirmation

@@ -1,21 +1,76 @@
-"""What the bot says when it goes back to an earlier request, or cannot place a message."""
+"""What the bot says when it goes back to an earlier request, queues one, or cannot place a message."""
 
 from __future__ import annotations
 
-from agent.config import Messages
-from agent.types import Goal, OutboundMessage, PendingConfirmation, SessionState
+import re
+
+from agent.config import IntentSpec, Messages
+from agent.conversation.confirmations import Confirmations
+from agent.planners.render import render
+from agent.turn import Turn
+from agent.types import Classification, Goal, OutboundMessage, PendingConfirmation, SessionState
+
+_LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 
 
-def resume(goal: Goal, interrupted_by: str, m: Messages) -> OutboundMessage | None:
+class GoalNames:
+    """A goal in words people use ("your laptop recommendation"), from its intent's `goal_name`
+    templates: the first whose fields the goal's slots fill; else the generic `goal_default`."""
+
+    def __init__(self, specs: dict[str, IntentSpec], messages: Messages):
+        self.specs = specs
+        self.default = messages.goal_default
+
+    def __call__(self, goal: Goal) -> str:
+        spec = self.specs.get(goal.intent_id)
+        for template in spec.goal_name if spec else []:
+            text = render(template, goal.slots)
+            if not _LEFTOVER.search(text):
+                return text
+        return self.default
+
+
+def resume(goal: Goal, interrupted_by: str, m: Messages, name: str) -> OutboundMessage | None:
     """Say the bot is back on an earlier request: always when it waits for an answer (the question
     comes with it), once otherwise, and not at all after a side question of the same agent."""
     if not goal.missing and (goal.resume_announced or goal.agent == interrupted_by):
         return None
     goal.resume_announced = True
-    text = m.resume.format(goal=goal.intent_id.replace("_", " "))
+    text = m.resume.format(goal=name)
     if goal.next_question:
         text = f"{text} {goal.next_question}"
     return OutboundMessage(kind="question" if goal.missing else "notice", text=text)
+
+
+def queued(names: list[str], m: Messages) -> OutboundMessage:
+    """Later requests of the message wait behind the one that needs an answer first."""
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return OutboundMessage(kind="notice", text=m.queued.format(goals=listed))
+
+
+async def unknown(
+    state: SessionState,
+    cls: Classification,
+    pending: PendingConfirmation | None,
+    can_hand_off: bool,
+    m: Messages,
+    confirmations: Confirmations,
+    t: Turn,
+) -> None:
+    """No intent fits: a "no" declines the offer that was open, else the open confirmation is
+    asked again, else the fallback with a person on offer."""
+    t.emit(
+        "intent_classified",
+        {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
+    )
+    if cls.reply == "no" and pending is not None:
+        await t.send(OutboundMessage(kind="answer", text=m.declined_offer))
+        t.emit("response_generated", {"declined": pending.kind})
+    elif not await confirmations.remind(state, t):
+        message = fallback(state, can_hand_off, m, cls.out_of_scope)
+        await t.send(message)
+        outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
+        t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
 
 
 def fallback(state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None) -> OutboundMessage:

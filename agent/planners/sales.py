@@ -14,16 +14,22 @@ from typing import Any
 from agent.catalog import StoreSettings, money
 from agent.interfaces import AgentRequest, Planner, TurnLog
 from agent.planners.budget_words import parse_budget
-from agent.types import AskUser, Goal, Plan, Respond, SessionState, ToolCall
+from agent.types import AskUser, Goal, GoalStatus, Plan, Respond, SessionState, ToolCall
 
 # Words that point back at something the bot said rather than name a product.
 _REFERENCE = re.compile(r"\b(it|that|this|those|these|one|ones|recommend\w*|suggest\w*|mentioned|same)\b", re.I)
+_CHEAPEST = re.compile(r"\b(?:cheap\w*|least expensive|lowest price|most affordable|budget one)\b")
+_DEAREST = re.compile(r"\b(?:most expensive|priciest|pricier|highest price|top of the range|best one)\b")
 _ORDINALS = {"first": 0, "1st": 0, "top": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
 
 
 def latest_recommendation(state: SessionState, exclude: str) -> list[dict[str, Any]]:
     """What the bot recommended most recently in this session, best first."""
-    goals = [g for g in state.goals.values() if g.id != exclude and g.slots.get("recommended")]
+    # A recommendation the user called off or left behind is no longer "the one you recommended".
+    ended = (GoalStatus.cancelled, GoalStatus.abandoned)
+    goals = [
+        g for g in state.goals.values() if g.id != exclude and g.slots.get("recommended") and g.status not in ended
+    ]
     if not goals:
         return []
     return list(max(goals, key=lambda g: g.updated_at).slots["recommended"])
@@ -88,6 +94,7 @@ class SalesPlanner:
             return plan
         text, recommended = self._phrase(result.data, slots, r)
         plan.steps = [Respond(when="post", message=" ".join([*notes, text]))]
+        plan.goal_status = "done"  # answered; the goal stays open for follow-ups (stays_open)
         plan.slots_patch |= {
             "recommended": recommended,
             "candidates": [i["sku"] for i in recommended],
@@ -158,8 +165,10 @@ class SalesPlanner:
         item = str(goal.slots.get("item") or "")
         recent = latest_recommendation(r.state, exclude=goal.id)
         params: dict[str, Any] = {"limit": 3}
-        chosen = self._pick(recent, item, goal.slots.get("category")) if recent else None
-        if chosen and (not item or _REFERENCE.search(item)) and not goal.slots.get("model"):
+        category = goal.slots.get("category")
+        named = self._pick(recent, item, category, fallback=False) if recent else None
+        chosen = named or (self._pick(recent, item, category) if recent else None)
+        if chosen and (named or not item or _REFERENCE.search(item)) and not goal.slots.get("model"):
             params["sku"] = chosen["sku"]
             plan.slots_patch["item"] = chosen["name"]
             label = chosen["name"]
@@ -181,11 +190,29 @@ class SalesPlanner:
         return plan
 
     @staticmethod
-    def _pick(recent: list[dict], text: str, category: object) -> dict | None:
-        words = text.lower().split()
+    def _pick(recent: list[dict], text: str, category: object, fallback: bool = True) -> dict | None:
+        """The recommended item the text points at; with `fallback`, the first that fits the category."""
+        lowered = text.lower()
+        words = re.findall(r"[a-z0-9#]+", lowered)
+        if _CHEAPEST.search(lowered):
+            return min(recent, key=lambda i: float(i.get("price", 0)))
+        if _DEAREST.search(lowered):
+            return max(recent, key=lambda i: float(i.get("price", 0)))
         for word, index in _ORDINALS.items():
             if word in words and -len(recent) <= index < len(recent):
                 return recent[index]
+        if (m := re.search(r"(?:option|number|no\.?|#)\s*(\d)", lowered)) and 0 < int(m.group(1)) <= len(recent):
+            return recent[int(m.group(1)) - 1]
+        # "is the Keychron any good?": a word of one item's name that the others do not share.
+        named = [
+            i
+            for i in recent
+            if set(re.findall(r"[a-z0-9-]+", str(i.get("name", "")).lower())) & _distinct(recent) & set(words)
+        ]
+        if len(named) == 1:
+            return named[0]
+        if not fallback:
+            return None
         if category:
             # "that mouse" after recommending laptops points at nothing we recommended.
             same = [i for i in recent if str(i.get("category", "")).lower() == str(category).lower()]
@@ -209,7 +236,9 @@ class SalesPlanner:
             i = items[0]
             if i["stock"] > 0:
                 price = self._money(i["price"])
-                text = f"Yes, the {i['name']} ({i['sku']}) is in stock: {i['stock']} available at {price}."
+                text = f"The {i['name']} ({i['sku']}) is in stock: {i['stock']} available at {price}."
+                if features := i.get("attributes", {}).get("features"):
+                    text += f" Features: {features.replace('-', ' ').replace(' ', ', ')}."
             else:
                 text = f"Sorry, the {i['name']} ({i['sku']}) is out of stock right now."
         else:
@@ -221,6 +250,12 @@ class SalesPlanner:
             text = "\n".join(["I found a few matches:", *rows])
         plan.steps = [Respond(when="post", message=text)]
         return plan
+
+
+def _distinct(items: list[dict]) -> set[str]:
+    """Name words that only one of the items has."""
+    names = [set(re.findall(r"[a-z0-9-]+", str(i.get("name", "")).lower())) for i in items]
+    return {w for n in names for w in n if sum(w in m for m in names) == 1 and len(w) > 1}
 
 
 def _only_reference(text: str) -> bool:

@@ -7,8 +7,44 @@ gives the fix step by step from the hits and cites their references.
 
 from __future__ import annotations
 
+import re
+
 from agent.interfaces import AgentRequest, Planner, TurnLog
+from agent.text import Normalizer
 from agent.types import AskUser, Plan, Respond, ToolCall
+
+# A device and the words its articles use for it: an article about another device is no fix.
+DEVICE_WORDS = {
+    "laptop": {"laptop", "notebook", "computer", "pc"},
+    "notebook": {"laptop", "notebook", "computer", "pc"},
+    "computer": {"laptop", "notebook", "computer", "pc", "desktop"},
+    "pc": {"laptop", "notebook", "computer", "pc", "desktop"},
+    "desktop": {"desktop", "computer", "pc"},
+    "mouse": {"mouse", "mice"},
+    "keyboard": {"keyboard", "keyboards"},
+    "monitor": {"monitor", "display", "screen"},
+    "headset": {"headset", "headphones", "microphone", "mic"},
+    "webcam": {"webcam", "camera"},
+}
+_WORD = re.compile(r"[a-z]+")
+_NORM = Normalizer({}, [])
+# Words of a symptom that say nothing about which problem it is.
+GENERIC = {"keep", "kept", "when", "while", "during", "after", "on", "in", "start", "always", "sometim", "again"}
+
+
+def relevant(hit: dict, slots: dict) -> bool:
+    """The article is about the customer's device (when we know which kind it is) and names the
+    symptom: "my laptop is slow" gets no fix from an article about freezing while gaming."""
+    text = " ".join([hit.get("title", ""), hit.get("heading", ""), hit.get("snippet", ""), *hit.get("steps", [])])
+    device = str(slots.get("device") or slots.get("category") or "").lower()
+    words = DEVICE_WORDS.get(device)
+    if words and not words & set(_WORD.findall(text.lower())):
+        return False
+    generic = {w for ws in DEVICE_WORDS.values() for w in ws} | GENERIC
+    symptom = {t for t in _NORM.tokens(str(slots.get("symptom", ""))) if t not in generic}
+    article = set(_NORM.tokens(f"{hit.get('title', '')} {hit.get('heading', '')} {hit.get('snippet', '')}"))
+    return not symptom or bool(symptom & article)
+
 
 NO_FIX = (
     "I couldn't find a documented fix for that in our knowledge base. "
@@ -52,6 +88,7 @@ class SupportPlanner:
         result = request.results[-1]
         plan.goal_status = "done"
         hits = (result.data or {}).get("hits", []) if result.success else []
+        hits = [h for h in hits if relevant(h, slots)]
         if not hits:
             plan.steps = [Respond(when="post", message=NO_FIX)]
             plan.slots_patch = {"kb_refs": [], "answer_sent": True}
@@ -60,8 +97,11 @@ class SupportPlanner:
         steps = top["steps"] or [top["snippet"]]
         lines = [f"Here's what to try on your {slots['model']} ({top['heading']}):"]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
-        refs = [h["ref"] for h in hits if h["score"] >= hits[0]["score"] / 2]
-        lines.append(f"Source: {', '.join(refs)}. If that doesn't fix it, I can open a ticket for you.")
+        cited = [h for h in hits if h["score"] >= hits[0]["score"] / 2]
+        refs = [h["ref"] for h in cited]
+        # Customers see the article's title and section, never the file it is kept in.
+        titles = list(dict.fromkeys(f"{h['title']}: {h['heading']}" if h.get("heading") else h["title"] for h in cited))
+        lines.append(f"Source: {'; '.join(titles)}. If that doesn't fix it, I can open a ticket for you.")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": refs, "answer_sent": True}
         return plan

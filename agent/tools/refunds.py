@@ -22,10 +22,13 @@ def refund_tools(data: DataSource) -> list[Tool]:
         order = await data.get_order(p.order_id)
         if order is None:
             raise ToolError("issue_refund", f"Order {p.order_id} not found", code="not_found")
-        total = float(order.get("amount") or 0)
+        # What is left to refund: the total less every refund already recorded for the order.
+        total = round(float(order.get("amount") or 0) - float(order.get("refund_amount") or 0), 2)
         amount = round(p.amount if p.amount is not None else total, 2)
-        if amount > total:
-            raise ToolError("issue_refund", f"{amount} exceeds the order total {total}", code="amount_too_high")
+        if amount > total or amount <= 0:
+            raise ToolError(
+                "issue_refund", f"{amount} exceeds what is left to refund ({total})", code="amount_too_high"
+            )
         # The confirmation hash names the action; without one (allow-all policy) the call itself.
         basis = ctx.action_hash or f"{ctx.session_id}|{ctx.interaction_id}|{p.order_id}|{amount}"
         refund_id = "R-" + hashlib.sha256(basis.encode()).hexdigest()[:8].upper()

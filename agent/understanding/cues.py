@@ -52,15 +52,26 @@ _SYMPTOM = _rx(
     r"\b(freez\w*|frozen|crash\w*|overheat\w*|too hot|super hot|gets? (really |very )?hot|lag\w*|restart\w*|"
     r"reboot\w*|black screen|screen goes black|flicker\w*|(won'?t|will not|doesn'?t|does not|wont) "
     r"(turn on|boot|start|charge|connect|work)|drain\w*|disconnect\w*|double[- ]click\w*|stutter\w*|"
-    r"not working|stopped working|shuts? down|really slow|very slow|is slow)\b"
+    r"not working|stopped working|shuts? down|really slow|very slow|is slow|sticky|stuck|jammed)\b"
 )
 _DEVICE = _rx(
     r"\b(product|laptop|notebook|computer|pc|desktop|mouse|keyboard|monitor|headset|webcam|macbook|"
     r"lenovo|dell|hp|asus|acer|msi|razer|logitech|thinkpad|ideapad|legion|g502|deathadder)\b"
 )
+# A wish for another device ("I need a new laptop, mine is slow"): shopping, whatever is wrong with the old one.
+_NEW_ONE = _rx(
+    r"\b(need|want|get|getting|buy|buying|looking for|time for|shopping for|after|thinking of)( me)? (a |an )?"
+    r"(new|another|replacement|better|faster|second)\b|\b(purchase|upgrade to|replace (it|mine|my \w+))\b"
+)
+# What a shopping request says: a wish, a question, a budget or a use ("I bought a keyboard last week" is none).
+_WISH = _rx(
+    r"\b(recommend\w*|suggest\w*|looking|shopping|need|want|wanna|after|buy\w*|get|getting|gift|best|good|decent|"
+    r"cheap\w*|affordable|budget|under|below|around|which|what|any|should|options?|ideas?|advice|help|worth|pick|"
+    r"choose|new|upgrade|replace\w*|for|money)\b|\?|\d"
+)
 _FOREIGN_DEVICE = _rx(r"\b(phone|iphone|router|wifi|wi-fi|car|tv|printer|fridge)\b")
 _TASK_ADD = _rx(
-    r"\b(add (a |an )?(task|reminder)|new task|create a task|remind me)\b|\bto-?do ?(list)?:|"
+    r"\b(add (a |an )?(task|reminder)|new task|create a task|remind me)\b|\bto-?do ?(list)?:|^\W*to-?do\s*[\-–]\s*\w|"
     r"\b(add|put) .+ (on|to) my (to-?do )?list\b|\badd to my to-?do\b"
 )
 _TASK_NUMBER = _rx(r"\b(task|number|item)\s*#?\s*\d{1,4}\b|\b(mark|tick off|check off|delete|remove) \d{1,4}\b")
@@ -173,7 +184,10 @@ def sure_intent(
     if _HUMAN.search(text) and _HUMAN_ASK.search(text):
         return "human_handoff"
     symptom = _SYMPTOM.search(text) or (symptoms is not None and symptoms.search(text))
-    if symptom and (_DEVICE.search(text) or goods.search(text)) and not _FOREIGN_DEVICE.search(text):
+    device = _DEVICE.search(text) or goods.search(text)
+    if device and _NEW_ONE.search(text) and not has_order and not not_ours:
+        return "recommend_item"
+    if symptom and device and not _FOREIGN_DEVICE.search(text):
         return "troubleshoot"
     sells = goods.search(text) or "product" in text or _REFERENT.search(text)
     if ((sells and _STOCK.search(text)) or _STOCK_STRONG.search(text)) and not has_order and not not_ours:
@@ -185,6 +199,11 @@ def sure_intent(
     if has_order and _STATUS.search(text) and not not_ours and not _REFUND.search(text):
         return "order_status"
     return None
+
+
+def wants_to_buy(masked: str) -> bool:
+    """The message asks for something to buy, not only tells of a purchase."""
+    return bool(_WISH.search(masked))
 
 
 def not_ours(masked: str) -> bool:

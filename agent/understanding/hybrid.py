@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from agent.interfaces import ExampleScorer
 from agent.text import clean
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
-from agent.understanding.cues import not_ours, sure_intent
+from agent.understanding.cues import not_ours, sure_intent, wants_to_buy
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.spelling import Speller, vocabulary_of
 
@@ -65,10 +65,21 @@ def plain_request(text: str) -> str:
 
 # The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").
 _TICKET_ASK = re.compile(
-    r"\b(?:(?:can|could|would) you |please |i (?:want|need|would like|'d like) to |i wanna |let'?s |pls )*"
-    r"(?:open|file|raise|create|log|make|put in|start|submit|lodge)(?: me)? (?:a |an )?(?:new )?(?:support )?"
-    r"(?:ticket|complaint|case|report)(?: for (?:me|that|this|it))?(?: (?:about|for|regarding|re|on))?\b[\s:,.\-]*",
+    r"\b(?:(?:can|could|would) you |please |i(?: want| need| would like|'d like|’d like) to |i wanna |let'?s |pls )*"
+    r"(?:open|file|raise|create|log|make|put in|start|submit|lodge|report)(?: me)? (?:a |an )?(?:new )?(?:support )?"
+    r"(?:ticket|complaint|case|report|problem|issue)(?: for (?:me|that|this|it))?"
+    r"(?: (?:about|for|regarding|re|on))?\b[\s:,.\-]*",
     re.I,
+)
+
+
+# Words that say there is a problem without saying which ("i have an issue", "something is wrong").
+_NO_CONTENT = frozenset(
+    re.findall(
+        r"\w+",
+        "i im d ll a an the there is s it have has got get having my me some something with to want need would like "
+        "report problem problems issue issues wrong help please a bit small quick",
+    )
 )
 
 
@@ -78,7 +89,7 @@ def problem_summary(text: str) -> str | None:
     rest = _TICKET_ASK.sub(" ", request)
     rest = re.sub(r"^(?:and|so|but|because|that|,|:|-)\s+", "", " ".join(rest.split()).strip(" ,.;:-?!"), flags=re.I)
     words = re.findall(r"[a-z0-9]+", rest.lower())
-    if len(words) < 3:
+    if len(words) < 3 or not set(words) - _NO_CONTENT:
         return None
     return rest[0].upper() + rest[1:]
 
@@ -144,6 +155,8 @@ class HybridReader:
         best, score = max(in_scope.items(), key=lambda kv: kv[1], default=(None, 0.0))
         # A request for what this bot cannot do ("cancel", "invoice", "password") that no rule placed.
         refused = not_ours(entities.masked) and bool(topics)
+        # Shopping needs shopping words: a purchase told as context is no wish to buy ("I bought a mouse").
+        refused = refused or (best == "recommend_item" and not wants_to_buy(entities.masked))
         if refused or best is None or score < self.banks.threshold or score < oos + self.banks.margin:
             return Reading(intent=None, confidence=max(oos, 1.0 - score), topic=topic, entities=entities, scores=scores)
         return Reading(intent=best, confidence=score, entities=entities, scores=scores)

@@ -31,6 +31,17 @@ class _IntentModel:
             (re.compile(r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b", re.I), w)
             for p, w in spec.phrases.items()
         ]
+        # Words the message must contain for this intent at all (a purchase needs purchase words).
+        self.required = (
+            re.compile(
+                r"\b(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in spec.requires_words) + ")", re.I
+            )
+            if spec.requires_words
+            else None
+        )
+
+    def example_score(self, tokens: frozenset[str]) -> float:
+        return max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
 
     def score(self, tokens: frozenset[str], slots: set[str], text: str) -> float:
         kw = sum(w for k, w in self.keywords if k <= tokens) + sum(w for rx, w in self.phrases if rx.search(text))
@@ -67,7 +78,7 @@ class RulesClassifier:
         self.threshold = threshold
         self.consent = Consent(vocab)  # only a standalone yes/no answers an open question
 
-    def _owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
+    def _owner(self, params: dict, intents: list[Intent], lookups: bool = True, text: str | None = None) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
         intents opt out with bare_id_starts. Without `lookups`, a lookup value ("office") is no id."""
         specs = self.slots.specs
@@ -75,7 +86,10 @@ class RulesClassifier:
         owners = [
             i.id
             for i in intents
-            if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
+            if ids & set(i.required_params)
+            and (m := self.models.get(i.id))
+            and m.spec.bare_id_starts
+            and (text is None or m.required is None or m.required.search(text))
         ]
         return owners[0] if len(owners) == 1 else None
 
@@ -116,7 +130,7 @@ class RulesClassifier:
         best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
         for intent in intents:
             model = self.models.get(intent.id)
-            if model is None:
+            if model is None or (model.required is not None and not model.required.search(text)):
                 continue
             score = model.score(tokens, set(params), rest)
             if score > best[intent.kind][1]:
@@ -124,7 +138,8 @@ class RulesClassifier:
         best_id, score = best["task"]
         # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
         # intent that requires that parameter (money-moving intents opt out with bare_id_starts).
-        if score < self.threshold and (owner := self._owner(params, intents)):
+        # A lookup value ("keyboard") names a product, not a wish to buy one: no bare id.
+        if score < self.threshold and (owner := self._owner(params, intents, lookups=False, text=text)):
             best_id, score = owner, self.threshold + 0.1
         # Small talk is what is left when nothing in the message asks for a task.
         if score < self.threshold:
@@ -132,6 +147,24 @@ class RulesClassifier:
         if score < self.threshold:
             best_id = None
         return best_id, score, params, tokens
+
+    def _new_request(
+        self, intent_id: str | None, awaiting: str, params: dict, tokens: frozenset[str], confidence: float, text: str
+    ) -> bool:
+        """While a free-text answer is awaited, a message is another request only when it says so
+        plainly: it names a typed value that request takes and the awaited one does not ("any news
+        on order 24680?" while a ticket waits for its description), or reads like one of its
+        examples, or carries a value the request needs and is understood surely or asked as a
+        question ("where is O-12345", "any news on order 24680?"). Trigger words alone ("buy oat
+        milk" as a task) do not make a new request."""
+        model, waiting = self.models.get(intent_id or ""), self.models.get(awaiting)
+        if model is None:
+            return False
+        own = waiting.params if waiting else set()
+        typed = {k for k in params if k in model.params and not self.slots.specs[k].free_text}
+        asked = confidence >= STRONG or text.rstrip().endswith("?")
+        needed = asked and typed & set(model.spec.required_params)
+        return bool(typed - own) or bool(needed) or model.example_score(tokens) >= STRONG
 
     async def classify(
         self,
@@ -167,16 +200,28 @@ class RulesClassifier:
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
-        # "and O-34567?" while a free-text answer is awaited: an ID for another request, not the answer.
-        only_an_id = not tokens and intent_id not in (None, goal.intent_id if goal else None)
+        # "and O-34567?", "what about o-45678" while a free-text answer is awaited: an ID for another
+        # request, not the answer.
+        only_an_id = len(tokens) <= 1 and intent_id not in (None, goal.intent_id if goal else None)
         free_text = awaited is not None and awaited in self.slots.specs and self.slots.specs[awaited].free_text
         if (
             goal
             and awaited
             and not (free_text and only_an_id)
-            and (intent_id in (None, goal.intent_id) or confidence < STRONG or small_talk)
+            and (
+                intent_id in (None, goal.intent_id)
+                or small_talk
+                or (
+                    not self._new_request(intent_id, goal.intent_id, params, tokens, confidence, text)
+                    if free_text
+                    else confidence < STRONG
+                )
+            )
         ):
             # The message answers the bot's question, unless it is clearly a new request.
+            if free_text and (small_talk or self.consent(text)):
+                # "thank you" or "ok" is not the ticket's description: small talk answers as small talk.
+                return Classification(intent_id=intent_id if small_talk else None, confidence=confidence)
             if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
                 params = {awaited: value}
             if awaited in params:

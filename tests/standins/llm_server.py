@@ -95,10 +95,11 @@ def brain(system: str, user: str, tools: list[str], results: list[dict[str, Any]
         )
         if data.get("delay_reason"):
             text += f" Reason: {data['delay_reason']}."
-        if data.get("status") == "refunded":
+        if data.get("status") in ("refunded", "partially_refunded"):
             found = re.search(r"Amounts of money are in (\S+?);", system)  # the model follows its prompt
             currency = found[1] if found else "$"
-            text += f" Refunded {currency}{data.get('amount'):.2f} on {data.get('refunded_at')}."
+            # A competent model quotes the refund record, not the order total.
+            text += f" Refunded {currency}{data.get('refund_amount'):.2f} on {data.get('refunded_at')}."
         return Reply(text=text)
     if "create_ticket" in tools and "support ticket" in system and known.get("summary"):
         return Reply(tool_calls=[("create_ticket", {k: v for k, v in known.items() if k in ("summary", "order_id")})])
