@@ -30,7 +30,8 @@ async def test_an_echoed_key_is_in_no_written_file(
     tmp_path: Path, llm_server: StandInLLM, provider: str, key: str
 ) -> None:
     echo = f"Incorrect API key provided: {key}. You can find your API key at https://example.invalid/keys."
-    llm_server.queue += [Reply(status=401, text=echo), Reply(status=401, text=echo)]
+    # Every call is refused, however many the turn makes (a message may be split into requests).
+    llm_server.queue += [Reply(status=401, text=echo) for _ in range(8)]
     env = {
         "OPENAI_API_KEY": KEY,
         "OPENAI_BASE_URL": llm_server.openai_url,
