@@ -7,24 +7,14 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 from __future__ import annotations
 
 from agent.config import Messages
+from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
 from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
-from agent.interfaces import AgentRequest, Planner, PolicyContext, PolicyEngine, Preferences, ToolContext, ToolExecutor
+from agent.interfaces import Planner, PolicyEngine, ToolExecutor
 from agent.planners.render import render
+from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
 from agent.turn import Turn
-from agent.types import (
-    Alert,
-    Goal,
-    GoalStatus,
-    Intent,
-    Message,
-    OutboundMessage,
-    PendingConfirmation,
-    PolicyDecision,
-    SessionState,
-    ToolCall,
-    ToolResult,
-)
+from agent.types import Alert, Intent, Message, OutboundMessage, PolicyDecision, ToolCall, ToolResult
 
 
 class Acting:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agent.config import Strict, load_yaml_model
+from agent.config import Strict
+from agent.config_files import load_yaml_model
 from agent.types import Model
 
 

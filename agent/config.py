@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent.errors import ConfigError
 from agent.types import Constraints
 
-M = TypeVar("M", bound=BaseModel)
 # libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
 SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -249,69 +246,3 @@ class BotConfig(Strict):
     agents: AgentsFile
     settings: Settings
     directory: str
-
-
-def _node_line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    """Follow a pydantic error location through the YAML node tree to a 1-based line."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            break
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-    return line
-
-
-def load_yaml_model(path: Path, model: type[M], *, optional: bool = False) -> M:
-    """Read `path` into `model`; any problem raises ConfigError naming file, line and field."""
-    if not path.exists():
-        if optional:
-            return model()
-        raise ConfigError(str(path), "file not found")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.load(text, Loader=SafeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(str(path), f"not valid YAML ({problem})", line=mark.line + 1 if mark else None) from e
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(str(path), "the top level must be a mapping", line=1)
-    try:
-        return model.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = tuple(err["loc"])
-        field = ".".join(str(p) for p in loc)
-        # The node tree (for the line number) is only built when there is an error to place.
-        root = yaml.compose(text, Loader=SafeLoader)
-        raise ConfigError(str(path), err["msg"], line=_node_line(root, loc), field=field) from e
-
-
-def load_config(directory: str | Path) -> BotConfig:
-    """Load and cross-check intents.yaml, agents.yaml and settings.yaml from one folder."""
-    d = Path(directory)
-    intents = load_yaml_model(d / "intents.yaml", IntentsFile)
-    agents = load_yaml_model(d / "agents.yaml", AgentsFile)
-    settings = load_yaml_model(d / "settings.yaml", Settings, optional=True)
-    seen: set[str] = set()
-    for i, spec in enumerate(intents.intents):
-        field = f"intents.{i}"
-        if spec.id in seen:
-            raise ConfigError(str(d / "intents.yaml"), f"duplicate intent id {spec.id!r}", field=field)
-        seen.add(spec.id)
-        if spec.agent not in agents.agents:
-            raise ConfigError(str(d / "intents.yaml"), f"unknown agent {spec.agent!r}", field=f"{field}.agent")
-        for p in spec.required_params:
-            if p not in intents.slots:
-                raise ConfigError(
-                    str(d / "intents.yaml"), f"no slot named {p!r} under slots:", field=f"{field}.required_params"
-                )
-    return BotConfig(intents=intents, agents=agents, settings=settings, directory=str(d))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 
 from agent.config import BotConfig, IntentSpec
-from agent.types import Intent, IntentContext, SessionState
+from agent.session import SessionState
+from agent.types import Intent, IntentContext
 
 
 def rollout_bucket(intent_id: str, key: str) -> int:

@@ -6,22 +6,20 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
-
 from agent.catalog import Item, KBSection
+from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
 from agent.llm.models import LLMCapabilities, LLMResponse, Usage
 from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
+from agent.session import SessionState
 from agent.types import (
     Alert,
     Classification,
-    Goal,
     Intent,
     Interaction,
     Message,
     OutboundMessage,
     Plan,
     PolicyDecision,
-    SessionState,
     ToolCall,
     ToolResult,
 )
@@ -97,28 +95,9 @@ class LLMProvider(Protocol):
         ...
 
 
-class PolicyContext(BaseModel):
-    session: SessionState
-    intent_id: str | None
-    agent: str
-    customer: dict[str, Any] | None = None
-
-
 @runtime_checkable
 class PolicyEngine(Protocol):
     async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision: ...
-
-
-class ToolContext(BaseModel):
-    session_id: str
-    interaction_id: str
-    agent: str
-    intent_id: str | None = None
-    customer_id: str | None = None  # the customer who wrote the message (threads are shared)
-    speaker: str = ""  # who wrote it on the platform; a guest's own data is keyed by it
-    # The confirmed action this call carries out: its hash is the call's idempotency key, so a
-    # second confirmation replays the first result instead of acting twice.
-    action_hash: str | None = None
 
 
 @runtime_checkable
@@ -195,27 +174,6 @@ class Classifier(Protocol):
     ) -> Classification:
         """`turn` None: outside a turn (a unit test); nothing is recorded."""
         ...
-
-
-class Preferences(BaseModel):
-    budget_range: tuple[float, float] | None = None
-    preferred_brands: list[str] = Field(default_factory=list)
-    disliked_brands: list[str] = Field(default_factory=list)
-    preferred_features: list[str] = Field(default_factory=list)
-    communication_style: str | None = None
-
-
-class AgentRequest(BaseModel):
-    """What an agent sees on each pass of a turn. Agents request tools; only the router runs them."""
-
-    goal: Goal
-    intent: Intent
-    state: SessionState
-    text: str = ""  # what the user said this turn
-    results: list[ToolResult] = Field(default_factory=list)  # this turn's tool results so far
-    history: list[Message] = Field(default_factory=list)
-    preferences: Preferences | None = None
-    pass_number: int = 1
 
 
 @runtime_checkable

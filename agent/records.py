@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agent.types import Message, Model, OutboundMessage, SessionState, SideEffect, ToolResult, utcnow
+from agent.session import SessionState
+from agent.types import Message, Model, OutboundMessage, SideEffect, ToolResult, utcnow
 
 
 class TelemetryEvent(Model):

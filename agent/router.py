@@ -13,6 +13,7 @@ from typing import Any
 
 from agent.acting import Acting
 from agent.config import Messages, Settings
+from agent.contexts import Preferences
 from agent.conversation import followups, goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
@@ -26,7 +27,6 @@ from agent.interfaces import (
     HandoffQueue,
     Planner,
     PolicyEngine,
-    Preferences,
     Reply,
     SessionStore,
     TelemetrySink,
@@ -37,20 +37,11 @@ from agent.interfaces import (
 from agent.locks import SessionLocks
 from agent.preferences import PreferenceRecorder
 from agent.records import TurnRecord
+from agent.session import SessionState
 from agent.text import clean
 from agent.tracing import observed_turn
 from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
-from agent.types import (
-    AgentResponse,
-    Alert,
-    Classification,
-    Intent,
-    Interaction,
-    Message,
-    OutboundMessage,
-    SessionState,
-    ToolResult,
-)
+from agent.types import AgentResponse, Alert, Classification, Intent, Interaction, Message, OutboundMessage, ToolResult
 
 
 @dataclass

@@ -15,18 +15,9 @@ from agent.interfaces import Reply, TelemetrySink, TurnTrace
 from agent.llm.models import Usage
 from agent.records import TelemetryEvent
 from agent.redaction import Redactor
+from agent.session import SessionState
 from agent.tracing import NullTrace
-from agent.types import (
-    AgentResponse,
-    Alert,
-    Interaction,
-    Message,
-    OutboundMessage,
-    SessionState,
-    SideEffect,
-    ToolResult,
-    utcnow,
-)
+from agent.types import AgentResponse, Alert, Interaction, Message, OutboundMessage, SideEffect, ToolResult, utcnow
 
 LEVELS = ("info", "warn", "error")
 

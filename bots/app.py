@@ -15,7 +15,8 @@ from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.app import App
 from agent.catalog import load_store_settings
-from agent.config import BotConfig, load_config, load_yaml_model
+from agent.config import BotConfig
+from agent.config_files import load_config, load_yaml_model
 from agent.conversation.confirmations import Confirmations
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
@@ -163,7 +164,8 @@ def build_app(
     tracer = tracer or make_tracer(settings, url, env)
     executor: ToolExecutor = gateway
     if tracer is not None:
-        from adapters.telemetry.otel import OTelTracer, TracedExecutor
+        from adapters.telemetry.otel import OTelTracer
+        from adapters.telemetry.traced import TracedExecutor
 
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run

@@ -26,7 +26,8 @@ CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
     """A span per call when tracing is on (LLMCalls counts each call toward the turn's usage)."""
     if tracer is not None:
-        from adapters.telemetry.otel import OTelTracer, TracedProvider
+        from adapters.telemetry.otel import OTelTracer
+        from adapters.telemetry.traced import TracedProvider
 
         if isinstance(tracer, OTelTracer):
             return TracedProvider(provider, tracer, settings.provider, settings.context_window)
@@ -77,7 +78,7 @@ def configured_provider(
     env: Mapping[str, str], config_dir: str | None = None, provider: str | None = None, model: str | None = None
 ) -> LLMProvider:
     """The LLM settings' provider, outside a router: for the eval judge and for recording."""
-    from agent.config import load_config
+    from agent.config_files import load_config
 
     settings = load_config(resolve_dir(config_dir, "config")).settings.llm
     overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}

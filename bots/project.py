@@ -105,7 +105,7 @@ def project_info(config_dir: str | None, data_dir: str | None, db_url: str | Non
 
     from sqlalchemy.engine import make_url
 
-    from agent.config import load_config
+    from agent.config_files import load_config
 
     config, data = find_dir(config_dir, "config", env), find_dir(data_dir, "data", env)
     settings = load_config(config.path).settings

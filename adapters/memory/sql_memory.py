@@ -15,8 +15,8 @@ from sqlalchemy.exc import DBAPIError
 from adapters.storage.migrate import status_unit, upgrade_unit
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import customer_preferences as preferences
+from agent.contexts import Preferences
 from agent.errors import SchemaBehind, StorageError
-from agent.interfaces import Preferences
 from agent.preferences import is_empty, merge
 from agent.types import utcnow
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.contexts import Preferences
 from agent.errors import (
     ProviderAuthError,
     ProviderBadRequest,
@@ -17,7 +18,6 @@ from agent.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
-from agent.interfaces import Preferences
 from agent.preferences import is_empty, merge
 
 METADATA_KEY = "agentbot_preferences"

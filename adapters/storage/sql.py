@@ -39,7 +39,8 @@ from adapters.storage.schema import (
 from adapters.storage.writes import insert_ignore, write_effect
 from agent.errors import ReferenceCollision, SchemaBehind, StorageError, VersionConflict
 from agent.records import TurnRecord
-from agent.types import Message, SessionState, ToolResult, utcnow
+from agent.session import SessionState
+from agent.types import Message, ToolResult, utcnow
 
 # Statements are built once: constructing them per call cost more than running them.
 SELECT_STATE = select(sessions.c.state).where(sessions.c.id == bindparam("b_sid"))

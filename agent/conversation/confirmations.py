@@ -25,20 +25,10 @@ from agent.config import Vocabulary
 from agent.conversation import goals
 from agent.conversation.consent import Consent
 from agent.interfaces import SessionStore
+from agent.session import ConfirmedAction, GoalStatus, PendingConfirmation, SessionState
 from agent.text import Answer
 from agent.turn import Turn
-from agent.types import (
-    Classification,
-    ConfirmedAction,
-    GoalStatus,
-    Interaction,
-    OutboundMessage,
-    PendingConfirmation,
-    SessionState,
-    ToolCall,
-    ToolResult,
-    utcnow,
-)
+from agent.types import Classification, Interaction, OutboundMessage, ToolCall, ToolResult, utcnow
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."

@@ -11,8 +11,9 @@ from typing import Literal
 from agent.config import Messages, Vocabulary
 from agent.conversation import goals
 from agent.conversation.notices import GoalNames, resume
+from agent.session import Goal, SessionState
 from agent.turn import Turn
-from agent.types import Goal, Interaction, OutboundMessage, SessionState
+from agent.types import Interaction, OutboundMessage
 
 Kind = Literal["cancel", "farewell", "empty"]
 _WORD = re.compile(r"[a-z0-9']+")

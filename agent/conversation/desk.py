@@ -17,8 +17,9 @@ from agent.errors import VersionConflict
 from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore
 from agent.locks import SessionLocks
 from agent.records import TurnRecord
+from agent.session import SessionState
 from agent.turn import Turn
-from agent.types import Alert, Interaction, Message, OutboundMessage, SessionState, utcnow
+from agent.types import Alert, Interaction, Message, OutboundMessage, utcnow
 
 log = logging.getLogger("agentbot.router")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from agent.config import FollowUp, IntentSpec
-from agent.types import Classification, SessionState
+from agent.session import SessionState
+from agent.types import Classification
 
 # Words that point at one of the items just listed rather than name a new product.
 POINTING = re.compile(

@@ -16,7 +16,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from agent.planners.render import render
-from agent.types import Classification, Goal, GoalStatus, Intent, SessionState, utcnow
+from agent.session import Goal, GoalStatus, SessionState
+from agent.types import Classification, Intent, utcnow
 
 # Finished goals kept in the state for context; older ones are dropped so the row stays small.
 KEEP_FINISHED = 8

@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from agent.types import Alert, Handoff, Message, SessionState, SideEffect, utcnow
+from agent.session import Handoff, SessionState
+from agent.types import Alert, Message, SideEffect, utcnow
 
 Action = Literal["claim", "release"]
 

@@ -7,8 +7,9 @@ import re
 from agent.config import IntentSpec, Messages
 from agent.conversation.confirmations import Confirmations
 from agent.planners.render import render
+from agent.session import Goal, PendingConfirmation, SessionState
 from agent.turn import Turn
-from agent.types import Classification, Goal, OutboundMessage, PendingConfirmation, SessionState
+from agent.types import Classification, OutboundMessage
 
 _LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 

@@ -14,9 +14,10 @@ from agent.config import IntentSpec, Messages, SlotSpec, Vocabulary
 from agent.conversation import goals, notices
 from agent.intents import IntentsRegistry
 from agent.interfaces import Classifier, TurnLog
+from agent.session import Goal, SessionState
 from agent.text import Normalizer
 from agent.turn import Turn
-from agent.types import Classification, Goal, Intent, Interaction, Message, SessionState, ToolResult
+from agent.types import Classification, Intent, Interaction, Message, ToolResult
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood this surely ("by the way" is not one).

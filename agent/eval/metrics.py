@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.llm.models import Usage
-from agent.types import GoalStatus, SessionState
+from agent.session import GoalStatus, SessionState
 
 # Quality scores: the spec report's "scores"; higher is better.
 SCORES = ("task_completion", "tool_usage", "goal_completion", "goal_stack_correctness", "judge")

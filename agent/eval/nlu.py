@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent.errors import ConfigError
 from agent.interfaces import Classifier
-from agent.types import Intent, Interaction, SessionState
+from agent.session import SessionState
+from agent.types import Intent, Interaction
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
 
 # Intents whose tool changes something: acting on one by mistake is the costly error.

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.config import load_yaml_model
+from agent.config_files import load_yaml_model
 from agent.errors import ConfigError
 from agent.types import ChannelType
 

@@ -17,7 +17,8 @@ from agent.errors import ProviderError
 from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
 from agent.llm.models import LLMResponse
 from agent.llm.spend import DailyBudget
-from agent.types import Alert, SessionState
+from agent.session import SessionState
+from agent.types import Alert
 
 # Telemetry stages that describe LLM work inside a pipeline stage; they are not pipeline stages.
 LLM_STAGES = frozenset(

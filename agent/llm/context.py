@@ -12,7 +12,8 @@ from typing import Any
 from agent.errors import ProviderError
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls
-from agent.types import HistorySummary, Message, SessionState
+from agent.session import HistorySummary, SessionState
+from agent.types import Message
 
 MARGIN = 0.10
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from agent.config import BotConfig
-from agent.interfaces import AgentRequest, TurnLog
+from agent.contexts import AgentRequest
+from agent.interfaces import TurnLog
 from agent.planners.render import render
-from agent.types import AskUser, Confirm, Goal, Intent, Plan, Respond, ToolCall, ToolResult
+from agent.session import Goal
+from agent.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolResult
 
 
 class TemplatePlanner:

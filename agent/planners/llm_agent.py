@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.contexts import AgentRequest
 from agent.errors import ProviderError
-from agent.interfaces import AgentRequest, TurnLog
+from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls
 from agent.llm.context import history_messages
 from agent.llm.grounding import ungrounded

@@ -8,7 +8,8 @@ comes from the intent's templates in config/intents.yaml (answer keyed by severi
 from __future__ import annotations
 
 from agent.config import BotConfig
-from agent.interfaces import AgentRequest, TurnLog
+from agent.contexts import AgentRequest
+from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner, settle_failure
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
 from agent.planners.render import render

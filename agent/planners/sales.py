@@ -12,9 +12,11 @@ import re
 from typing import Any
 
 from agent.catalog import StoreSettings, money
-from agent.interfaces import AgentRequest, Planner, TurnLog
+from agent.contexts import AgentRequest
+from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
-from agent.types import AskUser, Goal, GoalStatus, Plan, Respond, SessionState, ToolCall
+from agent.session import Goal, GoalStatus, SessionState
+from agent.types import AskUser, Plan, Respond, ToolCall
 
 # Words that point back at something the bot said rather than name a product.
 _REFERENCE = re.compile(r"\b(it|that|this|those|these|one|ones|recommend\w*|suggest\w*|mentioned|same)\b", re.I)

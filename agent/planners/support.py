@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from agent.interfaces import AgentRequest, Planner, TurnLog
+from agent.contexts import AgentRequest
+from agent.interfaces import Planner, TurnLog
 from agent.text import Normalizer
 from agent.types import AskUser, Plan, Respond, ToolCall
 

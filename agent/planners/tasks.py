@@ -7,7 +7,8 @@ Deleting looks the task up first, so the confirmation names the task the user is
 
 from __future__ import annotations
 
-from agent.interfaces import AgentRequest, TurnLog
+from agent.contexts import AgentRequest
+from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
 from agent.types import AskUser, Confirm, Plan, ToolCall

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.interfaces import DataSource, PolicyContext, RefundHistory
+from agent.contexts import PolicyContext
+from agent.interfaces import DataSource, RefundHistory
 from agent.planners.render import FILTERS, money_text
 from agent.policy.rules import Condition, PolicyFile, Rule
 from agent.types import PolicyDecision, ToolCall, utcnow

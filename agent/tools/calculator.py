@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import Field
 
+from agent.contexts import ToolContext
 from agent.errors import ToolError
-from agent.interfaces import ToolContext
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 
 MAX_CHARS = 200

@@ -10,8 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agent.contexts import ToolContext
 from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
-from agent.interfaces import SessionStore, ToolContext
+from agent.interfaces import SessionStore
 from agent.tools.registry import Tool
 from agent.types import ToolCall, ToolResult
 

@@ -8,7 +8,8 @@ import asyncio
 from pydantic import Field
 
 from agent.catalog import Item
-from agent.interfaces import Inventory, ToolContext
+from agent.contexts import ToolContext
+from agent.interfaces import Inventory
 from agent.text import STOPWORDS, stem
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 

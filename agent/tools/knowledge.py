@@ -12,7 +12,8 @@ from collections import Counter
 from pydantic import Field
 
 from agent.catalog import KBSection
-from agent.interfaces import KnowledgeSource, ToolContext
+from agent.contexts import ToolContext
+from agent.interfaces import KnowledgeSource
 from agent.text import Normalizer
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 

@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from agent.contexts import ToolContext
 from agent.errors import ToolError
-from agent.interfaces import DataSource, ToolContext
+from agent.interfaces import DataSource
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.interfaces import ToolContext
+from agent.contexts import ToolContext
 from agent.types import Alert, SideEffect
 
 

@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from agent.contexts import ToolContext
 from agent.errors import DataSourceError, ToolError
-from agent.interfaces import ReleaseSource, ToolContext
+from agent.interfaces import ReleaseSource
 from agent.planners.release_risk import ReleaseSummary, risk_alert
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow

@@ -12,8 +12,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from agent.contexts import ToolContext
 from agent.errors import ToolError
-from agent.interfaces import TaskReader, ToolContext
+from agent.interfaces import TaskReader
 from agent.records import TaskRecord
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow

@@ -14,7 +14,8 @@ from agent.errors import ProviderError, ProviderOutputInvalid
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
-from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.session import SessionState
+from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.rules import RulesClassifier
 
 NONE = "none"

@@ -7,8 +7,9 @@ import re
 from agent.config import BotConfig, IntentSpec
 from agent.conversation.consent import Consent
 from agent.interfaces import TurnLog
+from agent.session import SessionState
 from agent.text import Normalizer, clean
-from agent.types import Classification, Intent, Interaction, Message, SessionState
+from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import NluBanks
 from agent.understanding.cues import not_ours
 from agent.understanding.hybrid import HybridReader, Reading, plain_request, problem_summary

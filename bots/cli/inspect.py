@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel, Field
 
 from adapters.storage.sql import SqlStore
-from agent.config import load_config
+from agent.config_files import load_config
 from bots.wiring import resolve_dir
 
 SESSIONS = """

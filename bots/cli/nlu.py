@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agent.catalog import load_store_settings
-from agent.config import load_config
+from agent.config_files import load_config
 from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
 from agent.intents import IntentsRegistry
 from agent.understanding.rules import RulesClassifier

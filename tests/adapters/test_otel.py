@@ -14,14 +14,15 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
-from adapters.telemetry.otel import OTelTracer, TracedProvider
+from adapters.telemetry.otel import OTelTracer
+from adapters.telemetry.traced import TracedProvider
 from agent.config import LLMSettings
 from agent.errors import ProviderRateLimited
 from agent.llm.calls import LLMCalls
 from agent.llm.models import LLMResponse
+from agent.session import SessionState
 from agent.tracing import observed_turn
 from agent.turn import Turn
-from agent.types import SessionState
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 

@@ -13,7 +13,8 @@ from adapters.storage.migrate import pending_changes_unit
 from adapters.storage.sql import SqlStore
 from agent.errors import SchemaBehind, VersionConflict
 from agent.records import InboxEvent, TurnRecord
-from agent.types import Message, SessionState
+from agent.session import SessionState
+from agent.types import Message
 from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.pg import postgres_server, unavailable_reason

@@ -7,8 +7,9 @@ import pytest
 from adapters.memory.sql_memory import SqlPreferenceMemory
 from adapters.memory.zep import METADATA_KEY, ZepPreferenceMemory
 from adapters.storage.sql import SqlStore
+from agent.contexts import Preferences
 from agent.errors import ProviderAuthError, ProviderUnavailable
-from agent.interfaces import PreferenceMemory, Preferences
+from agent.interfaces import PreferenceMemory
 from tests.zep_standin import zep_standin
 
 

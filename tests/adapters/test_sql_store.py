@@ -13,7 +13,8 @@ import pytest
 from adapters.storage.sql import SqlStore
 from agent.errors import ConfigError, VersionConflict
 from agent.records import TelemetryEvent, TurnRecord
-from agent.types import Message, SessionState, SideEffect
+from agent.session import SessionState
+from agent.types import Message, SideEffect
 from bots.app import build_app
 from tests.helpers import REPO
 

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.storage.sql import SqlStore
+from agent.contexts import ToolContext
 from agent.errors import ToolError
-from agent.interfaces import ToolContext
 from agent.tools.calculator import evaluate, math_tools
 from agent.tools.gateway import ToolGateway
 from agent.types import ToolCall

@@ -18,7 +18,7 @@ from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
 from agent.llm.models import LLMResponse
-from agent.types import Goal, GoalStatus, SessionState
+from agent.session import Goal, GoalStatus, SessionState
 from bots.app import build_app
 from tests.adapters.test_otel import ScriptedProvider
 from tests.helpers import REPO

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.config import load_config
+from agent.config_files import load_config
 from agent.intents import IntentsRegistry, rollout_bucket
 from agent.types import Constraints, IntentContext
 from tests.helpers import REPO

@@ -10,7 +10,8 @@ import pytest
 from adapters.llm.base import retry_after
 from adapters.llm.retry import RetryingProvider
 from adapters.llm.scripted import ScriptedProvider
-from agent.config import LLMSettings, RetrySettings, load_config
+from agent.config import LLMSettings, RetrySettings
+from agent.config_files import load_config
 from agent.errors import ProviderAuthError, ProviderUnavailable
 from agent.intents import IntentsRegistry
 from agent.llm.calls import LLMCalls, parse_json_object
@@ -18,7 +19,8 @@ from agent.llm.context import fit, history_messages
 from agent.llm.grounding import ungrounded
 from agent.llm.models import LLMResponse
 from agent.llm.spend import DailyBudget
-from agent.types import Goal, Intent, Interaction, Message, SessionState
+from agent.session import Goal, SessionState
+from agent.types import Intent, Interaction, Message
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.rules import RulesClassifier
 from tests.helpers import REPO

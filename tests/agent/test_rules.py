@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config import load_config
+from agent.config_files import load_config
 from agent.intents import IntentsRegistry
+from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
 from agent.text import Normalizer, stem
-from agent.types import Goal, GoalStatus, IntentContext, PendingConfirmation, SessionState
+from agent.types import IntentContext
 from agent.understanding.rules import RulesClassifier
 from tests.helpers import REPO, interaction
 

@@ -9,7 +9,7 @@ from adapters.memory.zep import METADATA_KEY
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
-from agent.interfaces import Preferences, ToolContext
+from agent.contexts import Preferences, ToolContext
 from agent.planners.budget_words import parse_budget
 from agent.preferences import PreferenceExtractor, merge
 from agent.router import AgentRouter

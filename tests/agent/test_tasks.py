@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config import load_config
+from agent.config_files import load_config
 from agent.intents import IntentsRegistry
-from agent.types import IntentContext, SessionState
+from agent.session import SessionState
+from agent.types import IntentContext
 from agent.understanding.rules import RulesClassifier
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say

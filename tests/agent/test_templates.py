@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import MESSAGE_FIELDS, BotConfig, load_config
+from agent.config import MESSAGE_FIELDS, BotConfig
+from agent.config_files import load_config
 from agent.conversation.notices import GoalNames
 from agent.planners.render import render
-from agent.types import Goal
+from agent.session import Goal
 from tests.helpers import REPO
 
 CONFIG_DIRS = sorted({p.parent for p in (REPO / "config").rglob("intents.yaml")})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import load_config
+from agent.config_files import load_config
 from agent.errors import ConfigError
 from agent.eval.nlu import load_corpus, overlap
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks

@@ -14,7 +14,8 @@ from adapters.storage.outbox import SqlOutbox, commit_event
 from adapters.storage.sql import SqlStore
 from agent.errors import ReferenceCollision, StorageError
 from agent.records import InboxEvent, TurnRecord
-from agent.types import OutboundMessage, SessionState, SideEffect, utcnow
+from agent.session import SessionState
+from agent.types import OutboundMessage, SideEffect, utcnow
 from bots.app import build_app
 from bots.discord.events import DiscordEvent
 from bots.outbox import OutboxReply

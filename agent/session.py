@@ -1,0 +1,200 @@
+"""A conversation's state: goals and their stack, confirmations, handoff, and each speaker's part."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from agent.types import ChannelType, Model, utcnow
+
+
+class GoalStatus(StrEnum):
+    active = "active"
+    blocked = "blocked"
+    suspended = "suspended"
+    done = "done"
+    failed = "failed"
+    cancelled = "cancelled"
+    abandoned = "abandoned"  # left untouched for too many turns
+
+
+class Goal(Model):
+    id: str
+    type: str  # "<agent>.<intent id>"
+    agent: str
+    intent_id: str
+    status: GoalStatus = GoalStatus.active
+    priority: int = 10
+    slots: dict[str, Any] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
+    next_question: str = ""
+    updated_at: datetime = Field(default_factory=utcnow)
+    resume_announced: bool = False  # the bot said once that it went back to this goal
+    queued: bool = False  # a later request from the same message, waiting its turn; not yet run
+    answered: bool = False  # an open goal (a recommendation) that has given its answer
+    touched_turn: int = 0  # the session turn that last worked on this goal (for abandonment)
+
+
+class PendingConfirmation(Model):
+    """Something the bot asked the user to say yes or no to."""
+
+    kind: Literal["offer", "tool"]
+    intent_id: str | None = None  # for an offer: the intent a "yes" starts
+    tool: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    action_hash: str = ""
+    prompt: str = ""
+    expires_at: datetime | None = None
+    goal_id: str | None = None  # for a tool: the goal whose plan asked for it
+
+
+class Handoff(Model):
+    status: Literal["requested", "claimed", "released"]
+    reason: str = ""
+    requested_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    by: str = ""  # who claimed or released it
+    ticket_id: str | None = None
+    alerted_at: datetime = Field(default_factory=utcnow)  # last admin alert; unclaimed ones are re-sent
+    alerts_sent: int = 1
+    acknowledged: bool = False  # the user was told someone is coming; the bot stays silent after that
+
+    @property
+    def active(self) -> bool:
+        return self.status != "released"
+
+
+class ConfirmedAction(Model):
+    """The last confirmed action carried out, so a repeated confirm is answered, not run again."""
+
+    hash: str | None = None
+    tool: str = ""
+    answer: str = ""
+
+
+class LLMUsage(Model):
+    """Running LLM totals of the session; they commit with each turn and survive restarts."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+
+class HistorySummary(Model):
+    """A model-written summary of the history that no longer fits the window, through a timestamp."""
+
+    text: str = ""
+    through: str = ""
+
+
+class Speaker(Model):
+    """One person's part of a shared conversation: what they asked for and what they agreed to."""
+
+    customer_id: str | None = None
+    active_goal_id: str | None = None
+    goal_stack: list[str] = Field(default_factory=list)
+    goals: dict[str, Goal] = Field(default_factory=dict)
+    pending_confirmation: PendingConfirmation | None = None
+    confirmed_action: ConfirmedAction | None = None
+
+
+# Goals and confirmations of rows stored before conversations had several speakers.
+LEGACY_SPEAKER = "~legacy"
+_SPEAKER_FIELDS = ("active_goal_id", "goal_stack", "goals", "pending_confirmation", "confirmed_action")
+
+
+class SessionState(Model):
+    """A conversation (a thread). The thread's history, handoff and LLM budget are shared; each
+    speaker's goals and confirmations live in `speakers`. During a turn, `enter` puts the
+    speaker's part in the working fields (goals, goal_stack, pending_confirmation, ...) that the
+    goal, confirmation and planning code reads, and `leave` puts it back: between turns those
+    fields are empty and `speaker` is ""."""
+
+    session_id: str
+    workspace_id: str = ""
+    customer_id: str | None = None
+    channel_type: ChannelType = ChannelType.console
+    version: int = 0
+    active_goal_id: str | None = None
+    goal_stack: list[str] = Field(default_factory=list)
+    goals: dict[str, Goal] = Field(default_factory=dict)
+    pending_confirmation: PendingConfirmation | None = None
+    handoff: Handoff | None = None
+    confirmed_action: ConfirmedAction | None = None
+    llm_usage: LLMUsage = Field(default_factory=LLMUsage)
+    llm_budget_notice_day: str | None = None  # the day the user was told the LLM budget is spent
+    history_summary: HistorySummary | None = None
+    updated_at: datetime = Field(default_factory=utcnow)
+    turns: int = 0  # user turns handled in this session; goals idle too long are abandoned
+    speaker: str = ""
+    speakers: dict[str, Speaker] = Field(default_factory=dict)
+
+    def enter(self, speaker: str, customer_id: str | None) -> None:
+        """Work as `speaker` (resolved to `customer_id`, or a guest) for this turn."""
+        if self.speaker:
+            self.leave()
+        elif self.goals or self.pending_confirmation or self.confirmed_action:
+            # A row from before speakers: its goals belong to the customer who started it.
+            old = Speaker(customer_id=self.customer_id, **{n: getattr(self, n) for n in _SPEAKER_FIELDS})
+            self.speakers.setdefault(LEGACY_SPEAKER, old)
+        part = self.speakers.pop(speaker, None)
+        legacy = self.speakers.get(LEGACY_SPEAKER)
+        if part is None and customer_id is not None and legacy is not None and legacy.customer_id == customer_id:
+            part = self.speakers.pop(LEGACY_SPEAKER)
+        part = part or Speaker()
+        for name in _SPEAKER_FIELDS:
+            setattr(self, name, getattr(part, name))
+        self.speaker, self.customer_id = speaker, customer_id
+
+    def leave(self) -> None:
+        """Put the working fields back into the current speaker's part."""
+        if not self.speaker:
+            return
+        part = Speaker(customer_id=self.customer_id, **{n: getattr(self, n) for n in _SPEAKER_FIELDS})
+        self.speakers[self.speaker] = part
+        self.speaker = ""
+        self.active_goal_id, self.goal_stack, self.goals = None, [], {}
+        self.pending_confirmation = self.confirmed_action = None
+
+    def open_confirmations(self) -> dict[str, PendingConfirmation]:
+        """Other speakers' actions waiting for their confirmation, by speaker."""
+        return {
+            who: part.pending_confirmation
+            for who, part in self.speakers.items()
+            if who != self.speaker
+            and part.pending_confirmation is not None
+            and part.pending_confirmation.kind == "tool"
+        }
+
+    @property
+    def every_goal(self) -> list[Goal]:
+        """Every speaker's goals (for evaluation and inspection)."""
+        return [*self.goals.values(), *(g for part in self.speakers.values() for g in part.goals.values())]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_facts(cls, data: Any) -> Any:
+        """Rows stored before these fields existed kept them in a free-form `facts` dict."""
+        if not isinstance(data, dict) or "facts" not in data:
+            return data
+        data = dict(data)
+        facts = data.pop("facts") or {}
+        if facts.get("handoff_acknowledged") and isinstance(data.get("handoff"), dict):
+            data["handoff"] = {**data["handoff"], "acknowledged": True}
+        for old, new in (
+            ("confirmed_action", "confirmed_action"),
+            ("llm_usage", "llm_usage"),
+            ("llm_budget_notice", "llm_budget_notice_day"),
+            ("history_summary", "history_summary"),
+        ):
+            if facts.get(old) is not None:
+                data.setdefault(new, facts[old])
+        return data  # "approved_action" was a per-turn value: it is dropped
+
+    @property
+    def active_goal(self) -> Goal | None:
+        return self.goals.get(self.active_goal_id) if self.active_goal_id else None
