@@ -36,8 +36,12 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
 
 
 def turn_record(turn: TurnSpans) -> dict[str, Any]:
-    """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored)."""
-    error = turn.error
+    """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored).
+
+    The stage payloads were redacted when the turn emitted them (with the config's named parameters
+    too), so only the root's attributes and its error (a message and a stack trace) are scanned here.
+    """
+    error = REDACT.value(turn.error) if turn.error else None
     return {
         "name": "turn",
         "trace_id": format(turn.trace_id, "032x"),
@@ -48,7 +52,7 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
         "end_ns": turn.end_ns,
         "status": "ERROR" if error else "UNSET",
         "status_description": error["exception.type"] if error else None,
-        "attributes": turn.attributes,
+        "attributes": REDACT.value(turn.attributes),
         "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
         "stages": [
             [event.stage, format(span_id, "016x"), *turn.stage_times(event), event.level, event.payload]
@@ -100,9 +104,9 @@ class TraceFiles:
         lines: dict[str, list[str]] = {}
         encode = self._encode
         for item in items:
-            record = turn_record(item) if isinstance(item, TurnSpans) else span_record(item)
             # Exception events carry provider messages and stack traces: scanned like everything written.
-            lines.setdefault(record["trace_id"], []).append(encode(REDACT.value(record)))
+            record = turn_record(item) if isinstance(item, TurnSpans) else REDACT.value(span_record(item))
+            lines.setdefault(record["trace_id"], []).append(encode(record))
         for trace_id, body in lines.items():
             body.append("")
             os.write(self._fd(trace_id), "\n".join(body).encode())
