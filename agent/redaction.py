@@ -68,6 +68,40 @@ def _random(m: re.Match[str]) -> str:
     return "[secret]" if mixed else s
 
 
+# A turn's telemetry repeats the same short strings (intent ids, goal types, tool names) every turn:
+# those the patterns left alone are remembered, so each is scanned once per process, not ~30 times
+# per turn. Only unchanged strings are kept (nothing personal was found in them), and only so many.
+_CLEAN: set[str] = set()
+_CLEAN_MAX, _CLEAN_LEN = 8192, 80
+# Whether a key names a secret, by key: payload keys come from code and config, a small set.
+_SECRET_KEYS: dict[str, bool] = {}
+
+
+def _patterns(s: str) -> str:
+    if s in _CLEAN:
+        return s
+    out = s
+    for pattern in _TOKENS:
+        out = pattern.sub("[secret]", out)
+    out = _EMAIL.sub("[email]", out)
+    out = _CARD.sub(_card, out)
+    out = _PHONE.sub("[phone]", out)
+    out = _DIGIT_GROUPS.sub(_groups, out)
+    out = _RANDOM.sub(_random, out)
+    if out == s and len(s) <= _CLEAN_LEN and len(_CLEAN) < _CLEAN_MAX:
+        _CLEAN.add(s)
+    return out
+
+
+def _secret_key(key: str) -> bool:
+    found = _SECRET_KEYS.get(key)
+    if found is None:
+        found = _SECRET_KEY.search(key) is not None
+        if len(_SECRET_KEYS) < _CLEAN_MAX:
+            _SECRET_KEYS[key] = found
+    return found
+
+
 class Redactor:
     """
     Args:
@@ -82,17 +116,11 @@ class Redactor:
     def text(self, s: str) -> str:
         for secret in self.secrets:
             s = s.replace(secret, "[secret]")
-        for pattern in _TOKENS:
-            s = pattern.sub("[secret]", s)
-        s = _EMAIL.sub("[email]", s)
-        s = _CARD.sub(_card, s)
-        s = _PHONE.sub("[phone]", s)
-        s = _DIGIT_GROUPS.sub(_groups, s)
-        return _RANDOM.sub(_random, s)
+        return _patterns(s)
 
     def value(self, v: Any, key: str = "") -> Any:
         """Any JSON-like value: named parameters and secret-named keys masked, strings scanned."""
-        if key and (key in self.params or _SECRET_KEY.search(key)):
+        if key and (key in self.params or _secret_key(key)):
             return MASK
         if isinstance(v, str):
             return self.text(v)
