@@ -74,20 +74,20 @@ messages = Table(
     Column("trace_id", String(32)),
     Index("ix_messages_session", "session_id", "id"),
 )
+# A turn's telemetry is one row: its stages as a JSON list of [stage, level, duration_ms,
+# microseconds after created_at, span_id, payload] (`adapters/storage/telemetry.py`). One row per
+# stage cost ten inserts per turn and most of the database's bytes. The view `telemetry_events`
+# (migration 0004) still shows one row per stage to SQL readers.
 telemetry = Table(
-    "telemetry_events",
+    "telemetry_turns",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("session_id", String(255), nullable=False),
     Column("interaction_id", String(255), nullable=False),
-    Column("stage", String(64), nullable=False),
-    Column("level", String(8), nullable=False),
-    Column("payload", Text, nullable=False),
-    Column("duration_ms", Float, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),  # the first stage's time
     Column("trace_id", String(32)),
-    Column("span_id", String(16)),
-    Index("ix_telemetry_session", "session_id", "id"),
+    Column("stages", Text, nullable=False),
+    Index("ix_telemetry_turns_session", "session_id", "id"),
 )
 tickets = Table(
     "tickets",

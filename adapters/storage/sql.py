@@ -36,9 +36,10 @@ from adapters.storage.schema import (
     telemetry,
     tool_ledger,
 )
+from adapters.storage.telemetry import all_events, turn_rows
 from adapters.storage.writes import insert_ignore, write_effect
 from agent.errors import ReferenceCollision, SchemaBehind, StorageError, VersionConflict
-from agent.records import TurnRecord
+from agent.records import TelemetryEvent, TurnRecord
 from agent.session import SessionState
 from agent.types import Message, ToolResult, utcnow
 
@@ -62,6 +63,7 @@ FINISH_INBOX = (
     update(inbox).where(inbox.c.key == bindparam("b_key")).values(status="done", finished_at=bindparam("b_now"))
 )
 
+SELECT_TELEMETRY = select(telemetry).where(telemetry.c.session_id == bindparam("b_sid")).order_by(telemetry.c.id)
 SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == bindparam("b_key"))
 
 
@@ -127,23 +129,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             ],
         )
     if turn.events:
-        conn.execute(
-            INSERT_EVENTS,
-            [
-                {
-                    "session_id": e.session_id,
-                    "interaction_id": e.interaction_id,
-                    "stage": e.stage,
-                    "level": e.level,
-                    "payload": json.dumps(e.payload, default=str, separators=(",", ":")),
-                    "duration_ms": e.duration_ms,
-                    "created_at": e.timestamp,
-                    "trace_id": e.trace_id,
-                    "span_id": e.span_id,
-                }
-                for e in turn.events
-            ],
-        )
+        conn.execute(INSERT_EVENTS, turn_rows(turn.events))
     if turn.inbox_key:
         commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
     for key, result in turn.ledger.items():
@@ -158,6 +144,10 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
     except IntegrityError as e:
         # A per-owner task number another turn took first: re-run the turn on fresh state.
         raise VersionConflict(sid, turn.expected_version) from e
+
+
+def telemetry_unit(conn: Connection, session_id: str) -> list[TelemetryEvent]:
+    return all_events(conn.execute(SELECT_TELEMETRY, {"b_sid": session_id}).all())
 
 
 def ledger_unit(conn: Connection, key: str) -> ToolResult | None:
@@ -232,6 +222,11 @@ class SqlStore:
     async def commit(self, turn: TurnRecord) -> None:
         await self.ensure_schema()
         await self.run(commit_unit, turn, what=f"save session {turn.state.session_id!r}")
+
+    async def telemetry(self, session_id: str) -> list[TelemetryEvent]:
+        """Every stored telemetry event of a session, in the order its turns emitted them."""
+        await self.ensure_schema()
+        return await self.run(telemetry_unit, session_id, what="read telemetry")  # type: ignore[no-any-return]
 
     async def ledger_get(self, key: str) -> ToolResult | None:
         await self.ensure_schema()

@@ -20,18 +20,15 @@ from pydantic import BaseModel, Field
 
 from adapters.storage.sql import SqlStore
 from agent.config_files import load_config
+from agent.records import TelemetryEvent
 from bots.wiring import resolve_dir
 
 SESSIONS = """
 SELECT s.id, s.version, s.customer_id, s.channel_type, s.created_at, s.updated_at,
-       (SELECT COUNT(DISTINCT t.interaction_id) FROM telemetry_events t WHERE t.session_id = s.id) AS turns,
+       (SELECT COUNT(DISTINCT t.interaction_id) FROM telemetry_turns t WHERE t.session_id = s.id) AS turns,
        (SELECT m.text FROM messages m WHERE m.session_id = s.id AND m.role = 'user'
          ORDER BY m.id DESC LIMIT 1) AS last_user
 FROM sessions s ORDER BY s.updated_at DESC LIMIT :limit
-"""
-EVENTS = """
-SELECT interaction_id, stage, level, payload, duration_ms, created_at, trace_id, span_id
-FROM telemetry_events WHERE session_id = :sid ORDER BY id
 """
 MESSAGES = "SELECT interaction_id, role, kind, text FROM messages WHERE session_id = :sid ORDER BY id"
 
@@ -82,11 +79,11 @@ def add_observe_commands(sub: Any, common: Callable[[argparse.ArgumentParser], N
     t.add_argument("--json", action="store_true")
 
 
-def _turn_views(events: list[Any], messages: list[Any]) -> list[TurnView]:
+def _turn_views(events: list[TelemetryEvent], messages: list[Any]) -> list[TurnView]:
     turns: dict[str, TurnView] = {}
     for e in events:
-        view = turns.setdefault(e.interaction_id, TurnView(interaction_id=e.interaction_id, started_at=e.created_at))
-        payload = json.loads(e.payload)
+        view = turns.setdefault(e.interaction_id, TurnView(interaction_id=e.interaction_id, started_at=e.timestamp))
+        payload = e.payload
         view.trace_id = view.trace_id or e.trace_id
         view.total_ms = round(view.total_ms + e.duration_ms, 3)
         view.stages.append(StageView(stage=e.stage, ms=e.duration_ms, level=e.level, span_id=e.span_id))
@@ -183,7 +180,7 @@ async def _sessions(store: SqlStore, args: argparse.Namespace, out: TextIO) -> i
 
 
 async def _trace(store: SqlStore, args: argparse.Namespace, out: TextIO) -> int:
-    events = list(await store.fetch(EVENTS, sid=args.session))
+    events = await store.telemetry(args.session)
     if args.turn:
         events = [e for e in events if e.interaction_id == args.turn]
     if not events:

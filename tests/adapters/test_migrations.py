@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import create_engine, insert, inspect, text
@@ -162,3 +162,47 @@ async def test_duplicate_task_numbers_from_0_1_are_renumbered_before_numbers_bec
     rows = await store.fetch("SELECT id, number FROM tasks WHERE owner = 'ann' ORDER BY id")
     await store.aclose()
     assert [(r.id, r.number) for r in rows] == [("K-1", 1), ("K-2", 2), ("K-3", 3)]  # all kept, each its own number
+
+
+async def test_stage_rows_become_one_row_per_turn_and_read_back_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "events.db"
+    make_0_1_database(path)
+    stages = [
+        ("console:ann:1", "received", {"abandoned": []}, 0.5, 0),
+        ("console:ann:1", "intent_classified", {"intent_id": "order_status", "params": {"id": "O-12345"}}, 1.25, 1),
+        ("console:ann:1", "memory_updated", {"appended": 2}, 0.75, 2003),
+        ("console:ann:2", "received", {"abandoned": []}, 0.5, 900_000),
+    ]
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        for interaction, stage, payload, ms, at_us in stages:
+            conn.execute(
+                insert(old.telemetry).values(
+                    session_id="console:ann",
+                    interaction_id=interaction,
+                    stage=stage,
+                    level="info",
+                    payload=json.dumps(payload),
+                    duration_ms=ms,
+                    created_at=NOW + timedelta(microseconds=at_us),
+                    trace_id="a" * 32,
+                    span_id=f"{len(stage):016x}",
+                )
+            )
+    engine.dispose()
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    events = await store.telemetry("console:ann")
+    turns = await store.fetch("SELECT interaction_id FROM telemetry_turns ORDER BY id")
+    view = await store.fetch(
+        "SELECT interaction_id, stage, payload, duration_ms, span_id FROM telemetry_events ORDER BY id"
+    )
+    await store.aclose()
+    assert [t.interaction_id for t in turns] == ["console:ann:1", "console:ann:2"]
+    expected = [(i, s, p, ms, NOW + timedelta(microseconds=at)) for i, s, p, ms, at in stages]
+    assert [(e.interaction_id, e.stage, e.payload, e.duration_ms, e.timestamp) for e in events] == expected
+    assert all(e.trace_id == "a" * 32 and e.span_id == f"{len(e.stage):016x}" for e in events)
+    # SQL readers still see a row per stage, with the columns the table had.
+    assert [(r.interaction_id, r.stage, json.loads(r.payload), r.duration_ms) for r in view] == [
+        (i, s, p, ms) for i, s, p, ms, _ in stages
+    ]
+    assert [r.span_id for r in view] == [e.span_id for e in events]
