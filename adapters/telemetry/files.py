@@ -12,7 +12,7 @@ from typing import Any
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 
-from adapters.telemetry.writer import Item, TurnSpans
+from adapters.telemetry.writer import ChildSpan, Item, TurnSpans
 from agent.redaction import DEFAULT as REDACT
 
 
@@ -61,6 +61,23 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
     }
 
 
+def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
+    """A span noted under a turn (a tool run) as its own line, in the form of an SDK span's."""
+    return {
+        "name": child.name,
+        "trace_id": format(turn.trace_id, "032x"),
+        "span_id": format(child.span_id, "016x"),
+        "parent_span_id": format(turn.span_id, "016x"),
+        "kind": "INTERNAL",
+        "start_ns": child.start_ns,
+        "end_ns": child.end_ns,
+        "status": "ERROR" if child.error else "UNSET",
+        "status_description": child.error,
+        "attributes": child.attributes,
+        "events": [],
+    }
+
+
 STAGE_FIELDS = ("name", "span_id", "start_ns", "end_ns", "level", "payload")
 
 
@@ -105,8 +122,14 @@ class TraceFiles:
         encode = self._encode
         for item in items:
             # Exception events carry provider messages and stack traces: scanned like everything written.
-            record = turn_record(item) if isinstance(item, TurnSpans) else REDACT.value(span_record(item))
-            lines.setdefault(record["trace_id"], []).append(encode(record))
+            if isinstance(item, TurnSpans):
+                record = turn_record(item)
+                out = lines.setdefault(record["trace_id"], [])
+                out.append(encode(record))
+                out.extend(encode(REDACT.value(child_record(item, c))) for c in item.children)
+            else:
+                record = REDACT.value(span_record(item))
+                lines.setdefault(record["trace_id"], []).append(encode(record))
         for trace_id, body in lines.items():
             body.append("")
             os.write(self._fd(trace_id), "\n".join(body).encode())

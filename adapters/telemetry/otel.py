@@ -51,6 +51,21 @@ class Metrics:
         self.tool_calls = m.create_counter("agentbot.tool.calls", description="tool runs by tool and success")
 
 
+class TurnRoot(NonRecordingSpan):
+    """The turn's root span as the current OpenTelemetry span: it carries the turn's record, so work
+    inside the turn (a tool run, `TracedExecutor`) notes its span there as plain values."""
+
+    def __init__(self, context: SpanContext):
+        super().__init__(context)
+        self.record: TurnSpans | None = None
+
+
+def current_turn() -> TurnSpans | None:
+    """The sampled turn running in this context, if any."""
+    span = trace.get_current_span()
+    return span.record if isinstance(span, TurnRoot) else None
+
+
 class OTelTurnTrace:
     """One turn in its conversation's trace. Stages are noted as plain values, spans made later.
 
@@ -62,9 +77,9 @@ class OTelTurnTrace:
     def __init__(self, otel: OTelTracer, interaction: Interaction):
         self.writer = otel.writer
         trace_id, sampled = otel.conversation_trace(interaction.session_key)
-        span_id = _random_id()
+        span_id = random_id()
         flags = TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
-        root = NonRecordingSpan(SpanContext(trace_id, span_id, is_remote=False, trace_flags=flags))
+        root = TurnRoot(SpanContext(trace_id, span_id, is_remote=False, trace_flags=flags))
         self._token = otel_context.attach(trace.set_span_in_context(root))
         self.record: TurnSpans | None = None
         self.trace_id: str | None = None
@@ -81,11 +96,12 @@ class OTelTurnTrace:
                     "agentbot.message_chars": len(interaction.text),
                 },
             )
+            root.record = self.record
 
     def stage(self, event: TelemetryEvent) -> str | None:
         if self.record is None:
             return None
-        span_id = _random_id()
+        span_id = random_id()
         self.record.stages.append((event, span_id))
         return format(span_id, "016x")
 
@@ -99,7 +115,7 @@ class OTelTurnTrace:
         self.writer.submit(self.record)
 
 
-def _random_id() -> int:
+def random_id() -> int:
     return random.getrandbits(64) or 1  # 0 is the invalid span id
 
 

@@ -16,7 +16,7 @@ import threading
 import traceback
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
@@ -32,16 +32,29 @@ Primitive = str | bool | int | float
 SCOPE = InstrumentationScope("agentbot")
 
 
-class TurnSpans:
-    """One finished turn as plain values: the root span `turn` and a child span per stage."""
+class ChildSpan(NamedTuple):
+    """A span under the turn's root noted as plain values (a tool run): no SDK span on the turn's path."""
 
-    __slots__ = ("trace_id", "span_id", "start_ns", "end_ns", "attributes", "stages", "error")
+    name: str
+    span_id: int
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Primitive]
+    error: str | None = None  # the status description of a failed run
+
+
+class TurnSpans:
+    """One finished turn as plain values: the root span `turn`, a child span per stage, and
+    children noted while it ran (tool runs)."""
+
+    __slots__ = ("trace_id", "span_id", "start_ns", "end_ns", "attributes", "stages", "children", "error")
 
     def __init__(self, trace_id: int, span_id: int, start_ns: int, attributes: dict[str, Any]):
         self.trace_id, self.span_id, self.start_ns = trace_id, span_id, start_ns
         self.end_ns = start_ns
         self.attributes = attributes
         self.stages: list[tuple[TelemetryEvent, int]] = []
+        self.children: list[ChildSpan] = []
         self.error: dict[str, str] | None = None  # exception.type / message / stacktrace
 
     def fail(self, error: BaseException) -> None:
@@ -90,6 +103,20 @@ class TurnSpans:
                     status=Status(StatusCode.ERROR) if event.level == "error" else Status(StatusCode.UNSET),
                     start_time=start,
                     end_time=end,
+                    instrumentation_scope=SCOPE,
+                )
+            )
+        for child in self.children:
+            out.append(
+                ReadableSpan(
+                    child.name,
+                    SpanContext(self.trace_id, child.span_id, is_remote=False, trace_flags=SAMPLED),
+                    root,
+                    resource,
+                    child.attributes,
+                    status=Status(StatusCode.ERROR, child.error) if child.error else Status(StatusCode.UNSET),
+                    start_time=child.start_ns,
+                    end_time=child.end_ns,
                     instrumentation_scope=SCOPE,
                 )
             )

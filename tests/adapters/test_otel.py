@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
@@ -195,8 +196,8 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
 
 
 async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
-    reader = InMemoryMetricReader()
-    tracer = OTelTracer(InMemorySpanExporter(), [reader])
+    reader, exporter = InMemoryMetricReader(), InMemorySpanExporter()
+    tracer = OTelTracer(exporter, [reader])
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     async with build_app(REPO / "config", REPO / "data", db_url, tracer=tracer) as app:
         router = app.router
@@ -207,6 +208,11 @@ async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
     calls = {(dict(p.attributes)["agentbot.tool.success"]): p.value for p in points["agentbot.tool.calls"]}
     assert calls == {True: 1, False: 1}
     assert sum(p.count for p in points["agentbot.tool.duration"]) == 2
+    tools = {s.name: s for s in exporter.get_finished_spans() if s.name.startswith("tool ")}
+    failed = tools["tool get_release_summary"]
+    assert failed.status.status_code == StatusCode.ERROR and failed.attributes["error.type"] == "not_found"  # type: ignore[index]
+    turns = {s.context.span_id: s for s in exporter.get_finished_spans() if s.name == "turn"}  # type: ignore[union-attr]
+    assert all(t.parent is not None and t.parent.span_id in turns for t in tools.values())
 
 
 @pytest.fixture
