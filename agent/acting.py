@@ -7,11 +7,12 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 from __future__ import annotations
 
 from agent.config import Messages
-from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
+from agent.contexts import AgentRequest, PolicyContext, ToolContext
 from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
 from agent.interfaces import Planner, PolicyEngine, ToolExecutor
 from agent.planners.render import render
+from agent.preferences import TurnPreferences
 from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
 from agent.turn import Turn
 from agent.types import Alert, Intent, Message, OutboundMessage, PolicyDecision, ToolCall, ToolResult
@@ -53,7 +54,7 @@ class Acting:
         history: list[Message],
         customer: dict | None,
         t: Turn,
-        preferences: Preferences | None = None,
+        preferences: TurnPreferences | None = None,
     ) -> list[ToolResult]:
         """Ask the agent for a plan, run what it requests, and pass the results back, until it answers."""
         results: list[ToolResult] = []
@@ -77,8 +78,11 @@ class Acting:
         t: Turn,
         results: list[ToolResult],
         approved: str | None,
-        preferences: Preferences | None,
+        preferences: TurnPreferences | None,
     ) -> list[ToolResult]:
+        # Read only for agents that use them: most turns never need the stored preferences.
+        wanted = preferences is not None and getattr(agent, "reads_preferences", True)
+        prefs = await preferences.get() if wanted and preferences is not None else None
         for n in range(1, self.max_passes + 1):
             plan = await agent.plan(
                 AgentRequest(
@@ -88,7 +92,7 @@ class Acting:
                     text=t.interaction.text,
                     results=results,
                     history=history,
-                    preferences=preferences,
+                    preferences=prefs,
                     pass_number=n,
                 ),
                 t,

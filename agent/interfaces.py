@@ -181,7 +181,9 @@ class Planner(Protocol):
     """An agent's decision seam: the next plan for the active goal, given this turn's tool results.
 
     The router calls `plan` again with the results after each pass that ran tools, up to the
-    configured number of passes; a plan without tool calls ends the turn.
+    configured number of passes; a plan without tool calls ends the turn. A planner that never
+    reads `request.preferences` may say so with a class attribute `reads_preferences = False`;
+    its turns then skip reading the stored preferences (it gets None).
     """
 
     def question(self, intent_id: str, slot: str) -> str:

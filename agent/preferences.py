@@ -99,6 +99,32 @@ class PreferenceExtractor:
         return update
 
 
+class TurnPreferences:
+    """One turn's preferences: the stored ones (read once, on first use) with this message's update.
+
+    Args:
+        memory: where they are stored, or None when nothing can be stored yet (a new guest).
+        owner: whose they are (`PreferenceRecorder.key`).
+        update: what this message says.
+    """
+
+    def __init__(self, memory: PreferenceMemory | None, owner: str, update: Preferences):
+        self.memory, self.owner, self.update = memory, owner, update
+        self._merged: Preferences | None = None
+
+    async def get(self) -> Preferences:
+        if self._merged is None:
+            stored = Preferences()
+            if self.memory is not None:
+                try:
+                    stored = await self.memory.read(self.owner)
+                except AgentbotError as e:
+                    # Preferences personalize; losing them for a turn must not lose the turn.
+                    log.warning("preferences unavailable: %s", e)
+            self._merged = merge(stored, self.update)
+        return self._merged
+
+
 class PreferenceRecorder:
     """
     Args:
@@ -115,19 +141,14 @@ class PreferenceRecorder:
         """Whose preferences: the speaker's customer, or this guest in this conversation only."""
         return state.customer_id or f"session:{state.session_id}:{state.speaker}"
 
-    async def before(self, state: SessionState, text: str, cls: Classification) -> tuple[Preferences, Preferences]:
+    async def before(self, state: SessionState, text: str, cls: Classification) -> tuple[TurnPreferences, Preferences]:
         """(what the agents see this turn, the update to write after the commit). A budget the
-        understanding read from the message is a preference too."""
-        try:
-            # A guest's preferences live with the session, so a session's first turn has none stored.
-            new_guest = state.version == 0 and not state.customer_id
-            stored = Preferences() if new_guest else await self.memory.read(self.key(state))
-        except AgentbotError as e:
-            # Preferences personalize; losing them for a turn must not lose the turn.
-            log.warning("preferences unavailable: %s", e)
-            stored = Preferences()
+        understanding read from the message is a preference too. The stored preferences are read
+        when an agent first asks for them, so a turn whose agents never read them skips the read."""
         update = self.extractor.extract(text, cls.params.get("budget"))
-        return merge(stored, update), update
+        # A guest's preferences live with the session, so a session's first turn has none stored.
+        new_guest = state.version == 0 and not state.customer_id
+        return TurnPreferences(None if new_guest else self.memory, self.key(state), update), update
 
     async def after(self, owner: str, update: Preferences) -> None:
         """Write `update` for `owner` (`key` of the turn's state, taken before the turn ended)."""

@@ -13,7 +13,6 @@ from typing import Any
 
 from agent.acting import Acting
 from agent.config import Messages, Settings
-from agent.contexts import Preferences
 from agent.conversation import followups, goals, handoff, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
@@ -35,7 +34,7 @@ from agent.interfaces import (
     TurnTrace,
 )
 from agent.locks import SessionLocks
-from agent.preferences import PreferenceRecorder
+from agent.preferences import PreferenceRecorder, TurnPreferences
 from agent.records import TurnRecord
 from agent.session import SessionState
 from agent.text import clean
@@ -241,7 +240,7 @@ class AgentRouter:
         customer: dict | None,
         history: list[Message],
         t: Turn,
-        prefs: Preferences | None = None,
+        prefs: TurnPreferences | None = None,
     ) -> list[ToolResult]:
         p = self.p
         settled = await self.confirmations.resolve(state, t.interaction, cls, t)

@@ -11,6 +11,8 @@ from agent.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolR
 
 
 class TemplatePlanner:
+    reads_preferences = False  # see the Planner Protocol
+
     def __init__(self, config: BotConfig, currency: str = "$"):
         self.currency = currency  # the store's, for {amount|money}
         self.specs = {s.id: s for s in config.intents.intents}

@@ -25,6 +25,8 @@ class ReleasePlanner:
         thresholds: what makes a release high, medium or low risk.
     """
 
+    reads_preferences = False  # see the Planner Protocol
+
     def __init__(self, config: BotConfig, thresholds: RiskThresholds | None = None):
         self.templates = TemplatePlanner(config)
         self.thresholds = thresholds or RiskThresholds()

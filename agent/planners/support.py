@@ -62,6 +62,8 @@ class SupportPlanner:
         templates: the planner for every support intent except troubleshoot.
     """
 
+    reads_preferences = False  # see the Planner Protocol
+
     def __init__(self, templates: Planner):
         self.templates = templates
 
