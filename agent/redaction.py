@@ -122,6 +122,9 @@ class Redactor:
         """Any JSON-like value: named parameters and secret-named keys masked, strings scanned."""
         if key and (key in self.params or _secret_key(key)):
             return MASK
+        kind = type(v)
+        if kind is int or kind is float or kind is bool or v is None:  # most of a payload: nothing to scan
+            return v
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):

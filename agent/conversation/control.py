@@ -36,6 +36,7 @@ class Control:
     def __init__(self, vocabulary: Vocabulary, messages: Messages, names: GoalNames):
         self.cancel = _phrases(vocabulary.cancel)
         self.farewell = _phrases(vocabulary.farewell)
+        self._farewell_words = {w for p in self.farewell for w in p}
         self.empty = {w for p in vocabulary.empty for w in _WORD.findall(p.lower())}
         self.soft = {w for p in vocabulary.softeners for w in _WORD.findall(p.lower())}
         self.messages = messages
@@ -59,7 +60,7 @@ class Control:
         allowed = self.soft | (set(_WORD.findall(self.names(goal).lower())) if goal else set())
         if self._only(words, self.cancel, allowed):
             return "cancel"
-        if self._only(words, self.farewell, allowed | {w for p in self.farewell for w in p}):
+        if self._only(words, self.farewell, allowed | self._farewell_words):
             return "farewell"
         if " ".join(words) in self.bare_replies:
             # A bare "ok" or "no" when nothing was asked as a yes/no question answers nothing.
@@ -69,7 +70,10 @@ class Control:
     @staticmethod
     def _only(words: list[str], phrases: list[tuple[str, ...]], allowed: set[str]) -> bool:
         """The message is one of the phrases with nothing but allowed words around it."""
+        present = set(words)
         for phrase in phrases:
+            if phrase[0] not in present:  # the phrase cannot start anywhere
+                continue
             n = len(phrase)
             for i in range(len(words) - n + 1):
                 if tuple(words[i : i + n]) == phrase and all(w in allowed for w in words[:i] + words[i + n :]):
