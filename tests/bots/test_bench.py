@@ -26,8 +26,8 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
         for phase in ("sequential", "concurrent"):
             measured = config[phase]
             assert measured["turns"] == 24
-            # A turn reads state and commits state, messages and telemetry: several statements, many rows.
-            assert measured["statements_per_turn"] >= 3 and measured["rows_per_turn"] >= 5
+            # A turn reads state and commits state, its messages and its telemetry row: at least a row each.
+            assert measured["statements_per_turn"] >= 3 and measured["rows_per_turn"] >= 4
             assert measured["bytes_per_conversation"] > 0 and measured["cpu_ms_per_turn"] > 0
         assert config["peak_rss_mb"] > 0
     assert configs["shipped"]["trace_bytes_per_conversation"] > 0  # a trace file per conversation
