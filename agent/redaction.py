@@ -128,9 +128,10 @@ class Redactor:
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
-            return {k: self.value(x, str(k)) for k, x in v.items()}
+            return {k: self.value(x, k if type(k) is str else str(k)) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
-            return [self.value(x) for x in v]
+            # Lists of names (eligible intents, goal stacks) are the common case: no call per item.
+            return [self.text(x) if type(x) is str else self.value(x) for x in v]
         return v
 
 

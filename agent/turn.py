@@ -108,12 +108,12 @@ class Turn:
         if level not in LEVELS:
             raise ValueError(f"unknown telemetry level {level!r}")
         # Every field is built right here, so validating them again is skipped (a turn emits ~8).
-        event = TelemetryEvent.model_construct(
+        event = TelemetryEvent.built(
             timestamp=utcnow(),
             session_id=self.session_id,
             interaction_id=self.interaction.id,
             stage=stage,
-            level=level,  # type: ignore[arg-type]  # checked against LEVELS above
+            level=level,  # checked against LEVELS above
             payload=payload,
             duration_ms=round((now - self._last) * 1000, 3),
             trace_id=self.trace.trace_id,

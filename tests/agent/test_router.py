@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from adapters.data.json_source import JSONDataSource
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
+from agent.records import TelemetryEvent
 from agent.router import AgentRouter
 from agent.types import OutboundMessage
 from bots.app import build_app
@@ -206,3 +208,22 @@ async def test_locked_database_gives_a_clear_message_and_writes_nothing(tmp_path
         assert await rows(app, "SELECT * FROM messages WHERE session_id = 'locked'") == []
         again, _ = await say(router, "track O-12345", session="locked")
         assert "shipped" in again.text
+
+
+def test_a_built_event_is_the_event_model_construct_makes() -> None:
+    fields = {
+        "timestamp": datetime(2026, 11, 22, 9, 30, tzinfo=UTC),
+        "session_id": "s-1",
+        "interaction_id": "s-1:0",
+        "stage": "received",
+        "level": "info",
+        "payload": {"abandoned": []},
+        "duration_ms": 0.25,
+        "trace_id": None,
+        "span_id": None,
+    }
+    assert set(fields) == set(TelemetryEvent.model_fields)
+    built, constructed = TelemetryEvent.built(**fields), TelemetryEvent.model_construct(**fields)
+    built.span_id = constructed.span_id = "00000000000000aa"
+    assert built == constructed and built.model_fields_set == constructed.model_fields_set
+    assert built.model_dump_json() == constructed.model_dump_json()
