@@ -163,7 +163,7 @@ def build_app(
             settings.llm.model_copy(update=overrides),
             config,
             rules,
-            templates,
+            {**planners, "*": templates},
             gateway,
             env,
             llm=llm,

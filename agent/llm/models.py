@@ -23,6 +23,7 @@ class LLMResponse(BaseModel):
     tokens_out: int = 0
     latency_ms: float = 0.0
     cost: float = 0.0
+    cached_tokens: int = 0  # prompt tokens read from the provider's cache (part of tokens_in)
     attempts: int = 1  # HTTP attempts the retry layer made, 1 when the first one answered
     retry_delays: list[float] = Field(default_factory=list)  # seconds slept before each retry
 
