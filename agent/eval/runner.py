@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -67,6 +68,25 @@ class _Events:
         self.events.append(event)
 
 
+def meaning(text: str) -> str:
+    """Text reduced to what it states, so a check holds however it is worded or formatted (templates,
+    a model, Slack markdown): lowercase, no currency signs, thousands separators, trailing decimal
+    zeros, markdown or punctuation; "฿1,490.00" and "1490" read the same."""
+    t = text.lower()
+    t = re.sub(r"[$฿€£*_`]", "", t)
+    t = re.sub(r"(?<=\d),(?=\d{3})", "", t)
+    t = re.sub(r"(?<![\d.])(\d+\.\d*?)0+(?![\d.]*\d)", r"\1", t)
+    t = re.sub(r"(?<=\d)\.(?!\d)", "", t)
+    t = re.sub(r"[.,:;!?()\[\]\"']+(?!\d)|(?<!\d)[.,:;!?()]+", " ", t)
+    return " ".join(t.split())
+
+
+def states(text: str, fact: str) -> bool:
+    """Whether `text` states `fact` (a sign alone, like "฿", is matched as written)."""
+    wanted = meaning(fact)
+    return wanted in meaning(text) if wanted else fact.lower() in text.lower()
+
+
 def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int) -> list[Failure]:
     """Compare one turn's outcome with what the suite expected; return the mismatches."""
     executed = [r.tool for r in response.tool_results if r.error_code not in ("policy_denied", "policy_escalated")]
@@ -91,16 +111,15 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
         for key in sorted(expect.given() & got.keys())
         if getattr(expect, key) != got[key]
     ]
-    text = response.text.lower()
     failures += [
         Failure(turn=turn, key="reply_contains", expected=s, got=response.text)
         for s in expect.reply_contains
-        if s.lower() not in text
+        if not states(response.text, s)
     ]
     failures += [
         Failure(turn=turn, key="reply_not_contains", expected=s, got=response.text)
         for s in expect.reply_not_contains
-        if s.lower() in text
+        if states(response.text, s)
     ]
     return failures
 

@@ -52,6 +52,7 @@ def brain(
     structured: bool,
     called: list[str],
     misbehave: str | None = None,
+    history: list[str] | None = None,
 ) -> Reply:
     """What the policy model answers to this request (tests/standins/policy_model.py), or the
     misbehaviour asked for."""
@@ -59,7 +60,7 @@ def brain(
         if misbehave == "not_json":
             return Reply(text="I think the customer wants an order status.")
         return Reply(text=json.dumps(policy.classify(system, user)))
-    decision = policy.act(system, user, tools, results, called)
+    decision = policy.act(system, user, tools, results, called, history)
     names = [t["name"] for t in tools]
     if misbehave == "endless_tools" and names:
         first = next((c for c in decision.tool_calls), None) or (names[0], {})
@@ -137,6 +138,7 @@ class StandInLLM:
 
     def _think(self, body: dict[str, Any], anthropic: bool) -> Reply:
         system, user = "", ""
+        history: list[str] = []  # what the assistant said before this turn
         results: list[dict[str, Any]] = []
         called: list[str] = []
         if anthropic:
@@ -157,6 +159,8 @@ class StandInLLM:
                         called.append(b["name"])
                     elif b["type"] == "text" and m["role"] == "user":
                         user, results, called = b["text"], [], []
+                    elif b["type"] == "text":
+                        history.append(b["text"])
         else:
             structured = "response_format" in body
             tools = [t["function"] for t in body.get("tools", [])]
@@ -167,9 +171,10 @@ class StandInLLM:
                     user, results, called = m["content"], [], []
                 elif m["role"] == "assistant":
                     called += [c["function"]["name"] for c in m.get("tool_calls") or []]
+                    history.append(m.get("content") or "")
                 elif m["role"] == "tool":
                     results.append(json.loads(m["content"]))
-        return brain(system, user, tools, results, structured, called, self.misbehave)
+        return brain(system, user, tools, results, structured, called, self.misbehave, history)
 
     def _encode(self, r: Reply, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
         model = body.get("model", "stand-in")

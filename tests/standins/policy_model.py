@@ -21,16 +21,16 @@ from typing import Any
 STOP = frozenset(
     "a an the i me my we our you your it its is are was were be been am to of in on at for "
     "with and or but so if this that these those there here please pls just about from by as any some "
-    "into um so".split()
+    "into um so something anything thing".split()
 )
 # What any competent model knows: these words mean the same thing in a shop's chat.
 SAME = {
     "parcel": "order", "package": "order", "stuff": "order", "shipment": "order", "purchase": "order",
     "somebody": "human", "someone": "human", "person": "human", "rep": "human", "representative": "human",
     "agent": "human", "staff": "human", "back": "refund", "reimburse": "refund", "complaint": "ticket",
-    "todo": "task", "remind": "task", "reminder": "task", "deploy": "ship", "rollout": "ship", "safe": "risk",
+    "todo": "task", "remind": "add", "remove": "delete", "list": "show", "suggest": "recommend", "deploy": "ship", "rollout": "ship", "safe": "risk",
     "risky": "risk", "broke": "problem", "broken": "problem", "damag": "problem", "wrong": "problem",
-    "issue": "problem", "chipp": "problem",
+    "issue": "problem", "chipp": "problem", "stock": "inventory", "available": "inventory",
 }
 YES = re.compile(r"^\W*(yes|yeah|yep|yup|sure|ok|okay|please( do)?|go ahead|do it|confirm|absolutely|of course|correct)\b", re.I)
 NO = re.compile(r"^\W*(no|nope|nah|not now|never ?mind|cancel|don'?t|stop)\b", re.I)
@@ -40,7 +40,9 @@ PROBLEM = re.compile(
     r"charge|connect)|not working|stopped working|no signal)(?:\s+(?:when|while|during|after)\s+[a-z]+(?:\s+[a-z]+)?)?)",
     re.I,
 )
-NOT_NAMES = frozenset("i it its it's my the is a an hi hey hello my yes no please can could what where how".split())
+NOT_NAMES = frozenset(
+    "i it its it's my the is a an hi hey hello my yes no please can could what where how by but and so ok".split()
+)
 
 
 def words(text: str) -> list[str]:
@@ -126,7 +128,7 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
         for m in re.finditer(r"\b([A-Z][a-zA-Z]+(?:\s+(?:[A-Z0-9][\w-]*)){0,2})", text):
             if m.group(1).split()[0].lower() not in NOT_NAMES and not m.group(1).isupper():
                 return m.group(1)
-        return None
+        return text.strip(" .!?") if awaited and len(text.split()) <= 4 else None
     if name == "symptom":
         m = PROBLEM.search(text)
         return m.group(1).strip() if m else (text.strip() if awaited else None)
@@ -167,7 +169,8 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
     own = {w for w in words(offer.description + " " + offer.id.replace("_", " ")) if weight.get(w, 1.0) >= 1.0}
     best += 0.5 * min(1, len(own & tokens))
     # A message that carries one of the intent's required parameters is evidence for it.
-    if any(_is_id(extract(p, offer.params[p], user, awaited=False)) for p in offer.required):
+    guesses = ("summary", "item", "model", "symptom")
+    if any(extract(p, offer.params[p], user, awaited=False) for p in offer.required if p not in guesses):
         best += 0.25
     return best
 
@@ -189,7 +192,11 @@ def classify(system: str, user: str) -> dict[str, Any]:
         current = by_id[goal.group(1)]
         slot = waiting.group(1)
         value = extract(slot, current.params.get(slot, []), user, awaited=True)
-        new_request = scored and scored[0][0] >= 0.6 and scored[0][1].id != current.id
+        if slot in ("summary", "item", "symptom") and not set(words(re.sub(r"\S*\d\S*", "", user))) - {"and", "what", "about"}:
+            value = None  # "and O-34567?" asks about something else; it describes no problem
+        other = scored[0][1] if scored and scored[0][0] >= 0.6 and scored[0][1].id != current.id else None
+        # "it's 34567, thank you" answers the question; "refund O-1" asks something new with an ID.
+        new_request = other is not None and (not _is_id(value) or slot in other.required)
         if value is not None and not new_request:
             return out | {
                 "intent_id": current.id,
@@ -209,7 +216,7 @@ def classify(system: str, user: str) -> dict[str, Any]:
     known_words = set(words(" ".join(best.examples + [best.description])))
     for name, values in best.params.items():
         value = extract(name, values, user, awaited=False)
-        if name in ("summary", "item") and len(tokens - known_words) < 2:
+        if name == "summary" and len(tokens - known_words) < 2:
             value = None  # "open a ticket" names no problem yet
         if value is not None:
             params.append({"name": name, "value": value})
@@ -219,19 +226,29 @@ def classify(system: str, user: str) -> dict[str, Any]:
 # The agent side.
 
 
-def _fill(schema: dict[str, Any], known: dict[str, Any]) -> dict[str, Any] | None:
+def _fill(schema: dict[str, Any], known: dict[str, Any], request: str = "") -> dict[str, Any] | None:
     """Arguments for a tool from the known details; None when a required one is unknown."""
     props: dict[str, Any] = schema.get("properties", {})
     args: dict[str, Any] = {}
+    wanted = request.lower().replace("-", " ")
     for name, spec in props.items():
+        if spec.get("type") == "boolean" and name.replace("_only", "").replace("_", " ") in wanted:
+            args[name] = True  # "in-stock products" -> in_stock_only
+            continue
         value = known.get(name)
         if value is None:
-            close = [k for k in known if name in k or k in name]
+            close = [
+                k
+                for k in known
+                if name.rstrip("s") == k.rstrip("s") or k.endswith("_" + name) or name.endswith("_" + k)
+            ]
             if name == "max_price":
                 close = [k for k in known if "budget" in k]
             if name == "query":
-                text = " ".join(str(known[k]) for k in ("device", "model", "symptom") if known.get(k))
-                value = text or None
+                if known.get("symptom"):
+                    value = " ".join(str(known[k]) for k in ("device", "model", "symptom") if known.get(k))
+                else:
+                    value = known.get("model") or known.get("item")
             elif close:
                 value = known[close[0]]
         if value in (None, ""):
@@ -246,6 +263,8 @@ def _fill(schema: dict[str, Any], known: dict[str, Any]) -> dict[str, Any] | Non
             value = int(number) if kind == "integer" else number
         elif "enum" in spec and value not in spec["enum"]:
             continue
+        elif kind == "array" and not isinstance(value, list):
+            value = [value]
         args[name] = value
     if any(r not in args for r in schema.get("required", [])):
         return None
@@ -261,9 +280,26 @@ def choose_tool(request: str, tools: list[dict[str, Any]], known: dict[str, Any]
     for tool in ranked[:2]:
         if not wanted & set(words(tool["name"].replace("_", " ") + " " + tool.get("description", ""))):
             break
-        args = _fill(tool.get("parameters", {}), known)
+        args = _fill(tool.get("parameters", {}), known, request)
         if args is not None:
             return tool["name"], args
+    return None
+
+
+REFERENCE = re.compile(r"\b(it|that|this|one|first|second|third|last|recommended)\b", re.I)
+ORDINAL = {"first": 0, "second": 1, "third": 2, "last": -1}
+
+
+def referred(known: dict[str, Any], history: list[str]) -> str | None:
+    """The SKU of an option the bot listed earlier that the user points at ("the second one")."""
+    item = str(known.get("item") or "")
+    if known.get("model") or not REFERENCE.search(item):
+        return None
+    for said in reversed(history):
+        skus = re.findall(r"^\s*\d+\. [^\n]*?\(([A-Z]{2,3}-\d+)\)", said, re.M)
+        if skus:
+            index = next((i for w, i in ORDINAL.items() if re.search(rf"\b{w}\b", item, re.I)), 0)
+            return skus[index] if -len(skus) <= index < len(skus) else None
     return None
 
 
@@ -273,18 +309,21 @@ def _money_text(value: Any) -> str:
 
 def _describe_item(item: dict[str, Any]) -> str:
     name = item.get("name") or item.get("title") or item.get("sku") or "item"
-    ref = item.get("sku") or item.get("number")
-    bits = [f"{name}" + (f" ({ref})" if ref and ref != name else "")]
+    ref = item.get("sku")
+    head = f"{name}" + (f" ({ref})" if ref and ref != name else "")
+    if item.get("number") is not None:
+        head = f"task {item['number']}, {name}"
+    bits = []
     if item.get("price") is not None:
-        bits.append(f"price {_money_text(item['price'])}")
+        bits.append(_money_text(item["price"]))
     if item.get("stock") is not None:
         bits.append(f"{item['stock']} in stock")
-    if item.get("status") and not item.get("price"):
+    if item.get("status") and item.get("price") is None:
         bits.append(str(item["status"]).replace("_", " "))
-    return ", ".join(bits)
+    return head + (": " + ", ".join(bits) if bits else "")
 
 
-def answer(data: dict[str, Any]) -> str:
+def answer(data: dict[str, Any], known: dict[str, Any]) -> str:
     """A short answer that states only what the tool returned."""
     if data.get("hits"):
         top = data["hits"][0]
@@ -296,8 +335,29 @@ def answer(data: dict[str, Any]) -> str:
     items = data.get("items")
     if isinstance(items, list) and not any(k in data for k in ("status", "order_id")):
         if not items:
-            return "I found nothing that matches."
-        return "Here's what I found: " + "; ".join(_describe_item(i) for i in items[:5] if isinstance(i, dict)) + "."
+            others = [i for i in data.get("alternatives_over_budget") or [] if isinstance(i, dict)]
+            kind = known.get("category") or "product"
+            within = f" within {_money_text(known['budget'])}" if known.get("budget") is not None else ""
+            if others:
+                nearest = ", ".join(f"{i.get('name')} at {_money_text(i.get('price'))}" for i in others)
+                return f"I couldn't find an in-stock {kind}{within}. The nearest, over that budget: {nearest}."
+            return "I couldn't find anything that matches."
+        listed = [_describe_item(i) for i in items[:5] if isinstance(i, dict)]
+        if len(listed) == 1:
+            one = items[0]
+            if one.get("stock") and one.get("price") is not None:
+                name = f"{one.get('name')} ({one.get('sku')})"
+                return f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'])}."
+            return f"Here's what I found: {listed[0]}."
+        return "Here's what I found:\n" + "\n".join(f"{n}. {line}" for n, line in enumerate(listed, start=1))
+    if data.get("handoff_id"):
+        return f"A human support agent will join shortly (reference {data['handoff_id']})."
+    if data.get("ticket_id"):
+        about = f' about "{known["summary"]}"' if known.get("summary") else ""
+        return f"I've opened ticket {data['ticket_id']}{about}."
+    if data.get("number") is not None and data.get("title"):
+        status = {"completed": "marked done"}.get(str(data.get("status")), data.get("status", "done"))
+        return f"Task {data['number']}, \"{data['title']}\": {status}."
     facts = [
         f"{k.replace('_', ' ')}: {str(v).replace('_', ' ')}"
         for k, v in data.items()
@@ -312,7 +372,14 @@ class Decision:
     tool_calls: list[tuple[str, Any]] = field(default_factory=list)
 
 
-def act(system: str, user: str, tools: list[dict[str, Any]], results: list[dict[str, Any]], called: list[str]) -> Decision:
+def act(
+    system: str,
+    user: str,
+    tools: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    called: list[str],
+    history: list[str] | None = None,
+) -> Decision:
     details = re.search(r"Known details: (\{.*?\})\.\s*$", system, re.M | re.S)
     known: dict[str, Any] = json.loads(details.group(1)) if details else {}
     request = re.search(r"Current request: (.*?) Known details:", system, re.S)
@@ -325,10 +392,14 @@ def act(system: str, user: str, tools: list[dict[str, Any]], results: list[dict[
         # One more step when the request names a tool it has not used yet ("fetch ..., file a report").
         follow = [t for t in tools if t["name"] not in called and t["name"].replace("_", " ") in wanted.lower().replace("-", " ")]
         for tool in follow:
-            args = _fill(tool.get("parameters", {}), {**known, **data})
+            args = _fill(tool.get("parameters", {}), {**known, **data}, wanted)
             if args is not None:
                 return Decision(tool_calls=[(tool["name"], args)])
-        return Decision(text=answer(data))
+        return Decision(text=answer(data, known))
+    sku = referred(known, history or [])
+    lookup = next((t for t in tools if "sku" in t.get("parameters", {}).get("properties", {})), None)
+    if sku and lookup is not None:
+        return Decision(tool_calls=[(lookup["name"], {"sku": sku})])
     chosen = choose_tool(wanted, tools, known)
     if chosen is None:
         return Decision(text="Could you tell me a bit more about what you need?")
