@@ -36,8 +36,8 @@ YES = re.compile(r"^\W*(yes|yeah|yep|yup|sure|ok|okay|please( do)?|go ahead|do i
 NO = re.compile(r"^\W*(no|nope|nah|not now|never ?mind|cancel|don'?t|stop)\b", re.I)
 PROBLEM = re.compile(
     r"((?:\b[a-z']+\s+){0,2}(?:freez\w*|frozen|crash\w*|overheat\w*|too hot|slow\w*|lag\w*|restart\w*|reboot\w*|"
-    r"flicker\w*|double[- ]click\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not)\s+(?:turn on|boot|start|"
-    r"charge|connect)|not working|stopped working|no signal)(?:\s+(?:when|while|during|after)\s+[a-z]+(?:\s+[a-z]+)?)?)",
+    r"flicker\w*|double[- ]click\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
+    r"\w+)|not working|stopped working|no signal)(?:\s+(?:when|while|during|after)\s+[a-z]+(?:\s+[a-z]+)?)?)",
     re.I,
 )
 NOT_NAMES = frozenset(
@@ -243,14 +243,14 @@ def _fill(schema: dict[str, Any], known: dict[str, Any], request: str = "") -> d
                 if name.rstrip("s") == k.rstrip("s") or k.endswith("_" + name) or name.endswith("_" + k)
             ]
             if name == "max_price":
-                close = [k for k in known if "budget" in k]
+                close = sorted((k for k in known if "budget" in k), key=len)
             if name == "query":
                 if known.get("symptom"):
                     value = " ".join(str(known[k]) for k in ("device", "model", "symptom") if known.get(k))
                 else:
                     value = known.get("model") or known.get("item")
             elif close:
-                value = known[close[0]]
+                value = known[min(close, key=len)]
         if value in (None, ""):
             continue
         kind = spec.get("type") or next((a.get("type") for a in spec.get("anyOf", []) if a.get("type") != "null"), None)
@@ -323,7 +323,7 @@ def _describe_item(item: dict[str, Any]) -> str:
     return head + (": " + ", ".join(bits) if bits else "")
 
 
-def answer(data: dict[str, Any], known: dict[str, Any]) -> str:
+def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "") -> str:
     """A short answer that states only what the tool returned."""
     if data.get("hits"):
         top = data["hits"][0]
@@ -345,7 +345,7 @@ def answer(data: dict[str, Any], known: dict[str, Any]) -> str:
         listed = [_describe_item(i) for i in items[:5] if isinstance(i, dict)]
         if len(listed) == 1:
             one = items[0]
-            if one.get("stock") and one.get("price") is not None:
+            if "in stock" in asked.lower() and one.get("stock") and one.get("price") is not None:
                 name = f"{one.get('name')} ({one.get('sku')})"
                 return f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'])}."
             return f"Here's what I found: {listed[0]}."
@@ -395,7 +395,7 @@ def act(
             args = _fill(tool.get("parameters", {}), {**known, **data}, wanted)
             if args is not None:
                 return Decision(tool_calls=[(tool["name"], args)])
-        return Decision(text=answer(data, known))
+        return Decision(text=answer(data, known, wanted))
     sku = referred(known, history or [])
     lookup = next((t for t in tools if "sku" in t.get("parameters", {}).get("properties", {})), None)
     if sku and lookup is not None:
