@@ -57,8 +57,12 @@ async def test_tool_calls_come_back_parsed_with_usage_and_cost(kind: str, llm_se
     assert r.cost == pytest.approx((120 * 1.0 + 30 * 2.0) / 1e6)
     seen = llm_server.seen[0]
     if kind == "anthropic":
-        assert seen.path == "/v1/messages" and seen.body["system"] == "be brief"
+        # The stable prefix (system prompt, tool specs) is marked for Anthropic's prompt cache.
+        cached = {"type": "ephemeral"}
+        assert seen.path == "/v1/messages"
+        assert seen.body["system"] == [{"type": "text", "text": "be brief", "cache_control": cached}]
         assert seen.body["tools"][0]["input_schema"]["required"] == ["order_id"]
+        assert seen.body["tools"][-1]["cache_control"] == cached
     else:
         assert seen.path == "/v1/chat/completions"
         assert seen.body["tools"][0]["function"]["name"] == "check_order_status"
@@ -78,6 +82,21 @@ async def test_structured_output_is_one_json_object(kind: str, llm_server: Stand
         assert body["tool_choice"] == {"type": "tool", "name": "classification"}
     else:
         assert body["response_format"]["type"] == "json_schema"
+    if kind == "openai":
+        assert body["response_format"]["json_schema"]["strict"] is True  # schema guaranteed by the API
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_cached_prompt_tokens_are_priced_at_the_cache_rate(kind: str, llm_server: StandInLLM) -> None:
+    llm_server.cached = 100  # of the 120 prompt tokens, 100 came from the provider's cache
+    provider = make(kind, llm_server)
+    try:
+        r = await provider.generate([{"role": "user", "content": "hi"}])
+    finally:
+        await provider.aclose()
+    share = 0.1 if kind == "anthropic" else 0.5  # Anthropic cache reads, OpenAI cache hits
+    assert (r.tokens_in, r.cached_tokens) == (120, 100)
+    assert r.cost == pytest.approx((20 * 1.0 + 100 * 1.0 * share + 30 * 2.0) / 1e6)
 
 
 async def test_tool_results_round_trip_in_each_wire_format(llm_server: StandInLLM) -> None:

@@ -137,6 +137,7 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
     steps = [
         _answer(intent_id="order_status", params={"order_id": "o 12345", "colour": "red"}),
         LLMResponse(content="I think it's about an order"),
+        LLMResponse(content="Still not JSON"),
         _answer(intent_id="order_status", params={"order_id": "not an id"}),
     ]
     provider = ScriptedProvider(steps)
@@ -145,9 +146,10 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
     ask = Interaction(id="i", text="where is it, o 12345", session_key="s")
     cls = await llm.classify(ask, _intents(), state, [])
     assert (cls.intent_id, cls.params, cls.missing) == ("order_status", {"order_id": "O-12345"}, [])
-    # Not JSON: the rules answer instead, and the turn goes on.
+    # Not JSON: asked once more, then the rules answer instead, and the turn goes on.
     cls = await llm.classify(ask, _intents(), state, [])
     assert (cls.intent_id, cls.params) == ("order_status", {"order_id": "O-12345"})
+    assert provider.requests[2]["messages"][-1]["content"].startswith("That answer was not one JSON object")
     # A value that is not an order ID is not guessed at: the bot will ask for it.
     cls = await llm.classify(Interaction(id="i", text="my order", session_key="s"), _intents(), state, [])
     assert (cls.params, cls.missing) == ({}, ["order_id"])

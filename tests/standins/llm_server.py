@@ -66,7 +66,9 @@ def brain(
         first = next((c for c in decision.tool_calls), None) or (names[0], {})
         return Reply(tool_calls=[first])
     if misbehave == "wrong_tool" and not results:
-        return Reply(tool_calls=[("delete_task", {"number": 1}) if "delete_task" not in names else ("issue_refund", {})])
+        return Reply(
+            tool_calls=[("delete_task", {"number": 1}) if "delete_task" not in names else ("issue_refund", {})]
+        )
     if misbehave == "malformed_args" and decision.tool_calls:
         return Reply(tool_calls=[(decision.tool_calls[0][0], '{"order_id": "O-12')])
     if misbehave == "invent_facts" and decision.text and results:
@@ -83,6 +85,7 @@ class StandInLLM:
         self.misbehave: str | None = None  # one of MISBEHAVIOURS
         self.seen: list[Seen] = []
         self.usage = (120, 30)  # tokens in, out reported per answer
+        self.cached = 0  # of the tokens in, how many the provider's prompt cache served
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -96,10 +99,7 @@ class StandInLLM:
                     Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                 )
                 anthropic = self.path.endswith("/messages")
-                if owner.queue:
-                    reply = owner.queue.pop(0)
-                else:
-                    reply = owner.always or owner._think(body, anthropic)
+                reply = owner.queue.pop(0) if owner.queue else owner.always or owner._think(body, anthropic)
                 if reply.delay:
                     time.sleep(reply.delay)
                 payload = owner._encode(reply, body, anthropic)
@@ -210,7 +210,13 @@ class StandInLLM:
                 "content": content,
                 "stop_reason": "tool_use" if r.tool_calls else "end_turn",
                 "stop_sequence": None,
-                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                # Anthropic counts cache reads apart from input_tokens.
+                "usage": {
+                    "input_tokens": tokens_in - self.cached,
+                    "output_tokens": tokens_out,
+                    "cache_read_input_tokens": self.cached,
+                    "cache_creation_input_tokens": 0,
+                },
             }
         message: dict[str, Any] = {"role": "assistant", "content": r.text}
         if r.tool_calls:
@@ -232,6 +238,7 @@ class StandInLLM:
                 "prompt_tokens": tokens_in,
                 "completion_tokens": tokens_out,
                 "total_tokens": tokens_in + tokens_out,
+                "prompt_tokens_details": {"cached_tokens": self.cached},
             },
         }
 

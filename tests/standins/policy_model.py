@@ -11,6 +11,7 @@ with arguments filled from the known details, and answers from the tool results 
 Nothing here knows a test, a scenario or an expected answer.
 """
 
+# ruff: noqa: E501 - the patterns read best on one line each
 from __future__ import annotations
 
 import json
@@ -19,20 +20,50 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STOP = frozenset(
-    "a an the i me my we our you your it its is are was were be been am to of in on at for "
-    "with and or but so if this that these those there here please pls just about from by as any some "
-    "into um so something anything thing".split()
+    re.findall(
+        r"\S+",
+        """a an the i me my we our you your it its is are was were be been am to of in on at for with and or but so if
+    this that these those there here please pls just about from by as any some into um something anything thing""",
+    )
 )
 # What any competent model knows: these words mean the same thing in a shop's chat.
 SAME = {
-    "parcel": "order", "package": "order", "stuff": "order", "shipment": "order", "purchase": "order",
-    "somebody": "human", "someone": "human", "person": "human", "rep": "human", "representative": "human",
-    "agent": "human", "staff": "human", "back": "refund", "reimburse": "refund", "complaint": "ticket",
-    "todo": "task", "remind": "add", "remove": "delete", "list": "show", "suggest": "recommend", "deploy": "ship", "rollout": "ship", "safe": "risk",
-    "risky": "risk", "broke": "problem", "broken": "problem", "damag": "problem", "wrong": "problem",
-    "issue": "problem", "chipp": "problem", "stock": "inventory", "available": "inventory",
+    "parcel": "order",
+    "package": "order",
+    "stuff": "order",
+    "shipment": "order",
+    "purchase": "order",
+    "somebody": "human",
+    "someone": "human",
+    "person": "human",
+    "rep": "human",
+    "representative": "human",
+    "agent": "human",
+    "staff": "human",
+    "back": "refund",
+    "reimburse": "refund",
+    "complaint": "ticket",
+    "todo": "task",
+    "remind": "add",
+    "remove": "delete",
+    "list": "show",
+    "suggest": "recommend",
+    "deploy": "ship",
+    "rollout": "ship",
+    "safe": "risk",
+    "risky": "risk",
+    "broke": "problem",
+    "broken": "problem",
+    "damag": "problem",
+    "wrong": "problem",
+    "issue": "problem",
+    "chipp": "problem",
+    "stock": "inventory",
+    "available": "inventory",
 }
-YES = re.compile(r"^\W*(yes|yeah|yep|yup|sure|ok|okay|please( do)?|go ahead|do it|confirm|absolutely|of course|correct)\b", re.I)
+YES = re.compile(
+    r"^\W*(yes|yeah|yep|yup|sure|ok|okay|please( do)?|go ahead|do it|confirm|absolutely|of course|correct)\b", re.I
+)
 NO = re.compile(r"^\W*(no|nope|nah|not now|never ?mind|cancel|don'?t|stop)\b", re.I)
 PROBLEM = re.compile(
     r"((?:\b[a-z']+\s+){0,2}(?:freez\w*|frozen|crash\w*|overheat\w*|too hot|slow\w*|lag\w*|restart\w*|reboot\w*|"
@@ -41,7 +72,9 @@ PROBLEM = re.compile(
     re.I,
 )
 NOT_NAMES = frozenset(
-    "i it its it's my the is a an hi hey hello my yes no please can could what where how by but and so ok".split()
+    re.findall(
+        r"\S+", "i it its it's my the is a an hi hey hello yes no please can could what where how by but and so ok"
+    )
 )
 
 
@@ -96,7 +129,9 @@ def _money(text: str, bare: bool) -> str | None:
     )
     if m:
         return next(g for g in m.groups() if g).strip()
-    if bare and (m := re.fullmatch(r"\W*(?:about|around|maybe|say)?\s*([$฿€£]?\s*\d[\d,]*(?:\.\d+)?\s*k?)\W*", text, re.I)):
+    if bare and (
+        m := re.fullmatch(r"\W*(?:about|around|maybe|say)?\s*([$฿€£]?\s*\d[\d,]*(?:\.\d+)?\s*k?)\W*", text, re.I)
+    ):
         return m.group(1)
     return None
 
@@ -115,7 +150,11 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
         m = re.search(r"\bv?(\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.]+)?)", text)
         return m.group(1) if m else None
     if name == "task_number":
-        m = re.search(r"(?:task|number|no\.?|#)\s*#?(\d{1,4})\b|\b(?:delete|remove|complete|finish|mark)\s+(\d{1,4})\b", text, re.I)
+        m = re.search(
+            r"(?:task|number|no\.?|#)\s*#?(\d{1,4})\b|\b(?:delete|remove|complete|finish|mark)\s+(\d{1,4})\b",
+            text,
+            re.I,
+        )
         m = m or (re.search(r"(?<![\d.])#?(\d{1,4})(?![\d.])", text) if awaited else None)
         return next(g for g in m.groups() if g) if m else None
     if name == "amount":
@@ -133,11 +172,17 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
         m = PROBLEM.search(text)
         return m.group(1).strip() if m else (text.strip() if awaited else None)
     if name == "task_title":
-        m = re.search(r"(?:task|todo|to-do|reminder)\s*(?:to|:|-|called)\s*(.+?)[.!]?$|remind me to (.+?)[.!]?$", text, re.I)
+        m = re.search(
+            r"(?:task|todo|to-do|reminder)\s*(?:to|:|-|called)\s*(.+?)[.!]?$|remind me to (.+?)[.!]?$", text, re.I
+        )
         return next(g for g in m.groups() if g).strip() if m else (text.strip() if awaited else None)
     if name == "new_title":
         m = re.search(r"\b(?:to|:)\s+(.+?)[.!]?$", text.split(" task ", 1)[-1], re.I)
-        return m.group(1).strip() if m and re.search(r"\d", text.split(m.group(0))[0] or "") else (text.strip() if awaited else None)
+        return (
+            m.group(1).strip()
+            if m and re.search(r"\d", text.split(m.group(0))[0] or "")
+            else (text.strip() if awaited else None)
+        )
     if name in ("summary", "item"):
         return text.strip() if awaited or len(words(text)) >= 3 else None
     return None
@@ -180,7 +225,11 @@ def classify(system: str, user: str) -> dict[str, Any]:
     offer = re.search(r"yes/no question: .*\(intent (\w+) on yes\)", system)
     if offer and (YES.search(user) or NO.search(user)):
         yes = bool(YES.search(user))
-        return out | {"intent_id": offer.group(1) if yes else "none", "reply": "yes" if yes else "no", "confidence": 0.95}
+        return out | {
+            "intent_id": offer.group(1) if yes else "none",
+            "reply": "yes" if yes else "no",
+            "confidence": 0.95,
+        }
     intents = read_intents(system)
     tokens = set(words(user))
     weight = _weights(intents)
@@ -192,7 +241,11 @@ def classify(system: str, user: str) -> dict[str, Any]:
         current = by_id[goal.group(1)]
         slot = waiting.group(1)
         value = extract(slot, current.params.get(slot, []), user, awaited=True)
-        if slot in ("summary", "item", "symptom") and not set(words(re.sub(r"\S*\d\S*", "", user))) - {"and", "what", "about"}:
+        if slot in ("summary", "item", "symptom") and not set(words(re.sub(r"\S*\d\S*", "", user))) - {
+            "and",
+            "what",
+            "about",
+        }:
             value = None  # "and O-34567?" asks about something else; it describes no problem
         other = scored[0][1] if scored and scored[0][0] >= 0.6 and scored[0][1].id != current.id else None
         # "it's 34567, thank you" answers the question; "refund O-1" asks something new with an ID.
@@ -304,7 +357,13 @@ def referred(known: dict[str, Any], history: list[str]) -> str | None:
 
 
 def _money_text(value: Any) -> str:
-    return f"{value:,.2f}" if isinstance(value, float) and value % 1 else f"{value:,}" if isinstance(value, int | float) else str(value)
+    return (
+        f"{value:,.2f}"
+        if isinstance(value, float) and value % 1
+        else f"{value:,}"
+        if isinstance(value, int | float)
+        else str(value)
+    )
 
 
 def _describe_item(item: dict[str, Any]) -> str:
@@ -350,6 +409,17 @@ def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "") -> str:
                 return f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'])}."
             return f"Here's what I found: {listed[0]}."
         return "Here's what I found:\n" + "\n".join(f"{n}. {line}" for n, line in enumerate(listed, start=1))
+    if data.get("order_id") and data.get("status"):
+        status = str(data["status"]).replace("_", " ")
+        text = f"Your order {data['order_id']} is {status}"
+        if data.get("carrier"):
+            text += f" with {data['carrier']} (tracking {data.get('tracking')})"
+        text += f". ETA: {data.get('eta')}." if data.get("eta") else "."
+        if data.get("delay_reason"):
+            text += f" Reason: {data['delay_reason']}."
+        if data.get("refunded_at"):
+            text += f" Refunded {_money_text(data.get('amount'))} on {data['refunded_at']}."
+        return text
     if data.get("handoff_id"):
         return f"A human support agent will join shortly (reference {data['handoff_id']})."
     if data.get("ticket_id"):
@@ -357,7 +427,7 @@ def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "") -> str:
         return f"I've opened ticket {data['ticket_id']}{about}."
     if data.get("number") is not None and data.get("title"):
         status = {"completed": "marked done"}.get(str(data.get("status")), data.get("status", "done"))
-        return f"Task {data['number']}, \"{data['title']}\": {status}."
+        return f'Task {data["number"]}, "{data["title"]}": {status}.'
     facts = [
         f"{k.replace('_', ' ')}: {str(v).replace('_', ' ')}"
         for k, v in data.items()
@@ -390,7 +460,11 @@ def act(
             return Decision(text="That didn't work. Could you check the details?")
         data = last.get("data") or {}
         # One more step when the request names a tool it has not used yet ("fetch ..., file a report").
-        follow = [t for t in tools if t["name"] not in called and t["name"].replace("_", " ") in wanted.lower().replace("-", " ")]
+        follow = [
+            t
+            for t in tools
+            if t["name"] not in called and t["name"].replace("_", " ") in wanted.lower().replace("-", " ")
+        ]
         for tool in follow:
             args = _fill(tool.get("parameters", {}), {**known, **data}, wanted)
             if args is not None:
