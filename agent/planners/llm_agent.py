@@ -42,6 +42,7 @@ class _Loop:
     def __init__(self, messages: list[dict[str, Any]]):
         self.messages = messages
         self.pending: list[dict[str, Any]] = []  # tool calls awaiting results
+        self.called: list[dict[str, Any]] = []  # every tool call of this turn
         self.rules = False  # the rules planner answers for the rest of the turn
 
 
@@ -156,6 +157,10 @@ class LLMAgent:
             return self._fallback(request, turn, reference, "tool_not_permitted", tools=names)
         if any(c.invalid_arguments is not None for c in calls):
             return self._fallback(request, turn, reference, "invalid_tool_arguments", tools=names)
+        done = {(m["name"], json.dumps(m["arguments"], sort_keys=True)) for m in loop.called}
+        if any((c.name, json.dumps(c.arguments, sort_keys=True)) in done for c in calls):
+            # Asking again for what it already has: the model is looping; the rules answer from the results.
+            return self._fallback(request, turn, reference, "repeated_tool_call", tools=names)
         if any(n in self.confirm_tools for n in names):
             # The product asks: the rules planner looks the target up, runs the policy check's
             # inputs and words the exact action ("Delete task 3, 'call the bank'?").
@@ -170,6 +175,7 @@ class LLMAgent:
             for i, c in enumerate(calls)
         ]
         loop.messages.append({"role": "assistant", "content": content or "", "tool_calls": loop.pending})
+        loop.called += loop.pending
         plan.steps += [ToolCall(tool_name=c["name"], params=c["arguments"]) for c in loop.pending]
         return plan
 

@@ -191,7 +191,12 @@ async def test_an_ungrounded_answer_is_replaced_by_the_template(db_url: str, llm
 
 
 async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
-    loop = LLMResponse(tool_calls=[LLMToolCall(id="c", name="check_order_status", arguments={"order_id": "O-12345"})])
+    # Always another order: a model that never settles (a repeated call would be answered by the rules).
+    orders = ["O-12345", "O-23456", "O-34567", "O-45678", "O-56789"]
+    loop = [
+        LLMResponse(tool_calls=[LLMToolCall(id="c", name="check_order_status", arguments={"order_id": o})])
+        for o in orders
+    ]
     first = LLMResponse(
         content=json.dumps(
             {
@@ -203,7 +208,7 @@ async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
             }
         )
     )
-    scripted = ScriptedProvider([first] + [loop] * 5)
+    scripted = ScriptedProvider([first, *loop])
     async with build_app(REPO / "config", REPO / "data", db_url, "llm", llm=scripted) as app:
         router = app.router
         r, _ = await say(router, "Where's O-12345?")

@@ -62,9 +62,9 @@ def brain(
         return Reply(text=json.dumps(policy.classify(system, user)))
     decision = policy.act(system, user, tools, results, called, history)
     names = [t["name"] for t in tools]
-    if misbehave == "endless_tools" and names:
-        first = next((c for c in decision.tool_calls), None) or (names[0], {})
-        return Reply(tool_calls=[first])
+    if misbehave == "endless_tools":
+        # The same first step again and again, whatever the results say.
+        return Reply(tool_calls=policy.act(system, user, tools, [], [], history).tool_calls or decision.tool_calls)
     if misbehave == "wrong_tool" and not results:
         return Reply(
             tool_calls=[("delete_task", {"number": 1}) if "delete_task" not in names else ("issue_refund", {})]
