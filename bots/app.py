@@ -11,6 +11,7 @@ from adapters.data.overlay import OverlayDataSource
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.records import SqlRecords
+from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.app import App
@@ -169,6 +170,7 @@ def build_app(
             llm=llm,
             tracer=tracer,
             alerts=fanout,
+            spend=SqlSpend(store) if isinstance(store, SqlStore) else None,
         )
         planners = llm_agents or planners
     policy = YamlPolicyEngine(policies, data, records)

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from adapters.llm.registry import build_llm
 from agent.config import BotConfig, LLMSettings
-from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, Tracer
+from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger, Tracer
 from agent.llm.breaker import CircuitBreaker
 from agent.llm.calls import LLMCalls
 from agent.llm.spend import DailyBudget
@@ -45,6 +45,7 @@ def llm_understanding(
     llm: LLMProvider | None = None,
     tracer: Tracer | None = None,
     alerts: AlertNotifier | None = None,
+    spend: SpendLedger | None = None,
 ) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
     """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
     and what to close with the router. Each LLM agent wraps the rules planner of the same name
@@ -53,7 +54,7 @@ def llm_understanding(
     model_api = llm or build_llm(settings, env)
     closers = [model_api.aclose] if hasattr(model_api, "aclose") else []
     model_api = observed_provider(model_api, tracer, settings)
-    budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel)
+    budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
     breaker = CircuitBreaker(settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds)
     calls = LLMCalls(model_api, settings, budget, alerts, breaker)
     understand = LLMClassifier(calls, rules)

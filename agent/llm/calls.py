@@ -124,6 +124,11 @@ class LLMCalls:
     ) -> LLMResponse:
         """Call the model; record the call (or its failure) on the turn `t`. Raises ProviderError."""
         reason = self._skip_reason(t)
+        if reason is None and self.budget is not None:
+            # Checked before every call, not only at the start of the turn: another worker may
+            # have spent the rest of today's budget meanwhile.
+            spent = await self.budget.exhausted(state.customer_id, _channel(state, t))
+            reason = f"daily budget spent for {spent[0]}" if spent else None
         if reason is None and not self.breaker.allow():
             reason = f"circuit open for {self.breaker.name}, next try in {self.breaker.retry_in:.0f}s"
         if reason is not None:
@@ -168,7 +173,7 @@ class LLMCalls:
         response.cost = cost
         session = self._add_usage(state, response)
         if self.budget is not None:
-            self.budget.add(state.customer_id, _channel(state, t), cost)
+            await self.budget.add(state.customer_id, _channel(state, t), cost)
         if t is not None:
             t.usage.add(response, response.latency_ms or (time.perf_counter() - started) * 1000)
             u = t.usage
@@ -204,11 +209,12 @@ class LLMCalls:
         """True when today's budget for this customer or channel is spent (admins are told)."""
         if self.budget is None:
             return False
-        key = self.budget.exhausted(state.customer_id, _channel(state, t))
-        if key is None:
+        found = await self.budget.exhausted(state.customer_id, _channel(state, t))
+        if found is None:
             return False
+        key, spent = found
         if t is not None and state.llm_budget_notice_day != self.budget.day:
-            t.emit("llm_budget_exhausted", {"key": key, "spent": round(self.budget.spent(key), 6)}, level="warn")
+            t.emit("llm_budget_exhausted", {"key": key, "spent": round(spent, 6)}, level="warn")
         if self.alerts is not None:
             await self.alerts.notify(
                 Alert(
