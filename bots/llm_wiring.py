@@ -24,11 +24,15 @@ CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 
 
 def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
-    """A span per call when tracing is on (LLMCalls counts each call toward the turn's usage)."""
+    """A span per call, and inside it a span per HTTP attempt with the retry metric, when tracing
+    is on (LLMCalls counts each call and its attempts toward the turn's usage)."""
     if tracer is not None:
+        from adapters.llm.retry import RetryingProvider
         from adapters.telemetry.otel import OTelTracer, TracedProvider
 
         if isinstance(tracer, OTelTracer):
+            if isinstance(provider, RetryingProvider):
+                provider.observer = tracer
             return TracedProvider(provider, tracer, settings.provider, settings.context_window)
     return provider
 

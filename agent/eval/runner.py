@@ -50,10 +50,12 @@ class ScenarioResult(BaseModel):
 
 
 def llm_usage(events: list[TelemetryEvent]) -> dict[str, Any]:
-    """Calls, tokens and dollars of the `llm_call` events given (failed calls count as calls)."""
+    """Calls, HTTP requests (retries included), tokens and dollars of the `llm_call` events given
+    (failed calls count as calls)."""
     calls = [e.payload for e in events if e.stage == "llm_call"]
     return {
         "calls": len(calls),
+        "requests": sum(c.get("attempts", 1) for c in calls),
         "tokens_in": sum(c.get("tokens_in", 0) for c in calls),
         "tokens_out": sum(c.get("tokens_out", 0) for c in calls),
         "cost": round(sum(c.get("cost", 0.0) for c in calls), 8),

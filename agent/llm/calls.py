@@ -153,7 +153,7 @@ class LLMCalls:
             if self.breaker.failure(e.kind):
                 await self._circuit_opened(state, t, e)
             if t is not None:
-                t.usage.add(None, (time.perf_counter() - started) * 1000)
+                t.usage.add(None, (time.perf_counter() - started) * 1000, e.attempts)
                 t.emit(
                     "llm_call",
                     {
@@ -177,7 +177,13 @@ class LLMCalls:
         if t is not None:
             t.usage.add(response, response.latency_ms or (time.perf_counter() - started) * 1000)
             u = t.usage
-            turn = {"calls": u.calls - u.errors, "tokens_in": u.tokens_in, "tokens_out": u.tokens_out, "cost": u.cost}
+            turn = {
+                "calls": u.calls - u.errors,
+                "requests": u.requests,
+                "tokens_in": u.tokens_in,
+                "tokens_out": u.tokens_out,
+                "cost": u.cost,
+            }
             t.emit(
                 "llm_call",
                 {
