@@ -13,6 +13,7 @@ from typing import Any
 
 from agent.types import OutboundMessage
 from bots.delivery import split_text
+from bots.slack.mrkdwn import to_mrkdwn
 
 # A section block's text is limited to 3000 characters; plain text to 4000 (longer is truncated).
 SECTION_LIMIT = 3000
@@ -86,7 +87,7 @@ class ThreadReply:
         self.posted: list[str] = []  # ts of every message posted, in order
 
     async def __call__(self, message: OutboundMessage) -> None:
-        chunks = split(escape(message.text))
+        chunks = split(to_mrkdwn(message.text, escape))
         for i, chunk in enumerate(chunks):
             last = i == len(chunks) - 1
             kwargs: dict[str, Any] = {"channel": self.channel, "text": chunk}
