@@ -173,11 +173,17 @@ def _llm_usage(events: list[TelemetryEvent]) -> Usage:
 
 
 async def run_scenario(
-    suite: str, scenario: Scenario, factory: AppFactory, judge_provider: LLMProvider | None = None
+    suite: str,
+    scenario: Scenario,
+    factory: AppFactory,
+    judge_provider: LLMProvider | None = None,
+    run_id: str | None = None,
 ) -> ScenarioResult:
+    """Args: run_id: names the run's sessions; ids the tools derive from them (tickets, handoffs,
+    refunds) are the same whenever the same run_id is replayed. Default: a fresh one."""
     sink = _Events()
     app = await factory(sink)
-    session = f"eval:{suite}:{scenario.id}:{uuid.uuid4().hex[:8]}"
+    session = f"eval:{suite}:{scenario.id}:{run_id or uuid.uuid4().hex[:8]}"
     failures: list[Failure] = []
     turns = 0
     observed: list[TurnObservation] = []
@@ -263,11 +269,12 @@ async def run_suites(
     *,
     progress: Progress | None = None,
     judge_provider: LLMProvider | None = None,
+    run_id: str | None = None,
 ) -> tuple[list[ScenarioResult], dict[str, Any]]:
     todo = [(s.name, sc) for s in suites for sc in s.scenarios]
     results: list[ScenarioResult] = []
     for name, sc in todo:
-        results.append(await run_scenario(name, sc, factory, judge_provider))
+        results.append(await run_scenario(name, sc, factory, judge_provider, run_id))
         if progress is not None:
             progress(len(results), len(todo), f"{name}/{sc.id}")
     return results, summary(results)

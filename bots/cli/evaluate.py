@@ -12,10 +12,11 @@ import json
 import os
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any, TextIO
 
-from adapters.llm.recording import RecordingProvider, ReplayProvider
+from adapters.llm.recording import RecordingProvider, ReplayProvider, recorded_run_id
 from agent.app import App
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
@@ -43,7 +44,9 @@ def add_eval_options(ev: argparse.ArgumentParser) -> None:
     record.add_argument("--replay", metavar="FILE", help="llm mode: answer from a recording; a missing one fails")
 
 
-def recorded_llm(args: argparse.Namespace, config_dir: str | Path | None) -> LLMProvider | None:
+def recorded_llm(
+    args: argparse.Namespace, config_dir: str | Path | None, run_id: str | None = None
+) -> LLMProvider | None:
     """--replay: answers from the recording only; --record: the configured provider, recorded."""
     if args.replay:
         return ReplayProvider(args.replay)
@@ -51,7 +54,7 @@ def recorded_llm(args: argparse.Namespace, config_dir: str | Path | None) -> LLM
         from bots.llm_wiring import configured_provider
 
         inner = configured_provider(os.environ, str(config_dir) if config_dir else None, args.provider, args.model)
-        return RecordingProvider(inner, args.record)
+        return RecordingProvider(inner, args.record, run_id)
     return None
 
 
@@ -175,6 +178,8 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     if args.record or args.replay:
         build_args["understanding"] = build_args.get("understanding") or "llm"
     results: list[ScenarioResult] = []
+    # A recorded run and its replay share their session names, so generated ids match.
+    run_id = recorded_run_id(args.replay) if args.replay else uuid.uuid4().hex[:8] if args.record else None
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
         for suite in suites:
@@ -187,10 +192,11 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
             ) -> App:
                 # Alerts are counted in each response; eval posts them nowhere.
                 return build_app(
-                    c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c), **build_args
+                    c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c, run_id), **build_args
                 )
 
-            results += asyncio.run(run_suites([suite], factory, progress=progress, judge_provider=judge))[0]
+            ran = run_suites([suite], factory, progress=progress, judge_provider=judge, run_id=run_id)
+            results += asyncio.run(ran)[0]
     summary = suite_summary(results)
     run = current_baseline(args.save_baseline or "current", results)
     cmp = baselines.compare(run, base) if base else None
