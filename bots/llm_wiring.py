@@ -31,8 +31,12 @@ def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LL
         from adapters.telemetry.otel import OTelTracer, TracedProvider
 
         if isinstance(tracer, OTelTracer):
-            if isinstance(provider, RetryingProvider):
-                provider.observer = tracer
+            from adapters.llm.fallback import FallbackProvider
+
+            chain = provider.providers if isinstance(provider, FallbackProvider) else [provider]
+            for each in chain:
+                if isinstance(each, RetryingProvider):
+                    each.observer = tracer
             return TracedProvider(provider, tracer, settings.provider, settings.context_window)
     return provider
 

@@ -13,6 +13,7 @@ from adapters.llm.retry import RetryingProvider
 from agent.config import ModelPrice, RetrySettings
 from agent.errors import (
     ProviderAuthError,
+    ProviderBadRequest,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
@@ -226,3 +227,23 @@ async def test_a_timeout_on_every_attempt_is_a_provider_timeout(llm_server: Stan
         await provider.generate([{"role": "user", "content": "hi"}])
     await provider.aclose()
     assert caught.value.attempts == 2
+
+
+async def test_fallback_models_answer_when_the_main_one_is_down(llm_server: StandInLLM) -> None:
+    from adapters.llm.registry import build_llm
+    from agent.config import LLMSettings
+
+    settings = LLMSettings(model="m-1", fallback_models=["m-2"], prices=PRICES, retry=FAST, timeout_seconds=5)
+    llm_server.queue += [Reply(status=503)] * 3  # m-1: three attempts, all overloaded
+    llm_server.queue.append(Reply(text="hello from the fallback"))
+    provider = build_llm(settings, {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm_server.openai_url})
+    try:
+        r = await provider.generate([{"role": "user", "content": "hi"}])
+        # A bad request is not an outage: the fallback model is not tried.
+        llm_server.queue.append(Reply(status=400))
+        with pytest.raises(ProviderBadRequest):
+            await provider.generate([{"role": "user", "content": "hi"}])
+    finally:
+        await provider.aclose()  # type: ignore[attr-defined]
+    assert r.content == "hello from the fallback" and r.model == "m-2" and r.attempts == 4
+    assert [s.body["model"] for s in llm_server.seen] == ["m-1", "m-1", "m-1", "m-2", "m-1"]
