@@ -89,7 +89,7 @@ async def test_fault_matrix(fault: str, tmp_path: Path, llm_server: StandInLLM) 
         took = time.monotonic() - started
         state, history = await app.store.load("s-1", 10)
     assert len(llm_server.seen) <= requests
-    assert answer in r.text and "Done." not in r.text
+    assert answer in r.text and "Done." not in r.text and not r.confirmation
     # Every answer stands on the real order: no invented date, price or status reaches the user.
     assert "2025-10-18" not in r.text and "45.00" not in r.text and "delivered" not in r.text
     assert [m.text for m in history] == ["Where's O-12345?", *[m.text for m in delivered]]
