@@ -4,12 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: chat test lint bench clean
+.PHONY: chat test lint bench lock clean
 
-$(STAMP): pyproject.toml
+# constraints.txt pins every version, so `make test` here and in CI installs the same set.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 chat: $(STAMP)
@@ -24,5 +25,14 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/agentbot bench
 
+# Re-resolve pyproject's ranges to the newest releases and pin them; review the diff, then `make test`.
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet '.[dev]'
+	{ sed -n '1,2p' constraints.txt; .venv-lock/bin/pip freeze --exclude-editable | grep -iv '^agentbot'; } > constraints.new
+	mv constraints.new constraints.txt
+	rm -rf .venv-lock build
+
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var build dist

@@ -34,6 +34,7 @@ class Acting:
         max_passes: plan passes per turn before the bot gives up on the goal.
         messages: the bot's fixed messages.
         confirmations: holds actions the policy (or the agent) wants confirmed; None runs them.
+        currency: the store's currency symbol, for amounts in confirmation prompts.
     """
 
     def __init__(
@@ -43,12 +44,14 @@ class Acting:
         max_passes: int,
         messages: Messages,
         confirmations: Confirmations | None = None,
+        currency: str = "$",
     ):
         self.policy = policy
         self.executor = executor
         self.max_passes = max_passes
         self.messages = messages
         self.confirmations = confirmations
+        self.currency = currency
 
     async def run(
         self,
@@ -159,7 +162,7 @@ class Acting:
         if (confirm or decision.requires_confirmation) and self.confirmations is not None:
             digest = action_hash(state.session_id, call.tool_name, call.params)
             if digest != approved:
-                text = render(prompt or self.messages.confirm_prompt, {**goal.slots, **call.params})
+                text = render(prompt or self.messages.confirm_prompt, {**goal.slots, **call.params}, self.currency)
                 await self.confirmations.ask(state, goal.id, intent.id, call, text, t)
                 return None
         result = await self.executor.execute(

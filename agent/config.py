@@ -12,6 +12,8 @@ from agent.errors import ConfigError
 from agent.types import Constraints
 
 M = TypeVar("M", bound=BaseModel)
+# libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
+SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Strict(BaseModel):
@@ -177,14 +179,18 @@ class Settings(Strict):
     commit_retries: int = Field(3, ge=1)
     max_agent_passes: int = Field(5, ge=2)
     db_busy_timeout_ms: int = Field(5000, ge=0)
+    # SQLite durability. normal: WAL, a commit survives a process crash but the last ones may be
+    # lost on power loss or an OS crash; full: every commit is synced to disk before the turn ends.
+    db_synchronous: Literal["normal", "full"] = "normal"
     log_telemetry: bool = False
     confirmation_ttl_seconds: float = Field(600.0, gt=0)  # an unanswered confirmation expires
     handoff_realert_seconds: float = Field(900.0, gt=0)  # an unclaimed handoff is re-alerted
-    # A trace per turn (OpenTelemetry): JSON files in traces_dir, or OTLP when
-    # OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir unset = `traces/` beside the SQLite database
-    # (var/traces by default), else var/traces.
+    # A trace per conversation (OpenTelemetry), written off the turn's path: a JSON-lines file per
+    # conversation in traces_dir, or OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir
+    # unset = `traces/` beside the SQLite database (var/traces by default), else var/traces.
     tracing: bool = True
     traces_dir: str | None = None
+    trace_sample_rate: float = Field(1.0, ge=0, le=1)  # share of conversations traced
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 
@@ -219,8 +225,7 @@ def load_yaml_model(path: Path, model: type[M], *, optional: bool = False) -> M:
         raise ConfigError(str(path), "file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
+        data = yaml.load(text, Loader=SafeLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or str(e)
@@ -235,6 +240,8 @@ def load_yaml_model(path: Path, model: type[M], *, optional: bool = False) -> M:
         err = e.errors()[0]
         loc = tuple(err["loc"])
         field = ".".join(str(p) for p in loc)
+        # The node tree (for the line number) is only built when there is an error to place.
+        root = yaml.compose(text, Loader=SafeLoader)
         raise ConfigError(str(path), err["msg"], line=_node_line(root, loc), field=field) from e
 
 

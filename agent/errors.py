@@ -4,7 +4,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 ├── ConfigError                a config file is wrong; names the file, line and field
 ├── InputError                 the user's message cannot be handled as sent
 ├── StorageError               the database failed or is busy
-│   └── VersionConflict        optimistic lock lost; the router retries the turn
+│   ├── VersionConflict        optimistic lock lost; the router retries the turn
+│   └── SchemaBehind           the database lacks migrations this version needs
 ├── ProviderError              an LLM provider failed (translated inside its adapter)
 │   ├── ProviderAuthError      retryable=False
 │   ├── ProviderRateLimited    retryable=True, carries retry_after
@@ -59,6 +60,15 @@ class VersionConflict(StorageError):
     def __init__(self, session_id: str, expected_version: int):
         self.session_id, self.expected_version = session_id, expected_version
         super().__init__(f"session {session_id!r} changed since version {expected_version}")
+
+
+class SchemaBehind(StorageError):
+    """The database's schema revision is older than this agentbot's; `agentbot db upgrade` fixes it."""
+
+    def __init__(self, current: str | None, head: str):
+        self.current, self.head = current, head
+        at = f"at revision {current}" if current else "not initialised"
+        super().__init__(f"the database schema is {at}, this agentbot needs {head}: run `agentbot db upgrade`")
 
 
 class ProviderError(AgentbotError):

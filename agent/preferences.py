@@ -116,7 +116,9 @@ class PreferenceRecorder:
         """(what the agents see this turn, the update to write after the commit). A budget the
         understanding read from the message is a preference too."""
         try:
-            stored = await self.memory.read(self.key(state))
+            # A guest's preferences live with the session, so a session's first turn has none stored.
+            new_guest = state.version == 0 and not state.customer_id
+            stored = Preferences() if new_guest else await self.memory.read(self.key(state))
         except AgentbotError as e:
             # Preferences personalize; losing them for a turn must not lose the turn.
             log.warning("preferences unavailable: %s", e)

@@ -71,6 +71,7 @@ class RouterParts:
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
+    currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
 
 
 class AgentRouter:
@@ -79,7 +80,9 @@ class AgentRouter:
         self.locks = SessionLocks()
         s = parts.settings
         self.confirmations = parts.confirmations
-        self.acting = Acting(parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations)
+        self.acting = Acting(
+            parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations, parts.currency
+        )
         turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
         self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
 

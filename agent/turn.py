@@ -9,7 +9,9 @@ from agent.interfaces import Reply, TelemetrySink, TurnTrace
 from agent.llm.models import Usage
 from agent.records import TelemetryEvent
 from agent.tracing import NullTrace
-from agent.types import Alert, Interaction, Message, OutboundMessage, SideEffect
+from agent.types import Alert, Interaction, Message, OutboundMessage, SideEffect, utcnow
+
+LEVELS = ("info", "warn", "error")
 
 
 class Turn:
@@ -70,14 +72,19 @@ class Turn:
         payload = self.redact(payload or {})
         if (llm := self._llm_since_last_stage()) is not None:
             payload["llm"] = llm
-        event = TelemetryEvent(
+        if level not in LEVELS:
+            raise ValueError(f"unknown telemetry level {level!r}")
+        # Every field is built right here, so validating them again is skipped (a turn emits ~8).
+        event = TelemetryEvent.model_construct(
+            timestamp=utcnow(),
             session_id=self.session_id,
             interaction_id=self.interaction.id,
             stage=stage,
-            level=level,  # type: ignore[arg-type]
+            level=level,  # type: ignore[arg-type]  # checked against LEVELS above
             payload=payload,
             duration_ms=round((now - self._last) * 1000, 3),
             trace_id=self.trace.trace_id,
+            span_id=None,
         )
         # The span exists before sinks and the database see the event, so both carry its id.
         event.span_id = self.trace.stage(event)

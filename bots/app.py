@@ -57,6 +57,12 @@ from bots.wiring import check_tools, draw_slot_values, make_release_source, make
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
+async def check_store(app: App) -> None:
+    """Fail at startup, not on the first message: the database answers and its schema is current."""
+    if isinstance(app.store, SqlStore):
+        await app.store.ensure_schema()
+
+
 def build_app(
     config_dir: str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -94,7 +100,7 @@ def build_app(
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
     """
     env = os.environ if env is None else env
-    config = load_config(resolve_dir(config_dir, "config"))
+    config = load_config(resolve_dir(config_dir, "config", env))
     settings = config.settings
     mode = understanding or env.get("AGENTBOT_UNDERSTANDING") or settings.understanding
     if mode not in UNDERSTANDING_MODES:
@@ -103,14 +109,20 @@ def build_app(
             f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
             field="understanding",
         )
-    data_path = resolve_dir(data_dir, "data")
+    # The app's settings say what actually runs, flags and environment included (banners, /readyz, logs).
+    overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    settings.understanding, settings.llm = mode, settings.llm.model_copy(update=overrides)
+    data_path = resolve_dir(data_dir, "data", env)
     data = data_source or JSONDataSource(data_path)
     store_settings = load_store_settings(config.directory)
     inventory = FileInventory(data_path, store_settings.inventory)
     knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
     draw_slot_values(config, store_settings, inventory)
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
-    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)
+    synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
+    if synchronous not in ("normal", "full"):
+        raise ConfigError("AGENTBOT_DB_SYNCHRONOUS", f"{synchronous!r} is not one of normal, full")
+    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=synchronous)
     # What the bot itself wrote (refunds, tasks, handoffs) lives in the session database; a custom
     # store without SQL leaves refunds unseen by lookups and tasks unavailable.
     records = SqlRecords(store) if isinstance(store, SqlStore) else None
@@ -138,7 +150,7 @@ def build_app(
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     fanout = alerts or AlertFanout([LogNotifier()])
-    rules, templates = RulesClassifier(config), TemplatePlanner(config)
+    rules, templates = RulesClassifier(config), TemplatePlanner(config, store_settings.currency)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
         "support": SupportPlanner(templates),
@@ -158,10 +170,9 @@ def build_app(
     if mode != "rules":
         from bots.llm_wiring import llm_understanding
 
-        overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
         classifier, llm_agents, closers = llm_understanding(
             mode,
-            settings.llm.model_copy(update=overrides),
+            settings.llm,
             config,
             rules,
             {**planners, "*": templates},
@@ -173,7 +184,7 @@ def build_app(
             spend=SqlSpend(store) if isinstance(store, SqlStore) else None,
         )
         planners = llm_agents or planners
-    policy = YamlPolicyEngine(policies, data, records)
+    policy = YamlPolicyEngine(policies, data, records, currency=store_settings.currency)
     router = AgentRouter(
         RouterParts(
             registry=IntentsRegistry(config),
@@ -192,6 +203,7 @@ def build_app(
             confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
             handoffs=records,
             tracer=tracer,
+            currency=store_settings.currency,
         )
     )
     return App(

@@ -78,6 +78,7 @@ def llm_understanding(
             config.settings.max_agent_passes,
             CONFIRM_TOOLS,
             settings.phrase_answers,
+            getattr(planners["*"], "currency", "$"),
         )
         for name, agent in config.agents.agents.items()
         if agent.constitution

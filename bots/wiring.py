@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,16 +13,15 @@ from agent.config import BotConfig, Settings
 from agent.errors import ConfigError
 from agent.interfaces import PreferenceMemory, ReleaseSource, SessionStore, Tracer
 from agent.tools.gateway import ToolGateway
+from bots.project import find_dir, packaged_defaults
 
-REPO = Path(__file__).resolve().parent.parent
+# The default project: a checkout's root, or the copy of config/ and data/ inside an installed wheel.
+REPO = packaged_defaults()
 
 
-def resolve_dir(path: str | Path | None, default: str) -> Path:
-    """An explicit path as given; otherwise `./<default>`, falling back to the one shipped in the repo."""
-    if path is not None:
-        return Path(path)
-    local = Path(default)
-    return local if local.is_dir() else REPO / default
+def resolve_dir(path: str | Path | None, default: str, env: Mapping[str, str] | None = None) -> Path:
+    """The flag, else $AGENTBOT_HOME/<default>, else ./<default>, else the packaged one (bots/project.py)."""
+    return find_dir(path, default, os.environ if env is None else env).path
 
 
 def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
@@ -82,7 +82,22 @@ def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Trac
         return None
     from adapters.telemetry.otel import build_tracer
 
-    return build_tracer(traces_dir(settings, db_url, env), env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None)
+    rate = env.get("AGENTBOT_TRACE_SAMPLE_RATE")
+    return build_tracer(
+        traces_dir(settings, db_url, env),
+        env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
+        sample_rate=settings.trace_sample_rate if rate is None else _rate(rate),
+    )
+
+
+def _rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigError("AGENTBOT_TRACE_SAMPLE_RATE", f"{text!r} is not a number from 0 to 1")
+    return rate
 
 
 def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
@@ -91,4 +106,4 @@ def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> 
 
     if url := env.get("AGENTBOT_RELEASES_URL"):
         return HTTPReleaseSource(url)
-    return JSONReleaseSource(resolve_dir(data_dir, "data") / "releases.json")
+    return JSONReleaseSource(resolve_dir(data_dir, "data", env) / "releases.json")

@@ -9,25 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Connection, MetaData, String, Table, Text, bindparam, select, update
+from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.exc import DBAPIError
 
+from adapters.storage.migrate import status_unit, upgrade_unit
 from adapters.storage.runners import Runner, make_runner
-from adapters.storage.schema import UTCDateTime
-from agent.errors import StorageError
+from adapters.storage.schema import customer_preferences as preferences
+from agent.errors import SchemaBehind, StorageError
 from agent.interfaces import Preferences
 from agent.preferences import is_empty, merge
 from agent.types import utcnow
-
-metadata = MetaData()
-preferences = Table(
-    "customer_preferences",
-    metadata,
-    Column("customer_id", String(255), primary_key=True),
-    Column("data", Text, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
-
 
 SELECT_PREFERENCES = select(preferences.c.data).where(preferences.c.customer_id == bindparam("b_customer"))
 
@@ -62,13 +53,24 @@ class SqlPreferenceMemory:
             raise ValueError("SqlPreferenceMemory needs a database URL or a runner")
         # Sharing the session store's runner keeps one SQLite connection and thread per database.
         self._owns_runner = runner is None
+        self._url = url or ""
         self.runner: Runner = runner or make_runner(url or "", busy_timeout_ms=busy_timeout_ms)
-        self._ready = False
+        # A shared runner belongs to the session store, which migrates its database.
+        self._ready = runner is not None
+
+    async def _prepare(self) -> None:
+        """A database of its own is migrated like the session store's: SQLite at once, others by command."""
+        if self._url.startswith("sqlite"):
+            await self.runner.run(upgrade_unit)
+            return
+        status = await self.runner.run(status_unit)
+        if status.behind:
+            raise SchemaBehind(status.current, status.head)
 
     async def _run(self, fn: Any, *args: Any) -> Any:
         try:
             if not self._ready:
-                await self.runner.run(metadata.create_all)
+                await self._prepare()
                 self._ready = True
             return await self.runner.run(fn, *args)
         except DBAPIError as e:

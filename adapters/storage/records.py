@@ -10,11 +10,18 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from adapters.storage.schema import handoff_queue, order_updates, refunds, tasks
 from adapters.storage.sql import SqlStore
 from agent.records import TaskRecord
+
+# Built once: a statement built per call is compiled from the cache but its result columns are
+# worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
+SELECT_ORDER_UPDATE = select(order_updates.c.data).where(order_updates.c.order_id == bindparam("b_order"))
+COUNT_REFUNDS = select(func.count()).where(
+    refunds.c.customer_id == bindparam("b_customer"), refunds.c.created_at >= bindparam("b_since")
+)
 
 
 class SqlRecords:
@@ -53,14 +60,13 @@ class SqlRecords:
 
     async def count_refunds(self, customer_id: str, since: datetime) -> int:
         def unit(conn: Connection) -> int:
-            q = select(func.count()).where(refunds.c.customer_id == customer_id, refunds.c.created_at >= since)
-            return int(conn.execute(q).scalar() or 0)
+            return int(conn.execute(COUNT_REFUNDS, {"b_customer": customer_id, "b_since": since}).scalar() or 0)
 
         return await self._run(unit, what="count refunds")  # type: ignore[no-any-return]
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None:
         def unit(conn: Connection) -> dict[str, Any] | None:
-            row = conn.execute(select(order_updates.c.data).where(order_updates.c.order_id == order_id)).first()
+            row = conn.execute(SELECT_ORDER_UPDATE, {"b_order": order_id}).first()
             return json.loads(row.data) if row else None
 
         return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]

@@ -11,12 +11,14 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -27,23 +29,38 @@ class Runner(Protocol):
     async def aclose(self) -> None: ...
 
 
+SYNCHRONOUS = ("normal", "full")
+
+
 class SQLiteThreadRunner:
-    def __init__(self, database: str, busy_timeout_ms: int):
+    def __init__(self, database: str, busy_timeout_ms: int, synchronous: str = "normal"):
         if database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         self.engine = create_engine(f"sqlite:///{database}")
-        event.listen(self.engine, "connect", _pragmas(busy_timeout_ms))
+        event.listen(self.engine, "connect", _pragmas(busy_timeout_ms, synchronous))
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentbot-sqlite")
+        # The thread keeps one connection: checking one out of the pool and resetting it for every
+        # unit cost as much as a turn's reads (py-spy on `agentbot bench`).
+        self._conn: Connection | None = None
 
     def _in_transaction(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-        with self.engine.begin() as conn:
+        conn = self._conn
+        if conn is None or conn.invalidated or conn.closed:
+            conn = self._conn = self.engine.connect()
+        with conn.begin():
             return fn(conn, *args)
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.engine.dispose()
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_transaction, fn, args)
 
     async def aclose(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self.engine.dispose)
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
         self._thread.shutdown(wait=True)
 
 
@@ -59,19 +76,34 @@ class AsyncEngineRunner:
         await self.engine.dispose()
 
 
-def make_runner(url: str, *, busy_timeout_ms: int = 5000) -> Runner:
+def make_runner(url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal") -> Runner:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return SQLiteThreadRunner(parsed.database or ":memory:", busy_timeout_ms)
+        return SQLiteThreadRunner(parsed.database or ":memory:", busy_timeout_ms, synchronous)
     return AsyncEngineRunner(url)
 
 
-def _pragmas(busy_timeout_ms: int) -> Callable[[Any, Any], None]:
+def _pragmas(busy_timeout_ms: int, synchronous: str) -> Callable[[Any, Any], None]:
+    if synchronous not in SYNCHRONOUS:
+        raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
+
+    # WAL with synchronous=NORMAL survives a process crash but may lose the last commits on power
+    # loss or an OS crash; FULL syncs the log on every commit and loses nothing that was committed.
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        # Switching a new file to WAL needs a lock SQLite will not wait for (no busy handler), and two
+        # processes starting together (a Procfile's web and discord) both switch: retry briefly instead.
+        deadline = time.monotonic() + busy_timeout_ms / 1000
+        while True:
+            try:
+                cur.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        cur.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cur.close()
 
     return on_connect

@@ -1,6 +1,8 @@
-"""The database schema: every table agentbot writes, in one MetaData, and the startup upgrade.
+"""The database schema: every table agentbot writes, in one MetaData.
 
-Timestamps are stored as UTC and always read back timezone-aware (UTCDateTime).
+A change here needs a migration beside it (`agentbot db revision -m "..."` writes one from the
+difference; tests/adapters/test_migrations.py fails until it exists). Timestamps are stored as UTC
+and always read back timezone-aware (UTCDateTime).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from typing import Any
 
 from sqlalchemy import (
     Column,
-    Connection,
     DateTime,
     Float,
     Index,
@@ -20,7 +21,6 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
-    text,
 )
 
 
@@ -183,8 +183,15 @@ handoff_queue = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+customer_preferences = Table(
+    "customer_preferences",
+    metadata,
+    Column("customer_id", String(255), primary_key=True),
+    Column("data", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
 # Dollars spent on LLM calls per UTC day and budget key (customer:C-001, channel:slack:C1), shared
-# by every worker and kept across restarts; issue 17's migrations take this table over as is.
+# by every worker and kept across restarts (migration 0002_llm_spend).
 llm_spend = Table(
     "llm_spend",
     metadata,
@@ -195,21 +202,3 @@ llm_spend = Table(
 )
 
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
-
-# Columns added after a table first shipped: a database created earlier gets them on startup.
-ADDED_COLUMNS = {"messages": ["trace_id"], "telemetry_events": ["trace_id", "span_id"]}
-
-
-def schema_unit(conn: Connection) -> None:
-    """Create missing tables, then add columns that newer versions write (nullable, so additive)."""
-    from sqlalchemy import inspect
-
-    metadata.create_all(conn)
-    inspector = inspect(conn)
-    for table_name, names in ADDED_COLUMNS.items():
-        have = {c["name"] for c in inspector.get_columns(table_name)}
-        for name in names:
-            if name not in have:
-                column = metadata.tables[table_name].c[name]
-                ddl = column.type.compile(dialect=conn.dialect)
-                conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {name} {ddl}"))

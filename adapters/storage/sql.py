@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     EFFECT_TABLES,
@@ -33,13 +34,12 @@ from adapters.storage.schema import (
     inbox,
     messages,
     order_updates,
-    schema_unit,
     sessions,
     tasks,
     telemetry,
     tool_ledger,
 )
-from agent.errors import StorageError, VersionConflict
+from agent.errors import SchemaBehind, StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
 
@@ -123,8 +123,8 @@ SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key
 
 def load_unit(conn: Connection, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
     row = conn.execute(SELECT_STATE, {"b_sid": session_id}).first()
-    if row is None:
-        return None, []
+    if row is None or history_limit == 0:
+        return (SessionState.model_validate_json(row.state) if row else None), []
     rows = conn.execute(SELECT_HISTORY, {"b_sid": session_id, "b_limit": history_limit}).all()
     history = [
         Message(role=r.role, kind=r.kind, text=r.text, metadata=json.loads(r.meta), timestamp=r.created_at)
@@ -175,7 +175,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                     "role": m.role,
                     "kind": m.kind,
                     "text": m.text,
-                    "meta": json.dumps(m.metadata),
+                    "meta": json.dumps(m.metadata, separators=(",", ":")),
                     "created_at": m.timestamp,
                     "trace_id": turn.trace_id,
                 }
@@ -191,7 +191,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                     "interaction_id": e.interaction_id,
                     "stage": e.stage,
                     "level": e.level,
-                    "payload": json.dumps(e.payload, default=str),
+                    "payload": json.dumps(e.payload, default=str, separators=(",", ":")),
                     "duration_ms": e.duration_ms,
                     "created_at": e.timestamp,
                     "trace_id": e.trace_id,
@@ -223,16 +223,36 @@ class SqlStore:
         url: an SQLAlchemy URL: `sqlite+aiosqlite:///var/agentbot.db` (the default; a SQLite file's
             folder is created if missing) or `postgresql+asyncpg://user@host/db`.
         busy_timeout_ms: how long SQLite waits for another process's lock before the turn gives up.
+        synchronous: SQLite durability, `normal` (WAL; the last commits may be lost on power loss,
+            never on a process crash) or `full` (every commit synced to disk).
+        migrate: bring the schema to the newest revision on first use. Default: yes for SQLite (a local
+            file, one owner), no elsewhere: a shared PostgreSQL is migrated by `agentbot db upgrade`,
+            and until then every use fails with SchemaBehind saying so.
     """
 
-    def __init__(self, url: str, *, busy_timeout_ms: int = 5000):
-        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms)
+    def __init__(
+        self, url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal", migrate: bool | None = None
+    ):
+        self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
+        self.migrate = url.startswith("sqlite") if migrate is None else migrate
         self._ready = False
 
     async def ensure_schema(self) -> None:
-        if not self._ready:
-            await self.run(schema_unit, what="prepare the database")
-            self._ready = True
+        if self._ready:
+            return
+        status = await self.schema_status()
+        if status.behind and self.migrate:
+            status = await self.upgrade()
+        if status.behind:
+            raise SchemaBehind(status.current, status.head)
+        self._ready = True
+
+    async def schema_status(self) -> SchemaStatus:
+        return await self.run(status_unit, what="open the database")  # type: ignore[no-any-return]
+
+    async def upgrade(self) -> SchemaStatus:
+        """Apply every migration the database lacks (what `agentbot db upgrade` runs)."""
+        return await self.run(upgrade_unit, what="migrate the database")  # type: ignore[no-any-return]
 
     async def run(self, fn: Any, *args: Any, what: str) -> Any:
         """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
@@ -242,6 +262,8 @@ class SqlStore:
             raise
         except DBAPIError as e:
             raise StorageError(f"cannot {what}: {e.orig}") from e
+        except OSError as e:  # the server cannot be reached: the driver raises before SQLAlchemy wraps anything
+            raise StorageError(f"cannot {what}: {e}") from e
 
     async def load(self, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
         await self.ensure_schema()

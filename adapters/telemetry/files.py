@@ -1,129 +1,127 @@
-"""OpenTelemetry exporters to local files: one JSON file per trace, metrics as JSON lines."""
+"""Traces and metrics in local files: a JSON-lines trace file per conversation, metrics as JSON lines."""
 
 from __future__ import annotations
 
 import json
-import threading
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-Primitive = str | bool | int | float
-
-
-def attributes(payload: dict[str, Any], prefix: str) -> dict[str, Primitive | list[Primitive]]:
-    """Flatten a telemetry payload into span attributes (dotted keys; other values as JSON text)."""
-    out: dict[str, Primitive | list[Primitive]] = {}
-    for key, value in payload.items():
-        name = f"{prefix}.{key}"
-        if value is None:
-            continue  # OpenTelemetry has no null attribute
-        if isinstance(value, dict):
-            out.update(attributes(value, name))
-        elif isinstance(value, Primitive):
-            out[name] = value
-        elif isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
-            out[name] = [str(v) for v in value]
-        else:
-            out[name] = json.dumps(value, default=str)
-    return out
-
-
-def _iso(ns: int | None) -> str | None:
-    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat() if ns is not None else None
+from adapters.telemetry.writer import Item, TurnSpans
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:
+    """An SDK span (a tool run, a provider call) as one line of a trace file."""
     ctx = span.get_span_context()
     assert ctx is not None
-    start, end = span.start_time or 0, span.end_time or 0
     return {
         "name": span.name,
         "trace_id": format(ctx.trace_id, "032x"),
         "span_id": format(ctx.span_id, "016x"),
         "parent_span_id": format(span.parent.span_id, "016x") if span.parent else None,
         "kind": span.kind.name,
-        "start_time": _iso(span.start_time),
-        "end_time": _iso(span.end_time),
-        "duration_ms": round((end - start) / 1e6, 3),
+        "start_ns": span.start_time,
+        "end_ns": span.end_time,
         "status": span.status.status_code.name,
         "status_description": span.status.description,
         "attributes": dict(span.attributes or {}),
-        "events": [
-            {"name": e.name, "timestamp": _iso(e.timestamp), "attributes": dict(e.attributes or {})}
-            for e in span.events
+        "events": [{"name": e.name, "ns": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events],
+    }
+
+
+def turn_record(turn: TurnSpans) -> dict[str, Any]:
+    """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored)."""
+    error = turn.error
+    return {
+        "name": "turn",
+        "trace_id": format(turn.trace_id, "032x"),
+        "span_id": format(turn.span_id, "016x"),
+        "parent_span_id": None,
+        "kind": "SERVER",
+        "start_ns": turn.start_ns,
+        "end_ns": turn.end_ns,
+        "status": "ERROR" if error else "UNSET",
+        "status_description": error["exception.type"] if error else None,
+        "attributes": turn.attributes,
+        "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
+        "stages": [
+            [event.stage, format(span_id, "016x"), *turn.stage_times(event), event.level, event.payload]
+            for event, span_id in turn.stages
         ],
     }
 
 
-class JsonFileSpanExporter(SpanExporter):
-    """Writes `<directory>/<trace_id>.json` when a trace's root span ends, with all its spans.
+STAGE_FIELDS = ("name", "span_id", "start_ns", "end_ns", "level", "payload")
+
+
+def read_trace(path: str | Path) -> list[dict[str, Any]]:
+    """Every span of a conversation's trace file in the order written, stage spans after their turn's."""
+    spans: list[dict[str, Any]] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line:
+            continue
+        record = json.loads(line)
+        stages = record.pop("stages", [])
+        spans.append(record)
+        for stage in stages:
+            span = dict(zip(STAGE_FIELDS, stage, strict=True))
+            spans.append({**span, "trace_id": record["trace_id"], "parent_span_id": record["span_id"]})
+    return spans
+
+
+class TraceFiles:
+    """A trace per conversation in `<directory>/<trace_id>.jsonl`, appended: a line per turn (its
+    stage spans nested) and a line per tool or provider span.
+
+    Each batch is one `write` per file opened for appending, so two workers adding to the same
+    conversation's file interleave whole lines. Recently used files stay open.
 
     Args:
         directory: where trace files go (created if missing).
+        open_files: how many files to keep open between batches.
     """
 
-    def __init__(self, directory: str | Path):
+    def __init__(self, directory: str | Path, open_files: int = 256):
         self.directory = Path(directory)
-        self._pending: dict[str, list[dict[str, Any]]] = {}
-        # Traces already written, so a late span joins its file without a stat per span (bounded).
-        self._written: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
+        self.open_files = open_files
+        self._fds: OrderedDict[str, int] = OrderedDict()
+        self._encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
     def path(self, trace_id: str) -> Path:
-        return self.directory / f"{trace_id}.json"
+        return self.directory / f"{trace_id}.jsonl"
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        done: list[str] = []
-        with self._lock:
-            for span in spans:
-                record = span_record(span)
-                self._pending.setdefault(record["trace_id"], []).append(record)
-                if record["parent_span_id"] is None or record["trace_id"] in self._written:
-                    done.append(record["trace_id"])
-            batches = {tid: self._pending.pop(tid) for tid in dict.fromkeys(done) if tid in self._pending}
-            late = {tid for tid in batches if tid in self._written}
-            for tid in batches:
-                self._written[tid] = None
-            while len(self._written) > 10_000:
-                self._written.popitem(last=False)
-        try:
-            for trace_id, records in batches.items():
-                self._write(trace_id, records, append=trace_id in late)
-        except OSError:
-            return SpanExportResult.FAILURE
-        return SpanExportResult.SUCCESS
+    def write(self, items: Sequence[Item]) -> None:
+        lines: dict[str, list[str]] = {}
+        encode = self._encode
+        for item in items:
+            record = turn_record(item) if isinstance(item, TurnSpans) else span_record(item)
+            lines.setdefault(record["trace_id"], []).append(encode(record))
+        for trace_id, body in lines.items():
+            body.append("")
+            os.write(self._fd(trace_id), "\n".join(body).encode())
 
-    def _write(self, trace_id: str, records: list[dict[str, Any]], append: bool = False) -> None:
-        path = self.path(trace_id)
-        # A span that ends after its root (rare) joins the file already written.
-        spans = json.loads(path.read_text())["spans"] + records if append and path.exists() else records
-        spans.sort(key=lambda s: s["start_time"] or "")
-        body = json.dumps({"trace_id": trace_id, "spans": spans}, separators=(",", ":"), default=str)
-        # Written aside and renamed, so a reader never sees half a trace.
-        tmp = path.with_suffix(".tmp")
-        try:
-            tmp.write_text(body)
-        except FileNotFoundError:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(body)
-        tmp.replace(path)
+    def _fd(self, trace_id: str) -> int:
+        fd = self._fds.pop(trace_id, None)
+        if fd is None:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            try:
+                fd = os.open(self.path(trace_id), flags, 0o644)
+            except FileNotFoundError:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path(trace_id), flags, 0o644)
+            while len(self._fds) >= self.open_files:
+                os.close(self._fds.popitem(last=False)[1])
+        self._fds[trace_id] = fd
+        return fd
 
     def shutdown(self) -> None:
-        # Traces whose root never ended (a crash mid-turn) are still worth keeping.
-        with self._lock:
-            left, self._pending = self._pending, {}
-        for trace_id, records in left.items():
-            self._write(trace_id, records)
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
+        while self._fds:
+            os.close(self._fds.popitem()[1])
 
 
 class JsonFileMetricExporter(MetricExporter):

@@ -1,15 +1,19 @@
-"""OpenTelemetry for agentbot: a trace per turn, spans per stage, provider call and tool; metrics.
+"""OpenTelemetry for agentbot: a trace per conversation, spans per turn, stage, provider call and tool.
 
-The core sees only the `Tracer` Protocol. Each turn is a root span `turn`; every telemetry stage
-becomes a child span whose id is stored on the stage's telemetry row; provider calls
-(`TracedProvider`) and tool runs (`TracedExecutor`) are children too, because the root span is the
-current OpenTelemetry context while the turn runs. Spans go to one JSON file per trace
-(`traces/<trace_id>.json`) or, when an OTLP endpoint is configured, to OTLP/HTTP.
+The core sees only the `Tracer` Protocol. A conversation (session) is one trace, its id derived
+from the session key; each turn is a root span `turn` in it; every telemetry stage becomes a child
+span whose id is stored on the stage's telemetry row; provider calls (`TracedProvider`) and tool
+runs (`TracedExecutor`) are children too, because the turn's span is the current OpenTelemetry
+context while the turn runs. A background writer (`writer.py`) appends them to one JSON-lines file
+per conversation (`traces/<trace_id>.jsonl`) or, when an OTLP endpoint is configured, sends them
+over OTLP/HTTP.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,10 +26,11 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, TraceFlags
 
-from adapters.telemetry.files import JsonFileMetricExporter, JsonFileSpanExporter, attributes
+from adapters.telemetry.files import JsonFileMetricExporter, TraceFiles
+from adapters.telemetry.writer import ExporterSink, SpanSink, TraceWriter, TurnSpans
 from agent.errors import ProviderError
 from agent.interfaces import LLMProvider, ToolContext, ToolExecutor
 from agent.llm.models import LLMResponse
@@ -51,78 +56,96 @@ class Metrics:
 
 
 class OTelTurnTrace:
-    """One turn: the root span is the current context until `end`, so provider and tool spans nest."""
+    """One turn in its conversation's trace. Stages are noted as plain values, spans made later.
 
-    def __init__(self, tracer: trace.Tracer, interaction: Interaction):
-        self.tracer = tracer
-        self.root = tracer.start_span(
-            "turn",
-            kind=trace.SpanKind.SERVER,
-            attributes={
-                "agentbot.session_id": interaction.session_key,
-                "agentbot.interaction_id": interaction.id,
-                "agentbot.channel": interaction.context.channel_type.value,
-                "agentbot.message_chars": len(interaction.text),
-            },
-        )
-        self.context = trace.set_span_in_context(self.root)
-        self._token = otel_context.attach(self.context)
-        self.trace_id: str | None = format(self.root.get_span_context().trace_id, "032x")
-        self.stages = 0
+    The root span's context is the current OpenTelemetry context until `end`, so provider and tool
+    spans made with the SDK nest under it; the stage spans and the root itself are built by the
+    writer thread from the `TurnSpans` record handed over at `end`.
+    """
+
+    def __init__(self, otel: OTelTracer, interaction: Interaction):
+        self.writer = otel.writer
+        trace_id, sampled = otel.conversation_trace(interaction.session_key)
+        span_id = _random_id()
+        flags = TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
+        root = NonRecordingSpan(SpanContext(trace_id, span_id, is_remote=False, trace_flags=flags))
+        self._token = otel_context.attach(trace.set_span_in_context(root))
+        self.record: TurnSpans | None = None
+        self.trace_id: str | None = None
+        if sampled:
+            self.trace_id = format(trace_id, "032x")
+            self.record = TurnSpans(
+                trace_id,
+                span_id,
+                time.time_ns(),
+                {
+                    "agentbot.session_id": interaction.session_key,
+                    "agentbot.interaction_id": interaction.id,
+                    "agentbot.channel": interaction.context.channel_type.value,
+                    "agentbot.message_chars": len(interaction.text),
+                },
+            )
 
     def stage(self, event: TelemetryEvent) -> str | None:
-        end = int(event.timestamp.timestamp() * 1e9)
-        span = self.tracer.start_span(
-            event.stage,
-            context=self.context,
-            start_time=end - int(event.duration_ms * 1e6),
-            attributes={
-                "agentbot.stage": event.stage,
-                "agentbot.level": event.level,
-                "agentbot.session_id": event.session_id,
-                "agentbot.interaction_id": event.interaction_id,
-                # The payload is the telemetry's, redacted before it got here.
-                **attributes(event.payload, "agentbot.payload"),
-            },
-        )
-        if event.level == "error":
-            span.set_status(Status(StatusCode.ERROR))
-        span.end(end_time=end)
-        self.stages += 1
-        return format(span.get_span_context().span_id, "016x")
+        if self.record is None:
+            return None
+        span_id = _random_id()
+        self.record.stages.append((event, span_id))
+        return format(span_id, "016x")
 
     def end(self, error: BaseException | None = None) -> None:
-        self.root.set_attribute("agentbot.stages", self.stages)
-        if error is not None:
-            self.root.record_exception(error)
-            self.root.set_status(Status(StatusCode.ERROR, type(error).__name__))
-        self.root.end()
         otel_context.detach(self._token)
+        if self.record is None:
+            return
+        self.record.end_ns = time.time_ns()
+        if error is not None:
+            self.record.fail(error)
+        self.writer.submit(self.record)
+
+
+def _random_id() -> int:
+    return random.getrandbits(64) or 1  # 0 is the invalid span id
 
 
 class OTelTracer:
-    """The core's `Tracer`, on an OpenTelemetry tracer provider (and meter provider for metrics).
+    """The core's `Tracer`: a trace per conversation, written off the turn's path by a `TraceWriter`.
 
     Args:
-        exporter: where finished spans go (JsonFileSpanExporter, an OTLP exporter, an in-memory one).
+        exporter: where spans go: a `SpanSink` (e.g. `TraceFiles`) or any OpenTelemetry SpanExporter
+            (OTLP, in-memory).
         metric_readers: readers for the metrics (none: metrics are recorded nowhere).
         service_name: the `service.name` resource attribute.
+        sample_rate: the share of conversations traced (whole conversations, decided by trace id,
+            so every worker keeps or drops the same ones).
+        interval: seconds between the writer's batches.
     """
 
     def __init__(
-        self, exporter: SpanExporter, metric_readers: Sequence[MetricReader] = (), service_name: str = "agentbot"
+        self,
+        exporter: SpanExporter | SpanSink,
+        metric_readers: Sequence[MetricReader] = (),
+        service_name: str = "agentbot",
+        sample_rate: float = 1.0,
+        interval: float = 1.0,
     ):
         resource = Resource.create({"service.name": service_name})
-        # Exports run on the processor's thread, so writing trace files never blocks the event loop.
+        sink = ExporterSink(exporter, resource) if isinstance(exporter, SpanExporter) else exporter
+        self.writer = TraceWriter(sink, interval=interval)
         self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
-        self.provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=500))
+        self.provider.add_span_processor(self.writer)
         self.meter_provider = MeterProvider(metric_readers, resource=resource, shutdown_on_exit=False)
         self.tracer = self.provider.get_tracer("agentbot")
         self.metrics = Metrics(self.meter_provider)
+        self._bound = int(sample_rate * (1 << 64))
         self._closed = False
 
+    def conversation_trace(self, session_key: str) -> tuple[int, bool]:
+        """The conversation's trace id (the same in every worker and after restarts), and if it is sampled."""
+        trace_id = int.from_bytes(hashlib.blake2b(session_key.encode(), digest_size=16).digest(), "big") or 1
+        return trace_id, (trace_id & 0xFFFFFFFFFFFFFFFF) < self._bound
+
     def start_turn(self, interaction: Interaction) -> OTelTurnTrace:
-        return OTelTurnTrace(self.tracer, interaction)
+        return OTelTurnTrace(self, interaction)
 
     @contextmanager
     def attempt(self, number: int) -> Iterator[Callable[[BaseException, float | None], None]]:
@@ -151,11 +174,11 @@ class OTelTracer:
         self.metrics.llm_retries.add(1, {"error.type": type(error).__name__})
 
     def flush(self) -> None:
-        self.provider.force_flush()
+        self.writer.force_flush()
         self.meter_provider.force_flush()
 
     def _shutdown(self) -> None:
-        self.provider.shutdown()
+        self.provider.shutdown()  # shuts the writer down: its last batch is written
         self.meter_provider.shutdown()
 
     async def aclose(self) -> None:
@@ -164,12 +187,13 @@ class OTelTracer:
             await asyncio.to_thread(self._shutdown)
 
 
-def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None) -> OTelTracer:
-    """One JSON file per trace under `traces_dir`, metrics in `traces_dir/metrics.jsonl`; or OTLP/HTTP.
+def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None, sample_rate: float = 1.0) -> OTelTracer:
+    """A JSON-lines file per conversation under `traces_dir`, metrics in `traces_dir/metrics.jsonl`; or OTLP/HTTP.
 
     Args:
         traces_dir: the folder for trace files (created if missing).
         otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://collector:4318`; set = OTLP instead of files.
+        sample_rate: the share of conversations traced.
     """
     if otlp_endpoint:
         try:
@@ -178,13 +202,13 @@ def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None) -> OT
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("OTLP export needs: pip install 'agentbot[otlp]'") from e
         base = otlp_endpoint.rstrip("/")
-        exporter: SpanExporter = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
+        exporter: SpanExporter | SpanSink = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
         metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
     else:
-        exporter = JsonFileSpanExporter(traces_dir)
+        exporter = TraceFiles(traces_dir)
         metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
     reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
-    return OTelTracer(exporter, [reader])
+    return OTelTracer(exporter, [reader], sample_rate=sample_rate)
 
 
 class TracedProvider:

@@ -23,7 +23,7 @@ from agent.llm.models import Usage
 from agent.records import TelemetryEvent
 from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 
-# Builds the app on the suite's database; called again for `restart: true`.
+# Builds the app on the suite's database: once per run, and again for a `restart: true` turn.
 AppFactory = Callable[[TelemetrySink], Awaitable[App]]
 # Called after each scenario with (done, total, "suite/scenario"): the CLI draws a progress bar.
 Progress = Callable[[int, int, str], None]
@@ -62,12 +62,17 @@ def llm_usage(events: list[TelemetryEvent]) -> dict[str, Any]:
     }
 
 
-class _Events:
+class TurnEvents:
+    """The run's telemetry sink: events kept by interaction until the runner takes a turn's."""
+
     def __init__(self) -> None:
-        self.events: list[TelemetryEvent] = []
+        self._by_turn: dict[str, list[TelemetryEvent]] = {}
 
     def record(self, event: TelemetryEvent) -> None:
-        self.events.append(event)
+        self._by_turn.setdefault(event.interaction_id, []).append(event)
+
+    def take(self, interaction_id: str) -> list[TelemetryEvent]:
+        return self._by_turn.pop(interaction_id, [])
 
 
 def meaning(text: str) -> str:
@@ -177,12 +182,21 @@ async def run_scenario(
     scenario: Scenario,
     factory: AppFactory,
     judge_provider: LLMProvider | None = None,
+    shared: tuple[App, TurnEvents] | None = None,
     run_id: str | None = None,
 ) -> ScenarioResult:
-    """Args: run_id: names the run's sessions; ids the tools derive from them (tickets, handoffs,
-    refunds) are the same whenever the same run_id is replayed. Default: a fresh one."""
-    sink = _Events()
-    app = await factory(sink)
+    """Run one scenario in a session of its own.
+
+    Args:
+        shared: the run's app and its sink; None builds an app for this scenario alone. A restart
+            turn always builds a new app on the same database, as a new process would.
+        run_id: names the run's sessions; the ids tools derive from them (tickets, handoffs,
+            refunds) are the same whenever the same run_id is replayed. Default: a fresh one.
+    """
+    app, sink = shared or (None, TurnEvents())
+    own = app is None
+    if app is None:
+        app = await factory(sink)
     session = f"eval:{suite}:{scenario.id}:{run_id or uuid.uuid4().hex[:8]}"
     failures: list[Failure] = []
     turns = 0
@@ -193,8 +207,9 @@ async def run_scenario(
     try:
         for n, turn in enumerate(scenario.turns, start=1):
             if turn.restart:
-                await app.aclose()
-                app = await factory(sink)
+                if own:
+                    await app.aclose()
+                app, own = await factory(sink), True
                 continue
             turns += 1
             interaction = Interaction(
@@ -220,7 +235,7 @@ async def run_scenario(
             turn_failures: list[Failure] = []
             if delivered != response.messages:
                 turn_failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
-            events = [e for e in sink.events if e.interaction_id == interaction.id]
+            events = sink.take(interaction.id)
             llm_turns.append({"turn": n} | llm_usage(events))
             # LLM events describe work inside a stage; the pipeline's stage order is what suites check.
             stages = [e.stage for e in events if e.stage not in LLM_STAGES]
@@ -242,7 +257,8 @@ async def run_scenario(
             )
             transcript += [("user", interaction.text), ("assistant", response.text)]
     finally:
-        await app.aclose()
+        if own:
+            await app.aclose()
     totals = {k: sum(t[k] for t in llm_turns) for k in ("calls", "tokens_in", "tokens_out", "cost")}
     totals["cost"] = round(totals["cost"], 8)
     metrics = scenario_metrics(observed, state, passed=not failures)
@@ -271,12 +287,18 @@ async def run_suites(
     judge_provider: LLMProvider | None = None,
     run_id: str | None = None,
 ) -> tuple[list[ScenarioResult], dict[str, Any]]:
+    """Run every scenario of `suites` on one app built by `factory`, each in a fresh session."""
     todo = [(s.name, sc) for s in suites for sc in s.scenarios]
     results: list[ScenarioResult] = []
-    for name, sc in todo:
-        results.append(await run_scenario(name, sc, factory, judge_provider, run_id))
-        if progress is not None:
-            progress(len(results), len(todo), f"{name}/{sc.id}")
+    sink = TurnEvents()
+    app = await factory(sink)
+    try:
+        for name, sc in todo:
+            results.append(await run_scenario(name, sc, factory, judge_provider, shared=(app, sink), run_id=run_id))
+            if progress is not None:
+                progress(len(results), len(todo), f"{name}/{sc.id}")
+    finally:
+        await app.aclose()
     return results, summary(results)
 
 

@@ -9,7 +9,8 @@ from agent.types import AskUser, Confirm, Goal, Intent, Plan, Respond, ToolCall,
 
 
 class TemplatePlanner:
-    def __init__(self, config: BotConfig):
+    def __init__(self, config: BotConfig, currency: str = "$"):
+        self.currency = currency  # the store's, for {amount|money}
         self.specs = {s.id: s for s in config.intents.intents}
         self.slots = config.intents.slots
         self.messages = config.intents.messages
@@ -28,7 +29,7 @@ class TemplatePlanner:
             return {k: v for k, v in goal.slots.items() if k in allowed}
         args = {}
         for name, template in spec.tool_args.items():
-            value = render(template, goal.slots)
+            value = render(template, goal.slots, self.currency)
             if "{" not in value:  # a placeholder with no value: leave the argument to its default
                 args[name] = value
         return args
@@ -40,7 +41,9 @@ class TemplatePlanner:
         if intent.kind == "chat":
             waiting = request.state.active_goal
             key = "waiting" if waiting and waiting.next_question else "default"
-            text = render(spec.templates.answer.get(key) or spec.templates.answer.get("default", ""), goal.slots)
+            text = render(
+                spec.templates.answer.get(key) or spec.templates.answer.get("default", ""), goal.slots, self.currency
+            )
             if key == "waiting" and waiting is not None:
                 text = f"{text} {waiting.next_question}"
             plan.steps = [Respond(when="post", message=text)]
@@ -49,14 +52,18 @@ class TemplatePlanner:
         elif request.results:
             self._conclude(plan, goal, intent, request.results[-1])
         elif intent.tool is None:
-            plan.steps = [Respond(when="post", message=render(spec.templates.answer.get("default", ""), goal.slots))]
+            plan.steps = [
+                Respond(
+                    when="post", message=render(spec.templates.answer.get("default", ""), goal.slots, self.currency)
+                )
+            ]
             plan.goal_status = "done"
         else:
             if spec.templates.pre:
-                plan.steps.append(Respond(when="pre", message=render(spec.templates.pre, goal.slots)))
+                plan.steps.append(Respond(when="pre", message=render(spec.templates.pre, goal.slots, self.currency)))
             args = self.tool_args(goal, intent)
             if spec.templates.confirm:
-                prompt = render(spec.templates.confirm, goal.slots)
+                prompt = render(spec.templates.confirm, goal.slots, self.currency)
                 plan.steps.append(Confirm(prompt=prompt, tool=intent.tool, params=args))
             else:
                 plan.steps.append(ToolCall(tool_name=intent.tool, params=args))
@@ -69,12 +76,12 @@ class TemplatePlanner:
         if result.success:
             outcome = str(values.get("status", "default"))
             template = templates.answer.get(outcome) or templates.answer.get("default", "Done.")
-            plan.steps = [Respond(when="post", message=render(template, values))]
+            plan.steps = [Respond(when="post", message=render(template, values, self.currency))]
             plan.goal_status = "done"
             return
         code = result.error_code or ""
         template = templates.error.get(code) or templates.error.get("default") or self.messages.tool_error
-        text = render(template, values)
+        text = render(template, values, self.currency)
         settle_failure(plan, text, intent.retry_slot_on.get(code))
 
 

@@ -57,6 +57,7 @@ class LLMAgent:
         max_iterations: passes per turn before the user is asked to split the request.
         confirm_tools: tools whose use the rules planner confirms with the user first.
         phrase_answers: the model words the answer from tool results; False leaves it to the rules.
+        currency: the store's currency sign, for the model to write amounts in.
     """
 
     def __init__(
@@ -69,7 +70,9 @@ class LLMAgent:
         max_iterations: int = 5,
         confirm_tools: frozenset[str] = frozenset(),
         phrase_answers: bool = True,
+        currency: str = "$",
     ):
+        self.currency = currency
         self.name = name
         self.constitution = constitution
         self.calls = calls
@@ -125,7 +128,8 @@ class LLMAgent:
     async def _start(self, request: AgentRequest, turn: TurnLog | None) -> _Loop:
         goal, intent = request.goal, request.intent
         context = (
-            f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}."
+            f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}. "
+            f"Amounts of money are in {self.currency}; write them as {self.currency}12.50."
         )
         system = "\n\n".join([self.constitution.strip(), RULES, context])
         tail = [{"role": "user", "content": request.text}]

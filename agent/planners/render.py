@@ -6,6 +6,8 @@ import re
 from datetime import date
 from typing import Any
 
+from agent.catalog import money
+
 _FIELD = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
 
 
@@ -17,9 +19,9 @@ def _date(v: Any) -> str:
     return f"{d:%a, %b} {d.day}, {d.year} ({d.isoformat()})"
 
 
-def _money(v: Any) -> str:
+def money_text(v: Any, currency: str = "$") -> str:
     try:
-        return f"${float(v):,.2f}"
+        return money(float(v), currency)
     except (TypeError, ValueError):
         return str(v)
 
@@ -31,17 +33,23 @@ def _list(v: Any) -> str:
     return str(v)
 
 
-FILTERS = {"date": _date, "money": _money, "list": _list, "title": lambda v: str(v).replace("_", " ")}
+FILTERS = {"date": _date, "money": money_text, "list": _list, "title": lambda v: str(v).replace("_", " ")}
 
 
-def render(template: str, values: dict[str, Any]) -> str:
-    """Fill placeholders; an unknown name renders as-is so a typo shows rather than crashing a turn."""
+def render(template: str, values: dict[str, Any], currency: str = "$") -> str:
+    """Fill placeholders; an unknown name renders as-is so a typo shows rather than crashing a turn.
+
+    Args:
+        currency: the store's currency symbol (config/store.yaml), for `{amount|money}`.
+    """
 
     def sub(m: re.Match[str]) -> str:
         name, flt = m.group(1), m.group(2)
         if name not in values or values[name] is None:
             return m.group(0)
         value = values[name]
+        if flt == "money":
+            return money_text(value, currency)
         return FILTERS[flt](value) if flt in FILTERS else str(value)
 
     return _FIELD.sub(sub, template)

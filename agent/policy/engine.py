@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent.interfaces import DataSource, PolicyContext, RefundHistory
-from agent.planners.render import FILTERS
+from agent.planners.render import FILTERS, money_text
 from agent.policy.rules import Condition, PolicyFile, Rule
 from agent.types import PolicyDecision, ToolCall, utcnow
 
@@ -37,7 +37,9 @@ class Facts:
         data: DataSource,
         refunds: RefundHistory | None,
         now: datetime,
+        currency: str = "$",
     ):
+        self.currency = currency
         self.call, self.context, self.policy = call, context, policy
         self.data, self.refunds, self.now = data, refunds, now
         self.params = dict(call.params)
@@ -96,7 +98,8 @@ class Facts:
         out, last = [], 0
         for m in _PLACEHOLDER.finditer(template):
             value = await self.get(m.group(1))
-            flt = FILTERS.get(m.group(2) or "")
+            name = m.group(2) or ""
+            flt = (lambda v: money_text(v, self.currency)) if name == "money" else FILTERS.get(name)
             out += [template[last : m.start()], "unknown" if value is None else flt(value) if flt else str(value)]
             last = m.end()
         return "".join([*out, template[last:]])
@@ -164,11 +167,13 @@ class YamlPolicyEngine:
         data: DataSource,
         refunds: RefundHistory | None = None,
         clock: Callable[[], datetime] = utcnow,
+        currency: str = "$",
     ):
         self.policy, self.data, self.refunds, self.clock = policy, data, refunds, clock
+        self.currency = currency  # the store's, for {fact|money} in reasons
 
     async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision:
-        facts = Facts(call, context, self.policy, self.data, self.refunds, self.clock())
+        facts = Facts(call, context, self.policy, self.data, self.refunds, self.clock(), self.currency)
         changed = False
         for param, fact in self.policy.defaults.get(call.tool_name, {}).items():
             if facts.params.get(param) in (None, "") and (value := await facts.get(fact)) is not None:

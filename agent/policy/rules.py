@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.config import load_yaml_model
+from agent.config import SafeLoader, load_yaml_model
 from agent.errors import ConfigError
 
 Outcome = Literal["allow", "deny", "require_confirmation", "require_escalation"]
@@ -155,7 +155,7 @@ def _name_rule(error: ConfigError, path: Path) -> ConfigError:
     if len(parts) < 2 or parts[0] != "rules" or not parts[1].isdigit():
         return error
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader)
         rule_id = raw["rules"][int(parts[1])].get("id", "?")
     except (yaml.YAMLError, KeyError, IndexError, TypeError, AttributeError):
         return error

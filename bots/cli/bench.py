@@ -1,9 +1,15 @@
-"""`agentbot bench`: full turns through the real router on an SQLite file, against a raw sqlite3 floor.
+"""`agentbot bench`: full turns through the real router, as shipped, against a raw sqlite3 floor.
 
 Each conversation is two turns ("I want to check my order" -> "O-12345"), so every turn loads
 state and history, classifies, updates goals, and commits state, messages and telemetry; the
-second also runs the tool. The floor does one SELECT and one UPSERT of a JSON row per turn with
-the stdlib sqlite3 module, in the same run on the same disk, so the ratio is what to compare.
+second also runs the tool. Configurations, each in a fresh process on its own database:
+
+- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL);
+- tracing off: the same without traces, so the difference is what tracing costs;
+- synchronous=FULL: the shipped app syncing every commit to disk (SQLite only).
+
+The floor does one SELECT and one UPSERT of a JSON row per turn with the stdlib sqlite3 module,
+committed, at each durability, in the same run on the same disk: compare ratios across runs.
 """
 
 from __future__ import annotations
@@ -11,83 +17,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import resource
 import sqlite3
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from agent.router import AgentRouter
-from agent.types import ChannelContext, Interaction
-from bots.app import build_app
+from bots.cli.bench_run import Config, percentile, run_config, traces_bytes
 
-TURNS = ("I want to check my order", "O-12345")
 UPSERT = (
     "INSERT INTO state VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data"
 )
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def summarize(latencies: list[float], wall: float) -> dict[str, float]:
-    return {
-        "turns": len(latencies),
-        "p50_ms": round(percentile(latencies, 0.50) * 1000, 3),
-        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
-        "mean_ms": round(statistics.fmean(latencies) * 1000, 3),
-        "turns_per_s": round(len(latencies) / wall, 1),
-    }
-
-
-async def conversation(router: AgentRouter, session: str, latencies: list[float]) -> None:
-    for n, text in enumerate(TURNS):
-        interaction = Interaction(id=f"{session}:{n}", text=text, session_key=session, context=ChannelContext())
-        started = time.perf_counter()
-        response = await router.handle(interaction)
-        latencies.append(time.perf_counter() - started)
-        if n == 1 and "shipped" not in response.text:
-            raise RuntimeError(f"bench conversation went wrong: {response.text!r}")
-
-
-async def sequential(router: AgentRouter, count: int, prefix: str) -> dict[str, float]:
-    latencies: list[float] = []
-    started = time.perf_counter()
-    for i in range(count):
-        await conversation(router, f"{prefix}-{i}", latencies)
-    return summarize(latencies, time.perf_counter() - started)
-
-
-async def concurrent(router: AgentRouter, count: int, workers: int, prefix: str) -> dict[str, float]:
-    latencies: list[float] = []
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(count):
-        queue.put_nowait(i)
-
-    async def worker() -> None:
-        while not queue.empty():
-            await conversation(router, f"{prefix}-{queue.get_nowait()}", latencies)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(workers)))
-    return summarize(latencies, time.perf_counter() - started)
-
-
-def floor(path: Path, turns: int) -> dict[str, float]:
+def floor(path: Path, conversations: int, synchronous: str) -> dict[str, Any]:
     """Raw sqlite3: one SELECT and one UPSERT of a JSON state row per turn, committed."""
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(f"PRAGMA synchronous={synchronous.upper()}")
     db.execute("CREATE TABLE IF NOT EXISTS state (id TEXT PRIMARY KEY, version INTEGER, data TEXT)")
     db.commit()
     latencies: list[float] = []
-    started = time.perf_counter()
-    for i in range(turns):
+    started, cpu = time.perf_counter(), time.process_time()
+    for i in range(conversations * 2):
         t0 = time.perf_counter()
         key = f"s-{i // 2}"
         row = db.execute("SELECT version, data FROM state WHERE id = ?", (key,)).fetchone()
@@ -96,59 +48,175 @@ def floor(path: Path, turns: int) -> dict[str, float]:
         db.execute(UPSERT, (key, version, data))
         db.commit()
         latencies.append(time.perf_counter() - t0)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.execute("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").fetchone()[0]
     db.close()
-    return summarize(latencies, wall)
-
-
-async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    url = args.db_url or f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
-    # OpenTelemetry export is measured only when asked: it is the one part whose cost depends on
-    # where spans go (files, OTLP), so the turn pipeline itself is the default measurement.
-    env = {**os.environ, "AGENTBOT_TRACING": "on" if args.tracing == "on" else "off"}
-    async with build_app(args.config_dir, args.data_dir, url, env=env) as app:
-        router = app.router
-        await sequential(router, 50, "warmup")
-        seq = await sequential(router, args.conversations, "seq")
-        conc = await concurrent(router, args.conversations, args.concurrency, "conc")
-    base = floor(tmp / "floor.db", args.conversations * 2)
     return {
-        "conversations": args.conversations,
-        "tracing": args.tracing,
-        "concurrency": args.concurrency,
-        "sequential": seq,
-        "concurrent": conc,
-        "floor_sqlite3": base,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "ratios": {
-            "sequential_p50_vs_floor": round(seq["p50_ms"] / base["p50_ms"], 2),
-            "concurrent_throughput_vs_floor": round(conc["turns_per_s"] / base["turns_per_s"], 3),
-        },
+        "turns": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+        "turns_per_s": round(len(latencies) / wall, 1),
+        "cpu_ms_per_turn": round(cpu * 1000 / len(latencies), 3),
+        "statements_per_turn": 2.0,
+        "bytes_per_conversation": round(size / conversations),
     }
+
+
+async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
+    """Raw asyncpg: the same SELECT + UPSERT per turn in one transaction, on the bench's PostgreSQL."""
+    import asyncpg  # the postgres extra; the bench only gets here with a postgresql URL
+
+    db = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+    await db.execute("CREATE TABLE IF NOT EXISTS bench_floor (id TEXT PRIMARY KEY, version INTEGER, data TEXT)")
+    upsert = (
+        "INSERT INTO bench_floor VALUES ($1, $2, $3) "
+        "ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data"
+    )
+    latencies: list[float] = []
+    started, cpu = time.perf_counter(), time.process_time()
+    for i in range(conversations * 2):
+        t0 = time.perf_counter()
+        key = f"s-{i // 2}-{started}"
+        async with db.transaction():
+            row = await db.fetchrow("SELECT version, data FROM bench_floor WHERE id = $1", key)
+            version = (row["version"] if row else 0) + 1
+            data = json.dumps({"session_id": key, "version": version, "goals": {"g": {"slots": {"order_id": "O-1"}}}})
+            await db.execute(upsert, key, version, data)
+        latencies.append(time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    await db.close()
+    return {
+        "turns": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+        "turns_per_s": round(len(latencies) / wall, 1),
+        "cpu_ms_per_turn": round(cpu * 1000 / len(latencies), 3),
+        "statements_per_turn": 4.0,  # BEGIN, SELECT, UPSERT, COMMIT
+        "bytes_per_conversation": None,
+    }
+
+
+def configurations(args: argparse.Namespace, tmp: Path) -> list[Config]:
+    sqlite = not args.db_url or args.db_url.startswith("sqlite")
+    runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
+    if sqlite:
+        runs.append(("synchronous=FULL", True, "full"))
+    out = []
+    for label, tracing, synchronous in runs:
+        slug = label.replace(" ", "-").replace("=", "-")
+        out.append(
+            Config(
+                label=label,
+                db_url=args.db_url or f"sqlite+aiosqlite:///{tmp / slug}.db",
+                traces_dir=str(tmp / f"traces-{slug}"),
+                tracing=tracing,
+                synchronous=synchronous,
+                conversations=args.conversations,
+                concurrency=args.concurrency,
+                workers=args.workers,
+                config_dir=str(args.config_dir) if args.config_dir else None,
+                data_dir=str(args.data_dir) if args.data_dir else None,
+            )
+        )
+    return out
+
+
+def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "conversations": args.conversations,
+        "concurrency": args.concurrency,
+        "workers": args.workers,
+        "database": "sqlite" if not args.db_url or args.db_url.startswith("sqlite") else args.db_url.split(":")[0],
+        "configurations": {},
+    }
+    for config in configurations(args, tmp):
+        result = run_config(config)
+        result.update(tracing=config.tracing, synchronous=config.synchronous)
+        result["trace_bytes_per_conversation"] = round(
+            traces_bytes(config.traces_dir) / (2 * args.conversations + 50 * args.workers)
+        )
+        report["configurations"][config.label] = result
+    report["floor"] = {s: floor(tmp / f"floor-{s}.db", args.conversations, s) for s in ("normal", "full")}
+    if report["database"] == "postgresql+asyncpg":
+        report["floor"]["postgresql"] = asyncio.run(pg_floor(args.db_url, args.conversations))
+    shipped, off = report["configurations"]["shipped"], report["configurations"]["tracing off"]
+    normal = report["floor"]["normal"]
+    on_rate, off_rate = shipped["concurrent"]["turns_per_s"], off["concurrent"]["turns_per_s"]
+    report["ratios"] = {
+        "shipped_p50_vs_floor": round(shipped["sequential"]["p50_ms"] / normal["p50_ms"], 2),
+        "shipped_throughput_vs_floor": round(shipped["concurrent"]["turns_per_s"] / normal["turns_per_s"], 3),
+        "tracing_cost_of_throughput": round(1 - on_rate / off_rate, 3),
+        "tracing_cost_of_cpu": round(
+            shipped["concurrent"]["cpu_ms_per_turn"] / off["concurrent"]["cpu_ms_per_turn"] - 1, 3
+        ),
+    }
+    return report
 
 
 def run_bench(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="agentbot-bench-") as tmp:
-        report = asyncio.run(measure(args, Path(tmp)))
+        report = measure(args, Path(tmp))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    print_report(report)
+    return 0
+
+
+COLUMNS: tuple[tuple[str, int, str], ...] = (
+    ("p50 ms", 8, ".3f"),
+    ("p99 ms", 8, ".2f"),
+    ("turns/s", 9, ",.0f"),
+    ("conc p99", 9, ",.1f"),
+    ("CPU ms", 8, ".3f"),
+    ("stmts", 7, ".1f"),
+    ("rows", 6, ".1f"),
+    ("B/conv", 8, ",.0f"),
+    ("trace B", 9, ",.0f"),
+    ("RSS MB", 8, ".1f"),
+)
+
+
+def _row(name: str, cells: list[Any]) -> str:
+    out = f"{name:<40}"
+    for (_, width, fmt), cell in zip(COLUMNS, cells, strict=True):
+        out += f"{'-' if cell is None else format(cell, fmt):>{width}}"
+    return out
+
+
+def print_report(report: dict[str, Any]) -> None:
+    workers = f", {report['workers']} worker processes" if report["workers"] > 1 else ""
     print(
-        f"agentbot bench: {report['conversations']} two-turn order conversations per phase "
-        f"(rules mode, SQLite file, all stages, telemetry and messages stored; OpenTelemetry {report['tracing']})"
+        f"agentbot bench: {report['conversations']} two-turn order conversations per phase, "
+        f"{report['concurrency']} concurrent sessions{workers}, {report['database']} (rules mode, every stage, "
+        "telemetry and messages stored)"
     )
-    print(f"{'phase':<34}{'p50 ms':>9}{'p99 ms':>9}{'turns/s':>10}")
-    rows = [
-        ("router, sequential", report["sequential"]),
-        (f"router, {report['concurrency']} concurrent sessions", report["concurrent"]),
-        ("floor: sqlite3 select+upsert", report["floor_sqlite3"]),
-    ]
-    for name, r in rows:
-        print(f"{name:<34}{r['p50_ms']:>9.3f}{r['p99_ms']:>9.3f}{r['turns_per_s']:>10.1f}")
-    print(f"peak RSS: {report['peak_rss_mb']} MB")
+    print(f"{'':<40}" + "".join(f"{title:>{width}}" for title, width, _ in COLUMNS))
+    print(f"{'':<40}{'(sequential)':>16}{'(' + str(report['concurrency']) + ' sessions)':>18}{'per turn':>15}")
+    for label, r in report["configurations"].items():
+        seq, conc = r["sequential"], r["concurrent"]
+        name = f"agentbot, {label}" + (" (tracing on, NORMAL)" if label == "shipped" else "")
+        size = conc["bytes_per_conversation"] or seq["bytes_per_conversation"]
+        cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p99_ms"], conc.get("cpu_ms_per_turn")]
+        cells += [conc["statements_per_turn"], conc["rows_per_turn"], size]
+        print(_row(name, [*cells, r["trace_bytes_per_conversation"] or None, r["peak_rss_mb"]]))
+    for sync, f in report["floor"].items():
+        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, f.get("cpu_ms_per_turn")]
+        cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
+        name = "floor: asyncpg, same server" if sync == "postgresql" else f"floor: sqlite3, synchronous={sync.upper()}"
+        print(_row(name, cells))
     ratios = report["ratios"]
     print(
-        f"ratios: router p50 / floor p50 = {ratios['sequential_p50_vs_floor']}x; "
-        f"concurrent throughput / floor throughput = {ratios['concurrent_throughput_vs_floor']}"
+        f"shipped p50 / floor p50 = {ratios['shipped_p50_vs_floor']}x; shipped turns/s / floor turns/s = "
+        f"{ratios['shipped_throughput_vs_floor']}; tracing costs {ratios['tracing_cost_of_throughput']:.0%} of "
+        f"throughput and {ratios.get('tracing_cost_of_cpu', 0):.0%} more CPU per turn"
     )
-    return 0
+    print(
+        f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; "
+        "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"
+    )
+
+
+def _n(value: Any) -> str:
+    return "-" if value is None else f"{value:,}"

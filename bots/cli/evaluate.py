@@ -22,7 +22,7 @@ from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.metrics import SCORES, aggregate
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
-from agent.eval.suite import load_suite
+from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
 from bots.alerts import AlertFanout
@@ -149,12 +149,19 @@ METRIC_ROWS = (
 )
 
 
+WIDTH, LABEL, COLUMN = 100, 24, 12  # the table fits a 100-column terminal: blocks of six suites
+
+
 def print_metrics(run: baselines.Baseline, out: TextIO) -> None:
-    """One column per suite plus the overall run; `-` where a metric does not apply."""
+    """One column per suite plus the overall run, six columns to a block; `-` where a metric does not apply."""
     columns = [("overall", run.overall), *run.suites.items()]
-    print("\n  " + f"{'metric':<24}" + "".join(f"{name[:15]:>16}" for name, _ in columns), file=out)
-    for key in METRIC_ROWS:
-        print(f"  {key:<24}" + "".join(f"{_fmt(m.get(key)):>16}" for _, m in columns), file=out)
+    per_block = (WIDTH - LABEL - 2) // COLUMN
+    for start in range(0, len(columns), per_block):
+        block = columns[start : start + per_block]
+        header = "".join(f"{name[: COLUMN - 1]:>{COLUMN}}" for name, _ in block)
+        print("\n  " + f"{'metric':<{LABEL}}" + header, file=out)
+        for key in METRIC_ROWS:
+            print(f"  {key:<{LABEL}}" + "".join(f"{_fmt(m.get(key)):>{COLUMN}}" for _, m in block), file=out)
 
 
 def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
@@ -167,6 +174,72 @@ def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
         )
 
 
+class RunProvider:
+    """The run's provider as each app sees it: closing an app (a restart) leaves it open for the run."""
+
+    def __init__(self, inner: LLMProvider):
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def generate(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.generate(*args, **kwargs)
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return self.inner.get_cost(tokens_in, tokens_out)
+
+    async def aclose(self) -> None:
+        return None  # the run closes the provider once, after its last scenario
+
+
+async def run_groups(
+    args: argparse.Namespace,
+    suites: list[Suite],
+    url: str,
+    build_args: dict[str, Any],
+    progress: ProgressBar | None,
+    judge: LLMProvider | None,
+) -> list[ScenarioResult]:
+    """Suites on the same store share one app (built once); each scenario gets a fresh session."""
+    # A recorded run and its replay share their session names, so the ids tools generate match.
+    run_id = recorded_run_id(args.replay) if args.replay else uuid.uuid4().hex[:8] if args.record else None
+    groups: dict[tuple[str | Path | None, str | Path | None], list[Suite]] = {}
+    for suite in suites:
+        # A suite may name its store's folders; the command line's flags win.
+        config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
+        data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
+        groups.setdefault((config_dir, data_dir), []).append(suite)
+    total, done = sum(len(s.scenarios) for s in suites), 0
+    results: list[ScenarioResult] = []
+    for (config_dir, data_dir), group in groups.items():
+        # One recording (or replay) per run: an app rebuilt for a restart turn writes to the same one.
+        recorded = recorded_llm(args, config_dir, run_id)
+        llm = RunProvider(recorded) if recorded is not None else None
+
+        async def factory(
+            sink: TelemetrySink,
+            c: str | Path | None = config_dir,
+            d: str | Path | None = data_dir,
+            llm: LLMProvider | None = llm,
+        ) -> App:
+            # Alerts are counted in each response; eval posts them nowhere.
+            return build_app(c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=llm, **build_args)
+
+        def step(n: int, _total: int, label: str, offset: int = done) -> None:
+            if progress is not None:
+                progress(offset + n, total, label)
+
+        try:
+            results += (await run_suites(group, factory, progress=step, judge_provider=judge, run_id=run_id))[0]
+        finally:
+            close = getattr(recorded, "aclose", None)
+            if close is not None:
+                await close()
+        done += sum(len(s.scenarios) for s in group)
+    return results
+
+
 def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, Any] | None = None) -> int:
     suites = [load_suite(p) for p in args.suites]
     directory = args.baselines_dir or os.environ.get("AGENTBOT_BASELINES_DIR") or "var/baselines"
@@ -177,26 +250,13 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     build_args = dict(llm_args or {})
     if args.record or args.replay:
         build_args["understanding"] = build_args.get("understanding") or "llm"
-    results: list[ScenarioResult] = []
-    # A recorded run and its replay share their session names, so generated ids match.
-    run_id = recorded_run_id(args.replay) if args.replay else uuid.uuid4().hex[:8] if args.record else None
+    if not args.db_url and not os.environ.get("AGENTBOT_TRACES_DIR"):
+        # The run's database and the traces beside it are deleted when the run ends: nobody could
+        # read them, so none are written (set AGENTBOT_TRACES_DIR or --db-url to keep them).
+        build_args["env"] = {**os.environ, "AGENTBOT_TRACING": "off"}
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
-        for suite in suites:
-            # A suite may name its store's folders; the command line's flags win.
-            config_dir = args.config_dir or (REPO / suite.config_dir if suite.config_dir else None)
-            data_dir = args.data_dir or (REPO / suite.data_dir if suite.data_dir else None)
-
-            async def factory(
-                sink: TelemetrySink, c: str | Path | None = config_dir, d: str | Path | None = data_dir
-            ) -> App:
-                # Alerts are counted in each response; eval posts them nowhere.
-                return build_app(
-                    c, d, url, telemetry=sink, alerts=AlertFanout([]), llm=recorded_llm(args, c, run_id), **build_args
-                )
-
-            ran = run_suites([suite], factory, progress=progress, judge_provider=judge, run_id=run_id)
-            results += asyncio.run(ran)[0]
+        results = asyncio.run(run_groups(args, suites, url, build_args, progress, judge))
     summary = suite_summary(results)
     run = current_baseline(args.save_baseline or "current", results)
     cmp = baselines.compare(run, base) if base else None

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
-from agent.errors import ConfigError, RecordingMissing
 from agent.eval.runner import ScenarioResult, llm_totals
 from bots.app import build_app
+from bots.cli.db import add_db_commands
 from bots.cli.evaluate import add_eval_options
+from bots.cli.failures import explain
 from bots.cli.inspect import add_observe_commands
+from bots.logs import configure_logging
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config-dir", help="folder with intents.yaml, agents.yaml, settings.yaml (default: config/)")
-    p.add_argument("--data-dir", help="folder with orders.json, customers.json (default: data/)")
+    p.add_argument(
+        "--config-dir",
+        help="folder with intents.yaml, agents.yaml, settings.yaml (default: $AGENTBOT_HOME/config, "
+        "else ./config, else the packaged demo; `agentbot info` says which)",
+    )
+    p.add_argument("--data-dir", help="folder with orders.json, customers.json (default: found like --config-dir)")
     p.add_argument("--db-url", help="SQLAlchemy async URL (default: $AGENTBOT_DB_URL or SQLite in var/)")
 
 
@@ -31,7 +36,12 @@ def _llm_args(args: argparse.Namespace) -> dict:
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="agentbot", description="Task-resolving agents in team chat.")
+    root.add_argument("--version", action="version", version=f"agentbot {version()}")
     sub = root.add_subparsers(dest="command", required=True)
+    init = sub.add_parser("init", help="write a new project folder (config, data, .env.example, Procfile) to edit")
+    init.add_argument("directory", help="the folder to create, e.g. mybot")
+    info = sub.add_parser("info", help="which project, database, understanding mode and extras agentbot would use")
+    _common(info)
     chat = sub.add_parser("chat", help="talk to the bot in the console (REPL, or one message with -m)")
     _common(chat)
     _llm(chat)
@@ -45,46 +55,54 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("suites", nargs="+", help="suite YAML files")
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
-    bench = sub.add_parser("bench", help="measure full turns through the real router on SQLite")
+    bench = sub.add_parser("bench", help="measure router turns as shipped, Slack ack, Discord defer, or eval cost")
     _common(bench)
-    bench.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
-    bench.add_argument("--concurrency", type=int, default=50)
-    bench.add_argument("--json", action="store_true")
-    bench.add_argument(
-        "--tracing",
-        choices=["on", "off"],
-        default="off",
-        help="router: include OpenTelemetry span export (default off)",
-    )
     bench.add_argument(
         "target",
         nargs="?",
         default="router",
-        choices=["router", "slack", "discord"],
-        help="router turns, Slack ack latency, or Discord defer latency",
+        choices=["router", "slack", "discord", "eval"],
+        help="router turns (default), Slack ack latency, Discord defer latency, or eval cost per turn",
     )
-    bench.add_argument("--events", type=int, default=200, help="slack: signed events to send")
-    bench.add_argument("--turn-seconds", type=float, default=5.0, help="slack: how long each turn takes")
-    bench.add_argument("--interactions", type=int, default=200, help="discord: /ask interactions to send")
-    bench.add_argument("--slow-ms", type=float, default=500.0, help="discord: order lookup time in each turn")
-    bench.add_argument("--spacing-ms", type=float, default=5.0, help="discord: time between interactions")
+    bench.add_argument("--json", action="store_true")
+    router = bench.add_argument_group("router", "agentbot bench [router]: full turns, tracing on and off")
+    router.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
+    router.add_argument("--concurrency", type=int, default=50, help="sessions in flight in the concurrent phase")
+    router.add_argument("--workers", type=int, default=1, help="processes sharing the database")
+    eval_bench = bench.add_argument_group("eval", "agentbot bench eval: a generated suite through agentbot eval")
+    eval_bench.add_argument("--scenarios", type=int, default=400, help="generated two-turn scenarios")
+    slack_bench = bench.add_argument_group("slack", "agentbot bench slack: ack latency while turns are slow")
+    slack_bench.add_argument("--events", type=int, default=200, help="signed events to send")
+    slack_bench.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
+    discord_bench = bench.add_argument_group("discord", "agentbot bench discord: defer latency while turns are slow")
+    discord_bench.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
+    discord_bench.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
+    discord_bench.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
     slack = sub.add_parser(
         "slack", help="run the Slack app (HTTP on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set)"
     )
     _common(slack)
-    slack.add_argument("--host", default="127.0.0.1", help="HTTP mode: interface to bind (default 127.0.0.1)")
-    slack.add_argument("--port", type=int, default=3000, help="HTTP mode: port (default 3000)")
+    slack.add_argument(
+        "--host", help="HTTP mode: interface (default $HOST, else 0.0.0.0 in a container, else 127.0.0.1)"
+    )
+    slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
     add_observe_commands(sub, _common)
+    add_db_commands(sub, _common)
     return root
 
 
 def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout) -> None:
+    import textwrap
+
+    colour = out.isatty()  # escape codes only for a person at a terminal, never in files or pipes
+    status = {True: "\x1b[32mPASS\x1b[0m" if colour else "PASS", False: "\x1b[31mFAIL\x1b[0m" if colour else "FAIL"}
     for r in results:
-        print(f"{'PASS' if r.passed else 'FAIL'}  {r.suite}/{r.id}", file=out)
+        print(f"{status[r.passed]}  {r.suite}/{r.id}", file=out)
         for f in r.failures:
-            print(f"      turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}", file=out)
+            line = f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}"
+            print(textwrap.fill(line, 100, initial_indent=" " * 6, subsequent_indent=" " * 8), file=out)
     print(
         f"\n{summary['scenarios']} scenarios, {summary['passed']} passed, {summary['failed']} failed "
         f"(pass rate {summary['pass_rate']:.0%}, {summary['turns']} turns)",
@@ -105,25 +123,63 @@ def run_eval(args: argparse.Namespace) -> int:
     return evaluate(args, _print_results, _llm_args(args))
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
     try:
+        return installed("agentbot")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    args = parser().parse_args(argv)
+    try:
+        configure_logging(os.environ)
+        if args.command == "init":
+            from pathlib import Path
+
+            from bots.project import init_project
+
+            print(init_project(Path(args.directory)), end="")
+            return 0
+        if args.command == "info":
+            from bots.project import project_info
+
+            print(f"agentbot {version()}")
+            print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ))
+            return 0
         if args.command == "chat":
             from bots.console import default_session, run_chat
+            from bots.project import describe, find_dir
 
+            project = describe(
+                find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ)
+            )
             app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args))
-            return run_chat(app, args.message, args.session or default_session(), args.customer, args.json)
+            session, customer = args.session or default_session(), args.customer
+            return run_chat(app, args.message, session, customer, args.json, version=version(), project=project)
         if args.command == "eval":
             return run_eval(args)
         if args.command == "bench" and args.target == "discord":
             from bots.cli.bench_discord import run_discord_bench
 
             return run_discord_bench(args)
+        if args.command == "bench" and args.target == "eval":
+            from bots.cli.bench_eval import run_eval_bench
+
+            return run_eval_bench(args)
         if args.command == "bench" and args.target == "slack":
             from bots.cli.bench_slack import run_slack_bench
 
             return run_slack_bench(args)
+        if args.command == "db":
+            from bots.cli.db import run_db
+
+            return run_db(args)
         if args.command in ("sessions", "trace"):
             from bots.cli.inspect import run_observe
 
@@ -144,12 +200,12 @@ def main(argv: list[str] | None = None) -> int:
             from bots.slack.serve import run_slack
 
             return run_slack(args, os.environ)
-    except ConfigError as e:
-        print(f"agentbot: configuration error: {e}", file=sys.stderr)
-        return 2
-    except RecordingMissing as e:
-        print(f"agentbot: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:
+        failure = explain(e)
+        if failure is None:
+            raise
+        print(f"agentbot: {failure.message}", file=sys.stderr)
+        return failure.code
     return 0
 
 

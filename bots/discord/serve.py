@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from agent.interfaces import AlertNotifier
 from bots.alerts import AlertFanout, LogNotifier
-from bots.app import build_app
+from bots.app import build_app, check_store
+from bots.cli.failures import Exit
 from bots.discord.events import DiscordSettings
 
 log = logging.getLogger("agentbot.discord")
@@ -24,6 +25,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
     admin = DiscordAdminAlerts(settings.admin_channel_id) if settings.admin_channel_id else None
     notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
     async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
+        await check_store(app)
         bot = DiscordBot(settings, app, admin_alerts=admin)
         async with bot:
             await bot.start(settings.token)
@@ -40,7 +42,7 @@ def run_discord(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         print(
             "agentbot: Discord rejected DISCORD_BOT_TOKEN (reset it in the Developer Portal, Bot tab)", file=sys.stderr
         )
-        return 2
+        return Exit.PLATFORM
     except discord.PrivilegedIntentsRequired:
         print(
             "agentbot: enable the MESSAGE CONTENT intent for the bot (Developer Portal, Bot tab, "

@@ -38,6 +38,15 @@ from bots.slack.events import (
 
 log = logging.getLogger("agentbot.slack")
 
+
+def _not_the_token_notice(record: logging.LogRecord) -> bool:
+    # bolt reads SLACK_BOT_TOKEN from the environment on its own and then warns that the client we
+    # pass (which carries that same token) wins; the warning is noise on every start.
+    return "`token` will be unused" not in record.getMessage()
+
+
+logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_token_notice)
+
 ANSWERED = {"agentbot_confirm": "Confirmed", "agentbot_cancel": "Cancelled", "agentbot_human": "Asked for a human"}
 FAILED = "Sorry, something went wrong on my side while answering. Please try again in a moment."
 

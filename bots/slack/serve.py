@@ -17,6 +17,7 @@ from agent.errors import ConfigError
 from agent.interfaces import SessionStore
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
+from bots.serving import BindAddress, add_health_routes, bind_address
 from bots.slack.alerts import SlackAlertNotifier
 from bots.slack.channel import SlackChannel, SlackOptions
 
@@ -124,7 +125,9 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
     from aiohttp import web
 
     await channel.start()
-    runner = web.AppRunner(channel.bolt.web_app(path="/slack/events", port=port), access_log=None)
+    web_app = channel.bolt.web_app(path="/slack/events", port=port)
+    add_health_routes(web_app, channel.store)
+    runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -136,7 +139,7 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
         await channel.aclose()
 
 
-async def _run(channel: SlackChannel, settings: SlackSettings, host: str, port: int) -> None:
+async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -155,15 +158,15 @@ async def _run(channel: SlackChannel, settings: SlackSettings, host: str, port: 
                 await handler.close_async()
                 await channel.aclose()
         else:
-            async with serve_http(channel, host, port) as server:
-                log.warning("agentbot slack: listening on %s/slack/events", server.url)
+            async with serve_http(channel, bind.host, bind.port) as server:
+                log.warning("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)
                 await stop.wait()
 
 
 def run_slack(args: Any, env: Mapping[str, str]) -> int:
     """The `agentbot slack` command."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = SlackSettings.from_env(env)
+    bind = bind_address(args.host, args.port, env)
     channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
-    asyncio.run(_run(channel, settings, args.host, args.port))
+    asyncio.run(_run(channel, settings, bind))
     return 0

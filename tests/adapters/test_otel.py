@@ -1,9 +1,8 @@
-"""OpenTelemetry: a trace file per turn whose stage spans carry the telemetry rows' ids; provider
-and tool spans; metrics; redaction; OTLP export to a stand-in collector on 127.0.0.1."""
+"""OpenTelemetry: a trace file per conversation whose stage spans carry the telemetry rows' ids;
+provider and tool spans; metrics; redaction; sampling; OTLP export to a stand-in collector on 127.0.0.1."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from adapters.storage.sql import SqlStore
+from adapters.telemetry.files import read_trace
 from adapters.telemetry.otel import OTelTracer, TracedProvider
 from agent.config import LLMSettings
 from agent.errors import ProviderRateLimited
@@ -45,6 +45,10 @@ class ScriptedProvider:
         return 0.0
 
 
+def trace_files(directory: Path) -> list[Path]:
+    return [p for p in directory.glob("*.jsonl") if p.name != "metrics.jsonl"]
+
+
 def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     data = reader.get_metrics_data()
@@ -67,18 +71,54 @@ async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_
     trace_id = rows[0].trace_id
     assert trace_id and len(trace_id) == 32
     assert {r.trace_id for r in rows} == {trace_id} == {m.trace_id for m in messages}
-    body = json.loads((tmp_path / "traces" / f"{trace_id}.json").read_text())  # beside the database
-    spans = {s["span_id"]: s for s in body["spans"]}
-    [root] = [s for s in body["spans"] if s["parent_span_id"] is None]
+    spans_written = read_trace(tmp_path / "traces" / f"{trace_id}.jsonl")  # beside the database
+    spans = {s["span_id"]: s for s in spans_written}
+    [root] = [s for s in spans_written if s["parent_span_id"] is None]
     assert root["name"] == "turn" and root["attributes"]["agentbot.session_id"] == "s-1"
     for row in rows:
         span = spans[row.span_id]
         assert span["name"] == row.stage and span["trace_id"] == trace_id
         assert span["parent_span_id"] == root["span_id"]
-    [tool] = [s for s in body["spans"] if s["name"] == "tool check_order_status"]
+    [tool] = [s for s in spans_written if s["name"] == "tool check_order_status"]
     assert tool["attributes"]["agentbot.tool.success"] is True
     assert tool["parent_span_id"] == root["span_id"]
-    assert [s["name"] for s in body["spans"] if s["name"] in {r.stage for r in rows}] == [r.stage for r in rows]
+    assert [s["name"] for s in spans_written if s["name"] in {r.stage for r in rows}] == [r.stage for r in rows]
+
+
+async def test_a_conversation_is_one_trace_in_one_file_across_restarts(tmp_path: Path) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        await say(app.router, "I want to check my order", session="thread-1")
+        await say(app.router, "where is O-99999", session="thread-2")
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:  # a new process, same thread
+        response, _ = await say(app.router, "O-12345", session="thread-1")
+    assert "shipped" in response.text
+    store = SqlStore(db_url)
+    rows = await store.fetch("SELECT session_id, interaction_id, trace_id FROM telemetry_events ORDER BY id")
+    await store.aclose()
+    by_session = {r.session_id: r.trace_id for r in rows}
+    assert len({r.trace_id for r in rows if r.session_id == "thread-1"}) == 1
+    assert by_session["thread-1"] != by_session["thread-2"]
+    assert sorted(p.name for p in trace_files(tmp_path / "traces")) == sorted(f"{t}.jsonl" for t in by_session.values())
+    spans = read_trace(tmp_path / "traces" / f"{by_session['thread-1']}.jsonl")
+    turns = [s for s in spans if s["name"] == "turn"]
+    assert len(turns) == 2  # both turns, the second appended by the restarted app
+    asked = list(dict.fromkeys(r.interaction_id for r in rows if r.session_id == "thread-1"))
+    assert [t["attributes"]["agentbot.interaction_id"] for t in turns] == asked
+    assert {s["trace_id"] for s in spans} == {by_session["thread-1"]}
+
+
+async def test_sampling_keeps_or_drops_whole_conversations(tmp_path: Path) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    env = {"AGENTBOT_TRACE_SAMPLE_RATE": "0"}
+    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+        response, _ = await say(app.router, "O-12345")
+    assert "shipped" in response.text
+    store = SqlStore(db_url)
+    rows = await store.fetch("SELECT trace_id, span_id FROM telemetry_events")
+    await store.aclose()
+    assert rows and all(r.trace_id is None and r.span_id is None for r in rows)  # nothing points at no trace
+    assert not trace_files(tmp_path / "traces")
 
 
 async def test_tracing_can_be_turned_off(tmp_path: Path) -> None:

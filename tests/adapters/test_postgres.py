@@ -6,10 +6,12 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from adapters.storage.inbox import SqlInbox
+from adapters.storage.migrate import pending_changes_unit
 from adapters.storage.sql import SqlStore
-from agent.errors import VersionConflict
+from agent.errors import SchemaBehind, VersionConflict
 from agent.records import InboxEvent, TurnRecord
 from agent.types import Message, SessionState
 from bots.app import build_app
@@ -20,9 +22,41 @@ pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=unavail
 
 
 @pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
+def pg_server() -> Iterator[str]:
     with postgres_server() as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg_server: str) -> str:
+    """The server's default database, migrated the way a deploy does it (`agentbot db upgrade`)."""
+
+    async def upgrade() -> None:
+        store = SqlStore(pg_server)
+        await store.upgrade()
+        await store.aclose()
+
+    asyncio.run(upgrade())
+    return pg_server
+
+
+async def test_postgres_is_migrated_only_on_command(pg_server: str) -> None:
+    import asyncpg
+
+    url = make_url(pg_server)
+    admin = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database="postgres")
+    await admin.execute("CREATE DATABASE fresh")
+    await admin.close()
+    fresh = url.set(database="fresh").render_as_string(hide_password=False)
+    store = SqlStore(fresh)
+    with pytest.raises(SchemaBehind, match="not initialised, this agentbot needs .*: run `agentbot db upgrade`"):
+        await store.load("s", 10)
+    assert (await store.schema_status()).current is None
+    status = await store.upgrade()
+    assert status.current == status.head and not status.behind
+    assert await store.load("s", 10) == (None, [])
+    assert await store.run(pending_changes_unit, what="compare") == []
+    await store.aclose()
 
 
 async def test_conversation_and_conflict_on_postgres(pg_url: str) -> None:

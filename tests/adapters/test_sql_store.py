@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from adapters.storage.sql import SqlStore
-from agent.errors import VersionConflict
+from agent.errors import ConfigError, VersionConflict
 from agent.records import TelemetryEvent, TurnRecord
 from agent.types import Message, SessionState, SideEffect
+from bots.app import build_app
+from tests.helpers import REPO
 
 
 @pytest.fixture
@@ -82,6 +86,23 @@ async def test_two_creators_of_one_session_conflict(store: SqlStore) -> None:
 
 async def test_sqlite_runs_in_wal_mode(store: SqlStore) -> None:
     assert (await store.fetch("PRAGMA journal_mode"))[0][0] == "wal"
+    assert (await store.fetch("PRAGMA synchronous"))[0][0] == 1  # NORMAL, the shipped durability
+
+
+async def test_durability_is_a_setting(db_url: str, tmp_path: Path) -> None:
+    full = SqlStore(db_url, synchronous="full")
+    await full.commit(turn(1, 0, "kept"))
+    assert (await full.fetch("PRAGMA synchronous"))[0][0] == 2  # FULL: every commit synced
+    await full.aclose()
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config", config)
+    with (config / "settings.yaml").open("a") as f:
+        f.write("db_synchronous: full\n")
+    async with build_app(config, REPO / "data", db_url) as app:
+        assert isinstance(app.store, SqlStore)
+        assert (await app.store.fetch("PRAGMA synchronous"))[0][0] == 2
+    with pytest.raises(ConfigError, match="AGENTBOT_DB_SYNCHRONOUS"):
+        build_app(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_DB_SYNCHRONOUS": "sometimes"})
 
 
 async def test_a_session_stored_in_the_old_facts_shape_loads_into_typed_fields(store: SqlStore, db_url: str) -> None:

@@ -23,7 +23,7 @@ async def test_refund_happy_path_writes_one_row_and_marks_the_order(db_url: str)
         asked, delivered = await say(router, "refund order o-23456 please", customer="C-001")
         assert asked.confirmation and asked.tool_results == []
         assert delivered[-1].buttons == ["confirm", "cancel"]
-        assert "Refund $89.50 for order O-23456?" in asked.text
+        assert "Refund ฿89.50 for order O-23456?" in asked.text
         confirm = interaction("Confirm", customer="C-001").model_copy(update={"action": "confirm"})
         done = await router.handle(confirm)
         again = await router.handle(confirm.model_copy(update={"id": "i-retry"}))  # a second click
@@ -50,9 +50,9 @@ async def test_two_refunds_in_30_days_then_no_more(db_url: str) -> None:
 async def test_counter_rule_denies_the_third_refund(db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         router = app.router
-        await say(router, "refund $10 for O-35791", session="a", customer="C-002")
+        await say(router, "refund 10 baht for O-35791", session="a", customer="C-002")
         await say(router, "yes", session="a", customer="C-002")
-        await say(router, "refund $10 for O-46802", session="b", customer="C-002")
+        await say(router, "refund 10 baht for O-46802", session="b", customer="C-002")
         await say(router, "yes", session="b", customer="C-002")
         policy = app.policy
         ctx = PolicyContext(

@@ -14,7 +14,7 @@ from tests.helpers import REPO
 def agentbot(*args: str, stdin: str = "", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBOT_")}
     return subprocess.run(
-        [sys.executable, "-m", "bots.cli.main", *args],
+        [sys.executable, "-m", "bots.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,

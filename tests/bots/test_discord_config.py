@@ -18,7 +18,7 @@ from tests.helpers import REPO
 def agentbot(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "DISCORD_"))}
     return subprocess.run(
-        [sys.executable, "-m", "bots.cli.main", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+        [sys.executable, "-m", "bots.cli", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
     )
 
 

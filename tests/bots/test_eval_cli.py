@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from adapters.telemetry.files import read_trace
 from tests.bots.test_cli import agentbot
 from tests.helpers import REPO
 
@@ -105,8 +106,8 @@ def test_sessions_and_trace_read_the_conversation_back(tmp_path: Path) -> None:
     first = exported["turns"][0]
     assert first["user"] == "how risky is release 2.4.1" and first["plan"] == "tool_call"
     assert [t["tool"] for t in first["tools"]] == ["get_release_summary", "file_risk_report"]
-    trace_file = tmp_path / "traces" / f"{first['trace_id']}.json"
-    span_ids = {s["span_id"] for s in json.loads(trace_file.read_text())["spans"]}
+    trace_file = tmp_path / "traces" / f"{first['trace_id']}.jsonl"
+    span_ids = {s["span_id"] for s in read_trace(trace_file)}
     assert {s["span_id"] for s in first["stages"]} <= span_ids
 
     missing = agentbot("trace", "nobody", "--db-url", db)

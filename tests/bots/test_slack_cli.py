@@ -48,7 +48,7 @@ async def test_the_slack_process_answers_in_the_thread_and_stops_on_sigterm(db_u
     env = {k: v for k, v in os.environ.items() if k not in PROXY and not k.startswith(("AGENTBOT_", "SLACK_"))}
     env |= {"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": f"{slack.url}/api/"}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.cli.main", "slack", "--port", str(port), "--db-url", db_url,
+        sys.executable, "-m", "bots.cli", "slack", "--port", str(port), "--db-url", db_url,
         cwd=REPO, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:

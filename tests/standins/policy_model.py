@@ -356,17 +356,17 @@ def referred(known: dict[str, Any], history: list[str]) -> str | None:
     return None
 
 
-def _money_text(value: Any) -> str:
-    return (
-        f"{value:,.2f}"
-        if isinstance(value, float) and value % 1
-        else f"{value:,}"
-        if isinstance(value, int | float)
-        else str(value)
-    )
+def _money_text(value: Any, currency: str = "") -> str:
+    """An amount as the prompt asks ("฿1,490", "฿89.50")."""
+    if isinstance(value, str):
+        digits = value.replace(",", "").strip()
+        value = float(digits) if re.fullmatch(r"\d+(?:\.\d+)?", digits) else value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return currency + (f"{value:,.2f}" if value % 1 else f"{value:,.0f}")
+    return str(value)
 
 
-def _describe_item(item: dict[str, Any]) -> str:
+def _describe_item(item: dict[str, Any], currency: str = "") -> str:
     name = item.get("name") or item.get("title") or item.get("sku") or "item"
     ref = item.get("sku")
     head = f"{name}" + (f" ({ref})" if ref and ref != name else "")
@@ -374,7 +374,7 @@ def _describe_item(item: dict[str, Any]) -> str:
         head = f"task {item['number']}, {name}"
     bits = []
     if item.get("price") is not None:
-        bits.append(_money_text(item["price"]))
+        bits.append(_money_text(item["price"], currency))
     if item.get("stock") is not None:
         bits.append(f"{item['stock']} in stock")
     if item.get("status") and item.get("price") is None:
@@ -382,7 +382,7 @@ def _describe_item(item: dict[str, Any]) -> str:
     return head + (": " + ", ".join(bits) if bits else "")
 
 
-def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "") -> str:
+def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "", currency: str = "") -> str:
     """A short answer that states only what the tool returned."""
     if data.get("hits"):
         top = data["hits"][0]
@@ -396,17 +396,17 @@ def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "") -> str:
         if not items:
             others = [i for i in data.get("alternatives_over_budget") or [] if isinstance(i, dict)]
             kind = known.get("category") or "product"
-            within = f" within {_money_text(known['budget'])}" if known.get("budget") is not None else ""
+            within = f" within {_money_text(known['budget'], currency)}" if known.get("budget") is not None else ""
             if others:
-                nearest = ", ".join(f"{i.get('name')} at {_money_text(i.get('price'))}" for i in others)
+                nearest = ", ".join(f"{i.get('name')} at {_money_text(i.get('price'), currency)}" for i in others)
                 return f"I couldn't find an in-stock {kind}{within}. The nearest, over that budget: {nearest}."
             return "I couldn't find anything that matches."
-        listed = [_describe_item(i) for i in items[:5] if isinstance(i, dict)]
+        listed = [_describe_item(i, currency) for i in items[:5] if isinstance(i, dict)]
         if len(listed) == 1:
             one = items[0]
             if "in stock" in asked.lower() and one.get("stock") and one.get("price") is not None:
                 name = f"{one.get('name')} ({one.get('sku')})"
-                return f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'])}."
+                return f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'], currency)}."
             return f"Here's what I found: {listed[0]}."
         return "Here's what I found:\n" + "\n".join(f"{n}. {line}" for n, line in enumerate(listed, start=1))
     if data.get("order_id") and data.get("status"):
@@ -418,7 +418,7 @@ def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "") -> str:
         if data.get("delay_reason"):
             text += f" Reason: {data['delay_reason']}."
         if data.get("refunded_at"):
-            text += f" Refunded {_money_text(data.get('amount'))} on {data['refunded_at']}."
+            text += f" Refunded {_money_text(data.get('amount'), currency)} on {data['refunded_at']}."
         return text
     if data.get("handoff_id"):
         return f"A human support agent will join shortly (reference {data['handoff_id']})."
@@ -450,7 +450,9 @@ def act(
     called: list[str],
     history: list[str] | None = None,
 ) -> Decision:
-    details = re.search(r"Known details: (\{.*?\})\.\s*$", system, re.M | re.S)
+    details = re.search(r"Known details: (\{.*?\})\.(?:\s|$)", system, re.S)
+    sign = re.search(r"Amounts of money are in (\S+?);", system)  # the model follows its prompt
+    currency = sign[1] if sign else ""
     known: dict[str, Any] = json.loads(details.group(1)) if details else {}
     request = re.search(r"Current request: (.*?) Known details:", system, re.S)
     wanted = request.group(1) if request else user
@@ -469,7 +471,7 @@ def act(
             args = _fill(tool.get("parameters", {}), {**known, **data}, wanted)
             if args is not None:
                 return Decision(tool_calls=[(tool["name"], args)])
-        return Decision(text=answer(data, known, wanted))
+        return Decision(text=answer(data, known, wanted, currency))
     sku = referred(known, history or [])
     lookup = next((t for t in tools if "sku" in t.get("parameters", {}).get("properties", {})), None)
     if sku and lookup is not None:

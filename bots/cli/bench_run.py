@@ -1,0 +1,233 @@
+"""One bench configuration, run in a process of its own: the app as configured, measured.
+
+A configuration is the shipped app with a few settings changed (tracing, durability). It runs in
+a fresh process so peak RSS and start-up state belong to it alone; with `workers > 1` that many
+processes share one database and run the concurrent phase together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import resource
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import event
+
+from adapters.storage.sql import SqlStore
+from agent.app import App
+from agent.router import AgentRouter
+from agent.types import ChannelContext, Interaction
+from bots.app import build_app
+
+TURNS = ("I want to check my order", "O-12345")
+
+
+class Config(BaseModel):
+    label: str
+    db_url: str
+    traces_dir: str
+    tracing: bool
+    synchronous: str
+    conversations: int
+    concurrency: int
+    workers: int = 1
+    config_dir: str | None = None
+    data_dir: str | None = None
+
+
+class Phase(BaseModel):
+    turns: int
+    p50_ms: float
+    p99_ms: float
+    mean_ms: float
+    turns_per_s: float
+    cpu_ms_per_turn: float  # the process's CPU (all threads), steadier than wall time on a shared machine
+    statements_per_turn: float
+    rows_per_turn: float
+    bytes_per_conversation: float | None = None
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Counter:
+    """Statements and rows the store sends to the database (executemany counts once)."""
+
+    def __init__(self) -> None:
+        self.statements = self.rows = 0
+
+    def attach(self, app: App) -> None:
+        runner: Any = getattr(app.store, "runner", None)
+        engine = getattr(runner, "engine", None)
+        if engine is None:
+            return
+        engine = getattr(engine, "sync_engine", engine)
+        event.listen(engine, "after_cursor_execute", self._count)
+
+    def _count(self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        self.statements += 1
+        if not statement.lstrip().upper().startswith("SELECT") and cursor.rowcount > 0:
+            self.rows += cursor.rowcount
+
+
+async def conversation(router: AgentRouter, session: str, latencies: list[float]) -> None:
+    for n, text in enumerate(TURNS):
+        interaction = Interaction(id=f"{session}:{n}", text=text, session_key=session, context=ChannelContext())
+        started = time.perf_counter()
+        response = await router.handle(interaction)
+        latencies.append(time.perf_counter() - started)
+        if n == 1 and "shipped" not in response.text:
+            raise RuntimeError(f"bench conversation went wrong: {response.text!r}")
+
+
+async def db_bytes(app: App) -> int | None:
+    """The database's size: SQLite pages after a checkpoint, or PostgreSQL's database size."""
+    fetch = getattr(app.store, "fetch", None)
+    if fetch is None:
+        return None
+    url = str(getattr(getattr(app.store, "runner", None), "engine", "").url)  # type: ignore[union-attr]
+    if url.startswith("sqlite"):
+        await fetch("PRAGMA wal_checkpoint(TRUNCATE)")
+        rows = await fetch("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()")
+    else:
+        rows = await fetch("SELECT pg_database_size(current_database()) AS n")
+    return int(rows[0].n)
+
+
+async def run_phase(app: App, counter: Counter, prefix: str, count: int, concurrency: int) -> Phase:
+    latencies: list[float] = []
+    todo = list(range(count))
+    before, statements, rows = await db_bytes(app), counter.statements, counter.rows
+
+    async def worker() -> None:
+        while todo:
+            await conversation(app.router, f"{prefix}-{todo.pop()}", latencies)
+
+    started, cpu = time.perf_counter(), _cpu()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    flush = getattr(app.tracer, "flush", None)
+    if flush is not None:
+        await asyncio.to_thread(flush)  # the traces this phase wrote are part of its cost
+    wall, cpu = time.perf_counter() - started, _cpu() - cpu
+    turns = len(latencies)
+    statements, rows = counter.statements - statements, counter.rows - rows
+    after = await db_bytes(app)
+    return Phase(
+        turns=turns,
+        p50_ms=round(percentile(latencies, 0.50) * 1000, 3),
+        p99_ms=round(percentile(latencies, 0.99) * 1000, 3),
+        mean_ms=round(statistics.fmean(latencies) * 1000, 3),
+        turns_per_s=round(turns / wall, 1),
+        cpu_ms_per_turn=round(cpu * 1000 / turns, 3),
+        statements_per_turn=round(statements / turns, 2),
+        rows_per_turn=round(rows / turns, 2),
+        bytes_per_conversation=int((after - before) // count) if before is not None and after is not None else None,
+    )
+
+
+async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "AGENTBOT_TRACING": "on" if config.tracing else "off",
+        "AGENTBOT_TRACES_DIR": config.traces_dir,
+        "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
+    }
+    counter = Counter()
+    out: dict[str, Any] = {}
+    async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
+        counter.attach(app)
+        tag = f"{config.label}-w{worker}"
+        await run_phase(app, counter, f"{tag}-warm", 50, 1)
+        if worker == 0:
+            out["sequential"] = await run_phase(app, counter, f"{tag}-seq", config.conversations, 1)
+        if barrier is not None:
+            await asyncio.to_thread(barrier.wait, 600)
+        share = config.conversations // config.workers
+        out["concurrent"] = await run_phase(
+            app, counter, f"{tag}-conc", share, max(1, config.concurrency // config.workers)
+        )
+        out["started"] = time.time()
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return out
+
+
+async def _prepare(url: str) -> None:
+    store = SqlStore(url)
+    try:
+        await store.ensure_schema()
+    finally:
+        await store.aclose()
+
+
+def _child(config: Config, worker: int, barrier: Any, results: Any) -> None:
+    try:
+        results.put((worker, asyncio.run(measure(config, worker, barrier))))
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which fails the bench
+        if barrier is not None:
+            barrier.abort()  # the other workers stop waiting for this one
+        results.put((worker, RuntimeError(f"worker {worker}: {e!r}")))
+
+
+def run_config(config: Config) -> dict[str, Any]:
+    """Run the configuration in `config.workers` fresh processes; combine what they measured."""
+    if config.workers > 1:
+        # Schema first, as a deploy would: workers creating tables at the same moment race.
+        asyncio.run(_prepare(config.db_url))
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    barrier = ctx.Barrier(config.workers) if config.workers > 1 else None
+    procs = [ctx.Process(target=_child, args=(config, w, barrier, results)) for w in range(config.workers)]
+    for p in procs:
+        p.start()
+    got = dict(results.get() for _ in procs)
+    for p in procs:
+        p.join()
+    for value in got.values():
+        if isinstance(value, BaseException):
+            raise RuntimeError(f"bench configuration {config.label!r} failed: {value!r}") from value
+    if config.workers == 1:
+        report = got[0]
+        report["sequential"] = report["sequential"].model_dump()
+        report["concurrent"] = report["concurrent"].model_dump()
+        report.pop("started")
+        return report
+    return combine([got[w] for w in range(config.workers)])
+
+
+def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several workers' concurrent phases as one: turns/s summed, latency percentiles pooled roughly."""
+    phases: list[Phase] = [p["concurrent"] for p in parts]
+    concurrent = Phase(
+        turns=sum(p.turns for p in phases),
+        p50_ms=max(p.p50_ms for p in phases),
+        p99_ms=max(p.p99_ms for p in phases),
+        mean_ms=round(statistics.fmean(p.mean_ms for p in phases), 3),
+        turns_per_s=round(sum(p.turns_per_s for p in phases), 1),
+        cpu_ms_per_turn=round(statistics.fmean(p.cpu_ms_per_turn for p in phases), 3),
+        statements_per_turn=round(statistics.fmean(p.statements_per_turn for p in phases), 2),
+        rows_per_turn=round(statistics.fmean(p.rows_per_turn for p in phases), 2),
+        bytes_per_conversation=None,  # the workers grow one database together
+    )
+    return {
+        "sequential": parts[0]["sequential"].model_dump(),
+        "concurrent": concurrent.model_dump(),
+        "peak_rss_mb": max(p["peak_rss_mb"] for p in parts),
+        "workers": len(parts),
+    }
+
+
+def traces_bytes(directory: str) -> int:
+    return sum(p.stat().st_size for p in Path(directory).glob("*.jsonl") if p.name != "metrics.jsonl")

@@ -1,0 +1,124 @@
+"""Why a command could not start, in one line, and the exit code that says which kind of failure it was.
+
+| code | meaning |
+| --- | --- |
+| 0 | done |
+| 1 | ran, and the result is a failure (eval scenarios failed, `db current` is behind) |
+| 2 | configuration: a config file, an environment variable or a flag is wrong |
+| 3 | eval: a regression against the baseline |
+| 4 | database: URL invalid, unreachable, corrupt, or its schema behind (`agentbot db upgrade`) |
+| 5 | platform: Slack or Discord rejected the token, or cannot be reached |
+| 6 | a missing extra: `pip install 'agentbot[slack]'` and friends |
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from pydantic import BaseModel
+
+from agent.errors import ConfigError, RecordingMissing, StorageError
+
+
+class Exit(IntEnum):
+    OK = 0
+    FAILED = 1
+    CONFIG = 2
+    REGRESSION = 3
+    DATABASE = 4
+    PLATFORM = 5
+    MISSING_EXTRA = 6
+
+
+class Failure(BaseModel):
+    code: Exit
+    message: str
+
+
+# Top-level module -> the extra that installs it.
+EXTRAS = {
+    "slack_bolt": "slack",
+    "slack_sdk": "slack",
+    "aiohttp": "slack",
+    "discord": "discord",
+    "yarl": "discord",
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "asyncpg": "postgres",
+    "zep_cloud": "zep",
+    "httpx": "zep",
+}
+DATABASE_DRIVERS = {"MySQLdb": "mysql", "psycopg2": "postgresql (use postgresql+asyncpg://)", "pymysql": "mysql"}
+
+
+def explain(error: BaseException) -> Failure | None:
+    """A one-line explanation for the failures a user can fix; None for bugs (they keep their traceback)."""
+    if isinstance(error, ConfigError):
+        return Failure(code=Exit.CONFIG, message=f"configuration error: {error}")
+    if isinstance(error, RecordingMissing):
+        return Failure(code=Exit.CONFIG, message=str(error))
+    if isinstance(error, StorageError):
+        return Failure(code=Exit.DATABASE, message=_database(str(error)))
+    if isinstance(error, ModuleNotFoundError):
+        return _missing(error.name or "")
+    return _sqlalchemy(error) or _slack(error) or _network(error)
+
+
+def _database(problem: str) -> str:
+    if "file is not a database" in problem or "malformed" in problem:
+        return f"database: the SQLite file is corrupt ({problem}); move it away or restore a backup"
+    return f"database: {problem}"
+
+
+def _missing(module: str) -> Failure | None:
+    top = module.split(".")[0]
+    if top in EXTRAS:
+        extra = EXTRAS[top]
+        return Failure(code=Exit.MISSING_EXTRA, message=f"{top} is not installed: pip install 'agentbot[{extra}]'")
+    if top in DATABASE_DRIVERS:
+        message = f"database: no driver for {DATABASE_DRIVERS[top]}; agentbot supports sqlite+aiosqlite:// and "
+        return Failure(code=Exit.DATABASE, message=message + "postgresql+asyncpg://")
+    return None
+
+
+def _sqlalchemy(error: BaseException) -> Failure | None:
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    if isinstance(error, NoSuchModuleError | ArgumentError):
+        return Failure(
+            code=Exit.DATABASE,
+            message=f"database: the URL is not valid ({error}); e.g. sqlite+aiosqlite:///var/agentbot.db "
+            "or postgresql+asyncpg://user@host/agentbot",
+        )
+    return None
+
+
+def _slack(error: BaseException) -> Failure | None:
+    try:
+        from slack_sdk.errors import SlackApiError
+    except ModuleNotFoundError:
+        return None
+    if isinstance(error, SlackApiError):
+        code = error.response.get("error", "unknown error") if error.response is not None else "unknown error"
+        if code in ("invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired"):
+            hint = "reinstall the app and copy the Bot User OAuth Token again"
+            return Failure(code=Exit.PLATFORM, message=f"Slack rejected SLACK_BOT_TOKEN ({code}): {hint}")
+        return Failure(code=Exit.PLATFORM, message=f"Slack refused the startup call ({code})")
+    return None
+
+
+def _network(error: BaseException) -> Failure | None:
+    import socket
+
+    connection_errors: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
+    try:
+        from aiohttp import ClientConnectionError
+
+        connection_errors += (ClientConnectionError,)
+    except ModuleNotFoundError:
+        pass
+    if isinstance(error, socket.gaierror):
+        return Failure(code=Exit.PLATFORM, message=f"cannot resolve a host name ({error}); is this machine online?")
+    if isinstance(error, connection_errors):
+        return Failure(code=Exit.PLATFORM, message=f"cannot reach the platform: {error}")
+    return None

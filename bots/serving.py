@@ -1,0 +1,68 @@
+"""What every HTTP process shares: where it binds ($PORT, $HOST) and its health endpoints.
+
+- `/healthz`: the process is up and serving (200, no dependencies checked).
+- `/readyz`: the database answers and its schema is at the newest migration (200), else 503 with
+  the reason, so a load balancer sends no traffic to a worker that would fail every turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from adapters.storage.sql import SqlStore
+from agent.errors import ConfigError, StorageError
+
+DEFAULT_PORT = 3000
+# Files container runtimes leave behind: Docker, and Podman / CRI-O.
+CONTAINER_MARKERS = (Path("/.dockerenv"), Path("/run/.containerenv"))
+
+
+class BindAddress(BaseModel):
+    host: str
+    port: int
+    why: str  # said in the startup line: which of flag, environment or default chose them
+
+
+def in_container() -> bool:
+    return any(marker.exists() for marker in CONTAINER_MARKERS)
+
+
+def bind_address(host: str | None, port: int | None, env: Mapping[str, str]) -> BindAddress:
+    """The flag, else $HOST / $PORT, else 0.0.0.0 in a container (reachable from outside it) or 127.0.0.1."""
+    reasons = []
+    if port is None and env.get("PORT"):
+        try:
+            port = int(env["PORT"])
+        except ValueError:
+            raise ConfigError("environment", f"not a port number: {env['PORT']!r}", field="PORT") from None
+        reasons.append("port from $PORT")
+    if host is None and env.get("HOST"):
+        host = env["HOST"]
+        reasons.append("host from $HOST")
+    if host is None:
+        host = "0.0.0.0" if in_container() else "127.0.0.1"
+        reasons.append("in a container: all interfaces" if host == "0.0.0.0" else "not in a container: loopback only")
+    return BindAddress(host=host, port=DEFAULT_PORT if port is None else port, why="; ".join(reasons) or "flags")
+
+
+def add_health_routes(web_app: Any, store: SqlStore) -> None:
+    """Register /healthz and /readyz on an aiohttp application."""
+    from aiohttp import web
+
+    async def healthz(_request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def readyz(_request: web.Request) -> web.Response:
+        try:
+            status = await store.schema_status()
+        except StorageError as e:
+            return web.json_response({"status": "unavailable", "database": str(e)}, status=503)
+        body = {"status": "ok" if not status.behind else "unavailable", **status.model_dump(), "behind": status.behind}
+        return web.json_response(body, status=503 if status.behind else 200)
+
+    web_app.router.add_get("/healthz", healthz)
+    web_app.router.add_get("/readyz", readyz)

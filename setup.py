@@ -1,0 +1,26 @@
+"""Packaging metadata lives in pyproject.toml; this only ships the default project inside the wheel.
+
+`config/` and `data/` stay at the repository root, where people edit them; a built wheel carries a
+copy in `bots/defaults/`, which `agentbot` falls back to and `agentbot init` copies from.
+"""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+
+
+class BuildWithDefaultProject(build_py):
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return  # an editable install reads them from the checkout
+        for name in ("config", "data"):
+            target = Path(self.build_lib) / "bots" / "defaults" / name
+            shutil.copytree(HERE / name, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+setup(cmdclass={"build_py": BuildWithDefaultProject})

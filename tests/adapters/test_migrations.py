@@ -1,0 +1,144 @@
+"""Schema migrations on real SQLite files: a 0.1 database keeps its rows, and every schema change has its revision."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import create_engine, insert, inspect, text
+
+from adapters.memory.sql_memory import SqlPreferenceMemory
+from adapters.storage.migrate import head_revision, pending_changes_unit, status_unit
+from adapters.storage.schema import metadata
+from adapters.storage.sql import SqlStore
+from agent.interfaces import Preferences
+from agent.records import TurnRecord
+from agent.types import Message, SessionState
+from tests.adapters.fixtures import schema_0_1 as old
+
+NOW = datetime(2026, 11, 1, 9, 30, tzinfo=UTC)
+
+
+def make_0_1_database(path: Path, *, drop_late_columns: bool = False) -> None:
+    """What agentbot 0.1 left on disk: tables from create_all, no alembic_version, a conversation and its effects."""
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        old.metadata.create_all(conn)
+        state = SessionState(session_id="console:ann", version=2, customer_id="C-001")
+        conn.execute(
+            insert(old.sessions).values(
+                id="console:ann",
+                version=2,
+                customer_id="C-001",
+                channel_type="console",
+                state=state.model_dump_json(),
+                created_at=NOW,
+                updated_at=NOW,
+            )
+        )
+        for role, body in (("user", "where is O-12345"), ("agent", "O-12345 has shipped.")):
+            conn.execute(
+                insert(old.messages).values(
+                    session_id="console:ann", role=role, kind="text", text=body, meta="{}", created_at=NOW
+                )
+            )
+        conn.execute(
+            insert(old.refunds).values(
+                id="R-1",
+                session_id="console:ann",
+                customer_id="C-001",
+                order_id="O-12345",
+                amount=19.5,
+                status="issued",
+                created_at=NOW,
+            )
+        )
+        conn.execute(
+            insert(old.tasks).values(
+                id="K-1", owner="ann", number=1, title="call the courier", status="open", created_at=NOW, updated_at=NOW
+            )
+        )
+        conn.execute(
+            insert(old.preferences).values(
+                customer_id="C-001", data=json.dumps({"preferred_brands": ["Logi"]}), updated_at=NOW
+            )
+        )
+        if drop_late_columns:  # an early 0.1 build, before traces: rebuild messages without trace_id
+            conn.execute(text("ALTER TABLE messages DROP COLUMN trace_id"))
+    engine.dispose()
+
+
+def revision_of(path: Path) -> str | None:
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.connect() as conn:
+        current = status_unit(conn).current
+    engine.dispose()
+    return current
+
+
+async def test_a_0_1_database_is_migrated_at_start_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "agentbot.db"
+    make_0_1_database(path)
+    assert revision_of(path) is None
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    state, history = await store.load("console:ann", 10)
+    assert state is not None and state.customer_id == "C-001" and state.version == 2
+    assert [m.text for m in history] == ["where is O-12345", "O-12345 has shipped."]
+    refunds = await store.fetch("SELECT order_id, amount FROM refunds")
+    tasks = await store.fetch("SELECT title FROM tasks WHERE owner = 'ann'")
+    assert [(r.order_id, r.amount) for r in refunds] == [("O-12345", 19.5)]
+    assert [t.title for t in tasks] == ["call the courier"]
+    # New turns are written to the adopted tables, the old rows stay beside them.
+    nxt = state.model_copy(update={"version": 3})
+    await store.commit(
+        TurnRecord(state=nxt, expected_version=2, messages=[Message(role="user", text="thanks")], events=[])
+    )
+    _, history = await store.load("console:ann", 10)
+    assert [m.text for m in history][-1] == "thanks" and len(history) == 3
+    memory = SqlPreferenceMemory(runner=store.runner)
+    assert await memory.read("C-001") == Preferences(preferred_brands=["Logi"])
+    await store.aclose()
+    assert revision_of(path) == head_revision()
+
+
+async def test_an_early_database_without_trace_columns_gets_them(tmp_path: Path) -> None:
+    path = tmp_path / "early.db"
+    make_0_1_database(path, drop_late_columns=True)
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    state, history = await store.load("console:ann", 10)
+    assert state is not None and len(history) == 2
+    rows = await store.fetch("SELECT count(*) AS n FROM messages WHERE trace_id IS NULL")
+    assert rows[0].n == 2
+    await store.aclose()
+
+
+async def test_two_stores_starting_together_migrate_once(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'race.db'}"
+    stores = [SqlStore(url) for _ in range(4)]
+    await asyncio.gather(*(s.ensure_schema() for s in stores))
+    statuses = [await s.schema_status() for s in stores]
+    assert {s.current for s in statuses} == {head_revision()}
+    for s in stores:
+        await s.aclose()
+
+
+async def test_every_table_in_schema_py_has_its_migration(tmp_path: Path) -> None:
+    """Fails when schema.py changed without a revision: run `agentbot db revision -m "..."` and review the file."""
+    store = SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}")
+    await store.ensure_schema()
+    pending = await store.run(pending_changes_unit, what="compare")
+    assert pending == [], f"schema.py differs from the migrations: {pending}"
+    tables = await store.fetch("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'alembic_version'")
+    assert {r.name for r in tables} == set(metadata.tables)
+    await store.aclose()
+
+
+def test_migrations_form_one_line(tmp_path: Path) -> None:
+    """Two branches that each add a revision after the same parent must be chained before they merge."""
+    assert head_revision()
+    engine = create_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    with engine.connect() as conn:
+        assert inspect(conn).get_table_names() == []
+    engine.dispose()

@@ -1,0 +1,80 @@
+"""The trace writer: turns only queue; a thread writes conversation files; failures lose traces, not turns."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from adapters.telemetry.files import TraceFiles, read_trace
+from adapters.telemetry.otel import OTelTracer
+from adapters.telemetry.writer import Item
+from agent.tracing import observed_turn
+from agent.turn import Turn
+from tests.helpers import interaction
+
+
+class BrokenSink:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def write(self, items: Sequence[Item]) -> None:
+        self.calls += 1
+        raise OSError("disk full")
+
+    def shutdown(self) -> None:
+        return None
+
+
+def conversation_files(directory: Path) -> list[Path]:
+    return list(directory.glob("*.jsonl"))
+
+
+def read_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def turn_in(tracer: OTelTracer, session: str, text: str = "hello") -> list[str | None]:
+    i = interaction(text, session)
+    with observed_turn(tracer, i) as trace:
+        t = Turn(i, session, None, frozenset(), None, [], trace)
+        return [t.emit("received", {"text": text}).span_id, t.emit("memory_updated").span_id]
+
+
+async def test_a_failing_sink_drops_traces_and_keeps_writing_later_ones(tmp_path: Path) -> None:
+    sink = BrokenSink()
+    tracer = OTelTracer(sink, interval=60)
+    turn_in(tracer, "s-1")
+    tracer.flush()
+    assert sink.calls == 1 and tracer.writer.dropped == 1
+    turn_in(tracer, "s-1")
+    await tracer.aclose()
+    assert sink.calls == 2 and tracer.writer.dropped == 2
+
+
+async def test_a_full_queue_drops_instead_of_making_the_turn_wait(tmp_path: Path) -> None:
+    files = TraceFiles(tmp_path)
+    tracer = OTelTracer(files, interval=60)
+    tracer.writer.max_queue = 2
+    for n in range(5):
+        turn_in(tracer, f"s-{n}")
+    assert tracer.writer.dropped == 3
+    await tracer.aclose()
+    assert len(conversation_files(tmp_path)) == 2
+
+
+async def test_two_writers_append_whole_lines_to_one_conversation_file(tmp_path: Path) -> None:
+    # Two workers: two tracers on one folder, the same thread's turns landing on either.
+    first, second = OTelTracer(TraceFiles(tmp_path), interval=60), OTelTracer(TraceFiles(tmp_path), interval=60)
+    ids = []
+    for n in range(20):
+        ids += turn_in(first if n % 2 else second, "thread-9", "x" * 70_000)  # lines longer than a pipe's atomic write
+        (first if n % 2 else second).flush()
+    await first.aclose()
+    await second.aclose()
+    [path] = conversation_files(tmp_path)
+    lines = read_lines(path)
+    assert len(lines) == 20 and all(json.loads(line)["name"] == "turn" for line in lines)
+    spans = read_trace(path)
+    assert [s["span_id"] for s in spans if s["name"] != "turn"] == ids
+    assert len({s["trace_id"] for s in spans}) == 1

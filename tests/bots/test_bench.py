@@ -1,0 +1,55 @@
+"""`agentbot bench` and `agentbot bench eval` run end to end and report what they measured.
+
+Speed is never asserted here (these machines are shared); what is checked is that every figure the
+README promises is measured from real work: statements, rows and bytes written, trace files.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.bots.test_cli import agentbot
+
+
+def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durability() -> None:
+    out = agentbot("bench", "--conversations", "12", "--concurrency", "4", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    configs = report["configurations"]
+    assert list(configs) == ["shipped", "tracing off", "synchronous=FULL"]
+    assert (configs["shipped"]["tracing"], configs["shipped"]["synchronous"]) == (True, "normal")
+    assert (configs["tracing off"]["tracing"], configs["synchronous=FULL"]["synchronous"]) == (False, "full")
+    for config in configs.values():
+        for phase in ("sequential", "concurrent"):
+            measured = config[phase]
+            assert measured["turns"] == 24
+            # A turn reads state and commits state, messages and telemetry: several statements, many rows.
+            assert measured["statements_per_turn"] >= 3 and measured["rows_per_turn"] >= 5
+            assert measured["bytes_per_conversation"] > 0 and measured["cpu_ms_per_turn"] > 0
+        assert config["peak_rss_mb"] > 0
+    assert configs["shipped"]["trace_bytes_per_conversation"] > 0  # a trace file per conversation
+    assert configs["tracing off"]["trace_bytes_per_conversation"] == 0
+    assert set(report["floor"]) == {"normal", "full"}
+    assert report["floor"]["normal"]["bytes_per_conversation"] > 0
+    assert {"shipped_p50_vs_floor", "tracing_cost_of_throughput", "tracing_cost_of_cpu"} <= set(report["ratios"])
+
+    table = agentbot("bench", "--conversations", "5", "--concurrency", "2")
+    assert table.returncode == 0, table.stderr
+    assert "agentbot, shipped (tracing on, NORMAL)" in table.stdout
+    assert "floor: sqlite3, synchronous=FULL" in table.stdout
+
+
+def test_two_workers_share_one_database() -> None:
+    out = agentbot("bench", "--conversations", "8", "--concurrency", "4", "--workers", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    shipped = json.loads(out.stdout)["configurations"]["shipped"]
+    assert shipped["workers"] == 2
+    assert shipped["concurrent"]["turns"] == 16  # 8 conversations split over two processes
+
+
+def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
+    out = agentbot("bench", "eval", "--scenarios", "6", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["scenarios"], report["turns"], report["passed"]) == (6, 12, 6)
+    assert report["seconds_total"] > 0 and "ms_per_turn_beyond_startup" in report

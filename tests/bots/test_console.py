@@ -1,0 +1,102 @@
+"""The console as a person uses it, through a pseudo-terminal: line editing, slash commands, handoff, Ctrl-C."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pexpect
+
+from agent.config import LLMSettings, Settings
+from bots.console.repl import mode_line
+from tests.helpers import REPO
+
+UP = "\x1b[A"
+
+
+def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBOT_")}
+    env |= {"HOME": str(tmp_path), "TERM": "xterm", "AGENTBOT_TRACING": "off"}
+    db = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
+    return pexpect.spawn(
+        sys.executable, ["-m", "bots.cli", "chat", "--db-url", db, *args],
+        cwd=str(REPO), env=env, encoding="utf-8", timeout=30, dimensions=(40, 200),
+    )  # fmt: skip
+
+
+def stored_user_lines(tmp_path: Path, session: str) -> list[str]:
+    with sqlite3.connect(tmp_path / "console.db") as db:
+        rows = db.execute("SELECT text FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id", (session,))
+        return [r[0] for r in rows]
+
+
+def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.expect_exact("understanding: rules (offline, no LLM)")
+    child.expect_exact("You are a guest")
+    child.expect_exact("you> ")
+    child.sendline("Where's my order O-12345?")
+    child.expect_exact("has shipped via UPS")
+    child.expect_exact("you> ")
+    child.send(UP + "\r")  # the arrow recalls the last line instead of sending ^[[A
+    child.expect_exact("has shipped via UPS")
+    child.expect_exact("you> ")
+    child.sendline("/customer c-001")
+    child.expect_exact("(you are Alice Moreno, customer C-001)")
+    child.sendline("talk to a human")
+    child.expect_exact("A person has this conversation now")
+    child.sendline("hello, anyone?")
+    child.expect_exact("A person has this conversation now")  # said on every message while handed off
+    child.expect_exact("/resume hands it back")
+    child.sendline("/resume")
+    child.expect_exact("I'm back in this conversation")
+    child.sendline("where is O-12345")
+    child.expect_exact("has shipped via UPS")
+    child.expect_exact("you> ")
+    child.sendintr()  # Ctrl-C at the prompt ends the console at once
+    child.expect(pexpect.EOF, timeout=5)
+    child.close()
+    assert child.exitstatus == 0
+    session = f"console:{getpass.getuser()}"
+    lines = stored_user_lines(tmp_path, session)
+    assert lines[:2] == ["Where's my order O-12345?", "Where's my order O-12345?"]
+    assert lines[2:] == ["talk to a human", "hello, anyone?", "where is O-12345"]
+    assert "Where's my order O-12345?" in (tmp_path / ".agentbot_history").read_text()
+
+
+def test_a_handed_off_conversation_says_so_at_start_and_new_leaves_it(tmp_path: Path) -> None:
+    first = spawn(tmp_path)
+    first.sendline("talk to a human")
+    first.expect_exact("A person has this conversation now")
+    first.sendeof()  # Ctrl-D
+    first.expect(pexpect.EOF, timeout=5)
+    again = spawn(tmp_path)
+    again.expect_exact("A person has this conversation now")
+    again.expect_exact("you> ")
+    again.sendline("/new")
+    again.expect_exact("(new conversation console:")
+    again.sendline("where is O-12345")
+    again.expect_exact("has shipped via UPS")
+    again.sendline("/sessions")
+    again.expect_exact("* console:")
+    again.sendline("/quit")
+    again.expect(pexpect.EOF, timeout=5)
+
+
+def test_ctrl_c_during_a_slow_start_or_turn_exits_without_waiting_for_enter(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.expect_exact("you> ")
+    child.send("Where's my order")  # half a line, no Enter
+    child.sendintr()
+    child.expect(pexpect.EOF, timeout=5)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_the_banner_names_the_mode_that_runs() -> None:
+    llm = LLMSettings(provider="anthropic", model="claude-sonnet-4-5")
+    assert mode_line(Settings(understanding="llm", llm=llm)) == "llm (anthropic claude-sonnet-4-5)"
+    assert mode_line(Settings(understanding="cascade", llm=llm)).startswith("cascade (rules first, anthropic")

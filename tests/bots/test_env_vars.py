@@ -1,0 +1,31 @@
+"""The env-var table in the README and `.env.example` list exactly the variables the code reads."""
+
+from __future__ import annotations
+
+from bots.env_vars import ENV_VARS, NAME_PATTERN, env_example, readme_table
+from tests.helpers import REPO
+
+
+def names_read_by_the_code() -> set[str]:
+    found: set[str] = set()
+    for package in ("agent", "adapters", "bots"):
+        for path in (REPO / package).rglob("*.py"):
+            if path.name.endswith("standin.py") or path.name == "env_vars.py":
+                continue
+            found |= set(NAME_PATTERN.findall(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_every_variable_the_code_reads_is_listed_and_nothing_else() -> None:
+    listed = {v.name for v in ENV_VARS}
+    assert len(listed) == len(ENV_VARS), "a variable is listed twice"
+    read = names_read_by_the_code()
+    assert read - listed == set(), f"read by the code but missing from bots/env_vars.py: {sorted(read - listed)}"
+    assert listed - read == set(), f"listed in bots/env_vars.py but read nowhere: {sorted(listed - read)}"
+
+
+def test_readme_table_and_env_example_are_current() -> None:
+    hint = "run `.venv/bin/python -m bots.env_vars` to rewrite them"
+    assert readme_table() in (REPO / "README.md").read_text(encoding="utf-8"), hint
+    assert (REPO / ".env.example").read_text(encoding="utf-8") == env_example(), hint
+    assert all(f"# {v.name}=\n" in env_example() for v in ENV_VARS if v.secret), "secrets ship empty and commented"
