@@ -158,8 +158,12 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
         m = m or (re.search(r"(?<![\d.])#?(\d{1,4})(?![\d.])", text) if awaited else None)
         return next(g for g in m.groups() if g) if m else None
     if name == "amount":
-        m = re.search(r"\$\s?(\d+(?:\.\d{1,2})?)|\b(\d+(?:\.\d{1,2})?)\s?(?:dollars|usd|bucks)\b", text, re.I)
-        m = m or (re.search(r"(?<![\d.])\$?(\d+(?:\.\d{1,2})?)(?![\d.])", text) if awaited else None)
+        m = re.search(
+            r"[$฿€£]\s?(\d+(?:\.\d{1,2})?)|\b(\d+(?:\.\d{1,2})?)\s?(?:dollars|usd|bucks|baht|thb|euros?|eur|pounds|gbp)\b",
+            text,
+            re.I,
+        )
+        m = m or (re.search(r"(?<![\d.])[$฿€£]?(\d+(?:\.\d{1,2})?)(?![\d.])", text) if awaited else None)
         return next(g for g in m.groups() if g) if m else None
     if name == "budget":
         return _money(text, awaited)
