@@ -99,6 +99,7 @@ class Messages(Strict):
     tool_error: str = "I couldn't complete that just now. Please try again, or ask for a human."
     too_many_steps: str = "I couldn't finish that in a reasonable number of steps. Please try rephrasing."
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
+    too_slow: str = "Sorry, that took me too long to work out. Please ask again in a moment."
     confirm_prompt: str = "This changes something that can't easily be undone."
 
 
@@ -177,6 +178,12 @@ class Settings(Strict):
     max_message_chars: int = Field(4000, ge=1)
     tool_timeout_seconds: float = Field(5.0, gt=0)
     commit_retries: int = Field(3, ge=1)
+    # Understanding and acting of one turn must end within this; well under lease x retries, so a
+    # hung provider (30 s timeout, 3 attempts) cannot hold a conversation.
+    turn_deadline_seconds: float = Field(60.0, gt=0)
+    # A channel worker owns a conversation's queue through a lease it renews while it works; a
+    # crashed worker's conversations are taken over once their lease expires.
+    lease_seconds: float = Field(10.0, ge=1)
     max_agent_passes: int = Field(5, ge=2)
     db_busy_timeout_ms: int = Field(5000, ge=0)
     # SQLite durability. normal: WAL, a commit survives a process crash but the last ones may be

@@ -4,7 +4,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 ├── ConfigError                a config file is wrong; names the file, line and field
 ├── InputError                 the user's message cannot be handled as sent
 ├── StorageError               the database failed or is busy
-│   ├── VersionConflict        optimistic lock lost; the router retries the turn
+│   ├── VersionConflict        optimistic lock lost (or a task number taken); the router retries
+│   ├── AlreadyCommitted       another worker already committed this channel event's turn
 │   └── SchemaBehind           the database lacks migrations this version needs
 ├── ProviderError              an LLM provider failed (translated inside its adapter)
 │   ├── ProviderAuthError      retryable=False
@@ -16,6 +17,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 │   └── ProviderOutputInvalid  the model answered, but not in the shape asked for
 ├── DataSourceError            business data could not be read (an endpoint down, a bad file)
 ├── RecordingMissing           a replayed eval asked for an LLM response nobody recorded
+├── ReferenceCollision         a generated reference (ticket, refund, report) is another conversation's
+├── TurnDeadline               a turn ran past its overall deadline (a hung provider or tool)
 ├── PolicyDenied               a policy refused a tool call; `reason` is shown
 └── ToolError                  a tool could not run
     ├── ToolNotAllowed         the agent may not use this tool
@@ -52,6 +55,9 @@ class InputError(AgentbotError):
 
 class StorageError(AgentbotError):
     user_message = "I couldn't save our conversation just now. Please try again in a moment."
+    # What a channel says (once per event) when a stored event's turn could not be saved: the
+    # event stays in the inbox and is answered when the database is back.
+    retry_notice = "I'm having trouble saving right now; I'll answer as soon as I can."
 
 
 class VersionConflict(StorageError):
@@ -69,6 +75,24 @@ class SchemaBehind(StorageError):
         self.current, self.head = current, head
         at = f"at revision {current}" if current else "not initialised"
         super().__init__(f"the database schema is {at}, this agentbot needs {head}: run `agentbot db upgrade`")
+
+
+class AlreadyCommitted(StorageError):
+    """A channel event's turn was committed by another worker (its lease had expired): this
+    attempt's work is dropped, nothing of it is shown."""
+
+    def __init__(self, event_key: str):
+        self.event_key = event_key
+        super().__init__(f"event {event_key!r} was already answered")
+
+
+class ReferenceCollision(AgentbotError):
+    """A side effect's generated id is already taken by another conversation's row. The turn fails
+    loudly (logged, the user told) instead of the row being skipped; retrying would collide again."""
+
+
+class TurnDeadline(AgentbotError):
+    """The turn's understanding and acting took longer than `settings.turn_deadline_seconds`."""
 
 
 class ProviderError(AgentbotError):

@@ -270,7 +270,7 @@ class EventInbox(Protocol):
         ...
 
     async def unfinished(self, older_than_seconds: float) -> list[InboxEvent]:
-        """Accepted events whose turn never committed, oldest first: work a crash left behind."""
+        """Events not done yet (turn not committed, or answers not all sent), oldest first."""
         ...
 
     async def knows(self, session_key: str) -> bool:

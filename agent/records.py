@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agent.types import Message, Model, SessionState, SideEffect, ToolResult, utcnow
+from agent.types import Message, Model, OutboundMessage, SessionState, SideEffect, ToolResult, utcnow
 
 
 class TelemetryEvent(Model):
@@ -33,6 +33,8 @@ class TurnRecord(Model):
     effects: list[SideEffect] = Field(default_factory=list)
     ledger: dict[str, ToolResult] = Field(default_factory=dict)  # idempotency key -> result
     inbox_key: str | None = None  # the channel inbox entry this turn completes
+    # Messages shown after the commit; stored in it (the outbox) when the turn has an inbox entry.
+    outbox: list[OutboundMessage] = Field(default_factory=list)
     trace_id: str | None = None  # stored with the turn's messages, to find its trace file
 
 
@@ -40,7 +42,8 @@ class InboxEvent(Model):
     key: str  # the platform's id for the event: Slack event_id, Discord interaction/message id
     session_key: str
     payload: dict[str, Any]
-    status: str = "accepted"
+    status: str = "accepted"  # accepted | committed (answers stored, some unsent) | done
+    attempts: int = 0
 
 
 class TaskRecord(Model):

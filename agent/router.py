@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from agent.acting import Acting
 from agent.config import Messages, Settings
 from agent.conversation import goals, handoff, notices
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.desk import HandoffDesk
-from agent.errors import InputError, StorageError, VersionConflict
+from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
 from agent.intents import IntentsRegistry
 from agent.interfaces import (
     AlertNotifier,
@@ -37,7 +38,7 @@ from agent.preferences import PreferenceRecorder
 from agent.records import TurnRecord
 from agent.text import clean
 from agent.tracing import observed_turn
-from agent.turn import Turn
+from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import (
     AgentResponse,
     Alert,
@@ -110,13 +111,24 @@ class AgentRouter:
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:
                 for attempt in range(self.p.settings.commit_retries):
+                    t = self._new_turn(interaction, reply, delivered, trace)
                     try:
-                        return await self._turn(interaction, self._new_turn(interaction, reply, delivered, trace))
+                        response = await self._turn(interaction, t)
+                    except TurnDeadline:
+                        return await self._refuse(interaction, self.p.messages.too_slow, reply)
+                    except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
+                        return AgentResponse(text="", session_id=interaction.session_key, interaction_id=interaction.id)
                     except VersionConflict:
+                        await settle_conflict(attempt, self.p.settings.commit_retries, interaction.from_inbox)
                         if attempt + 1 == self.p.settings.commit_retries:
                             return await self._refuse(interaction, self.p.messages.busy, reply)
                     except StorageError:
+                        if interaction.from_inbox:
+                            raise  # the event stays in the inbox; the channel retries it later
                         return await self._refuse(interaction, self.p.messages.busy, reply)
+                    else:
+                        await t.flush()
+                        return response
         raise AssertionError("unreachable")
 
     def _new_turn(
@@ -134,7 +146,7 @@ class AgentRouter:
 
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""
-        message = OutboundMessage(kind="error", text=text)
+        message = OutboundMessage(kind="error", text=text, id=f"{interaction.id}:x")
         if reply is not None:
             await reply(message)
         return AgentResponse(
@@ -166,9 +178,38 @@ class AgentRouter:
             },
         )
         t.emit("history_loaded", {"count": len(history)})
+        async with deadline(p.settings.turn_deadline_seconds):
+            results, cls, pref_update = await self._work(interaction, state, history, t)
 
-        results: list[ToolResult] = []
-        pref_update = None
+        user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
+        new_messages = [*seeded, user, *t.agent_messages()]
+        total = len(history) - len(seeded) + len(new_messages)
+        t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
+        state.version = expected_version + 1
+        state.updated_at = user.timestamp
+        await p.store.commit(
+            TurnRecord(
+                state=state,
+                expected_version=expected_version,
+                messages=new_messages,
+                events=t.events,
+                effects=[*(e for r in results for e in r.effects), *t.effects],
+                ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
+                inbox_key=interaction.id if interaction.from_inbox else None,
+                outbox=t.held if interaction.from_inbox else [],
+                trace_id=t.trace_id,
+            )
+        )
+        await self.desk.notify(t.alerts)
+        if p.preferences is not None and pref_update is not None:
+            await p.preferences.after(state, pref_update)
+        return t.response(state, cls.intent_id if cls else None, results)
+
+    async def _work(
+        self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
+    ) -> tuple[list[ToolResult], Classification | None, Any]:
+        """Understand and act: everything of the turn that runs under its deadline."""
+        p, results, pref_update = self.p, [], None
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
@@ -192,45 +233,7 @@ class AgentRouter:
             if p.preferences is not None:
                 prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
             results = await self._understood(state, cls, {i.id for i in eligible}, customer, history, t, prefs)
-
-        user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
-        new_messages = [*seeded, user, *t.agent_messages()]
-        total = len(history) - len(seeded) + len(new_messages)
-        t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
-        state.version = expected_version + 1
-        state.updated_at = user.timestamp
-        await p.store.commit(
-            TurnRecord(
-                state=state,
-                expected_version=expected_version,
-                messages=new_messages,
-                events=t.events,
-                effects=[*(e for r in results for e in r.effects), *t.effects],
-                ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
-                inbox_key=interaction.id if interaction.from_inbox else None,
-                trace_id=t.trace_id,
-            )
-        )
-        await self.desk.notify(t.alerts)
-        if p.preferences is not None and pref_update is not None:
-            await p.preferences.after(state, pref_update)
-        goal = state.active_goal
-        asking = next((m for m in reversed(t.outbound) if m.kind in ("question", "fallback")), None)
-        return AgentResponse(
-            text=t.final_text,
-            session_id=state.session_id,
-            interaction_id=interaction.id,
-            intent_id=cls.intent_id if cls else None,
-            tool_results=results,
-            needs_user_input=asking is not None or state.pending_confirmation is not None,
-            confirmation=state.pending_confirmation is not None and state.pending_confirmation.kind == "tool",
-            missing_param=goal.missing[0] if goal and goal.missing else None,
-            active_goal=goal.type if goal else None,
-            goal_stack=goals.stack_types(state),
-            handoff=state.handoff is not None and state.handoff.active,
-            messages=t.outbound,
-            alerts=[a.kind for a in t.alerts],
-        )
+        return results, cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""

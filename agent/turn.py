@@ -2,16 +2,53 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+from agent.conversation import goals
+from agent.errors import StorageError, TurnDeadline
 from agent.interfaces import Reply, TelemetrySink, TurnTrace
 from agent.llm.models import Usage
 from agent.records import TelemetryEvent
 from agent.tracing import NullTrace
-from agent.types import Alert, Interaction, Message, OutboundMessage, SideEffect, utcnow
+from agent.types import (
+    AgentResponse,
+    Alert,
+    Interaction,
+    Message,
+    OutboundMessage,
+    SessionState,
+    SideEffect,
+    ToolResult,
+    utcnow,
+)
 
 LEVELS = ("info", "warn", "error")
+
+
+@asynccontextmanager
+async def deadline(seconds: float) -> AsyncIterator[None]:
+    """Bound a turn's work, so a hung provider cannot hold its session (and its lease) for long."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError as e:
+        raise TurnDeadline(f"the turn took longer than {seconds:g} s") from e
+
+
+async def settle_conflict(attempt: int, retries: int, from_inbox: bool) -> None:
+    """After a lost optimistic lock (or a task number another turn took): nothing but pre-messages
+    was shown, so the next attempt runs on fresh state, a random moment later so that contenders
+    spread out. A stored channel event that keeps losing is left in its inbox for a later retry
+    rather than refused."""
+    if attempt + 1 < retries:
+        await asyncio.sleep(random.uniform(0, 0.05 * (attempt + 1)))
+    elif from_inbox:
+        raise StorageError(f"still conflicting after {retries} attempts")
 
 
 class Turn:
@@ -21,7 +58,7 @@ class Turn:
         sink: receives every event as it is emitted (they are also committed with the turn).
         redacted: parameter names whose values never reach telemetry.
         reply: the channel's delivery callable, or None to collect only.
-        delivered: messages already delivered by an earlier attempt of this same turn; a retry
+        delivered: pre-messages already shown by an earlier attempt of this same turn; a retry
             after a version conflict does not send them twice.
         trace: the turn's trace; each emitted stage becomes a span in it.
     """
@@ -45,6 +82,8 @@ class Turn:
         self._skip = list(delivered)
         self.events: list[TelemetryEvent] = []
         self.outbound: list[OutboundMessage] = []
+        self.held: list[OutboundMessage] = []  # shown only after the turn commits
+        self._pre = 0
         self.alerts: list[Alert] = []  # sent to admins after the turn commits
         self.effects: list[SideEffect] = []  # rows the turn writes besides its tools' (handoff state)
         self._last = time.perf_counter()
@@ -106,6 +145,15 @@ class Turn:
         return out
 
     async def send(self, message: OutboundMessage) -> None:
+        """A pre-message goes out now (before slow tools run); everything else waits for the
+        commit, so nothing that depends on the turn's side effects is shown before they are saved."""
+        if message.kind != "pre":
+            message = message.model_copy(update={"id": f"{self.interaction.id}:{len(self.held)}"})
+            self.outbound.append(message)
+            self.held.append(message)
+            return
+        message = message.model_copy(update={"id": f"{self.interaction.id}:p{self._pre}"})
+        self._pre += 1
         self.outbound.append(message)
         if message in self._skip:
             self._skip.remove(message)
@@ -114,9 +162,35 @@ class Turn:
         if self.reply is not None:
             await self.reply(message)
 
+    async def flush(self) -> None:
+        """Deliver what the turn held back; called once its commit succeeded."""
+        if self.reply is not None:
+            for message in self.held:
+                await self.reply(message)
+
     def agent_messages(self) -> list[Message]:
         meta = {"interaction_id": self.interaction.id}
         return [Message(role="agent", text=m.text, kind=m.kind, metadata=meta) for m in self.outbound]
+
+    def response(self, state: SessionState, intent_id: str | None, results: list[ToolResult]) -> AgentResponse:
+        """What the router returns for this committed turn."""
+        goal = state.active_goal
+        asking = next((m for m in reversed(self.outbound) if m.kind in ("question", "fallback")), None)
+        return AgentResponse(
+            text=self.final_text,
+            session_id=state.session_id,
+            interaction_id=self.interaction.id,
+            intent_id=intent_id,
+            tool_results=results,
+            needs_user_input=asking is not None or state.pending_confirmation is not None,
+            confirmation=state.pending_confirmation is not None and state.pending_confirmation.kind == "tool",
+            missing_param=goal.missing[0] if goal and goal.missing else None,
+            active_goal=goal.type if goal else None,
+            goal_stack=goals.stack_types(state),
+            handoff=state.handoff is not None and state.handoff.active,
+            messages=self.outbound,
+            alerts=[a.kind for a in self.alerts],
+        )
 
     @property
     def final_text(self) -> str:

@@ -317,6 +317,9 @@ class OutboundMessage(Model):
     kind: Literal["pre", "question", "answer", "error", "fallback", "notice"]
     text: str
     buttons: list[Literal["confirm", "cancel", "human"]] = Field(default_factory=list)
+    # Stable across re-runs of the same event's turn ("<event>:<n>", "<event>:p<n>" for
+    # pre-messages): channels record and dedupe deliveries by it. Empty outside a turn.
+    id: str = ""
 
 
 class AgentResponse(Model):

@@ -1,19 +1,25 @@
-"""Exactly-once, in-order processing of channel events; shared by every chat channel.
+"""Exactly-once, in-order processing of channel events across restarts and workers.
 
 A channel acks the platform at once and hands the event here. The event is stored in the inbox by
-its platform key before any work (a retry or duplicate is dropped there, across restarts and
-workers); then each session's events run one at a time, in arrival order, while other sessions run
-concurrently. Events a crash left unfinished are picked up again by `recover`.
+its platform key before any work (a retry or duplicate is dropped there). The inbox is also the
+queue: a worker that holds a conversation's lease runs its unfinished events oldest first, one at
+a time, renewing the lease while it works, so a thread's events run in arrival order even when
+several workers share the database. A crashed worker's lease expires after a few seconds and the
+next poll of any worker takes its conversations over.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
+import uuid
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from agent.errors import StorageError
-from agent.interfaces import EventInbox
 from agent.records import InboxEvent
 
 log = logging.getLogger("agentbot.dispatch")
@@ -21,106 +27,190 @@ log = logging.getLogger("agentbot.dispatch")
 Handler = Callable[[InboxEvent], Awaitable[None]]
 
 
+class DeliveryFailed(Exception):
+    """The platform refused or failed a send; the event's stored answers are sent again later."""
+
+
+class SessionQueue(Protocol):
+    """The inbox as a leased queue per conversation (adapters/storage/inbox.py)."""
+
+    async def accept(self, event: InboxEvent) -> bool: ...
+    async def finish(self, key: str) -> None: ...
+    async def claim(self, session_key: str, owner: str, seconds: float) -> bool: ...
+    async def release(self, session_key: str, owner: str) -> None: ...
+    async def next_event(self, session_key: str) -> InboxEvent | None: ...
+    async def ready_sessions(self, owner: str) -> list[str]: ...
+    async def postpone(self, key: str, seconds: float) -> int: ...
+
+
 class Dispatcher:
     """
     Args:
-        inbox: where events are accepted by key, and marked finished.
-        handler: runs one event (translate, `router.handle`, deliver). A turn's commit finishes
-            its inbox entry itself; the dispatcher finishes the rest after the handler returns.
-        recover_after_seconds: an unfinished event older than this is taken to be abandoned by a
-            crashed worker and is run again by `recover`.
+        inbox: where events are accepted by key, leased per conversation, and marked finished.
+        handler: runs one event (translate, `router.handle`, deliver; or, for an event whose turn
+            committed but whose answers were not all sent, send those).
+        lease_seconds: how long a conversation stays ours without a renewal; renewed every third.
+        poll_seconds: how often housekeeping looks for conversations nobody holds.
+        max_attempts: deliveries of a committed event tried before it is given up (logged).
+        worker: this worker's name in leases. A name that survives a restart (a Slack worker's
+            host and port) lets the restarted process take its own conversations back at once;
+            by default it is unique per process and a crashed one's leases are waited out.
     """
 
-    def __init__(self, inbox: EventInbox, handler: Handler, *, recover_after_seconds: float = 120.0):
+    def __init__(
+        self,
+        inbox: SessionQueue,
+        handler: Handler,
+        *,
+        lease_seconds: float = 10.0,
+        poll_seconds: float = 1.0,
+        max_attempts: int = 5,
+        worker: str | None = None,
+    ):
         self.inbox = inbox
         self.handler = handler
-        self.recover_after_seconds = recover_after_seconds
+        self.lease_seconds = lease_seconds
+        self.poll_seconds = poll_seconds
+        self.max_attempts = max_attempts
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.shutdown_grace_seconds = 10.0
-        self._queues: dict[str, asyncio.Queue[InboxEvent]] = {}
-        self._inflight: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._housekeeping: asyncio.Task[None] | None = None
+        self._owned: dict[str, asyncio.Task[None]] = {}
+        self._again: set[str] = set()  # woken while owned: look once more after releasing
+        self._lost: set[str] = set()
+        self._housekeeping: list[asyncio.Task[None]] = []
 
     async def submit(self, event: InboxEvent) -> bool:
         """Accept and schedule an event; False if it was seen before (nothing more happens)."""
         if not await self.inbox.accept(event):
             log.info("duplicate event %s dropped", event.key)
             return False
-        self._enqueue(event)
+        self._wake(event.session_key)
         return True
 
     async def recover(self) -> int:
-        """Schedule events that were accepted but never finished; returns how many."""
-        events = [e for e in await self.inbox.unfinished(self.recover_after_seconds) if e.key not in self._inflight]
-        for event in events:
-            self._enqueue(event)
-        if events:
-            log.warning("recovering %d unfinished event(s)", len(events))
-        return len(events)
+        """Take over conversations with unfinished events that no live worker holds."""
+        sessions = [s for s in await self.inbox.ready_sessions(self.worker) if s not in self._owned]
+        for session_key in sessions:
+            self._wake(session_key)
+        if sessions:
+            log.warning("taking over %d conversation(s) with unfinished events", len(sessions))
+        return len(sessions)
 
     def start_housekeeping(self, every_seconds: float, *chores: Callable[[], Awaitable[object]]) -> None:
-        """Every `every_seconds`: recover abandoned events, then run each chore (e.g. re-alerting
-        unclaimed handoffs). A failing pass is logged and the next one runs as usual."""
-        self._housekeeping = asyncio.create_task(self._housekeep(every_seconds, chores), name="dispatch-housekeeping")
+        """Poll for abandoned conversations every `poll_seconds`, and run each chore (e.g.
+        re-alerting unclaimed handoffs) every `every_seconds`. A failing pass is logged only."""
+        self._housekeeping = [
+            asyncio.create_task(self._every(self.poll_seconds, (self.recover,)), name="dispatch-recover"),
+            asyncio.create_task(self._every(every_seconds, chores), name="dispatch-chores"),
+        ]
 
-    async def _housekeep(self, every_seconds: float, chores: tuple[Callable[[], Awaitable[object]], ...]) -> None:
+    async def _every(self, seconds: float, chores: tuple[Callable[[], Awaitable[object]], ...]) -> None:
         while True:
-            await asyncio.sleep(every_seconds)
-            for chore in (self.recover, *chores):
+            await asyncio.sleep(seconds)
+            for chore in chores:
                 try:
                     await chore()
                 except Exception:  # noqa: BLE001 - a database hiccup must not end housekeeping for good
                     log.exception("housekeeping: %s failed", getattr(chore, "__name__", chore))
 
-    def _enqueue(self, event: InboxEvent) -> None:
-        self._inflight.add(event.key)
-        queue = self._queues.get(event.session_key)
-        if queue is None:
-            queue = self._queues[event.session_key] = asyncio.Queue()
-            task = asyncio.create_task(self._drain(event.session_key, queue), name=f"session:{event.session_key}")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        queue.put_nowait(event)
+    def _wake(self, session_key: str) -> None:
+        if session_key in self._owned:
+            self._again.add(session_key)
+            return
+        task = asyncio.create_task(self._own(session_key), name=f"session:{session_key}")
+        self._owned[session_key] = task
+        task.add_done_callback(lambda _t: self._owned.pop(session_key, None))
 
-    async def _drain(self, session_key: str, queue: asyncio.Queue[InboxEvent]) -> None:
+    async def _own(self, session_key: str) -> None:
+        """Hold the conversation's lease and run its events oldest first until none is due."""
         while True:
+            self._again.discard(session_key)
             try:
-                event = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                del self._queues[session_key]
-                return
-            try:
-                await self.handler(event)
-                await self.inbox.finish(event.key)
+                if not await self.inbox.claim(session_key, self.worker, self.lease_seconds):
+                    return  # another worker holds it and runs this event after its own
             except StorageError:
-                # The database is unavailable: leave the event accepted so `recover` retries it.
-                log.exception("event %s left for recovery", event.key)
-            except Exception:
-                # A bug or bad payload must not retry forever; the error is logged with the event.
-                log.exception("event %s failed", event.key)
-                await self._finish_quietly(event.key)
+                log.exception("cannot lease %s; the next poll tries again", session_key)
+                return
+            renewal = asyncio.create_task(self._renew(session_key))
+            try:
+                await self._run_due(session_key)
             finally:
-                self._inflight.discard(event.key)
+                renewal.cancel()
+                await asyncio.gather(renewal, return_exceptions=True)
+                self._lost.discard(session_key)
+                with contextlib.suppress(StorageError):
+                    await self.inbox.release(session_key, self.worker)
+            if session_key not in self._again:
+                return
 
-    async def _finish_quietly(self, key: str) -> None:
+    async def _run_due(self, session_key: str) -> None:
+        while session_key not in self._lost:
+            try:
+                event = await self.inbox.next_event(session_key)
+            except StorageError:
+                log.exception("cannot read the queue of %s", session_key)
+                return
+            if event is None or not await self._run(event):
+                return
+
+    async def _renew(self, session_key: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                held = await self.inbox.claim(session_key, self.worker, self.lease_seconds)
+            except StorageError:
+                continue  # the lease runs out if the database stays away; the turn fails with it
+            if not held:
+                log.warning("lost the lease of %s to another worker", session_key)
+                self._lost.add(session_key)
+                return
+
+    async def _run(self, event: InboxEvent) -> bool:
+        """Run one event; False when it was left for later (the conversation waits with it)."""
         try:
-            await self.inbox.finish(key)
+            await self.handler(event)
+            await self.inbox.finish(event.key)
+            return True
         except StorageError:
-            log.exception("could not mark event %s finished", key)
+            # The database is unavailable: the event stays accepted and a later poll retries it.
+            log.exception("event %s left for retry", event.key)
+            return False
+        except DeliveryFailed:
+            return await self._postpone(event)
+        except Exception:
+            # A bug or bad payload must not retry forever; the error is logged with the event.
+            log.exception("event %s failed", event.key)
+            with contextlib.suppress(StorageError):
+                await self.inbox.finish(event.key)
+            return True
+
+    async def _postpone(self, event: InboxEvent) -> bool:
+        try:
+            attempts = await self.inbox.postpone(event.key, min(2.0 ** (event.attempts + 1), 60.0))
+            if attempts < self.max_attempts:
+                log.warning("delivery of event %s failed (attempt %d); trying again later", event.key, attempts)
+                return False
+            log.error("giving up delivering event %s after %d attempts", event.key, attempts)
+            await self.inbox.finish(event.key)
+        except StorageError:
+            log.exception("cannot postpone event %s", event.key)
+            return False
+        return True
 
     async def drain(self) -> None:
-        """Wait until every scheduled event has run."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until every conversation this worker took up has no due event left."""
+        while self._owned:
+            await asyncio.gather(*list(self._owned.values()), return_exceptions=True)
 
     async def aclose(self) -> None:
         """Let running turns finish (up to `shutdown_grace_seconds`), then cancel the rest."""
-        if self._housekeeping is not None:
-            self._housekeeping.cancel()
-            await asyncio.gather(self._housekeeping, return_exceptions=True)
+        for task in self._housekeeping:
+            task.cancel()
+        await asyncio.gather(*self._housekeeping, return_exceptions=True)
         try:
             await asyncio.wait_for(self.drain(), self.shutdown_grace_seconds)
         except TimeoutError:
-            for task in list(self._tasks):
+            tasks = list(self._owned.values())
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)

@@ -7,11 +7,13 @@ and always read back timezone-aware (UTCDateTime).
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     Column,
+    Connection,
     DateTime,
     Float,
     Index,
@@ -21,7 +23,12 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    text,
 )
+
+from agent.errors import StorageError
+
+log = logging.getLogger("agentbot.storage")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -135,7 +142,38 @@ inbox = Table(
     Column("status", String(16), nullable=False),
     Column("accepted_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime),
+    # accepted -> committed (the turn's answers are in the outbox) -> done (they were sent)
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("retry_at", UTCDateTime),  # a failed delivery waits until then before it is tried again
     Index("ix_inbox_status", "status", "accepted_at"),
+    Index("ix_inbox_session", "session_key", "status", "accepted_at"),
+)
+# One worker at a time owns a session's queue: it holds this row and renews it while it works; a
+# crashed worker's row expires and another worker takes the session over.
+session_leases = Table(
+    "session_leases",
+    metadata,
+    Column("session_key", String(255), primary_key=True),
+    Column("owner", String(128), nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+# The transactional outbox: every message a channel event's turn shows, by a stable id derived from
+# the event. Answers are written in the turn's commit and sent after it; pre-messages and notices
+# are written just before they are sent. `sent` rows are never sent again.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", String(255), primary_key=True),
+    Column("event_key", String(255), nullable=False),
+    Column("session_key", String(255), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("body", Text, nullable=False),  # the OutboundMessage as JSON
+    Column("status", String(16), nullable=False),  # pending | sending | sent
+    Column("ref", String(255)),  # the platform's id of what was posted (Slack ts, Discord message id)
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("sent_at", UTCDateTime),
+    Index("ix_outbox_event", "event_key", "seq"),
 )
 
 refunds = Table(
@@ -169,7 +207,8 @@ tasks = Table(
     Column("status", String(16), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
-    Index("ix_tasks_owner", "owner", "number"),
+    # Numbers are per owner and unique: two turns that picked the same number cannot both commit.
+    Index("ux_tasks_owner_number", "owner", "number", unique=True),
 )
 # One row per session that was ever handed to people, so a sweep finds unclaimed ones.
 handoff_queue = Table(
@@ -202,3 +241,23 @@ llm_spend = Table(
 )
 
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
+
+
+def integrity_unit(conn: Connection) -> list[str]:
+    """SQLite's quick check: an empty list when the file is sound, else what it found."""
+    if conn.dialect.name != "sqlite":
+        return []
+    found = [str(r[0]) for r in conn.execute(text("PRAGMA quick_check")).all()]
+    return [] if found == ["ok"] else found
+
+
+def damaged(path: str, problems: list[str]) -> StorageError:
+    """Log what to do about a damaged SQLite file (once, at startup) and return the error to raise."""
+    log.error(
+        "the SQLite database %s is damaged (%s). Stop agentbot, keep a copy of the file, then restore it "
+        "from a backup or rebuild it with: sqlite3 %s .recover | sqlite3 recovered.db",
+        path,
+        "; ".join(problems[:3]),
+        path,
+    )
+    return StorageError(f"the database {path} is damaged: {problems[0]}")

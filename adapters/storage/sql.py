@@ -27,11 +27,14 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
+from adapters.storage.outbox import commit_event
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     EFFECT_TABLES,
+    damaged,
     handoff_queue,
     inbox,
+    integrity_unit,
     messages,
     order_updates,
     sessions,
@@ -39,7 +42,7 @@ from adapters.storage.schema import (
     telemetry,
     tool_ledger,
 )
-from agent.errors import SchemaBehind, StorageError, VersionConflict
+from agent.errors import ReferenceCollision, SchemaBehind, StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
 
@@ -71,7 +74,13 @@ def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> Non
 def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
     """Rows are written once per key; updates carry the whole new value, so a replay is harmless."""
     if kind in EFFECT_TABLES:
-        conn.execute(insert_ignore(conn, EFFECT_TABLES[kind], "id").values(**_effect_row(data)))
+        table = EFFECT_TABLES[kind]
+        res = conn.execute(insert_ignore(conn, table, "id").values(**_effect_row(data)))
+        if res.rowcount == 0 and "session_id" in data:
+            # The key exists: a replay of this session's own row is fine, anyone else's is a collision.
+            owner = conn.execute(select(table.c.session_id).where(table.c.id == data["id"])).scalar()
+            if owner != data["session_id"]:
+                raise ReferenceCollision(f"{kind} reference {data['id']} already belongs to another conversation")
     elif kind == "order_update":
         row = {"order_id": data["order_id"], "data": json.dumps(data), "updated_at": utcnow()}
         upsert(conn, order_updates, "order_id", row)
@@ -118,6 +127,7 @@ INSERT_EVENTS = insert(telemetry)
 FINISH_INBOX = (
     update(inbox).where(inbox.c.key == bindparam("b_key")).values(status="done", finished_at=bindparam("b_now"))
 )
+
 SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key == bindparam("b_key"))
 
 
@@ -201,15 +211,19 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             ],
         )
     if turn.inbox_key:
-        conn.execute(FINISH_INBOX, {"b_key": turn.inbox_key, "b_now": now})
+        commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
     for key, result in turn.ledger.items():
         conn.execute(
             insert_ignore(conn, tool_ledger, "idempotency_key").values(
                 idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
             )
         )
-    for effect in turn.effects:
-        write_effect(conn, effect.kind, effect.data)
+    try:
+        for effect in turn.effects:
+            write_effect(conn, effect.kind, effect.data)
+    except IntegrityError as e:
+        # A per-owner task number another turn took first: re-run the turn on fresh state.
+        raise VersionConflict(sid, turn.expected_version) from e
 
 
 def ledger_unit(conn: Connection, key: str) -> ToolResult | None:
@@ -240,6 +254,15 @@ class SqlStore:
     async def ensure_schema(self) -> None:
         if self._ready:
             return
+        try:
+            problems = await self.run(integrity_unit, what="check the database")
+        except StorageError as e:
+            if "malformed" not in str(e) and "not a database" not in str(e):
+                raise
+            problems = [str(e)]
+        if problems:
+            where = getattr(getattr(self.runner, "engine", None), "url", None)
+            raise damaged(where.database if where is not None else "?", problems)
         status = await self.schema_status()
         if status.behind and self.migrate:
             status = await self.upgrade()
@@ -258,7 +281,7 @@ class SqlStore:
         """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
         try:
             return await self.runner.run(fn, *args)
-        except (VersionConflict, StorageError):
+        except (VersionConflict, StorageError, ReferenceCollision):
             raise
         except DBAPIError as e:
             raise StorageError(f"cannot {what}: {e.orig}") from e

@@ -76,6 +76,7 @@ class HandoffDesk:
                 meta = {"interaction_id": t.interaction.id}
                 admin = Message(role="system", kind="admin", text=f"{actor}: {action}", metadata=meta)
                 if await self._commit(saved, t, [admin, *t.agent_messages()]):
+                    await t.flush()
                     return notice
         return self.messages.busy
 

@@ -10,25 +10,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import socket
 from datetime import UTC, datetime
 
 import discord
 import yarl
 from discord import app_commands
 
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.outbox import SqlOutbox
 from agent.app import App
-from agent.errors import AgentbotError, ConfigError
+from agent.errors import AgentbotError, ConfigError, StorageError
 from agent.records import InboxEvent
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.discord.alerts import DiscordAdminAlerts
-from bots.discord.delivery import BUTTONS, ChannelTarget, FollowupTarget, ReplyButton, ResumeButton
-from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, channel_of, session_key, thread_name
-from bots.dispatch import Dispatcher
+from bots.discord.commands import SlashCommands
+from bots.discord.delivery import ChannelTarget, FollowupTarget, ReplyButton, ResumeButton
+from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, session_key, thread_name
+from bots.dispatch import DeliveryFailed, Dispatcher
+from bots.outbox import OutboxReply
 
 log = logging.getLogger("agentbot.discord")
 
-THREADS = (discord.ChannelType.public_thread, discord.ChannelType.private_thread, discord.ChannelType.news_thread)
-NOT_ADMIN = "Only agentbot admins can use this command."
+THREAD_EXISTS = 160004  # Discord: "A thread has already been created for this message"
 
 
 def point_at(api_base: str, gateway_url: str) -> None:
@@ -42,7 +46,7 @@ discord.VoiceClient.warn_nacl = False
 discord.VoiceClient.warn_dave = False
 
 
-class DiscordBot(discord.Client):
+class DiscordBot(SlashCommands, discord.Client):
     """
     Args:
         settings: token, guild, admins, endpoints (read from the environment by the caller).
@@ -65,12 +69,16 @@ class DiscordBot(discord.Client):
             guild_ready_timeout=settings.guild_ready_timeout,
         )
         self.settings = settings
-        if app.inbox is None:
+        if not isinstance(app.inbox, SqlInbox):
             raise ConfigError("environment", "the Discord channel needs the SQL session store", field="AGENTBOT_DB_URL")
-        self.app, self.router = app, app.router
-        self.dispatcher = Dispatcher(app.inbox, self._run)
+        self.app, self.router, self.outbox = app, app.router, SqlOutbox(app.inbox.store)
+        # One gateway session per shard and host: a restart under this name takes its conversations
+        # back at once instead of waiting out its own leases.
+        worker = f"discord@{socket.gethostname()}:shard{self.shard_id or 0}"
+        self.dispatcher = Dispatcher(app.inbox, self._run, lease_seconds=app.settings.lease_seconds, worker=worker)
         self.tree = app_commands.CommandTree(self)
         self.recent = RecentIds()
+        self._noticed: set[str] = set()  # events told "trouble saving" (once each)
         if admin_alerts is not None:
             admin_alerts.bind(self)
         self._add_commands()
@@ -91,106 +99,6 @@ class DiscordBot(discord.Client):
     async def close(self) -> None:
         await self.dispatcher.aclose()
         await super().close()
-
-    # commands
-
-    def _add_commands(self) -> None:
-        @app_commands.describe(question="What you need, e.g. 'where is my order O-12345?'")
-        async def ask(interaction: discord.Interaction, question: str) -> None:
-            await self.on_ask(interaction, question)
-
-        self.tree.add_command(
-            app_commands.Command(name=self.settings.ask_command, description="Ask agentbot", callback=ask)
-        )
-        admin = app_commands.Group(name="agentbot", description="agentbot administration")
-
-        @admin.command(name="status", description="This conversation's state (admins)")
-        async def status(interaction: discord.Interaction) -> None:
-            await self.on_status(interaction)
-
-        @admin.command(name="resume", description="Give this conversation back to the bot after a handoff (admins)")
-        async def resume(interaction: discord.Interaction) -> None:
-            await self.on_resume(interaction, session_key(interaction.guild_id, interaction.channel_id or 0))
-
-        self.tree.add_command(admin)
-
-    async def on_ask(self, interaction: discord.Interaction, question: str) -> None:
-        if not self.recent.first_sight(interaction.id):
-            return
-        await interaction.response.defer(thinking=True)  # Discord gives 3 s; the turn runs after
-        channel = interaction.channel
-        in_thread = getattr(channel, "type", None) in THREADS
-        guild_id = interaction.guild_id
-        start = guild_id is not None and not in_thread
-        key = (
-            f"discord:{guild_id}:ask:{interaction.id}" if start else session_key(guild_id, interaction.channel_id or 0)
-        )
-        event = DiscordEvent(
-            kind="ask",
-            text=question,
-            user_id=interaction.user.id,
-            user_name=interaction.user.display_name,
-            guild_id=guild_id,
-            channel_id=interaction.channel_id or 0,
-            in_thread=in_thread,
-            start_thread=start,
-            application_id=interaction.application_id,
-            token=interaction.token,
-            created_at=interaction.created_at,
-        )
-        await self._submit(str(interaction.id), key, event)
-
-    def is_admin(self, user: discord.User | discord.Member) -> bool:
-        roles = {r.id for r in getattr(user, "roles", [])}
-        return user.id in self.settings.admin_user_ids or bool(roles & self.settings.admin_role_ids)
-
-    async def on_status(self, interaction: discord.Interaction) -> None:
-        if not self.is_admin(interaction.user):
-            await interaction.response.send_message(NOT_ADMIN, ephemeral=True)
-            return
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        key = session_key(interaction.guild_id, interaction.channel_id or 0)
-        state, _ = await self.app.store.load(key, 0)
-        if state is None:
-            text = f"No conversation here yet (`{key}`)."
-        else:
-            goal = state.active_goal
-            handoff = state.handoff.status if state.handoff else "none"
-            text = (
-                f"`{key}` - version {state.version}, customer {state.customer_id or 'guest'}\n"
-                f"active goal: {goal.type if goal else 'none'}; suspended: {len(state.goal_stack)}; handoff: {handoff}"
-            )
-        await interaction.followup.send(text, ephemeral=True)
-
-    async def on_resume(self, interaction: discord.Interaction, key: str) -> None:
-        if not self.is_admin(interaction.user):
-            await interaction.response.send_message(NOT_ADMIN, ephemeral=True)
-            return
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        thread = ChannelTarget(self.get_partial_messageable(channel_of(key)), interaction.user.id)
-        notice = await self.router.control(key, "release", interaction.user.display_name, reply=thread.send)
-        await interaction.followup.send(notice, ephemeral=True)
-
-    async def on_resume_button(self, interaction: discord.Interaction, session_key: str) -> None:
-        await self.on_resume(interaction, session_key)
-
-    async def on_reply_button(self, interaction: discord.Interaction, action: str) -> None:
-        if not self.recent.first_sight(interaction.id):
-            return
-        await interaction.response.edit_message(view=None)  # the ack; the question's buttons are used up
-        guild_id, channel_id = interaction.guild_id, interaction.channel_id or 0
-        event = DiscordEvent(
-            kind="button",
-            text=BUTTONS[action][2],
-            button=action,  # type: ignore[arg-type]
-            user_id=interaction.user.id,
-            user_name=interaction.user.display_name,
-            guild_id=guild_id,
-            channel_id=channel_id,
-            in_thread=getattr(interaction.channel, "type", None) in THREADS,
-            created_at=interaction.created_at,
-        )
-        await self._submit(str(interaction.id), session_key(guild_id, channel_id), event)
 
     # messages
 
@@ -243,39 +151,58 @@ class DiscordBot(discord.Client):
 
     async def _run(self, stored: InboxEvent) -> None:
         ev = DiscordEvent.model_validate(stored.payload)
-        target, thread_id = await self._where(ev)
+        target, thread_id = await self._where(stored.key, ev)
+        reply = OutboxReply(self.outbox, target, stored.key, session_key(ev.guild_id, thread_id))
+        if stored.status == "committed":
+            await reply.resend()  # the turn committed; only its answers are left to send
+            return
         try:
-            await self._turn(stored.key, ev, target, thread_id)
+            await self._turn(stored.key, ev, reply, thread_id)
+        except StorageError:
+            # Not saved: the event stays in the inbox and is answered when the database is back.
+            if stored.key not in self._noticed:
+                self._noticed.add(stored.key)
+                text = StorageError.retry_notice
+                await reply.notify_once(OutboundMessage(kind="notice", text=text, id=f"{stored.key}:trouble"))
+            raise
+        except DeliveryFailed:
+            raise  # the answers are stored; the dispatcher sends them again later
         except Exception:
             # The one place the channel catches: the user hears that it failed, the dispatcher logs it.
-            with contextlib.suppress(discord.HTTPException):
-                await target.send(OutboundMessage(kind="error", text=AgentbotError.user_message))
+            with contextlib.suppress(Exception):
+                await reply(OutboundMessage(kind="error", text=AgentbotError.user_message, id=f"{stored.key}:failed"))
             raise
 
-    async def _where(self, ev: DiscordEvent) -> tuple[ChannelTarget | FollowupTarget, int]:
-        """Where the conversation's messages go, starting its thread when the event asks for one."""
+    async def _where(self, key: str, ev: DiscordEvent) -> tuple[ChannelTarget | FollowupTarget, int]:
+        """Where the conversation's messages go, starting its thread when the event asks for one.
+
+        A re-run (after a crash) finds the anchor it posted before and the thread started from it:
+        a thread started from a message has that message's id."""
         here = ChannelTarget(self.get_partial_messageable(ev.channel_id, guild_id=ev.guild_id), ev.user_id)
         target: ChannelTarget | FollowupTarget = here
         if ev.token and ev.application_id:
             webhook = discord.Webhook.partial(ev.application_id, ev.token, client=self)
-            target = FollowupTarget(webhook, ev.created_at, here)
+            target = FollowupTarget(webhook, ev.created_at, here, self.user.id if self.user else 0)
         if not ev.start_thread:
             return target, ev.channel_id
         anchor_id = ev.message_id or 0
         if isinstance(target, FollowupTarget):
             # The answer's first follow-up shows the question; the conversation continues under it.
-            anchor_id = (await target.post(f"**{ev.user_name}** asked: {ev.text}")).id
+            anchor = OutboundMessage(kind="notice", text=f"**{ev.user_name}** asked: {ev.text}", id=f"{key}:anchor")
+            await OutboxReply(self.outbox, target, key, "")(anchor)
+            anchor_id = int(await self.outbox.ref(anchor.id) or 0)
         try:
             thread = await here.channel.get_partial_message(anchor_id).create_thread(name=thread_name(ev.text))  # type: ignore[attr-defined]
-        except discord.HTTPException:
+        except discord.HTTPException as e:
+            if e.code == THREAD_EXISTS:
+                thread = self.get_partial_messageable(anchor_id, guild_id=ev.guild_id)
+                return ChannelTarget(thread, ev.user_id), anchor_id
             # Without "Create Public Threads" the bot still answers, in place.
             log.warning("could not start a thread in channel %s; answering in place", ev.channel_id, exc_info=True)
             return target, anchor_id
         return ChannelTarget(thread, ev.user_id), thread.id
 
-    async def _turn(
-        self, key_id: str, ev: DiscordEvent, target: ChannelTarget | FollowupTarget, thread_id: int
-    ) -> None:
+    async def _turn(self, key_id: str, ev: DiscordEvent, reply: OutboxReply, thread_id: int) -> None:
         key = session_key(ev.guild_id, thread_id)
         customer = await self.app.data.find_customer("discord", str(ev.user_id))
         interaction = Interaction(
@@ -294,7 +221,7 @@ class DiscordBot(discord.Client):
             from_inbox=True,
             action=ev.button,
         )
-        await self.router.handle(interaction, reply=target.send)
+        await self.router.handle(interaction, reply=reply)
 
     async def _thread_history(self, key: str, ev: DiscordEvent) -> list[Message]:
         """A thread the bot has no session for: what was said so far seeds the new session."""

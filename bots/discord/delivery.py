@@ -16,6 +16,7 @@ import discord
 
 from agent.types import OutboundMessage
 from bots.delivery import split_text
+from bots.outbox import nonce
 
 if TYPE_CHECKING:
     import re
@@ -116,6 +117,10 @@ def resume_view(session_key: str) -> discord.ui.View:
 class ChannelTarget:
     """Delivers into a channel, thread or DM as ordinary bot messages.
 
+    Each part is sent with a nonce derived from the message's outbound id; discord.py then asks
+    Discord to enforce it, so a repeated send (a crash between sending and marking it sent)
+    returns the message already posted instead of posting it twice.
+
     Args:
         channel: anything discord.py can send to (a Thread, a DMChannel, a PartialMessageable).
         owner: the user id the turn's buttons belong to.
@@ -126,40 +131,70 @@ class ChannelTarget:
         self.owner = owner
 
     async def send(self, message: OutboundMessage) -> None:
+        await self.deliver(message, recovering=False)
+
+    async def deliver(self, message: OutboundMessage, *, recovering: bool) -> str:
         parts = split(message.text)
+        sent = None
         for n, part in enumerate(parts):
             view = reply_view(list(message.buttons), self.owner) if n == len(parts) - 1 else None
-            if view is None:
-                await self.channel.send(part, allowed_mentions=NO_MENTIONS)
-            else:
-                await self.channel.send(part, allowed_mentions=NO_MENTIONS, view=view)
+            extra: dict[str, Any] = {"nonce": nonce(message.id, n)} if message.id else {}
+            if view is not None:
+                extra["view"] = view
+            sent = await self.channel.send(part, allowed_mentions=NO_MENTIONS, **extra)
+        return str(sent.id) if sent is not None else ""
 
 
 class FollowupTarget:
     """Delivers as interaction follow-ups while the token lives, then into the channel.
 
+    Follow-ups take no nonce: a recovering send first looks for the same text from the bot among
+    the channel's recent messages.
+
     Args:
         webhook: the interaction's follow-up webhook (application id + token).
         created_at: when the interaction was created (the token expires 15 minutes later).
         fallback: where messages go once the token window has passed.
+        me: the bot's user id, to recognise its own follow-ups when recovering.
     """
 
-    def __init__(self, webhook: discord.Webhook, created_at: datetime, fallback: ChannelTarget):
+    def __init__(self, webhook: discord.Webhook, created_at: datetime, fallback: ChannelTarget, me: int = 0):
         self.webhook = webhook
         self.expires_at = created_at + FOLLOWUP_WINDOW
         self.fallback = fallback
+        self.me = me
 
     async def send(self, message: OutboundMessage) -> None:
+        await self.deliver(message, recovering=False)
+
+    async def deliver(self, message: OutboundMessage, *, recovering: bool) -> str:
         if datetime.now(UTC) >= self.expires_at:
-            await self.fallback.send(message)
-            return
+            return await self.fallback.deliver(message, recovering=recovering)
         parts = split(message.text)
+        seen = await self.recent_texts() if recovering else {}
+        ref = ""
         for n, part in enumerate(parts):
+            if part in seen:
+                ref = seen.pop(part)
+                continue
             view = reply_view(list(message.buttons), self.fallback.owner) if n == len(parts) - 1 else None
             if view is None:
-                await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True)
+                sent = await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True)
             else:
-                await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, view=view)
+                sent = await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, view=view)
+            ref = str(sent.id)
+        return ref
+
+    async def recent_texts(self) -> dict[str, str]:
+        """Text -> message id of the bot's recent messages where the follow-ups appear."""
+        found: dict[str, str] = {}
+        try:
+            async for m in self.fallback.channel.history(limit=50):  # type: ignore[attr-defined]
+                if m.author.id == self.me and m.content not in found:
+                    found[m.content] = str(m.id)
+        except discord.HTTPException:
+            log.warning("cannot read recent messages to check for an earlier follow-up", exc_info=True)
+        return found
 
     async def post(self, text: str) -> discord.WebhookMessage:
         """One follow-up whose message the caller needs (the anchor a thread is started from)."""

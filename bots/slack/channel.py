@@ -15,14 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from adapters.storage.inbox import SqlInbox
+from adapters.storage.outbox import SqlOutbox
 from adapters.storage.sql import SqlStore
-from adapters.storage.stats import today
 from agent.app import App
 from agent.errors import ConfigError, StorageError
+from agent.interfaces import Reply
 from agent.records import InboxEvent
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
-from bots.dispatch import Dispatcher
-from bots.slack import commands as slack_commands
+from bots.dispatch import DeliveryFailed, Dispatcher
+from bots.outbox import OutboxReply
+from bots.slack.commands import FAILED, SlashCommand
 from bots.slack.delivery import ThreadReply, answered_blocks, escape
 from bots.slack.events import (
     BUTTON_ACTION,
@@ -32,9 +35,9 @@ from bots.slack.events import (
     from_button,
     from_control,
     from_message,
-    inbound_text,
     mentions_bot,
 )
+from bots.slack.threads import Me, bot_in_thread, thread_history
 
 log = logging.getLogger("agentbot.slack")
 
@@ -48,7 +51,6 @@ def _not_the_token_notice(record: logging.LogRecord) -> bool:
 logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_token_notice)
 
 ANSWERED = {"agentbot_confirm": "Confirmed", "agentbot_cancel": "Cancelled", "agentbot_human": "Asked for a human"}
-FAILED = "Sorry, something went wrong on my side while answering. Please try again in a moment."
 
 
 class SlackOptions(BaseModel):
@@ -59,8 +61,7 @@ class SlackOptions(BaseModel):
     admins: list[str] = []  # Slack user ids allowed to use status / resume
     provider: str = "rules (offline)"  # shown by /agentbot status
     database: str = ""  # shown by /agentbot status, without credentials
-    recover_after_seconds: float = 120.0
-    recover_every_seconds: float = 60.0
+    recover_every_seconds: float = 60.0  # re-alerting unclaimed handoffs
 
 
 class SlackChannel:
@@ -74,12 +75,14 @@ class SlackChannel:
     def __init__(self, app: App, client: Any, options: SlackOptions):
         from slack_bolt.async_app import AsyncApp
 
-        if not isinstance(app.store, SqlStore) or app.inbox is None:
+        if not isinstance(app.store, SqlStore) or not isinstance(app.inbox, SqlInbox):
             raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
         self.app, self.store, self.inbox = app, app.store, app.inbox
         self.router, self.data, self.client, self.options = app.router, app.data, client, options
-        self.dispatcher = Dispatcher(self.inbox, self.run, recover_after_seconds=options.recover_after_seconds)
-        self.bot_user_id = self.bot_id = self.team_id = ""
+        self.dispatcher = Dispatcher(app.inbox, self.run, lease_seconds=app.settings.lease_seconds)
+        self.outbox = SqlOutbox(app.store)
+        self.me, self.team_id = Me(), ""
+        self._noticed: set[str] = set()  # events told "trouble saving" (once each)
         self.bolt = AsyncApp(
             client=client,
             signing_secret=options.signing_secret or None,
@@ -88,7 +91,7 @@ class SlackChannel:
         )
         self.bolt.middleware(self._only_our_workspace)
         self.bolt.middleware(self._accept_events)
-        self.bolt.command(options.command)(self._on_command)
+        self.bolt.command(options.command)(SlashCommand(self).on_command)
         self.bolt.action(re.compile(r"^agentbot_(confirm|cancel|human)$"))(self._on_button)
         self.bolt.action(re.compile(f"^({RESUME_ACTION}|{CLAIM_ACTION})$"))(self._on_control)
 
@@ -97,7 +100,7 @@ class SlackChannel:
     async def start(self) -> None:
         """Learn who the bot is (this also checks the token), then pick up work a crash left."""
         me = await self.client.auth_test()
-        self.bot_user_id, self.bot_id, self.team_id = me.get("user_id", ""), me.get("bot_id", ""), me.get("team_id", "")
+        self.me, self.team_id = Me(me.get("user_id", ""), me.get("bot_id", "")), me.get("team_id", "")
         await self.dispatcher.recover()
         self.dispatcher.start_housekeeping(self.options.recover_every_seconds, self.router.realert_unclaimed)
 
@@ -131,7 +134,7 @@ class SlackChannel:
         event = body.get("event") or {}
         try:
             if event.get("type") == "app_mention":
-                await self._submit(from_message(body, self.bot_user_id, mention=True))
+                await self._submit(from_message(body, self.me.user_id, mention=True))
             elif event.get("type") == "message":
                 await self._on_message(body)
         except StorageError:
@@ -143,12 +146,14 @@ class SlackChannel:
     async def _on_message(self, body: dict[str, Any]) -> None:
         event = body.get("event") or {}
         is_dm = event.get("channel_type") == "im"
-        if mentions_bot(body, self.bot_user_id) and not is_dm:
+        if mentions_bot(body, self.me.user_id) and not is_dm:
             return  # the app_mention event for the same message answers it
-        ev = from_message(body, self.bot_user_id, mention=False)
+        ev = from_message(body, self.me.user_id, mention=False)
         if ev is None:
             return
-        if is_dm or (ev.in_thread and await self.inbox.knows(ev.session_key)):
+        if is_dm or (
+            ev.in_thread and (await self.inbox.knows(ev.session_key) or await bot_in_thread(self.client, ev, self.me))
+        ):
             await self._submit(ev)
 
     async def _on_button(self, ack: Any, body: dict[str, Any]) -> None:
@@ -164,66 +169,6 @@ class SlackChannel:
         await self._submit(ev)
         await ack()
 
-    async def _on_command(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
-        cmd = slack_commands.parse(body.get("text") or "")
-        user, channel, team = body.get("user_id", ""), body.get("channel_id", ""), body.get("team_id", "")
-        if cmd.verb == "help":
-            await ack(text=slack_commands.HELP.format(command=self.options.command))
-            return
-        await ack()
-        if cmd.verb in ("status", "resume") and not self._is_admin(user):
-            await respond(text=f"`{self.options.command} {cmd.verb}` is for agentbot admins.")
-        elif cmd.verb == "status":
-            await respond(text=await self._status())
-        elif cmd.verb == "resume":
-            target = slack_commands.resume_target(cmd.text, channel, body.get("thread_ts"))
-            if target is None:
-                await respond(text=f"Which thread? `{self.options.command} resume <link to the thread>`")
-                return
-            ev = SlackEvent(
-                key=f"command:{body.get('trigger_id', '')}",
-                kind="control",
-                team=team,
-                channel=target[0],
-                user=user,
-                text="release",
-                root_ts=target[1],
-                reply_ts=target[1],
-                action="release",
-                user_name=body.get("user_name", ""),
-                response_url=body.get("response_url", ""),
-            )
-            await self._submit(ev)  # the outcome goes to the admin through response_url
-        else:
-            await self._ask(cmd.text, body, respond)
-
-    async def _ask(self, text: str, body: dict[str, Any], respond: Any) -> None:
-        """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
-        user, channel = body.get("user_id", ""), body.get("channel_id", "")
-        try:
-            root = await self.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(text)}")
-        except Exception as e:  # noqa: BLE001 - e.g. not_in_channel: tell the person, not the log only
-            log.warning("cannot post the request in %s: %s", channel, e)
-            await respond(text="I can't post in this conversation. Invite me first (`/invite @agentbot`).")
-            return
-        ts = str(root.get("ts", ""))
-        ev = SlackEvent(
-            key=f"command:{body.get('trigger_id') or ts}",
-            kind="command",
-            team=body.get("team_id", ""),
-            channel=channel,
-            user=user,
-            text=text,
-            root_ts=ts,
-            reply_ts=ts,
-            ts=ts,
-        )
-        try:
-            await self._submit(ev)
-        except StorageError:
-            log.exception("could not store command %s", ev.key)
-            await ThreadReply(self.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
-
     async def _submit(self, ev: SlackEvent | None) -> None:
         """Store and schedule; a StorageError propagates so the caller does not ack what it lost."""
         if ev is None:
@@ -233,16 +178,15 @@ class SlackChannel:
     def _is_admin(self, user: str) -> bool:
         return user in self.options.admins
 
-    async def _status(self) -> str:
-        stats = await today(self.store)
-        pending = len(await self.inbox.unfinished(0))
-        return slack_commands.status_text(self.options.provider, self.options.database, stats, pending)
-
     # Work: one stored event, run by the dispatcher in its session's order.
 
     async def run(self, event: InboxEvent) -> None:
         ev = SlackEvent.model_validate(event.payload)
-        reply = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key)
+        sender = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key)
+        reply = OutboxReply(self.outbox, sender, event.key, ev.session_key)
+        if event.status == "committed":
+            await reply.resend()  # the turn ran and committed; only its answers are left to send
+            return
         if ev.kind == "control":
             await self._control(ev, reply)
             return
@@ -272,14 +216,23 @@ class SlackChannel:
         )
         try:
             await self.router.handle(interaction, reply=reply)
+        except StorageError:
+            # Not saved: the event stays in the inbox and is answered when the database is back.
+            if event.key not in self._noticed:
+                self._noticed.add(event.key)
+                notice = OutboundMessage(kind="notice", text=StorageError.retry_notice, id=f"{event.key}:trouble")
+                await reply.notify_once(notice)
+            raise
+        except DeliveryFailed:
+            raise  # the answers are stored; the dispatcher sends them again later
         except Exception:
             # The one place a Slack turn fails: the person hears so, the log has the details.
             log.exception("slack turn %s failed", ev.key)
             with contextlib.suppress(Exception):
-                await reply(OutboundMessage(kind="error", text=FAILED))
+                await reply(OutboundMessage(kind="error", text=FAILED, id=f"{event.key}:failed"))
             raise
 
-    async def _control(self, ev: SlackEvent, reply: ThreadReply) -> None:
+    async def _control(self, ev: SlackEvent, reply: Reply) -> None:
         actor = ev.user_name or "An admin"
         notice = await self.router.control(ev.session_key, "claim" if ev.action == "claim" else "release", actor, reply)
         if ev.response_url:
@@ -296,25 +249,7 @@ class SlackChannel:
             )
 
     async def _thread_history(self, ev: SlackEvent) -> list[Message]:
-        """The thread so far, when the bot meets a thread it has no session for (cold start)."""
         if not ev.in_thread:
             return []
         saved, _ = await self.store.load(ev.session_key, 0)
-        if saved is not None:
-            return []
-        try:
-            response = await self.client.conversations_replies(channel=ev.channel, ts=ev.root_ts, limit=200)
-        except Exception as e:  # noqa: BLE001 - e.g. missing history scope: answer without the context
-            log.warning("no thread history for %s: %s", ev.session_key, e)
-            return []
-        history = []
-        for m in response.get("messages") or []:
-            if float(m.get("ts", "0")) >= float(ev.ts or "inf") or not m.get("text"):
-                continue  # the current message is the turn's own; later ones are not history yet
-            ours = m.get("user") == self.bot_user_id or (self.bot_id and m.get("bot_id") == self.bot_id)
-            text = inbound_text(m["text"], self.bot_user_id)
-            meta = {"slack_user": m.get("user", ""), "slack_ts": m.get("ts", "")}
-            history.append(
-                Message(role="agent" if ours else "user", text=text, kind="answer" if ours else "user", metadata=meta)
-            )
-        return history
+        return [] if saved is not None else await thread_history(self.client, ev, self.me)

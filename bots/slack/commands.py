@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from adapters.storage.stats import DailyStats
+from adapters.storage.stats import DailyStats, today
+from agent.errors import StorageError
+from agent.types import OutboundMessage
+from bots.slack.delivery import ThreadReply, escape
+from bots.slack.events import SlackEvent
+
+if TYPE_CHECKING:
+    from bots.slack.channel import SlackChannel
+
+log = logging.getLogger("agentbot.slack")
+FAILED = "Sorry, something went wrong on my side while answering. Please try again in a moment."
 
 HELP = """*{command}* puts a request to agentbot and answers in a thread.
 • `{command} where is my order O-12345?` posts your request here and answers in its thread
@@ -59,3 +70,75 @@ def status_text(provider: str, database: str, stats: DailyStats, open_events: in
         f"{stats.sessions_started} new, {stats.handoffs} handoffs\n"
         f"• events being processed: {open_events}"
     )
+
+
+class SlashCommand:
+    """`/agentbot ...`: help and status answered at once; resume and requests stored as events."""
+
+    def __init__(self, channel: SlackChannel):
+        self.ch = channel
+
+    async def on_command(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
+        cmd = parse(body.get("text") or "")
+        user, channel, team = body.get("user_id", ""), body.get("channel_id", ""), body.get("team_id", "")
+        if cmd.verb == "help":
+            await ack(text=HELP.format(command=self.ch.options.command))
+            return
+        await ack()
+        if cmd.verb in ("status", "resume") and not self.ch._is_admin(user):
+            await respond(text=f"`{self.ch.options.command} {cmd.verb}` is for agentbot admins.")
+        elif cmd.verb == "status":
+            await respond(text=await self._status())
+        elif cmd.verb == "resume":
+            target = resume_target(cmd.text, channel, body.get("thread_ts"))
+            if target is None:
+                await respond(text=f"Which thread? `{self.ch.options.command} resume <link to the thread>`")
+                return
+            ev = SlackEvent(
+                key=f"command:{body.get('trigger_id', '')}",
+                kind="control",
+                team=team,
+                channel=target[0],
+                user=user,
+                text="release",
+                root_ts=target[1],
+                reply_ts=target[1],
+                action="release",
+                user_name=body.get("user_name", ""),
+                response_url=body.get("response_url", ""),
+            )
+            await self.ch._submit(ev)  # the outcome goes to the admin through response_url
+        else:
+            await self._ask(cmd.text, body, respond)
+
+    async def _ask(self, text: str, body: dict[str, Any], respond: Any) -> None:
+        """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
+        user, channel = body.get("user_id", ""), body.get("channel_id", "")
+        try:
+            root = await self.ch.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(text)}")
+        except Exception as e:  # noqa: BLE001 - e.g. not_in_channel: tell the person, not the log only
+            log.warning("cannot post the request in %s: %s", channel, e)
+            await respond(text="I can't post in this conversation. Invite me first (`/invite @agentbot`).")
+            return
+        ts = str(root.get("ts", ""))
+        ev = SlackEvent(
+            key=f"command:{body.get('trigger_id') or ts}",
+            kind="command",
+            team=body.get("team_id", ""),
+            channel=channel,
+            user=user,
+            text=text,
+            root_ts=ts,
+            reply_ts=ts,
+            ts=ts,
+        )
+        try:
+            await self.ch._submit(ev)
+        except StorageError:
+            log.exception("could not store command %s", ev.key)
+            await ThreadReply(self.ch.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
+
+    async def _status(self) -> str:
+        stats = await today(self.ch.store)
+        pending = len(await self.ch.inbox.unfinished(0))
+        return status_text(self.ch.options.provider, self.ch.options.database, stats, pending)

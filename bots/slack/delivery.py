@@ -15,6 +15,8 @@ from agent.types import OutboundMessage
 from bots.delivery import split_text
 from bots.slack.mrkdwn import to_mrkdwn
 
+METADATA_EVENT = "agentbot_message"  # Slack message metadata type naming our outbound ids
+
 # A section block's text is limited to 3000 characters; plain text to 4000 (longer is truncated).
 SECTION_LIMIT = 3000
 
@@ -70,7 +72,10 @@ def answered_blocks(text: str, note: str) -> list[dict[str, Any]]:
 
 
 class ThreadReply:
-    """The `reply` callable a turn delivers through: each message goes into one thread.
+    """Posts a turn's messages into one thread; the Slack half of `bots.outbox.OutboxReply`.
+
+    Every part carries message metadata with its outbound id, so a sender recovering from a
+    crash can see in the thread itself (`conversations.replies` with metadata) what was posted.
 
     Args:
         client: an `AsyncWebClient` (its base URL and retry handlers set by the composition root).
@@ -87,13 +92,48 @@ class ThreadReply:
         self.posted: list[str] = []  # ts of every message posted, in order
 
     async def __call__(self, message: OutboundMessage) -> None:
+        await self.deliver(message, recovering=False)
+
+    async def deliver(self, message: OutboundMessage, *, recovering: bool) -> str:
         chunks = split(to_mrkdwn(message.text, escape))
+        seen = await self.posted_ids() if recovering and message.id else {}
+        ts = ""
         for i, chunk in enumerate(chunks):
+            part_id = f"{message.id}/{i}"
+            if part_id in seen:
+                ts = seen[part_id]
+                continue
             last = i == len(chunks) - 1
             kwargs: dict[str, Any] = {"channel": self.channel, "text": chunk}
             if self.thread_ts:
                 kwargs["thread_ts"] = self.thread_ts
+            if message.id:
+                kwargs["metadata"] = {"event_type": METADATA_EVENT, "event_payload": {"id": part_id}}
             if last and message.buttons:
                 kwargs["blocks"] = button_blocks(chunk, list(message.buttons), self.session_key)
             response = await self.client.chat_postMessage(**kwargs)
-            self.posted.append(str(response.get("ts", "")))
+            ts = str(response.get("ts", ""))
+            self.posted.append(ts)
+        return ts
+
+    async def posted_ids(self) -> dict[str, str]:
+        """Outbound part id -> ts of what this bot already posted where this reply posts."""
+        found: dict[str, str] = {}
+        cursor = None
+        for _ in range(10):  # 2000 messages back is far beyond any crash window
+            if self.thread_ts:
+                page = await self.client.conversations_replies(
+                    channel=self.channel, ts=self.thread_ts, include_all_metadata=True, limit=200, cursor=cursor
+                )
+            else:
+                page = await self.client.conversations_history(
+                    channel=self.channel, include_all_metadata=True, limit=200, cursor=cursor
+                )
+            for m in page.get("messages") or []:
+                meta = m.get("metadata") or {}
+                if meta.get("event_type") == METADATA_EVENT:
+                    found[str((meta.get("event_payload") or {}).get("id"))] = str(m.get("ts", ""))
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+        return found

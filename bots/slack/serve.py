@@ -84,7 +84,6 @@ def build_slack(
     data_dir: str | Path | None = None,
     db_url: str | None = None,
     *,
-    recover_after_seconds: float = 120.0,
     env: Mapping[str, str] | None = None,
     **app_kwargs: Any,
 ) -> SlackChannel:
@@ -93,7 +92,6 @@ def build_slack(
     Args:
         settings: the Slack environment (`SlackSettings.from_env`).
         config_dir, data_dir, db_url: as for `build_app`.
-        recover_after_seconds: age at which an unfinished event counts as abandoned by a crash.
         env: the environment `build_app` reads (database URL, understanding mode).
         app_kwargs: passed to `build_app` (e.g. `data_source=`, `telemetry=`).
     """
@@ -108,7 +106,6 @@ def build_slack(
         admins=settings.admins,
         provider=f"{app.settings.understanding}",
         database=_database_name(app.store),
-        recover_after_seconds=recover_after_seconds,
     )
     return SlackChannel(app, client, options)
 
@@ -122,8 +119,13 @@ class HttpServer:
 @contextlib.asynccontextmanager
 async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterator[HttpServer]:
     """Start the channel and serve events, commands and interactivity on /slack/events."""
+    import socket
+
     from aiohttp import web
 
+    if port:
+        # Only one process can listen here: a restart under this name takes its conversations back.
+        channel.dispatcher.worker = f"slack@{socket.gethostname()}:{port}"
     await channel.start()
     web_app = channel.bolt.web_app(path="/slack/events", port=port)
     add_health_routes(web_app, channel.store)

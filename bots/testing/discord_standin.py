@@ -13,21 +13,25 @@ import itertools
 import json
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-APP_ID = "1100000000000000001"
-BOT_ID = APP_ID  # Discord gives a bot user the application's id
-GUILD_ID = "1200000000000000001"
-GENERAL_ID = "1200000000000000002"
-ADMIN_CHANNEL_ID = "1200000000000000003"
-ADMIN_ROLE_ID = "1200000000000000004"
-HEARTBEAT_MS = 41250
-THREAD_TYPES = {10, 11, 12}
-DISCORD_EPOCH_MS = 1420070400000
+from bots.testing.discord_gateway import (
+    ADMIN_CHANNEL_ID,
+    ADMIN_ROLE_ID,
+    APP_ID,
+    BOT_ID,
+    DISCORD_EPOCH_MS,
+    GENERAL_ID,
+    GUILD_ID,
+    GatewayHalf,
+    now_iso,
+    user,
+)
+
+__all__ = ["ADMIN_CHANNEL_ID", "ADMIN_ROLE_ID", "APP_ID", "BOT_ID", "GENERAL_ID", "GUILD_ID", "StandInDiscord", "user"]
 
 
 class Call(BaseModel):
@@ -41,20 +45,18 @@ class Call(BaseModel):
     at: float  # time.monotonic() on arrival
 
 
-def user(uid: str, name: str, bot: bool = False) -> dict[str, Any]:
-    return {"id": uid, "username": name, "global_name": name, "discriminator": "0", "avatar": None, "bot": bot}
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
-
-
 def json_response(payload: Any, status: int = 200) -> web.Response:
     # discord.py compares the Content-Type for equality; json_response would add "; charset=utf-8".
     return web.Response(status=status, body=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
 
 
-class StandInDiscord:
+class ApiError(Exception):
+    def __init__(self, status: int, code: int, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class StandInDiscord(GatewayHalf):
     """Discord's REST API under `/api/v10` and a gateway under `/gateway`, on a free loopback port."""
 
     def __init__(self) -> None:
@@ -65,6 +67,9 @@ class StandInDiscord:
         self.posted_at: dict[str, float] = {}  # message id -> when the bot posted it
         self.followup_of: dict[str, str] = {}  # follow-up message id -> its interaction id
         self.identified = asyncio.Event()
+        # Called with (path, body) after a POST was answered internally, before the reply goes
+        # out: a crash test kills the bot here to leave a message posted but unacknowledged.
+        self.on_post: list[Callable[[str, dict[str, Any]], None]] = []
         self._ids = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
@@ -126,7 +131,13 @@ class StandInDiscord:
         handler = self._route(request.method, parts)
         if handler is None:
             return json_response({"message": "404: Not Found", "code": 0}, 404)
-        return json_response(handler(parts, body or {}))
+        try:
+            answer = handler(parts, body or {})
+        except ApiError as e:
+            return json_response({"message": e.message, "code": e.code}, e.status)
+        for hook in self.on_post if request.method == "POST" else []:
+            hook(path, body or {})
+        return json_response(answer)
 
     @staticmethod
     async def _multipart_json(request: web.Request) -> Any:
@@ -190,6 +201,12 @@ class StandInDiscord:
     def _post(
         self, channel_id: str, body: dict[str, Any], webhook: bool = False, token_interaction: str = ""
     ) -> dict[str, Any]:
+        # Like Discord: a repeated nonce with enforce_nonce returns the message already created.
+        nonce = body.get("nonce")
+        if nonce and body.get("enforce_nonce"):
+            for earlier in self.messages.get(channel_id, []):
+                if earlier.get("nonce") == nonce and earlier["author"]["id"] == BOT_ID:
+                    return earlier
         message = {
             "id": self.new_id(), "channel_id": channel_id, "author": self.bot, "content": body.get("content", ""),
             "timestamp": now_iso(), "edited_timestamp": None, "tts": False, "mention_everyone": False,
@@ -198,6 +215,8 @@ class StandInDiscord:
         }  # fmt: skip
         if guild := self.channels.get(channel_id, {}).get("guild_id"):
             message["guild_id"] = guild
+        if nonce:
+            message["nonce"] = str(nonce)
         self.posted_at[message["id"]] = time.monotonic()
         if webhook:
             self.followup_of[message["id"]] = token_interaction
@@ -216,6 +235,8 @@ class StandInDiscord:
 
     def _thread_from_message(self, p: list[str], body: dict[str, Any]) -> dict[str, Any]:
         parent, message_id = p[1], p[3]
+        if message_id in self.channels:
+            raise ApiError(400, 160004, "A thread has already been created for this message")
         thread = {
             "id": message_id, "guild_id": GUILD_ID, "parent_id": parent, "owner_id": BOT_ID,
             "name": body.get("name", "thread"), "type": 11, "last_message_id": None, "message_count": 0,
@@ -229,163 +250,6 @@ class StandInDiscord:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return thread
-
-    # gateway
-
-    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        self._sockets.append(ws)
-        await ws.send_json({"op": 10, "d": {"heartbeat_interval": HEARTBEAT_MS}, "s": None, "t": None})
-        try:
-            async for msg in ws:
-                if msg.type != WSMsgType.TEXT:
-                    continue
-                frame = json.loads(msg.data)
-                op = frame.get("op")
-                if op == 1:
-                    await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
-                elif op == 2:
-                    await self._send(ws, "READY", self._ready())
-                    await self._send(ws, "GUILD_CREATE", self._guild())
-                    self.identified.set()
-                elif op == 6:
-                    await self._send(ws, "RESUMED", {})
-                    self.identified.set()
-        finally:
-            self._sockets.remove(ws)
-        return ws
-
-    async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
-        await ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": data})
-
-    def _ready(self) -> dict[str, Any]:
-        return {
-            "v": 10, "user": self.bot, "guilds": [{"id": GUILD_ID, "unavailable": True}],
-            "session_id": "standin-session", "resume_gateway_url": self.gateway_url, "shard": [0, 1],
-            "application": {"id": APP_ID, "flags": 1 << 19}, "private_channels": [], "relationships": [],
-        }  # fmt: skip
-
-    def _guild(self) -> dict[str, Any]:
-        roles = [
-            {"id": GUILD_ID, "name": "@everyone", "permissions": "1071698660929", "position": 0, "color": 0,
-             "hoist": False, "managed": False, "mentionable": False, "flags": 0},
-            {"id": ADMIN_ROLE_ID, "name": "support", "permissions": "0", "position": 1, "color": 0,
-             "hoist": False, "managed": False, "mentionable": False, "flags": 0},
-        ]  # fmt: skip
-        channels = [c for c in self.channels.values() if c["type"] not in THREAD_TYPES and c.get("guild_id")]
-        threads = [c for c in self.channels.values() if c["type"] in THREAD_TYPES]
-        return {
-            "id": GUILD_ID, "name": "Stand-in", "icon": None, "owner_id": "1000", "roles": roles,
-            "channels": channels, "threads": threads, "emojis": [], "stickers": [], "features": [],
-            "members": [
-                {"user": self.bot, "roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
-            ],
-            "member_count": 3, "large": False, "unavailable": False, "joined_at": now_iso(), "voice_states": [],
-            "presences": [], "stage_instances": [], "guild_scheduled_events": [], "premium_tier": 0,
-            "preferred_locale": "en-US", "system_channel_flags": 0, "mfa_level": 0, "verification_level": 0,
-            "explicit_content_filter": 0, "default_message_notifications": 0, "nsfw_level": 0,
-        }  # fmt: skip
-
-    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        for ws in list(self._sockets):
-            await self._send(ws, event, data)
-
-    async def reconnect(self) -> None:
-        """Ask the client to reconnect (op 7), as Discord does when it moves a session."""
-        self.identified.clear()
-        for ws in list(self._sockets):
-            await ws.send_json({"op": 7, "d": None, "s": None, "t": None})
-
-    # what a user does
-
-    def thread(self, name: str, owner_id: str = "1000", parent: str = GENERAL_ID) -> str:
-        """A thread someone else started (not the bot): the bot meets it cold."""
-        tid = self.new_id()
-        self.channels[tid] = {
-            "id": tid, "guild_id": GUILD_ID, "parent_id": parent, "owner_id": owner_id, "name": name, "type": 11,
-            "last_message_id": None, "message_count": 0, "member_count": 1, "rate_limit_per_user": 0, "flags": 0,
-            "thread_metadata": {"archived": False, "auto_archive_duration": 1440, "archive_timestamp": now_iso(),
-                                "locked": False},
-        }  # fmt: skip
-        return tid
-
-    def _actor(self, author: dict[str, Any], channel_id: str, roles: list[str]) -> dict[str, Any]:
-        if channel_id in self.channels:
-            return {
-                "guild_id": GUILD_ID,
-                "member": {"user": author, "roles": roles, "joined_at": now_iso(), "deaf": False, "mute": False,
-                           "flags": 0, "permissions": "1071698660929", "nick": None, "avatar": None},
-            }  # fmt: skip
-        return {"user": author}
-
-    def _channel_object(self, channel_id: str) -> dict[str, Any]:
-        return self.channels.get(channel_id) or {"id": channel_id, "type": 1, "recipients": [self.bot]}
-
-    async def interact(
-        self,
-        data: dict[str, Any],
-        author: dict[str, Any],
-        channel_id: str = GENERAL_ID,
-        *,
-        kind: int = 2,
-        message: dict[str, Any] | None = None,
-        interaction_id: str | None = None,
-        roles: list[str] | None = None,
-    ) -> str:
-        """Dispatch INTERACTION_CREATE (2 = slash command, 3 = component); returns the interaction id."""
-        iid = interaction_id or self.new_id()
-        payload: dict[str, Any] = {
-            "id": iid, "application_id": APP_ID, "type": kind, "data": data, "channel_id": channel_id,
-            "channel": self._channel_object(channel_id), "token": f"tok.{channel_id}.{iid}", "version": 1,
-            "app_permissions": "1071698660929", "locale": "en-US", "entitlements": [],
-            "authorizing_integration_owners": {"0": GUILD_ID}, "context": 0 if channel_id in self.channels else 1,
-            "attachment_size_limit": 26214400, **self._actor(author, channel_id, roles or []),
-        }  # fmt: skip
-        if channel_id in self.channels:
-            payload["guild_locale"] = "en-US"
-        if message is not None:
-            payload["message"] = message
-        self.dispatched_at.setdefault(iid, time.monotonic())
-        await self.dispatch("INTERACTION_CREATE", payload)
-        return iid
-
-    async def slash(self, name: str, options: dict[str, str], author: dict[str, Any], channel_id: str = GENERAL_ID,
-                    *, interaction_id: str | None = None, roles: list[str] | None = None) -> str:  # fmt: skip
-        opts = [{"name": k, "type": 3, "value": v} for k, v in options.items()]
-        data = {"id": self.new_id(), "name": name, "type": 1, "options": opts}
-        return await self.interact(data, author, channel_id, interaction_id=interaction_id, roles=roles)
-
-    async def subcommand(self, group: str, name: str, author: dict[str, Any], channel_id: str,
-                         roles: list[str] | None = None) -> str:  # fmt: skip
-        data = {"id": self.new_id(), "name": group, "type": 1, "options": [{"name": name, "type": 1, "options": []}]}
-        return await self.interact(data, author, channel_id, roles=roles)
-
-    async def click(self, message: dict[str, Any], custom_id: str, author: dict[str, Any],
-                    roles: list[str] | None = None, interaction_id: str | None = None) -> str:  # fmt: skip
-        data = {"custom_id": custom_id, "component_type": 2}
-        return await self.interact(
-            data, author, message["channel_id"], kind=3, message=message, roles=roles, interaction_id=interaction_id
-        )
-
-    async def say(
-        self, channel_id: str, author: dict[str, Any], content: str, *, mention_bot: bool = False,
-        message_id: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """Dispatch MESSAGE_CREATE for a user's message; returns the message."""
-        text = f"<@{BOT_ID}> {content}" if mention_bot else content
-        message = {
-            "id": message_id or self.new_id(), "channel_id": channel_id, "author": author, "content": text,
-            "timestamp": now_iso(), "edited_timestamp": None, "tts": False, "mention_everyone": False,
-            "mentions": [self.bot] if mention_bot else [], "mention_roles": [], "attachments": [], "embeds": [],
-            "pinned": False, "type": 0, "flags": 0, "components": [],
-        }  # fmt: skip
-        if channel_id in self.channels:
-            message["guild_id"] = GUILD_ID
-            message["member"] = {"roles": [], "joined_at": now_iso(), "deaf": False, "mute": False, "flags": 0}
-        self.messages.setdefault(channel_id, []).append(message)
-        await self.dispatch("MESSAGE_CREATE", message)
-        return message
 
     # what tests look at
 

@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -38,6 +39,9 @@ class SlackStandIn:
         self._base = int(time.time())
         self._runner: web.AppRunner | None = None
         self._changed = asyncio.Event()  # set on every recorded call
+        # Called with (method, params) after a call is recorded and before it is answered: a crash
+        # test kills the bot here to leave a message posted but unacknowledged.
+        self.on_call: list[Callable[[str, dict[str, Any]], None]] = []
         self.url = ""
 
     # Serving
@@ -96,7 +100,7 @@ class SlackStandIn:
         params: dict[str, Any] = {}
         for k, v in form.items():
             params[k] = v if isinstance(v, str) else str(v)
-            if k in ("blocks", "attachments") and isinstance(params[k], str):
+            if k in ("blocks", "attachments", "metadata") and isinstance(params[k], str):
                 params[k] = json.loads(params[k])
         return params
 
@@ -110,7 +114,10 @@ class SlackStandIn:
             return web.json_response(body, status=status, headers={"Retry-After": "0"})
         self.calls.append(ApiCall(method=method, params=params))
         self._changed.set()
-        return web.json_response(self._answer(method, params))
+        answer = self._answer(method, params)
+        for hook in self.on_call:
+            hook(method, params)
+        return web.json_response(answer)
 
     async def _response_url(self, request: web.Request) -> web.Response:
         self.calls.append(ApiCall(method="response_url", params=await request.json()))
@@ -131,6 +138,8 @@ class SlackStandIn:
         if method == "chat.postMessage":
             ts = self.next_ts()
             message = {"ts": ts, "text": p.get("text", ""), "user": self.user_id, "bot_id": self.bot_id}
+            if isinstance(p.get("metadata"), dict):
+                message["metadata"] = p["metadata"]
             root = p.get("thread_ts") or ts
             self.threads.setdefault((p.get("channel", ""), root), []).append(message)
             return {"ok": True, "channel": p.get("channel"), "ts": ts, "message": message}
@@ -139,9 +148,16 @@ class SlackStandIn:
         if method == "chat.getPermalink":
             ts = str(p.get("message_ts", "")).replace(".", "")
             return {"ok": True, "permalink": f"https://agentbot-test.slack.com/archives/{p.get('channel')}/p{ts}"}
-        if method == "conversations.replies":
-            messages = self.threads.get((p.get("channel", ""), p.get("ts", "")), [])
-            return {"ok": True, "messages": messages, "has_more": False}
+        if method in ("conversations.replies", "conversations.history"):
+            # Like Slack: message metadata only when asked for with include_all_metadata.
+            with_meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
+            if method == "conversations.replies":
+                messages = self.threads.get((p.get("channel", ""), p.get("ts", "")), [])
+            else:
+                roots = [m[0] for (c, _), m in self.threads.items() if c == p.get("channel") and m]
+                messages = sorted(roots, key=lambda m: m["ts"], reverse=True)
+            shown = [m if with_meta else {k: v for k, v in m.items() if k != "metadata"} for m in messages]
+            return {"ok": True, "messages": shown, "has_more": False, "response_metadata": {"next_cursor": ""}}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self.next_ts()}
         return {"ok": True}

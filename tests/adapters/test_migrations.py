@@ -142,3 +142,22 @@ def test_migrations_form_one_line(tmp_path: Path) -> None:
     with engine.connect() as conn:
         assert inspect(conn).get_table_names() == []
     engine.dispose()
+
+
+async def test_duplicate_task_numbers_from_0_1_are_renumbered_before_numbers_become_unique(tmp_path: Path) -> None:
+    path = tmp_path / "dupes.db"
+    make_0_1_database(path)  # ann has task 1
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:  # 0.1 gave two tasks added at once the same number
+        for key, title in (("K-2", "renew passport"), ("K-3", "pay rent")):
+            conn.execute(
+                insert(old.tasks).values(
+                    id=key, owner="ann", number=1, title=title, status="open", created_at=NOW, updated_at=NOW
+                )
+            )
+    engine.dispose()
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    await store.ensure_schema()
+    rows = await store.fetch("SELECT id, number FROM tasks WHERE owner = 'ann' ORDER BY id")
+    await store.aclose()
+    assert [(r.id, r.number) for r in rows] == [("K-1", 1), ("K-2", 2), ("K-3", 3)]  # all kept, each its own number

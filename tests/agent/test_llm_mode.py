@@ -237,7 +237,9 @@ async def test_a_spent_daily_budget_switches_to_rules_tells_the_user_and_alerts(
         r4, delivered4 = await say(router, "Where's O-12345?", customer="C-001")
         other, _ = await say(router, "Where's O-12345?", session="s-2", customer="C-002")
     assert spent == 6 and len(llm_server.seen) == 6 + 3  # only C-002 still reached the model
-    assert delivered[0].kind == "notice" and "budget" in delivered[0].text
+    # Shown after the commit, with the answer (only the pre-message goes out before it).
+    notices = [m for m in delivered if m.kind == "notice"]
+    assert len(notices) == 1 and "budget" in notices[0].text and delivered[-1].kind != "notice"
     assert "delivered by FedEx" in r.text  # the rules and templates answered
     assert all(m.kind != "notice" for m in delivered4) and "shipped" in r4.text
     assert [a.kind for a in alerts.alerts] == ["llm_budget"]

@@ -57,7 +57,7 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.expect_exact("has shipped via UPS")
     child.expect_exact("you> ")
     child.sendintr()  # Ctrl-C at the prompt ends the console at once
-    child.expect(pexpect.EOF, timeout=5)
+    child.expect(pexpect.EOF, timeout=30)
     child.close()
     assert child.exitstatus == 0
     session = f"console:{getpass.getuser()}"
@@ -72,7 +72,7 @@ def test_a_handed_off_conversation_says_so_at_start_and_new_leaves_it(tmp_path: 
     first.sendline("talk to a human")
     first.expect_exact("A person has this conversation now")
     first.sendeof()  # Ctrl-D
-    first.expect(pexpect.EOF, timeout=5)
+    first.expect(pexpect.EOF, timeout=30)
     again = spawn(tmp_path)
     again.expect_exact("A person has this conversation now")
     again.expect_exact("you> ")
@@ -83,7 +83,7 @@ def test_a_handed_off_conversation_says_so_at_start_and_new_leaves_it(tmp_path: 
     again.sendline("/sessions")
     again.expect_exact("* console:")
     again.sendline("/quit")
-    again.expect(pexpect.EOF, timeout=5)
+    again.expect(pexpect.EOF, timeout=30)
 
 
 def test_ctrl_c_during_a_slow_start_or_turn_exits_without_waiting_for_enter(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_ctrl_c_during_a_slow_start_or_turn_exits_without_waiting_for_enter(tmp_
     child.expect_exact("you> ")
     child.send("Where's my order")  # half a line, no Enter
     child.sendintr()
-    child.expect(pexpect.EOF, timeout=5)
+    child.expect(pexpect.EOF, timeout=30)
     child.close()
     assert child.exitstatus == 0
 

@@ -14,7 +14,8 @@ from agent.router import AgentRouter
 from agent.types import Interaction, OutboundMessage
 from bots.app import build_app
 from bots.dispatch import Dispatcher
-from tests.helpers import REPO
+from tests.agent.test_router import GatedData
+from tests.helpers import REPO, say
 
 
 class Channel:
@@ -89,7 +90,7 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
     async with build_app(REPO / "config", REPO / "data", db_url, store=store) as app:
         router = app.router
         channel = Channel(router)
-        dispatcher = Dispatcher(SqlInbox(store), channel.handle, recover_after_seconds=0)
+        dispatcher = Dispatcher(SqlInbox(store), channel.handle)
         assert await dispatcher.recover() == 1
         await dispatcher.drain()
         assert await dispatcher.recover() == 0
@@ -99,12 +100,18 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
     assert "in transit" in channel.replies[-1][1]
 
 
-async def test_the_turn_commit_finishes_the_inbox_entry(parts: tuple[AgentRouter, SqlInbox]) -> None:
+async def test_the_turn_commit_stores_its_answers_in_the_outbox(parts: tuple[AgentRouter, SqlInbox]) -> None:
     router, inbox = parts
     await inbox.accept(event("Ev3", "hello, where is O-12345"))
-    await Channel(router).handle(event("Ev3", "hello, where is O-12345"))
-    # No dispatcher ran: the router's own transaction marked the event done with the turn.
-    assert await inbox.unfinished(0) == []
+    channel = Channel(router)
+    await channel.handle(event("Ev3", "hello, where is O-12345"))
+    # No dispatcher ran: the router's own transaction stored the answer with the turn and marked the
+    # event committed; it is done once a sender marked the answer sent.
+    [left] = await inbox.unfinished(0)
+    assert left.key == "Ev3" and left.status == "committed"
+    rows = await inbox.store.fetch("SELECT id, kind, status, body FROM outbox WHERE event_key = 'Ev3' ORDER BY seq")
+    answer = channel.replies[-1][1]
+    assert [(r.id, r.kind, r.status) for r in rows] == [("Ev3:0", "answer", "pending")] and answer in rows[0].body
 
 
 async def test_a_failing_handler_does_not_block_the_session(parts: tuple[AgentRouter, SqlInbox]) -> None:
@@ -140,7 +147,7 @@ async def test_housekeeping_recovers_and_runs_chores_until_closed(db_url: str) -
         if len(calls) == 1:
             raise RuntimeError("a passing failure")  # logged; the next pass still runs
 
-    dispatcher = Dispatcher(inbox, handler, recover_after_seconds=0)
+    dispatcher = Dispatcher(inbox, handler, poll_seconds=0.01)
     dispatcher.start_housekeeping(0.01, chore)
     for _ in range(200):
         if seen and len(calls) >= 2:
@@ -149,3 +156,41 @@ async def test_housekeeping_recovers_and_runs_chores_until_closed(db_url: str) -
     await dispatcher.aclose()
     await store.aclose()
     assert seen == ["Ev-left"] and len(calls) >= 2
+
+
+async def test_a_turn_longer_than_the_lease_is_not_taken_over_by_another_worker(db_url: str) -> None:
+    store = SqlStore(db_url)
+    runs: list[str] = []
+    release = asyncio.Event()
+
+    async def slow(e: InboxEvent) -> None:
+        runs.append(f"a:{e.key}")
+        await release.wait()  # a hung provider, far longer than the lease
+
+    async def other(e: InboxEvent) -> None:
+        runs.append(f"b:{e.key}")
+
+    a = Dispatcher(SqlInbox(store), slow, lease_seconds=1.0)
+    b = Dispatcher(SqlInbox(store), other, lease_seconds=1.0)
+    await a.submit(event("Ev-slow", "where is O-12345"))
+    await b.submit(event("Ev-next", "and O-23456?"))  # double texting, to the other worker
+    for _ in range(25):  # 2.5 s: the lease was renewed, never expired
+        await b.recover()
+        await asyncio.sleep(0.1)
+    assert runs == ["a:Ev-slow"]  # b neither ran the slow event again nor overtook it
+    release.set()
+    await a.drain()
+    await b.drain()
+    await store.aclose()
+    assert runs == ["a:Ev-slow", "a:Ev-next"]  # the lease holder ran the thread's next event, in order
+
+
+async def test_a_hung_turn_ends_at_its_deadline_and_frees_the_conversation(db_url: str) -> None:
+    arrived, release = asyncio.Semaphore(0), asyncio.Event()
+    data = GatedData(arrived, release)  # the order lookup never returns
+    async with build_app(REPO / "config", REPO / "data", db_url, data_source=data) as app:
+        app.router.p.settings.turn_deadline_seconds = 0.3
+        r, delivered = await say(app.router, "where is O-12345?", session="hung")
+        after, _ = await say(app.router, "hello there", session="hung")
+    assert [m.kind for m in delivered] == ["pre", "error"] and r.text == app.router.p.messages.too_slow
+    assert after.text  # the conversation goes on

@@ -102,7 +102,7 @@ async def test_an_event_a_crash_left_behind_is_answered_once_after_restart(db_ur
     # The previous process stored the event (and acked Slack), then died before the turn committed.
     assert await SqlInbox(store).accept(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
     await store.aclose()
-    async with running_app(db_url, slack, recover_after_seconds=0) as app:
+    async with running_app(db_url, slack) as app:
         await slack.wait_for("chat.postMessage", 2)
         retry = await app.client.event(
             {
