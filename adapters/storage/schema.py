@@ -230,7 +230,7 @@ customer_preferences = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 # Dollars spent on LLM calls per UTC day and budget key (customer:C-001, channel:slack:C1), shared
-# by every worker and kept across restarts (migration 0002_llm_spend).
+# by every worker and kept across restarts (migration 0003_llm_spend).
 llm_spend = Table(
     "llm_spend",
     metadata,
