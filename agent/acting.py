@@ -19,6 +19,7 @@ from agent.types import (
     Intent,
     Message,
     OutboundMessage,
+    PendingConfirmation,
     PolicyDecision,
     SessionState,
     ToolCall,
@@ -68,7 +69,10 @@ class Acting:
         results: list[ToolResult] = []
         approved = t.approved
         try:
-            return await self._passes(agent, state, goal, intent, history, customer, t, results, approved, preferences)
+            await self._passes(agent, state, goal, intent, history, customer, t, results, approved, preferences)
+            if results and not results[-1].success and (results[-1].data or {}).get("offer_human"):
+                await self._offer_human(state, t)
+            return results
         finally:
             Confirmations.settle(state, approved, t)
 
@@ -173,6 +177,7 @@ class Acting:
                 agent=goal.agent,
                 intent_id=intent.id,
                 customer_id=state.customer_id,
+                speaker=state.speaker,
                 action_hash=digest,
             ),
         )
@@ -209,12 +214,12 @@ class Acting:
         """A denial is explained to the user; an escalation hands the conversation to people. Admins hear of both."""
         reason = "; ".join(v for v in decision.violations if v) or "not allowed"
         who = state.customer_id or "guest"
+        code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
             t.alerts.append(handoff.request(state, reason, history, kind="policy_escalation", summary=summary))
             t.effects.append(handoff.queue_row(state))
-            code = "policy_escalated"
-        else:
+        elif decision.alert:
             t.alerts.append(
                 Alert(
                     kind="policy_denied",
@@ -229,8 +234,19 @@ class Acting:
                     dedupe_key=f"policy_denied:{state.session_id}:{decision.rule}",
                 )
             )
-            code = "policy_denied"
-        return ToolResult(tool=call.tool_name, success=False, error=reason, error_code=code, data={"reason": reason})
+        data = {"reason": reason, "offer_human": decision.offer_human}
+        return ToolResult(tool=call.tool_name, success=False, error=reason, error_code=code, data=data)
+
+    async def _offer_human(self, state: SessionState, t: Turn) -> None:
+        """After a refusal that offers a person: the offer, with its button; "yes" hands off."""
+        if t.scratch.get("offered_human") or (state.handoff is not None and state.handoff.active):
+            return
+        t.scratch["offered_human"] = True
+        if state.pending_confirmation is None:
+            state.pending_confirmation = PendingConfirmation(
+                kind="offer", intent_id="human_handoff", prompt=self.messages.human_offer
+            )
+        await t.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
 
     @staticmethod
     def _finish(state: SessionState, goal: Goal, status: GoalStatus) -> None:

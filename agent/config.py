@@ -43,6 +43,8 @@ class IntentTemplates(Strict):
     ask: dict[str, str] = Field(default_factory=dict)
     pre: str = ""
     confirm: str = ""  # set: the tool runs only after the user confirms this question
+    # Asked instead of acting when understanding is unsure this side-effecting intent was meant.
+    offer: str = ""
     answer: dict[str, str] = Field(default_factory=dict)  # outcome -> template; "default"
     error: dict[str, str] = Field(default_factory=dict)  # error code -> template; "default"
 
@@ -83,6 +85,8 @@ class Vocabulary(Strict):
     filler: list[str] = Field(default_factory=list)
     yes: list[str] = Field(default_factory=list)
     no: list[str] = Field(default_factory=list)
+    # Words that may surround a yes or no without making it more than an answer ("yes please, thanks").
+    courtesy: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

@@ -28,6 +28,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 
 from __future__ import annotations
 
+from agent.redaction import redact_text
+
 
 class AgentbotError(Exception):
     """Root of every error agentbot raises on purpose."""
@@ -104,7 +106,8 @@ class ProviderError(AgentbotError):
         # Filled in by the retry layer: how many attempts were made and the sleeps between them.
         self.attempts = 1
         self.retry_delays: list[float] = []
-        super().__init__(message)
+        # Providers echo requests (and sometimes the key) in error bodies; these messages are stored.
+        super().__init__(redact_text(message))
 
     @property
     def kind(self) -> str:

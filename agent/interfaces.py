@@ -114,7 +114,8 @@ class ToolContext(BaseModel):
     interaction_id: str
     agent: str
     intent_id: str | None = None
-    customer_id: str | None = None
+    customer_id: str | None = None  # the customer who wrote the message (threads are shared)
+    speaker: str = ""  # who wrote it on the platform; a guest's own data is keyed by it
     # The confirmed action this call carries out: its hash is the call's idempotency key, so a
     # second confirmation replays the first result instead of acting twice.
     action_hash: str | None = None
@@ -134,7 +135,11 @@ class TelemetrySink(Protocol):
 
 @runtime_checkable
 class TurnTrace(Protocol):
-    """One turn's trace: a root span, one child span per telemetry stage."""
+    """One turn in its conversation's trace: a root span, one child span per telemetry stage.
+
+    Implementations must not wait on the turn's path (no disk, no network): the turn calls
+    `stage` several times and `end` once, and hands the spans to a background writer there.
+    """
 
     trace_id: str | None
 
@@ -147,7 +152,7 @@ class TurnTrace(Protocol):
 
 @runtime_checkable
 class Tracer(Protocol):
-    """Starts a trace per turn (OpenTelemetry in adapters/telemetry/otel.py)."""
+    """Starts each turn's spans in its conversation's trace (OpenTelemetry in adapters/telemetry/otel.py)."""
 
     def start_turn(self, interaction: Interaction) -> TurnTrace: ...
 
@@ -319,3 +324,16 @@ class HandoffQueue(Protocol):
     async def unclaimed(self, alerted_before: datetime) -> list[str]:
         """Session ids whose handoff is still `requested` and was last alerted before the time."""
         ...
+
+
+@runtime_checkable
+class ExampleScorer(Protocol):
+    """A small embedded model that says how close a message is to labelled example sentences.
+
+    `fit` runs once at start-up with every (label, sentence) pair of the banks; `scores` then maps
+    a message to a score in [0, 1] per label (higher is closer). Pure CPU, no network.
+    """
+
+    def fit(self, examples: list[tuple[str, str]]) -> None: ...
+
+    def scores(self, text: str) -> dict[str, float]: ...

@@ -110,7 +110,8 @@ class PreferenceRecorder:
 
     @staticmethod
     def key(state: SessionState) -> str:
-        return state.customer_id or f"session:{state.session_id}"
+        """Whose preferences: the speaker's customer, or this guest in this conversation only."""
+        return state.customer_id or f"session:{state.session_id}:{state.speaker}"
 
     async def before(self, state: SessionState, text: str, cls: Classification) -> tuple[Preferences, Preferences]:
         """(what the agents see this turn, the update to write after the commit). A budget the
@@ -126,10 +127,11 @@ class PreferenceRecorder:
         update = self.extractor.extract(text, cls.params.get("budget"))
         return merge(stored, update), update
 
-    async def after(self, state: SessionState, update: Preferences) -> None:
+    async def after(self, owner: str, update: Preferences) -> None:
+        """Write `update` for `owner` (`key` of the turn's state, taken before the turn ended)."""
         # Written every turn as the spec asks; the memory treats an empty update as a no-op.
         try:
-            await self.memory.write(self.key(state), update)
+            await self.memory.write(owner, update)
         except AgentbotError as e:
             log.warning("preferences not saved: %s", e)
 

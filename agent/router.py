@@ -43,10 +43,12 @@ from agent.types import (
     AgentResponse,
     Alert,
     Classification,
+    Intent,
     IntentContext,
     Interaction,
     Message,
     OutboundMessage,
+    PendingConfirmation,
     SessionState,
     ToolResult,
 )
@@ -71,7 +73,7 @@ class RouterParts:
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
-    tracer: Tracer | None = None  # a trace per turn (OpenTelemetry); None = off
+    tracer: Tracer | None = None  # a trace per conversation, a span per turn (OpenTelemetry); None = off
     currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
 
 
@@ -166,17 +168,12 @@ class AgentRouter:
             channel_type=interaction.context.channel_type,
         )
         expected_version = state.version
+        # The thread is shared; goals and confirmations are the person who wrote this message's.
+        state.enter(interaction.speaker, interaction.customer_id)
         active = state.active_goal
-        t.emit(
-            "received",
-            {
-                "memory": {
-                    "history_count": len(history),
-                    "params_keys": sorted(active.slots) if active else [],
-                    "waiting_for_param": active.missing[0] if active and active.missing else None,
-                }
-            },
-        )
+        waiting = active.missing[0] if active and active.missing else None
+        memory = {"history_count": len(history), "params_keys": sorted(active.slots) if active else []}
+        t.emit("received", {"memory": memory | {"waiting_for_param": waiting}})
         t.emit("history_loaded", {"count": len(history)})
         async with deadline(p.settings.turn_deadline_seconds):
             results, cls, pref_update = await self._work(interaction, state, history, t)
@@ -185,6 +182,9 @@ class AgentRouter:
         new_messages = [*seeded, user, *t.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
+        response = t.response(state, cls.intent_id if cls else None, results)
+        pref_owner = p.preferences.key(state) if p.preferences is not None else ""
+        state.leave()
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -202,8 +202,8 @@ class AgentRouter:
         )
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
-            await p.preferences.after(state, pref_update)
-        return t.response(state, cls.intent_id if cls else None, results)
+            await p.preferences.after(pref_owner, pref_update)
+        return response
 
     async def _work(
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
@@ -270,26 +270,27 @@ class AgentRouter:
                 t.emit("response_generated", {"declined": pending.kind})
                 return []
             if not await self.confirmations.remind(state, t):
-                message = notices.fallback(state, "human_handoff" in eligible, p.messages)
+                message = notices.fallback(state, "human_handoff" in eligible, p.messages, cls.out_of_scope)
                 await t.send(message)
-                t.emit("response_generated", {"message": message.text, "fallback": True, "unknown_intent": True})
+                outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
+                t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
             return []
+        redacted = sorted(set(cls.params) & p.registry.redacted_params)
+        classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
         t.emit(
             "intent_classified",
-            {
-                "intent_id": intent.id,
-                "confidence": round(cls.confidence, 3),
-                "params": cls.params,
-                "redacted_params": sorted(set(cls.params) & p.registry.redacted_params),
-                "fills_slot": cls.fills_slot,
-                "reply": cls.reply,
-            },
+            classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
+        if cls.offer:
+            await self._offer(state, intent, cls.offer, cls, t)
+            return []
         agent = p.planners.get(intent.agent, p.planner)
         if intent.kind == "chat":
             results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
+            await self.confirmations.restate(state, t)
             return results
+        self.confirmations.shelve(state, intent.id)
         update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
         goal = state.goals[update.goal_id]
@@ -300,4 +301,12 @@ class AgentRouter:
             await t.send(notice)
         active = state.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
+        await self.confirmations.restate(state, t)
         return results
+
+    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
+        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
+        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
+        state.pending_confirmation = pending
+        await t.send(OutboundMessage(kind="question", text=text))
+        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})

@@ -18,14 +18,23 @@ let know tell give see into up out go going gonna im ive id"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 
 _WORD = re.compile(r"[a-z0-9]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u2028\u2029\ufeff]")
+# Control characters and invisible format characters: bidi overrides and isolates (U+202E turns
+# "gnp.exe" into "exe.png" on screen), zero-width spaces and joiners, soft hyphens, BOMs.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # become spaces
+_INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
 
 
 def clean(text: str) -> str:
-    """NFKC-normalize, drop control characters, fold curly quotes, collapse whitespace."""
+    """NFKC-normalize, drop control and invisible characters, fold curly quotes, collapse whitespace."""
     text = unicodedata.normalize("NFKC", text)
-    text = _CONTROL.sub(" ", text).replace("\u2019", "'").replace("\u2018", "'")
+    text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
     return " ".join(text.split())
+
+
+def visible(text: str) -> str:
+    """`text` without invisible format characters (bidi overrides, zero-width), line breaks kept."""
+    return _INVISIBLE.sub("", text)
 
 
 def stem(word: str) -> str:

@@ -14,6 +14,7 @@ from agent.errors import StorageError, TurnDeadline
 from agent.interfaces import Reply, TelemetrySink, TurnTrace
 from agent.llm.models import Usage
 from agent.records import TelemetryEvent
+from agent.redaction import Redactor
 from agent.tracing import NullTrace
 from agent.types import (
     AgentResponse,
@@ -56,7 +57,8 @@ class Turn:
     Args:
         interaction: the message being handled.
         sink: receives every event as it is emitted (they are also committed with the turn).
-        redacted: parameter names whose values never reach telemetry.
+        redacted: parameter names whose values never reach telemetry; every other string in an
+            event is scanned for personal data and secrets (`agent.redaction`).
         reply: the channel's delivery callable, or None to collect only.
         delivered: pre-messages already shown by an earlier attempt of this same turn; a retry
             after a version conflict does not send them twice.
@@ -77,6 +79,7 @@ class Turn:
         self.session_id = session_id
         self.sink = sink
         self.redacted = redacted
+        self.redactor = Redactor(redacted)
         self.reply = reply
         self.delivered = delivered
         self._skip = list(delivered)
@@ -134,15 +137,7 @@ class Turn:
         return event
 
     def redact(self, payload: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in payload.items():
-            if k in self.redacted:
-                out[k] = "***"
-            elif isinstance(v, dict):
-                out[k] = self.redact(v)
-            else:
-                out[k] = v
-        return out
+        return self.redactor.value(payload)  # type: ignore[no-any-return]
 
     async def send(self, message: OutboundMessage) -> None:
         """A pre-message goes out now (before slow tools run); everything else waits for the

@@ -56,6 +56,13 @@ class Interaction(Model):
     from_inbox: bool = False
     # A button click (confirm, cancel, human) rather than typed text; `text` holds its label.
     action: Literal["confirm", "cancel", "human"] | None = None
+    # For a confirm/cancel click: the action hash the clicked question was about, when the button carried it.
+    action_hash: str | None = None
+
+    @property
+    def speaker(self) -> str:
+        """Who wrote this message: the platform user, else the customer (console, eval), else a guest."""
+        return self.context.user or self.customer_id or "guest"
 
 
 class Constraints(Model):
@@ -98,6 +105,10 @@ class Classification(Model):
     # The message answers the question the bot asked (slot fill), or confirms/declines an offer.
     fills_slot: bool = False
     reply: Literal["yes", "no"] | None = None
+    # Out of scope: the honest short answer for the topic ("I can't change account settings here.").
+    out_of_scope: str | None = None
+    # Understanding named a side-effecting intent without being sure: ask this instead of acting.
+    offer: str | None = None
     notice: str | None = None  # something the user must hear this turn (a spent LLM budget)
 
 
@@ -177,7 +188,29 @@ class HistorySummary(Model):
     through: str = ""
 
 
+class Speaker(Model):
+    """One person's part of a shared conversation: what they asked for and what they agreed to."""
+
+    customer_id: str | None = None
+    active_goal_id: str | None = None
+    goal_stack: list[str] = Field(default_factory=list)
+    goals: dict[str, Goal] = Field(default_factory=dict)
+    pending_confirmation: PendingConfirmation | None = None
+    confirmed_action: ConfirmedAction | None = None
+
+
+# Goals and confirmations of rows stored before conversations had several speakers.
+LEGACY_SPEAKER = "~legacy"
+_SPEAKER_FIELDS = ("active_goal_id", "goal_stack", "goals", "pending_confirmation", "confirmed_action")
+
+
 class SessionState(Model):
+    """A conversation (a thread). The thread's history, handoff and LLM budget are shared; each
+    speaker's goals and confirmations live in `speakers`. During a turn, `enter` puts the
+    speaker's part in the working fields (goals, goal_stack, pending_confirmation, ...) that the
+    goal, confirmation and planning code reads, and `leave` puts it back: between turns those
+    fields are empty and `speaker` is ""."""
+
     session_id: str
     workspace_id: str = ""
     customer_id: str | None = None
@@ -193,6 +226,50 @@ class SessionState(Model):
     llm_budget_notice_day: str | None = None  # the day the user was told the LLM budget is spent
     history_summary: HistorySummary | None = None
     updated_at: datetime = Field(default_factory=utcnow)
+    speaker: str = ""
+    speakers: dict[str, Speaker] = Field(default_factory=dict)
+
+    def enter(self, speaker: str, customer_id: str | None) -> None:
+        """Work as `speaker` (resolved to `customer_id`, or a guest) for this turn."""
+        if self.speaker:
+            self.leave()
+        elif self.goals or self.pending_confirmation or self.confirmed_action:
+            # A row from before speakers: its goals belong to the customer who started it.
+            old = Speaker(customer_id=self.customer_id, **{n: getattr(self, n) for n in _SPEAKER_FIELDS})
+            self.speakers.setdefault(LEGACY_SPEAKER, old)
+        part = self.speakers.pop(speaker, None)
+        legacy = self.speakers.get(LEGACY_SPEAKER)
+        if part is None and customer_id is not None and legacy is not None and legacy.customer_id == customer_id:
+            part = self.speakers.pop(LEGACY_SPEAKER)
+        part = part or Speaker()
+        for name in _SPEAKER_FIELDS:
+            setattr(self, name, getattr(part, name))
+        self.speaker, self.customer_id = speaker, customer_id
+
+    def leave(self) -> None:
+        """Put the working fields back into the current speaker's part."""
+        if not self.speaker:
+            return
+        part = Speaker(customer_id=self.customer_id, **{n: getattr(self, n) for n in _SPEAKER_FIELDS})
+        self.speakers[self.speaker] = part
+        self.speaker = ""
+        self.active_goal_id, self.goal_stack, self.goals = None, [], {}
+        self.pending_confirmation = self.confirmed_action = None
+
+    def open_confirmations(self) -> dict[str, PendingConfirmation]:
+        """Other speakers' actions waiting for their confirmation, by speaker."""
+        return {
+            who: part.pending_confirmation
+            for who, part in self.speakers.items()
+            if who != self.speaker
+            and part.pending_confirmation is not None
+            and part.pending_confirmation.kind == "tool"
+        }
+
+    @property
+    def every_goal(self) -> list[Goal]:
+        """Every speaker's goals (for evaluation and inspection)."""
+        return [*self.goals.values(), *(g for part in self.speakers.values() for g in part.goals.values())]
 
     @model_validator(mode="before")
     @classmethod
@@ -306,6 +383,8 @@ class PolicyDecision(Model):
     requires_escalation: bool = False
     requires_confirmation: bool = False
     rule: str = ""
+    offer_human: bool = False  # a deny that offers the user a person (privacy refusals)
+    alert: bool = True  # admins hear of a deny
     # The call's canonical params (defaults filled from looked-up data), when the engine changed them.
     params: dict[str, Any] | None = None
     facts: dict[str, Any] = Field(default_factory=dict)  # the looked-up values the rules read
@@ -317,6 +396,10 @@ class OutboundMessage(Model):
     kind: Literal["pre", "question", "answer", "error", "fallback", "notice"]
     text: str
     buttons: list[Literal["confirm", "cancel", "human"]] = Field(default_factory=list)
+    # For a confirmation question: the action its buttons confirm, so a click names what it agrees to.
+    action_hash: str | None = None
+    # Only for the person who wrote this turn's message (Slack ephemeral, Discord ephemeral follow-up).
+    private: bool = False
     # Stable across re-runs of the same event's turn ("<event>:<n>", "<event>:p<n>" for
     # pre-messages): channels record and dedupe deliveries by it. Empty outside a turn.
     id: str = ""

@@ -16,7 +16,7 @@ from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.app import App
 from agent.catalog import load_store_settings
-from agent.config import load_config, load_yaml_model
+from agent.config import BotConfig, load_config, load_yaml_model
 from agent.conversation.confirmations import Confirmations
 from agent.errors import ConfigError
 from agent.intents import IntentsRegistry
@@ -24,6 +24,7 @@ from agent.interfaces import (
     AlertNotifier,
     Classifier,
     DataSource,
+    ExampleScorer,
     LLMProvider,
     Planner,
     ReleaseSource,
@@ -50,11 +51,29 @@ from agent.tools.orders import support_tools
 from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.task_list import task_tools
+from agent.understanding.banks import load_banks
+from agent.understanding.hybrid import HybridReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, preference_memory, resolve_dir
 
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
+
+
+def embedded_reader(config: BotConfig, inventory: FileInventory, scorer: ExampleScorer | None = None) -> HybridReader:
+    """The embedded understanding: the store's example banks read by wordllama's embedded model."""
+    if scorer is None:
+        from adapters.nlu.wordllama import WordLlamaScorer
+
+        scorer = WordLlamaScorer()
+    banks = load_banks(Path(config.directory), config.intents)
+    slots = config.intents.slots
+    goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
+    goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
+    symptoms = slots["symptom"].pattern if "symptom" in slots else None
+    words = getattr(scorer, "words", None)
+    known = words() if callable(words) else None
+    return HybridReader(banks, [scorer], inventory.distinct("name"), goods, symptoms, known)
 
 
 async def check_store(app: App) -> None:
@@ -94,7 +113,7 @@ def build_app(
         alerts: where admin alerts go (default: de-duplicated log lines).
         env: the environment to read (default `os.environ`).
         releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
-        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per turn).
+        tracer: replaces the OpenTelemetry tracer built from settings (a trace file per conversation).
         provider: `openai`, `anthropic` or `compat`; overrides settings `llm.provider`.
         model: overrides settings `llm.model`.
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
@@ -150,7 +169,8 @@ def build_app(
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     fanout = alerts or AlertFanout([LogNotifier()])
-    rules, templates = RulesClassifier(config), TemplatePlanner(config, store_settings.currency)
+    reader = embedded_reader(config, inventory)
+    rules, templates = RulesClassifier(config, reader=reader), TemplatePlanner(config, store_settings.currency)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
         "support": SupportPlanner(templates),

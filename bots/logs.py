@@ -4,15 +4,41 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TextIO
 
 from agent.errors import ConfigError
+from agent.redaction import Redactor
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 FORMATS = ("text", "json")
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+
+class RedactingFilter(logging.Filter):
+    """Masks each record's message and traceback (personal data, token shapes, the environment's
+    secrets by value) before any handler formats it: logs never carry what telemetry may not."""
+
+    def __init__(self, redactor: Redactor):
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self.redactor.text(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.text(record.exc_text)
+        return True
+
+
+def redacting_filter(env: Mapping[str, str]) -> RedactingFilter:
+    """Variables named *KEY, *TOKEN, *SECRET, *PASSWORD are masked by value as well as by shape."""
+    return RedactingFilter(Redactor(secrets=[v for k, v in env.items() if _SECRET_NAME.search(k)]))
 
 
 class JsonFormatter(logging.Formatter):
@@ -25,7 +51,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        if record.exc_info:
+        if record.exc_text:
+            entry["error"] = record.exc_text
+        elif record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)
 
@@ -42,4 +70,5 @@ def configure_logging(env: Mapping[str, str], stream: TextIO | None = None) -> N
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(redacting_filter(env))
     logging.basicConfig(level=level, handlers=[handler], force=True)

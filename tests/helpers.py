@@ -11,7 +11,14 @@ from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction,
 REPO = Path(__file__).resolve().parent.parent
 
 
-def interaction(text: str, session: str = "s-1", customer: str | None = None, channel: str = "console") -> Interaction:
+# Order details are only for their own customer, so tests speak as Alice (C-001) unless they pass
+# another customer, or None for a guest.
+CUSTOMER = "C-001"
+
+
+def interaction(
+    text: str, session: str = "s-1", customer: str | None = CUSTOMER, channel: str = "console"
+) -> Interaction:
     return Interaction(
         id=f"i-{uuid.uuid4().hex[:10]}",
         text=text,
@@ -22,7 +29,7 @@ def interaction(text: str, session: str = "s-1", customer: str | None = None, ch
 
 
 async def say(
-    router: AgentRouter, text: str, session: str = "s-1", customer: str | None = None
+    router: AgentRouter, text: str, session: str = "s-1", customer: str | None = CUSTOMER
 ) -> tuple[AgentResponse, list[OutboundMessage]]:
     """Send one message; return the response and the messages delivered to the channel, in order."""
     delivered: list[OutboundMessage] = []

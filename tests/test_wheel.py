@@ -57,7 +57,7 @@ def test_the_wheel_chats_from_an_empty_folder(installed: Path, tmp_path: Path) -
     env = user_env(installed)
     version = run("agentbot", "--version", cwd=empty, env=env)
     assert version.stdout.startswith("agentbot 0.")
-    answer = run("agentbot", "chat", "-m", "Where's my order O-12345?", cwd=empty, env=env)
+    answer = run("agentbot", "chat", "--customer", "C-001", "-m", "Where's my order O-12345?", cwd=empty, env=env)
     assert "O-12345 has shipped" in answer.stdout
     assert answer.stderr == ""
     info = run("agentbot", "info", cwd=empty, env=env).stdout
@@ -77,5 +77,7 @@ def test_init_writes_a_project_the_cli_then_uses(installed: Path, tmp_path: Path
     assert f"project: {project}" in info and "(current folder)" in info
     home = run("agentbot", "info", cwd=tmp_path, env={**env, "AGENTBOT_HOME": str(project)}).stdout
     assert "(AGENTBOT_HOME)" in home
-    answer = run("python", "-m", "bots", "chat", "-m", "Where's my order O-12345?", cwd=project, env=env)
+    answer = run(
+        "python", "-m", "bots", "chat", "--customer", "C-001", "-m", "Where's my order O-12345?", cwd=project, env=env
+    )
     assert "O-12345 has shipped" in answer.stdout

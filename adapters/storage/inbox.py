@@ -9,7 +9,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, or_, select, update
 
 from adapters.storage.schema import inbox, session_leases, sessions
-from adapters.storage.sql import FINISH_INBOX, SqlStore, insert_ignore
+from adapters.storage.sql import FINISH_INBOX, SqlStore
+from adapters.storage.writes import insert_ignore
 from agent.records import InboxEvent
 from agent.types import utcnow
 

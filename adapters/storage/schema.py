@@ -7,7 +7,6 @@ and always read back timezone-aware (UTCDateTime).
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,8 +26,6 @@ from sqlalchemy import (
 )
 
 from agent.errors import StorageError
-
-log = logging.getLogger("agentbot.storage")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -252,12 +249,9 @@ def integrity_unit(conn: Connection) -> list[str]:
 
 
 def damaged(path: str, problems: list[str]) -> StorageError:
-    """Log what to do about a damaged SQLite file (once, at startup) and return the error to raise."""
-    log.error(
-        "the SQLite database %s is damaged (%s). Stop agentbot, keep a copy of the file, then restore it "
-        "from a backup or rebuild it with: sqlite3 %s .recover | sqlite3 recovered.db",
-        path,
-        "; ".join(problems[:3]),
-        path,
+    """The error for a damaged SQLite file: where it is and what to do, in one line (the CLI and
+    the services print it once at startup)."""
+    return StorageError(
+        f"the SQLite database {path} is damaged ({'; '.join(problems[:3])}); stop agentbot, keep a copy of the "
+        f"file, then restore a backup or rebuild it: sqlite3 {path} .recover | sqlite3 recovered.db"
     )
-    return StorageError(f"the database {path} is damaged: {problems[0]}")

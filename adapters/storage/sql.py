@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     Connection,
     Integer,
     Row,
-    Table,
     bindparam,
     insert,
     select,
@@ -30,83 +28,18 @@ from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
 from adapters.storage.outbox import commit_event
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
-    EFFECT_TABLES,
     damaged,
-    handoff_queue,
     inbox,
     integrity_unit,
     messages,
-    order_updates,
     sessions,
-    tasks,
     telemetry,
     tool_ledger,
 )
+from adapters.storage.writes import insert_ignore, write_effect
 from agent.errors import ReferenceCollision, SchemaBehind, StorageError, VersionConflict
 from agent.records import TurnRecord
 from agent.types import Message, SessionState, ToolResult, utcnow
-
-
-def _effect_row(data: dict[str, Any]) -> dict[str, Any]:
-    row = dict(data)
-    if isinstance(row.get("findings"), list):
-        row["findings"] = json.dumps(row["findings"])
-    for key, value in row.items():
-        if key.endswith("_at") and isinstance(value, str):
-            row[key] = datetime.fromisoformat(value)
-    return row
-
-
-def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> None:
-    """INSERT ... ON CONFLICT DO UPDATE: the latest state of a keyed row."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        pg = pg_insert(table).values(**row)
-        conn.execute(pg.on_conflict_do_update(index_elements=[key], set_={k: pg.excluded[k] for k in row if k != key}))
-        return
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    lite = sqlite_insert(table).values(**row)
-    conn.execute(lite.on_conflict_do_update(index_elements=[key], set_={k: lite.excluded[k] for k in row if k != key}))
-
-
-def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
-    """Rows are written once per key; updates carry the whole new value, so a replay is harmless."""
-    if kind in EFFECT_TABLES:
-        table = EFFECT_TABLES[kind]
-        res = conn.execute(insert_ignore(conn, table, "id").values(**_effect_row(data)))
-        if res.rowcount == 0 and "session_id" in data:
-            # The key exists: a replay of this session's own row is fine, anyone else's is a collision.
-            owner = conn.execute(select(table.c.session_id).where(table.c.id == data["id"])).scalar()
-            if owner != data["session_id"]:
-                raise ReferenceCollision(f"{kind} reference {data['id']} already belongs to another conversation")
-    elif kind == "order_update":
-        row = {"order_id": data["order_id"], "data": json.dumps(data), "updated_at": utcnow()}
-        upsert(conn, order_updates, "order_id", row)
-    elif kind == "task_change":
-        values = {k: data[k] for k in ("title", "status") if k in data}
-        conn.execute(
-            update(tasks)
-            .where(tasks.c.id == data["id"], tasks.c.owner == data["owner"])
-            .values(**values, updated_at=utcnow())
-        )
-    elif kind == "handoff_state":
-        upsert(conn, handoff_queue, "session_id", _effect_row(data))
-    else:
-        raise ValueError(f"no writer for side effect {kind!r}")
-
-
-def insert_ignore(conn: Connection, table: Table, key: str) -> Any:
-    """INSERT ... ON CONFLICT DO NOTHING: side effects and ledger rows are written once per key."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects import postgresql
-
-        return postgresql.insert(table).on_conflict_do_nothing(index_elements=[key])
-    from sqlalchemy.dialects import sqlite
-
-    return sqlite.insert(table).on_conflict_do_nothing(index_elements=[key])
-
 
 # Statements are built once: constructing them per call cost more than running them.
 SELECT_STATE = select(sessions.c.state).where(sessions.c.id == bindparam("b_sid"))
@@ -255,7 +188,7 @@ class SqlStore:
         if self._ready:
             return
         try:
-            problems = await self.run(integrity_unit, what="check the database")
+            problems = await self.run(integrity_unit, what="open the database")
         except StorageError as e:
             if "malformed" not in str(e) and "not a database" not in str(e):
                 raise
@@ -265,7 +198,10 @@ class SqlStore:
             raise damaged(where.database if where is not None else "?", problems)
         status = await self.schema_status()
         if status.behind and self.migrate:
-            status = await self.upgrade()
+            try:
+                status = await self.upgrade()
+            except StorageError:
+                status = await self.schema_status()  # another worker migrated the same file just now
         if status.behind:
             raise SchemaBehind(status.current, status.head)
         self._ready = True

@@ -13,6 +13,7 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult,
 from opentelemetry.sdk.trace import ReadableSpan
 
 from adapters.telemetry.writer import Item, TurnSpans
+from agent.redaction import DEFAULT as REDACT
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:
@@ -100,7 +101,8 @@ class TraceFiles:
         encode = self._encode
         for item in items:
             record = turn_record(item) if isinstance(item, TurnSpans) else span_record(item)
-            lines.setdefault(record["trace_id"], []).append(encode(record))
+            # Exception events carry provider messages and stack traces: scanned like everything written.
+            lines.setdefault(record["trace_id"], []).append(encode(REDACT.value(record)))
         for trace_id, body in lines.items():
             body.append("")
             os.write(self._fd(trace_id), "\n".join(body).encode())

@@ -1,10 +1,14 @@
-"""Confirmations bound to the exact action: money-moving or destructive tools wait for a yes.
+"""Confirmations bound to the requester and the exact action: money-moving or destructive tools wait for a yes.
 
-The pending action (tool, canonical params, their hash, expiry) lives in
-`SessionState.pending_confirmation` until the user answers or it expires: "yes" or the Confirm
-button carries out exactly that action once, "no" or Cancel drops it, anything else leaves the
-question open. The hash is the action's idempotency key in the tool ledger, so a second confirm
-(two clicks, a redelivered event) answers with the first result instead of acting twice.
+The pending action (tool, canonical params, their hash, expiry) lives in the requester's
+`pending_confirmation` (one per speaker of the thread) until they answer or it expires. Only a
+standalone yes (`consent.Consent`) or the Confirm button from the requester carries out exactly
+that action once; a standalone no or Cancel drops it. A yes or no from anyone else gets a private
+notice and changes nothing. A message that changes the action ("just $15") re-plans it, so the
+new exact action is asked again after the policy check; any other message is handled as a
+request and the open question is restated after it. The hash is the action's idempotency key in
+the tool ledger, so a second confirm (two clicks, a redelivered event) answers with the first
+result instead of acting twice.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from pydantic import BaseModel
 
 from agent.config import Vocabulary
 from agent.conversation import goals
+from agent.conversation.consent import Consent
 from agent.interfaces import SessionStore
-from agent.text import Answer, YesNo
+from agent.text import Answer
 from agent.turn import Turn
 from agent.types import (
     Classification,
@@ -43,6 +48,8 @@ EXPIRED = (
 )
 NOTHING = "There's nothing waiting for your confirmation right now."
 DEFAULT_PROMPT = "This needs your confirmation before I go ahead."
+NOT_YOURS = "Only the person who asked for this can confirm or cancel it, so nothing has changed."
+STILL_WAITING = "Still waiting on your earlier request: {prompt}"
 
 
 class Resolution(BaseModel):
@@ -81,14 +88,15 @@ class Confirmations:
         clock: Callable[[], datetime] = utcnow,
     ):
         self.store = store
-        self.yes_no = YesNo(vocabulary)
+        self.consent = Consent(vocabulary)
         self.ttl = timedelta(seconds=ttl_seconds)
         self.clock = clock
 
-    def answer_of(self, interaction: Interaction, cls: Classification) -> Answer | None:
+    def answer_of(self, interaction: Interaction) -> Answer | None:
+        """The button, or a standalone yes/no; a yes that says anything more is not an answer."""
         if interaction.action in ("confirm", "cancel"):
             return "yes" if interaction.action == "confirm" else "no"
-        return cls.reply or self.yes_no(interaction.text)
+        return self.consent(interaction.text)
 
     async def ask(
         self, state: SessionState, goal_id: str, intent_id: str, call: ToolCall, prompt: str, t: Turn
@@ -107,12 +115,16 @@ class Confirmations:
             expires_at=self.clock() + self.ttl,
         )
         t.emit("confirmation_requested", {"tool": call.tool_name, "params": call.params, "action_hash": digest})
-        await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS)))
+        await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=digest))
 
     async def resolve(self, state: SessionState, interaction: Interaction, cls: Classification, t: Turn) -> Resolution:
         """Settle an open confirmation (or a repeated click) before the message is read as a request."""
         pending = state.pending_confirmation
-        answer = self.answer_of(interaction, cls)
+        answer = self.answer_of(interaction)
+        if answer is not None and self._someone_elses(state, interaction):
+            await t.send(OutboundMessage(kind="notice", text=NOT_YOURS, private=True))
+            t.emit("confirmation_refused", {"reason": "not_the_requester", "answer": answer})
+            return Resolution(outcome="handled")
         if pending is None or pending.kind != "tool":
             if interaction.action == "confirm":
                 return Resolution(outcome="handled", results=await self._replay(state, t))
@@ -135,7 +147,7 @@ class Confirmations:
             await self._say(t, CANCELLED, "cancelled")
             return Resolution(outcome="handled")
         if answer != "yes":
-            return Resolution(outcome="continue")
+            return self._not_an_answer(state, pending, cls)
         # A goal the user moved away from (replaced by another request) still owns its open question.
         goal = state.goals.get(pending.goal_id or "")
         if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed):
@@ -148,6 +160,56 @@ class Confirmations:
         return Resolution(
             outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=1.0, fills_slot=True)
         )
+
+    @staticmethod
+    def _someone_elses(state: SessionState, interaction: Interaction) -> bool:
+        """A click on, or a yes/no to, a question another person of the thread was asked."""
+        others = state.open_confirmations()
+        own = state.pending_confirmation
+        if interaction.action_hash is not None:
+            mine = own is not None and own.action_hash == interaction.action_hash
+            return not mine and any(p.action_hash == interaction.action_hash for p in others.values())
+        if own is not None and (own.kind == "tool" or interaction.action is None):
+            return False  # the speaker's own question (or offer) is the one answered
+        return bool(others)
+
+    def _not_an_answer(self, state: SessionState, pending: PendingConfirmation, cls: Classification) -> Resolution:
+        """Not a yes or no. New values for the pending action ("just $15", "make that O-24680")
+        re-plan it, so the changed action is asked again; anything else is handled as a request."""
+        changes = {k: v for k, v in cls.params.items() if k in pending.params and v not in (None, "")}
+        goal = state.goals.get(pending.goal_id or "")
+        if changes and cls.intent_id in (None, pending.intent_id) and goal is not None:
+            self._reactivate(state, goal.id)
+            update = Classification(intent_id=goal.intent_id, params=changes, confidence=1.0, fills_slot=True)
+            return Resolution(outcome="continue", cls=update)
+        return Resolution(outcome="continue")
+
+    @staticmethod
+    def shelve(state: SessionState, intent_id: str) -> None:
+        """A new request while an action waits: the waiting goal steps aside instead of being
+        replaced, so the question is still open (and restated) after the new request is answered."""
+        pending = state.pending_confirmation
+        active = state.active_goal
+        if pending is None or pending.kind != "tool" or active is None or active.id != pending.goal_id:
+            return
+        if active.intent_id == intent_id:
+            return
+        active.status = GoalStatus.suspended
+        state.goal_stack.append(active.id)
+        state.active_goal_id = None
+
+    async def restate(self, state: SessionState, t: Turn) -> None:
+        """After answering something else, ask the open question again (once per turn)."""
+        pending = state.pending_confirmation
+        if pending is None or pending.kind != "tool" or any("confirm" in m.buttons for m in t.outbound):
+            return
+        text = STILL_WAITING.format(prompt=pending.prompt)
+        await t.send(self._question(text, pending))
+        t.emit("response_generated", {"confirmation": "restated"})
+
+    @staticmethod
+    def _question(text: str, pending: PendingConfirmation) -> OutboundMessage:
+        return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
 
     @staticmethod
     def take_offer(state: SessionState) -> PendingConfirmation | None:
@@ -187,7 +249,7 @@ class Confirmations:
         if pending is None or pending.kind != "tool":
             return False
         text = f"Sorry, I didn't follow. {pending.prompt}"
-        await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS)))
+        await t.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "reminded"})
         return True
 

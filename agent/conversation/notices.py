@@ -18,10 +18,11 @@ def resume(goal: Goal, interrupted_by: str, m: Messages) -> OutboundMessage | No
     return OutboundMessage(kind="question" if goal.missing else "notice", text=text)
 
 
-def fallback(state: SessionState, can_hand_off: bool, m: Messages) -> OutboundMessage:
-    """The answer to a message no intent fits: the pending question again, and a person on offer."""
+def fallback(state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None) -> OutboundMessage:
+    """The answer to a message no intent fits (or an out-of-scope topic's own honest answer): the
+    pending question again, and a person on offer."""
     goal = state.active_goal
-    text = m.fallback
+    text = out_of_scope or m.fallback
     if goal and goal.next_question:
         text = f"{text} {goal.next_question}"
     buttons: list = []

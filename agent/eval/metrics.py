@@ -73,7 +73,7 @@ def goal_counts(state: SessionState | None) -> tuple[int, int]:
     if state is None:
         return 0, 0
     done = completable = 0
-    for goal in state.goals.values():
+    for goal in state.every_goal:
         if goal.status in (GoalStatus.cancelled, GoalStatus.blocked) or (goal.missing and goal.status != "done"):
             continue
         completable += 1

@@ -251,7 +251,7 @@ async def run_scenario(
                     failed=sorted({f.key for f in turn_failures}),
                     fallback=any(m.kind == "fallback" for m in response.messages),
                     handoff=response.handoff,
-                    goals_done=sum(1 for g in state.goals.values() if g.status == "done") if state else 0,
+                    goals_done=sum(1 for g in state.every_goal if g.status == "done") if state else 0,
                     llm=_llm_usage(events),
                 )
             )

@@ -16,6 +16,9 @@ NO_FIX = (
 )
 
 
+NO_POLICY = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
+
+
 class SupportPlanner:
     """
     Args:
@@ -29,6 +32,8 @@ class SupportPlanner:
         return self.templates.question(intent_id, slot)
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
+        if request.intent.id == "policy_question":
+            return self._policy(request)
         if request.intent.id != "troubleshoot":
             return await self.templates.plan(request, turn)
         goal = request.goal
@@ -59,4 +64,25 @@ class SupportPlanner:
         lines.append(f"Source: {', '.join(refs)}. If that doesn't fix it, I can open a ticket for you.")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": refs, "answer_sent": True}
+        return plan
+
+    def _policy(self, request: AgentRequest) -> Plan:
+        """A store-policy question: the knowledge base answers it with its source; nothing is acted on."""
+        goal = request.goal
+        plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
+        question = str(goal.slots.get("question") or "")
+        if not request.results:
+            plan.steps = [ToolCall(tool_name="knowledge_base_search", params={"query": question, "limit": 1})]
+            return plan
+        result = request.results[-1]
+        plan.goal_status = "done"
+        hits = (result.data or {}).get("hits", []) if result.success else []
+        if not hits:
+            plan.steps = [Respond(when="post", message=NO_POLICY)]
+            return plan
+        top = hits[0]
+        body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
+        message = f"{body}\nSource: {top['title']} - {top['heading']} ({top['ref']})."
+        plan.steps = [Respond(when="post", message=message)]
+        plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan

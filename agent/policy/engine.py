@@ -195,6 +195,8 @@ class YamlPolicyEngine:
             requires_escalation=outcome == "require_escalation",
             requires_confirmation=outcome == "require_confirmation",
             rule=rule_id,
+            offer_human=bool(rule and rule.offer_human and outcome == "deny"),
+            alert=rule.alert if rule else True,
             params=facts.params if changed else None,
             facts=dict(facts.seen),
         )

@@ -86,6 +86,8 @@ class Rule(BaseModel):
     when: Condition | None = None  # no condition = always
     outcome: Outcome
     reason: str = ""  # shown to the user on deny; to admins and the user on escalation
+    offer_human: bool = False  # after a deny, offer the user a person
+    alert: bool = True  # tell admins of a deny (telemetry records every decision either way)
 
     @model_validator(mode="after")
     def _reason_given(self) -> Rule:

@@ -36,7 +36,8 @@ class UpdateTaskParams(TaskNumberParams):
 
 
 def owner_of(ctx: ToolContext) -> str:
-    return ctx.customer_id or f"session:{ctx.session_id}"
+    """A customer's list follows them; a guest's belongs to that guest in that conversation."""
+    return ctx.customer_id or f"session:{ctx.session_id}" + (f":{ctx.speaker}" if ctx.speaker else "")
 
 
 def task_tools(store: TaskReader) -> list[Tool]:

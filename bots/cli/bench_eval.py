@@ -20,23 +20,26 @@ from typing import Any
 import yaml
 
 ASKS = ("I want to check my order", "where is my package?", "can you track my order", "order status please")
-ORDERS = ("O-12345", "O-23456", "O-34567", "O-45678", "O-56789")
+# Each order with the customer it belongs to: order details are only shown to their own customer.
+ORDERS = (("O-12345", "C-001"), ("O-23456", "C-001"), ("O-34567", "C-002"), ("O-45678", "C-002"), ("O-56789", "C-003"))
 
 
 def generated_suite(n: int) -> dict[str, Any]:
     """N two-turn order conversations: the bot asks for the id, then looks the order up."""
     scenarios = []
     for i in range(n):
+        order, customer = ORDERS[i % len(ORDERS)]
         scenarios.append(
             {
                 "id": f"order_{i}",
+                "customer": customer,
                 "turns": [
                     {
                         "user": ASKS[i % len(ASKS)],
                         "expect": {"intent": "order_status", "needs_input": True, "asks_for": "order_id"},
                     },
                     {
-                        "user": ORDERS[i % len(ORDERS)],
+                        "user": order,
                         "expect": {"intent": "order_status", "tools": ["check_order_status"], "active_goal": None},
                     },
                 ],

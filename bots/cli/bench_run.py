@@ -85,7 +85,10 @@ class Counter:
 
 async def conversation(router: AgentRouter, session: str, latencies: list[float]) -> None:
     for n, text in enumerate(TURNS):
-        interaction = Interaction(id=f"{session}:{n}", text=text, session_key=session, context=ChannelContext())
+        # Alice (C-001) asks about her own order: order details are only for their customer.
+        interaction = Interaction(
+            id=f"{session}:{n}", text=text, session_key=session, customer_id="C-001", context=ChannelContext()
+        )
         started = time.perf_counter()
         response = await router.handle(interaction)
         latencies.append(time.perf_counter() - started)
@@ -165,7 +168,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
 
 
 async def _prepare(url: str) -> None:
-    store = SqlStore(url)
+    store = SqlStore(url, migrate=True)
     try:
         await store.ensure_schema()
     finally:
@@ -183,9 +186,9 @@ def _child(config: Config, worker: int, barrier: Any, results: Any) -> None:
 
 def run_config(config: Config) -> dict[str, Any]:
     """Run the configuration in `config.workers` fresh processes; combine what they measured."""
-    if config.workers > 1:
-        # Schema first, as a deploy would: workers creating tables at the same moment race.
-        asyncio.run(_prepare(config.db_url))
+    # Schema first, as a deploy would (`agentbot db upgrade`): PostgreSQL is never migrated by a
+    # worker, and workers creating SQLite tables at the same moment would race.
+    asyncio.run(_prepare(config.db_url))
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     barrier = ctx.Barrier(config.workers) if config.workers > 1 else None

@@ -49,10 +49,16 @@ def parser() -> argparse.ArgumentParser:
     chat.add_argument("--session", help="session key (default: console:<your user name>)")
     chat.add_argument("--customer", help="customer id, e.g. C-001 (default: guest)")
     chat.add_argument("--json", action="store_true", help="print the AgentResponse and every delivered message")
-    ev = sub.add_parser("eval", help="run conversation suites; exit 1 if any scenario fails")
+    ev = sub.add_parser(
+        "eval", help="run conversation suites (exit 1 if any scenario fails), or --nlu on a labelled corpus"
+    )
     _common(ev)
     _llm(ev)
-    ev.add_argument("suites", nargs="+", help="suite YAML files")
+    ev.add_argument("suites", nargs="*", help="suite YAML files")
+    ev.add_argument("--nlu", metavar="CORPUS", help="measure understanding on a JSONL corpus of labelled messages")
+    ev.add_argument(
+        "--confusion-png", default="var/nlu-confusion.png", help="--nlu: where the heat map goes (needs matplotlib)"
+    )
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
     bench = sub.add_parser("bench", help="measure router turns as shipped, Slack ack, Discord defer, or eval cost")
@@ -118,6 +124,12 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
 
 def run_eval(args: argparse.Namespace) -> int:
     """Metrics, baselines and the report live in bots/evaluate.py; this keeps the plain output."""
+    if args.nlu:
+        from bots.cli.nlu import run_nlu
+
+        return run_nlu(args)
+    if not args.suites:
+        raise SystemExit("agentbot eval: give suite files, or --nlu CORPUS.jsonl")
     from bots.cli.evaluate import run_eval as evaluate
 
     return evaluate(args, _print_results, _llm_args(args))

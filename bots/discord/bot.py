@@ -16,12 +16,14 @@ from datetime import UTC, datetime
 import discord
 import yarl
 from discord import app_commands
+from discord.utils import escape_markdown as md
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.outbox import SqlOutbox
 from agent.app import App
 from agent.errors import AgentbotError, ConfigError, StorageError
 from agent.records import InboxEvent
+from agent.text import visible
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.commands import SlashCommands
@@ -188,7 +190,9 @@ class DiscordBot(SlashCommands, discord.Client):
         anchor_id = ev.message_id or 0
         if isinstance(target, FollowupTarget):
             # The answer's first follow-up shows the question; the conversation continues under it.
-            anchor = OutboundMessage(kind="notice", text=f"**{ev.user_name}** asked: {ev.text}", id=f"{key}:anchor")
+            anchor = OutboundMessage(
+                kind="notice", text=f"**{md(ev.user_name)}** asked: {md(visible(ev.text))}", id=f"{key}:anchor"
+            )
             await OutboxReply(self.outbox, target, key, "")(anchor)
             anchor_id = int(await self.outbox.ref(anchor.id) or 0)
         try:

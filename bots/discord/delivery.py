@@ -179,7 +179,8 @@ class FollowupTarget:
                 continue
             view = reply_view(list(message.buttons), self.fallback.owner) if n == len(parts) - 1 else None
             if view is None:
-                sent = await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True)
+                # A private notice (someone else's confirmation) is an ephemeral follow-up.
+                sent = await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, ephemeral=message.private)
             else:
                 sent = await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, view=view)
             ref = str(sent.id)

@@ -182,7 +182,7 @@ class SlackChannel:
 
     async def run(self, event: InboxEvent) -> None:
         ev = SlackEvent.model_validate(event.payload)
-        sender = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key)
+        sender = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key, ev.user)
         reply = OutboxReply(self.outbox, sender, event.key, ev.session_key)
         if event.status == "committed":
             await reply.resend()  # the turn ran and committed; only its answers are left to send
@@ -190,14 +190,6 @@ class SlackChannel:
         if ev.kind == "control":
             await self._control(ev, reply)
             return
-        if ev.kind == "button":
-            note = f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>"
-            try:
-                await self.client.chat_update(
-                    channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=answered_blocks(ev.question, note)
-                )
-            except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
-                log.warning("could not update the clicked question %s: %s", ev.ts, e)
         if ev.kind == "message" and ev.text.lower() in ("resume", "resume bot") and self._is_admin(ev.user):
             await self._control(ev.model_copy(update={"action": "release"}), reply)
             return
@@ -213,9 +205,12 @@ class SlackChannel:
             thread_history=await self._thread_history(ev),
             from_inbox=True,
             action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
+            action_hash=ev.action_hash,
         )
         try:
-            await self.router.handle(interaction, reply=reply)
+            response = await self.router.handle(interaction, reply=reply)
+            if ev.kind == "button" and not all(m.private for m in response.messages):
+                await self._answered(ev)  # a refused click (not the requester's) leaves the buttons
         except StorageError:
             # Not saved: the event stays in the inbox and is answered when the database is back.
             if event.key not in self._noticed:
@@ -247,6 +242,13 @@ class SlackChannel:
                 text=ev.question or notice,
                 blocks=answered_blocks(escape(ev.question or notice), f"{done} by <@{ev.user}>: {escape(notice)}"),
             )
+
+    async def _answered(self, ev: SlackEvent) -> None:
+        blocks = answered_blocks(ev.question, f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>")
+        try:
+            await self.client.chat_update(channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=blocks)
+        except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
+            log.warning("could not update the clicked question %s: %s", ev.ts, e)
 
     async def _thread_history(self, ev: SlackEvent) -> list[Message]:
         if not ev.in_thread:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from adapters.storage.stats import DailyStats, today
 from agent.errors import StorageError
 from agent.types import OutboundMessage
-from bots.slack.delivery import ThreadReply, escape
+from bots.slack.delivery import ThreadReply, asked_blocks, escape
 from bots.slack.events import SlackEvent
 
 if TYPE_CHECKING:
@@ -115,7 +115,9 @@ class SlashCommand:
         """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
         user, channel = body.get("user_id", ""), body.get("channel_id", "")
         try:
-            root = await self.ch.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(text)}")
+            root = await self.ch.client.chat_postMessage(
+                channel=channel, text=f"<@{user}> asked: {escape(text)}", blocks=asked_blocks(user, text)
+            )
         except Exception as e:  # noqa: BLE001 - e.g. not_in_channel: tell the person, not the log only
             log.warning("cannot post the request in %s: %s", channel, e)
             await respond(text="I can't post in this conversation. Invite me first (`/invite @agentbot`).")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent.text import visible
 from agent.types import OutboundMessage
 from bots.delivery import split_text
 from bots.slack.mrkdwn import to_mrkdwn
@@ -32,9 +33,11 @@ _BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
 def escape(text: str) -> str:
     """Make text inert in Slack: no <!channel>, <!here>, <@U..> or links can be formed from it.
 
-    Slack's control characters are escaped, so `<!here>` arrives as literal text, and a bare
-    `@here` gets a zero-width joiner so no client or `link_names` setting turns it into a ping.
+    Bidi overrides and other invisible characters are dropped (they make text read differently
+    than it is), Slack's control characters are escaped, so `<!here>` arrives as literal text, and
+    a bare `@here` gets a word joiner so no client or `link_names` setting turns it into a ping.
     """
+    text = visible(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _BROADCAST.sub(lambda m: "@\u2060" + m.group(1), text)
 
@@ -43,7 +46,19 @@ def split(text: str, limit: int = SECTION_LIMIT) -> list[str]:
     return split_text(text, limit)
 
 
-def button_blocks(text: str, buttons: list[str], session_key: str) -> list[dict[str, Any]]:
+def button_value(session_key: str, action_hash: str | None) -> str:
+    """What a button carries: the conversation, and the exact action a Confirm/Cancel answers."""
+    return f"{session_key}#{action_hash}" if action_hash else session_key
+
+
+def plain(text: str) -> dict[str, Any]:
+    """Text Slack shows as typed: user words in it cannot start bold, code, quotes or links."""
+    return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def button_blocks(
+    text: str, buttons: list[str], session_key: str, action_hash: str | None = None
+) -> list[dict[str, Any]]:
     """A section with the (escaped) text and an actions block of the requested buttons."""
     elements = []
     for name in buttons:
@@ -52,21 +67,30 @@ def button_blocks(text: str, buttons: list[str], session_key: str) -> list[dict[
             "type": "button",
             "text": {"type": "plain_text", "text": label},
             "action_id": action_id,
-            "value": session_key,  # the conversation the click continues
+            # The conversation the click continues, and for Confirm/Cancel the action it answers.
+            "value": button_value(session_key, action_hash if name != "human" else None),
         }
         if style:
             element["style"] = style
         elements.append(element)
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "section", "text": plain(text)},
         {"type": "actions", "block_id": "agentbot_buttons", "elements": elements},
+    ]
+
+
+def asked_blocks(user: str, text: str) -> list[dict[str, Any]]:
+    """ "<@user> asked: ..." with the question as plain text: it cannot format, link or mention."""
+    return [
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": f"<@{user}> asked:"}]},
+        {"type": "section", "text": plain(visible(text))},
     ]
 
 
 def answered_blocks(text: str, note: str) -> list[dict[str, Any]]:
     """The question after a click: its buttons replaced by who answered what."""
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "section", "text": plain(text)},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]},
     ]
 
@@ -82,13 +106,15 @@ class ThreadReply:
         channel: the Slack channel id.
         thread_ts: the thread to answer in; None answers at the top level (a plain DM).
         session_key: written into buttons so a click finds its conversation.
+        user: who wrote the message being answered; private messages go to them only (ephemeral).
     """
 
-    def __init__(self, client: Any, channel: str, thread_ts: str | None, session_key: str):
+    def __init__(self, client: Any, channel: str, thread_ts: str | None, session_key: str, user: str = ""):
         self.client = client
         self.channel = channel
         self.thread_ts = thread_ts
         self.session_key = session_key
+        self.user = user
         self.posted: list[str] = []  # ts of every message posted, in order
 
     async def __call__(self, message: OutboundMessage) -> None:
@@ -104,13 +130,18 @@ class ThreadReply:
                 ts = seen[part_id]
                 continue
             last = i == len(chunks) - 1
-            kwargs: dict[str, Any] = {"channel": self.channel, "text": chunk}
+            # mrkdwn off: the bot writes plain sentences, and user words quoted in them stay words.
+            kwargs: dict[str, Any] = {"channel": self.channel, "text": chunk, "mrkdwn": False}
             if self.thread_ts:
                 kwargs["thread_ts"] = self.thread_ts
             if message.id:
                 kwargs["metadata"] = {"event_type": METADATA_EVENT, "event_payload": {"id": part_id}}
             if last and message.buttons:
-                kwargs["blocks"] = button_blocks(chunk, list(message.buttons), self.session_key)
+                kwargs["blocks"] = button_blocks(chunk, list(message.buttons), self.session_key, message.action_hash)
+            if message.private and self.user:
+                kwargs.pop("metadata", None)
+                await self.client.chat_postEphemeral(user=self.user, **kwargs)
+                continue
             response = await self.client.chat_postMessage(**kwargs)
             ts = str(response.get("ts", ""))
             self.posted.append(ts)

@@ -44,6 +44,7 @@ class SlackEvent(BaseModel):
     question: str = ""  # the clicked message's text, kept when its buttons are removed
     origin_channel: str = ""  # where the clicked message is (the admin channel for control)
     response_url: str = ""  # a command's reply channel to the person who ran it
+    action_hash: str | None = None  # a Confirm/Cancel click: the exact action the question was about
 
     @property
     def session_key(self) -> str:
@@ -119,17 +120,20 @@ def from_button(body: dict[str, Any]) -> SlackEvent | None:
         return None
     thread_ts = message.get("thread_ts") or container.get("thread_ts")
     team = (body.get("team") or {}).get("id") or ""
-    # The button's value carries the session the question belongs to (set when it was posted).
-    value = action.get("value") or ""
+    # The button's value carries the session the question belongs to (set when it was posted) and,
+    # for Confirm/Cancel, the action it asked about.
+    value, action_hash = (action.get("value") or "").partition("#")[::2]
     parsed = parse_session_key(value)
     root = parsed[2] if parsed else (thread_ts or "")
+    user = (body.get("user") or {}).get("id") or ""
     return SlackEvent(
-        # One answer per question message: a double click or a second person's click is a duplicate.
-        key=f"button:{team}:{channel}:{message_ts}",
+        # One answer per person per question: a double click is a duplicate; someone else's click
+        # is theirs (and refused by the router), so it cannot use up the requester's answer.
+        key=f"button:{team}:{channel}:{message_ts}:{user}",
         kind="button",
         team=team,
         channel=channel,
-        user=(body.get("user") or {}).get("id") or "",
+        user=user,
         text=BUTTON_TEXT[action_id],
         root_ts=root,
         reply_ts=root or None,
@@ -138,6 +142,7 @@ def from_button(body: dict[str, Any]) -> SlackEvent | None:
         user_name=(body.get("user") or {}).get("username") or (body.get("user") or {}).get("name") or "",
         question=message.get("text") or "",
         origin_channel=channel,
+        action_hash=action_hash or None,
     )
 
 

@@ -126,8 +126,12 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
     if port:
         # Only one process can listen here: a restart under this name takes its conversations back.
         channel.dispatcher.worker = f"slack@{socket.gethostname()}:{port}"
+    from bots.slack.verify import signature_first
+
     await channel.start()
     web_app = channel.bolt.web_app(path="/slack/events", port=port)
+    if channel.options.signing_secret:
+        web_app.middlewares.append(signature_first(channel.options.signing_secret, "/slack/events"))
     add_health_routes(web_app, channel.store)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()

@@ -202,7 +202,8 @@ async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url, tracer=tracer) as app:
         router = app.router
         await say(router, "O-12345")
-        await say(router, "where is O-99999", session="s-2")
+        # An unknown order is refused by policy before any tool runs; an unknown release is a tool failure.
+        await say(router, "how risky is release 9.9.9", session="s-2")
         points = metric_points(reader)
     calls = {(dict(p.attributes)["agentbot.tool.success"]): p.value for p in points["agentbot.tool.calls"]}
     assert calls == {True: 1, False: 1}

@@ -41,17 +41,17 @@ async def test_handoff_alerts_admins_with_the_last_messages(db_url: str) -> None
 async def test_claim_silences_and_release_gives_the_conversation_back(db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         router = app.router
-        await say(router, "get me a real person")
-        waiting, _ = await say(router, "anyone there?")
+        await say(router, "get me a real person", customer="C-001")
+        waiting, _ = await say(router, "anyone there?", customer="C-001")
         assert "asked to join" in waiting.text
         assert (
             await router.control("s-1", "claim", "Dana")
             == "Dana from our support team has joined and will take it from here."
         )
-        silent, delivered = await say(router, "thanks Dana, where is O-12345?")
+        silent, delivered = await say(router, "thanks Dana, where is O-12345?", customer="C-001")
         assert delivered == [] and silent.tool_results == [] and silent.handoff
         assert "back in this conversation" in await router.control("s-1", "release", "Dana")
-        back, _ = await say(router, "where is O-12345?")
+        back, _ = await say(router, "where is O-12345?", customer="C-001")
         assert not back.handoff and "shipped" in back.text
         assert await router.control("s-1", "release", "Dana") == "There is no open handoff in this conversation."
         stored = await app.store.fetch(  # type: ignore[attr-defined]

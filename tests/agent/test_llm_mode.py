@@ -235,7 +235,7 @@ async def test_a_spent_daily_budget_switches_to_rules_tells_the_user_and_alerts(
         spent = len(llm_server.seen)
         r, delivered = await say(router, "Where's O-23456?", customer="C-001")
         r4, delivered4 = await say(router, "Where's O-12345?", customer="C-001")
-        other, _ = await say(router, "Where's O-12345?", session="s-2", customer="C-002")
+        other, _ = await say(router, "Where's O-34567?", session="s-2", customer="C-002")
     assert spent == 6 and len(llm_server.seen) == 6 + 3  # only C-002 still reached the model
     # Shown after the commit, with the answer (only the pre-message goes out before it).
     notices = [m for m in delivered if m.kind == "notice"]
@@ -243,7 +243,7 @@ async def test_a_spent_daily_budget_switches_to_rules_tells_the_user_and_alerts(
     assert "delivered by FedEx" in r.text  # the rules and templates answered
     assert all(m.kind != "notice" for m in delivered4) and "shipped" in r4.text
     assert [a.kind for a in alerts.alerts] == ["llm_budget"]
-    assert "shipped" in other.text
+    assert "in transit" in other.text  # C-002's own order
 
 
 def test_cascade_uses_no_llm_on_the_shipped_suites_and_one_call_when_rules_are_unsure(
@@ -261,7 +261,7 @@ def test_cascade_uses_no_llm_on_the_shipped_suites_and_one_call_when_rules_are_u
     # the loosest phrasings are exactly where the rules are unsure.
     order_suites = [s for s in report["scenarios"] if s["suite"] in ("orders", "interleaving")]
     assert len(order_suites) == 11
-    assert all(t["calls"] == 0 for s in order_suites for t in s["llm_turns"])
+    assert [(s["id"], t) for s in order_suites for t in s["llm_turns"] if t["calls"]] == []
     assert all(t["calls"] <= 1 for s in report["scenarios"] for t in s["llm_turns"])
     assert cli.main(["eval", str(REPO / "tests/suites_llm/cascade.yaml"), "--understanding", "cascade", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -160,5 +160,5 @@ def test_bad_policy_files_stop_startup_naming_the_rule(config_dir: Path, old: st
     assert old in text
     path.write_text(text.replace(old, new, 1))
     with pytest.raises(ConfigError, match=message) as err:
-        load_policies(path, {"issue_refund", "delete_task"})
+        load_policies(path, {"issue_refund", "delete_task", "check_order_status"})
     assert "policies.yaml" in str(err.value)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.bots.test_cli import agentbot
+from tests.pg import postgres_server, unavailable_reason
 
 
 def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durability() -> None:
@@ -53,3 +56,15 @@ def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
     report = json.loads(out.stdout)
     assert (report["scenarios"], report["turns"], report["passed"]) == (6, 12, 6)
     assert report["seconds_total"] > 0 and "ms_per_turn_beyond_startup" in report
+
+
+@pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
+def test_the_bench_runs_against_postgresql_with_its_own_floor() -> None:
+    with postgres_server() as db_url:
+        out = agentbot("bench", "--db-url", db_url, "--conversations", "6", "--concurrency", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["database"] == "postgresql+asyncpg"
+    assert list(report["configurations"]) == ["shipped", "tracing off"]  # durability is the server's
+    assert report["configurations"]["shipped"]["concurrent"]["statements_per_turn"] >= 3
+    assert report["floor"]["postgresql"]["turns"] == 12

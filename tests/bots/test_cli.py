@@ -25,7 +25,9 @@ def agentbot(*args: str, stdin: str = "", cwd: Path = REPO) -> subprocess.Comple
 
 
 def test_piped_repl_answers_and_exits_on_eof(db_url: str) -> None:
-    out = agentbot("chat", "--db-url", db_url, "--session", "pipe", stdin="Where's my order O-12345?\n")
+    out = agentbot(
+        "chat", "--db-url", db_url, "--session", "pipe", "--customer", "C-001", stdin="Where's my order O-12345?\n"
+    )
     assert out.returncode == 0, out.stderr
     assert "shipped" in out.stdout and "UPS" in out.stdout and "2025-10-20" in out.stdout
     assert out.stdout.index("Checking order O-12345") < out.stdout.index("has shipped")
@@ -41,15 +43,17 @@ def test_one_shot_json_prints_the_response_and_every_delivered_message(db_url: s
 
 
 def test_a_goal_continues_in_a_second_process(db_url: str) -> None:
-    first = agentbot("chat", "--db-url", db_url, "--session", "two-procs", "-m", "I want to check my order")
+    first = agentbot(
+        "chat", "--db-url", db_url, "--session", "two-procs", "--customer", "C-001", "-m", "I want to check my order"
+    )
     assert "order ID" in first.stdout
-    second = agentbot("chat", "--db-url", db_url, "--session", "two-procs", "-m", "12345")
+    second = agentbot("chat", "--db-url", db_url, "--session", "two-procs", "--customer", "C-001", "-m", "12345")
     assert "shipped" in second.stdout
 
 
 def test_runs_from_another_folder_on_the_shipped_config(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
-    out = agentbot("chat", "--db-url", url, "-m", "O-12345", cwd=tmp_path)
+    out = agentbot("chat", "--db-url", url, "--customer", "C-001", "-m", "O-12345", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "shipped" in out.stdout
 
@@ -58,8 +62,10 @@ def test_eval_reports_and_exits_1_on_a_failing_scenario(tmp_path: Path) -> None:
     suite = tmp_path / "s.yaml"
     suite.write_text(
         "name: demo\nscenarios:\n"
-        "  - id: good\n    turns:\n      - user: O-12345\n        expect: {tools: [check_order_status]}\n"
-        "  - id: bad\n    turns:\n      - user: O-12345\n        expect: {reply_contains: [delivered]}\n"
+        "  - id: good\n    customer: C-001\n    turns:\n"
+        "      - user: O-12345\n        expect: {tools: [check_order_status]}\n"
+        "  - id: bad\n    customer: C-001\n    turns:\n"
+        "      - user: O-12345\n        expect: {reply_contains: [delivered]}\n"
     )
     out = agentbot("eval", str(suite), "--json")
     assert out.returncode == 1

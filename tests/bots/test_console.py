@@ -39,10 +39,10 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.expect_exact("You are a guest")
     child.expect_exact("you> ")
     child.sendline("Where's my order O-12345?")
-    child.expect_exact("has shipped via UPS")
+    child.expect_exact("I can only share details of orders on your account")  # a guest sees nothing of it
     child.expect_exact("you> ")
     child.send(UP + "\r")  # the arrow recalls the last line instead of sending ^[[A
-    child.expect_exact("has shipped via UPS")
+    child.expect_exact("I can only share details of orders on your account")
     child.expect_exact("you> ")
     child.sendline("/customer c-001")
     child.expect_exact("(you are Alice Moreno, customer C-001)")
@@ -71,9 +71,10 @@ def test_a_handed_off_conversation_says_so_at_start_and_new_leaves_it(tmp_path: 
     first = spawn(tmp_path)
     first.sendline("talk to a human")
     first.expect_exact("A person has this conversation now")
+    first.expect_exact("you> ")  # the line editor reads again: Ctrl-D now ends the session
     first.sendeof()  # Ctrl-D
     first.expect(pexpect.EOF, timeout=30)
-    again = spawn(tmp_path)
+    again = spawn(tmp_path, "--customer", "C-001")
     again.expect_exact("A person has this conversation now")
     again.expect_exact("you> ")
     again.sendline("/new")

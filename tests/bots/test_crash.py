@@ -30,7 +30,16 @@ async def _query(db_url: str, sql: str) -> list[tuple]:
         await store.aclose()
 
 
+async def upgrade(db_url: str) -> None:
+    """What `agentbot db upgrade` does at deploy, before the workers start."""
+    store = SqlStore(db_url, migrate=True)
+    await store.ensure_schema()
+    await store.aclose()
+
+
 async def play(run: CrashRun) -> Result:
+    await upgrade(run.db_url)
+
     async def open_events() -> int:
         return int((await _query(run.db_url, "SELECT count(*) FROM inbox WHERE status != 'done'"))[0][0])
 
@@ -84,6 +93,9 @@ async def test_two_workers_on_one_sqlite_file(tmp_path: Path) -> None:
 @pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 async def test_two_workers_on_one_postgres_database(tmp_path: Path) -> None:
     with postgres_server() as db_url:
+        store = SqlStore(db_url)  # a deploy runs `agentbot db upgrade` before it starts the workers
+        await store.upgrade()
+        await store.aclose()
         run = CrashRun(
             "postgres, 2 workers",
             db_url,
@@ -101,6 +113,8 @@ async def test_discord_worker_killed_while_posting_answers_each_event_once(tmp_p
     run = DiscordCrashRun(
         db_url, tmp_path, kills=["after_pre", "during_commit", "after_send_before_mark"] * 2, threads=8, per_thread=6
     )
+
+    await upgrade(db_url)
 
     async def accepted() -> list[str]:
         return [r[0] for r in await _query(db_url, "SELECT key FROM inbox")]

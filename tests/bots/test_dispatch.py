@@ -9,6 +9,7 @@ import pytest
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
+from agent.config import Messages
 from agent.records import InboxEvent
 from agent.router import AgentRouter
 from agent.types import Interaction, OutboundMessage
@@ -36,7 +37,11 @@ class Channel:
             self.replies.append((event.key, m.text))
 
         interaction = Interaction(
-            id=event.key, text=event.payload["text"], session_key=event.session_key, from_inbox=True
+            id=event.key,
+            text=event.payload["text"],
+            session_key=event.session_key,
+            customer_id="C-001",
+            from_inbox=True,
         )
         await self.router.handle(interaction, reply=reply)
 
@@ -83,7 +88,7 @@ async def test_one_sessions_events_run_in_arrival_order(parts: tuple[AgentRouter
 async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str) -> None:
     store = SqlStore(db_url)
     inbox = SqlInbox(store)
-    assert await inbox.accept(event("Ev9", "track o-34567"))  # accepted, then the process died
+    assert await inbox.accept(event("Ev9", "track o-12345"))  # accepted, then the process died
     await store.aclose()
 
     store = SqlStore(db_url)
@@ -94,10 +99,10 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
         assert await dispatcher.recover() == 1
         await dispatcher.drain()
         assert await dispatcher.recover() == 0
-        assert await dispatcher.submit(event("Ev9", "track o-34567")) is False  # a late retry of it
+        assert await dispatcher.submit(event("Ev9", "track o-12345")) is False  # a late retry of it
         await dispatcher.drain()
     assert [k for k, _ in channel.replies] == ["Ev9", "Ev9"]
-    assert "in transit" in channel.replies[-1][1]
+    assert "shipped" in channel.replies[-1][1]
 
 
 async def test_the_turn_commit_stores_its_answers_in_the_outbox(parts: tuple[AgentRouter, SqlInbox]) -> None:
@@ -189,8 +194,8 @@ async def test_a_hung_turn_ends_at_its_deadline_and_frees_the_conversation(db_ur
     arrived, release = asyncio.Semaphore(0), asyncio.Event()
     data = GatedData(arrived, release)  # the order lookup never returns
     async with build_app(REPO / "config", REPO / "data", db_url, data_source=data) as app:
-        app.router.p.settings.turn_deadline_seconds = 0.3
+        app.settings.turn_deadline_seconds = 0.3  # the router reads the app's settings
         r, delivered = await say(app.router, "where is O-12345?", session="hung")
         after, _ = await say(app.router, "hello there", session="hung")
-    assert [m.kind for m in delivered] == ["pre", "error"] and r.text == app.router.p.messages.too_slow
+    assert [m.kind for m in delivered] == ["pre", "error"] and r.text == Messages.model_fields["too_slow"].default
     assert after.text  # the conversation goes on

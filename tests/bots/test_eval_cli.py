@@ -90,7 +90,7 @@ def test_sessions_and_trace_read_the_conversation_back(tmp_path: Path) -> None:
     db = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     agentbot("chat", "--db-url", db, "--session", "ops", "-m", "how risky is release 2.4.1")
     agentbot("chat", "--db-url", db, "--session", "ops", "-m", "and 2.3.9?")
-    agentbot("chat", "--db-url", db, "--session", "other", "-m", "O-12345")
+    agentbot("chat", "--db-url", db, "--session", "other", "--customer", "C-001", "-m", "O-12345")
 
     listed = json.loads(agentbot("sessions", "--db-url", db, "--json").stdout)
     assert [s["session"] for s in listed] == ["other", "ops"]

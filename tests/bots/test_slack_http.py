@@ -93,7 +93,7 @@ async def test_an_event_a_crash_left_behind_is_answered_once_after_restart(db_ur
         team=TEAM_ID,
         channel=CHANNEL,
         user="U0ALICE01",
-        text="track o-34567",
+        text="track o-12345",
         root_ts=root,
         reply_ts=root,
         ts=root,
@@ -108,7 +108,7 @@ async def test_an_event_a_crash_left_behind_is_answered_once_after_restart(db_ur
             {
                 "type": "app_mention",
                 "user": "U0ALICE01",
-                "text": "<@UBOTAGENT> track o-34567",
+                "text": "<@UBOTAGENT> track o-12345",
                 "ts": root,
                 "channel": CHANNEL,
             },
@@ -119,7 +119,7 @@ async def test_an_event_a_crash_left_behind_is_answered_once_after_restart(db_ur
         assert await app.channel.dispatcher.recover() == 0
     assert retry[0].status == 200
     posted = in_thread(slack, CHANNEL, root)
-    assert len(posted) == 2 and "in transit" in posted[1]["text"]
+    assert len(posted) == 2 and "shipped" in posted[1]["text"]
     assert [tuple(r) for r in await rows(db_url, "SELECT key, status FROM inbox")] == [("EvCRASH", "done")]
 
 

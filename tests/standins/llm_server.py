@@ -184,9 +184,10 @@ class StandInLLM:
                 kind = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
                 return {
                     "type": "error",
-                    "error": {"type": kind.get(r.status, "api_error"), "message": f"HTTP {r.status}"},
+                    "error": {"type": kind.get(r.status, "api_error"), "message": r.text or f"HTTP {r.status}"},
                 }
-            return {"error": {"message": f"HTTP {r.status}", "type": "error", "code": str(r.status)}}
+            # `text` on an error: the message a provider sends back (some echo the request, even the key).
+            return {"error": {"message": r.text or f"HTTP {r.status}", "type": "error", "code": str(r.status)}}
         if anthropic:
             content: list[dict[str, Any]] = [{"type": "text", "text": r.text}] if r.text else []
             if "tool_choice" in body and r.text:

@@ -1,0 +1,1 @@
+"""Embedded understanding models behind agent.interfaces.ExampleScorer."""

@@ -1,0 +1,56 @@
+"""Nearest-example similarity with wordllama's embedded 256-dimension model (shipped in its wheel)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+class WordLlamaScorer:
+    """Scores a message by its cosine similarity to the closest bank sentences of each label.
+
+    Args:
+        top_k: how many of a label's closest sentences are averaged (1 = nearest example).
+    """
+
+    def __init__(self, top_k: int = 2):
+        try:
+            import wordllama
+            from wordllama import WordLlama
+        except ImportError as e:  # pragma: no cover - a dependency of the package
+            raise RuntimeError("rules understanding needs wordllama: pip install wordllama") from e
+        # The wheel ships the weights and tokenizer; pointing cache_dir at the package never downloads.
+        self.model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
+        self.top_k = top_k
+        self.labels: list[str] = []
+        self._bank: np.ndarray = np.zeros((0, 256), dtype=np.float32)
+        self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
+
+    def words(self) -> set[str]:
+        """Whole English words of five letters or more in the model's tokenizer: common enough that a
+        typo repair must leave them alone ("think" is not a misspelt "thank")."""
+        vocab = self.model.tokenizer.get_vocab()
+        return {k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 5}
+
+    def fit(self, examples: list[tuple[str, str]]) -> None:
+        self.labels = sorted({label for label, _ in examples})
+        rows: list[list[int]] = [[] for _ in self.labels]
+        index = {label: i for i, label in enumerate(self.labels)}
+        for n, (label, _) in enumerate(examples):
+            rows[index[label]].append(n)
+        # One row of sentence positions per label, padded with a position whose similarity is -inf,
+        # so a message is scored against every label with one matrix product and one partition.
+        width = max(max(len(r) for r in rows), self.top_k)
+        pad = len(examples)
+        self._slots = np.array(
+            [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in rows],
+            dtype=np.intp,
+        )
+        self._bank = self.model.embed([s for _, s in examples], norm=True)
+
+    def scores(self, text: str) -> dict[str, float]:
+        sims = np.append(self._bank @ self.model.embed([text], norm=True)[0], -np.inf)
+        grid = sims[self._slots]
+        top = np.partition(grid, -self.top_k, axis=1)[:, -self.top_k :].mean(axis=1)
+        return dict(zip(self.labels, top.tolist(), strict=True))

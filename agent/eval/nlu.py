@@ -1,0 +1,173 @@
+"""`agentbot eval --nlu`: how well understanding reads single messages from a labelled corpus.
+
+Each corpus line is {"text", "intent", "slots"}: intent "out_of_scope" for a request the bot does
+not serve. Every message is read as the first message of a fresh conversation by the same
+classifier the bot uses. The report has intent accuracy, per-intent precision/recall/F1,
+out-of-scope precision/recall, slot accuracy, false actions (a side-effecting intent acted on where
+the label says otherwise; an offer asked first is not an action), a confusion matrix, the time to
+read a message and the corpus lines that also appear in an example bank.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent.errors import ConfigError
+from agent.interfaces import Classifier
+from agent.types import Intent, Interaction, SessionState
+from agent.understanding.banks import OUT_OF_SCOPE, normalized
+
+# Intents whose tool changes something: acting on one by mistake is the costly error.
+SIDE_EFFECTING = frozenset({"create_ticket", "refund_request", "human_handoff", "task_add", "task_delete"})
+SLOTS = ("order_id", "amount", "budget", "release_id", "task_number")
+
+
+class NluCase(BaseModel):
+    text: str
+    intent: str
+    slots: dict[str, str] = Field(default_factory=dict)
+
+
+class NluResult(BaseModel):
+    text: str
+    expected: str
+    predicted: str
+    acted: bool  # a side-effecting intent that would run now (not asked first)
+    slots_expected: dict[str, str] = Field(default_factory=dict)
+    slots_found: dict[str, str] = Field(default_factory=dict)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # the thread's own CPU time: what other processes on the machine cannot inflate
+
+
+class IntentScore(BaseModel):
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+
+class NluReport(BaseModel):
+    cases: int
+    intent_accuracy: float
+    out_of_scope_precision: float
+    out_of_scope_recall: float
+    slot_accuracy: float  # lines with expected slots whose slots were all read right
+    order_id_accuracy: float  # lines with an order id whose id was read right
+    stray_order_ids: int  # lines without an order id where one was read (an invoice, a price)
+    false_actions: int
+    false_action_examples: list[NluResult] = Field(default_factory=list)
+    per_intent: dict[str, IntentScore] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
+    confusion: list[list[int]] = Field(default_factory=list)  # rows expected, columns predicted
+    misses: list[NluResult] = Field(default_factory=list)
+    slot_misses: list[NluResult] = Field(default_factory=list)
+    p50_ms: float = 0.0
+    p99_ms: float = 0.0
+    cpu_p99_ms: float = 0.0
+    load_seconds: dict[str, float] = Field(default_factory=dict)
+    bank_overlap: list[str] = Field(default_factory=list)
+
+
+def load_corpus(path: Path) -> list[NluCase]:
+    """Read a JSONL corpus; a bad line fails with its number."""
+    cases = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(NluCase.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, ValidationError) as e:
+            raise ConfigError(str(path), f"not a corpus line ({e})", line=n) from e
+    return cases
+
+
+def overlap(cases: list[NluCase], bank_sentences: list[str]) -> list[str]:
+    """Corpus lines that also appear in an example bank (they would flatter the figures)."""
+    bank = {normalized(s) for s in bank_sentences}
+    return [c.text for c in cases if normalized(c.text) in bank]
+
+
+def _plain(value: object) -> str:
+    return re.sub(r"[\s,$€£฿]|baht|usd", "", str(value).lower()).removeprefix("v")
+
+
+async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[Intent]) -> list[NluResult]:
+    results = []
+    for n, case in enumerate(cases):
+        interaction = Interaction(id=f"nlu-{n}", session_key=f"nlu-{n}", text=case.text)
+        state = SessionState(session_id=f"nlu-{n}")
+        start, cpu = time.perf_counter(), time.thread_time()
+        cls = await classifier.classify(interaction, intents, state, [])
+        seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
+        predicted = cls.intent_id or OUT_OF_SCOPE
+        found = {k: str(v) for k, v in cls.params.items() if k in SLOTS}
+        results.append(
+            NluResult(
+                text=case.text,
+                expected=case.intent,
+                predicted=predicted,
+                acted=predicted in SIDE_EFFECTING and not cls.offer,
+                slots_expected=case.slots,
+                slots_found=found,
+                seconds=seconds,
+                cpu_seconds=cpu_seconds,
+            )
+        )
+    return results
+
+
+def _ratio(a: int, b: int) -> float:
+    return round(a / b, 4) if b else 1.0
+
+
+def report(results: list[NluResult]) -> NluReport:
+    labels = sorted({r.expected for r in results} | {r.predicted for r in results})
+    index = {label: i for i, label in enumerate(labels)}
+    confusion = [[0] * len(labels) for _ in labels]
+    for r in results:
+        confusion[index[r.expected]][index[r.predicted]] += 1
+    per_intent = {}
+    for label in labels:
+        tp = sum(1 for r in results if r.expected == label and r.predicted == label)
+        predicted = sum(1 for r in results if r.predicted == label)
+        actual = sum(1 for r in results if r.expected == label)
+        p, rc = _ratio(tp, predicted), _ratio(tp, actual)
+        per_intent[label] = IntentScore(
+            precision=p, recall=rc, f1=round(2 * p * rc / (p + rc), 4) if p + rc else 0.0, support=actual
+        )
+    with_slots = [r for r in results if r.slots_expected]
+    slot_misses = [
+        r for r in with_slots if any(_plain(r.slots_found.get(k, "")) != _plain(v) for k, v in r.slots_expected.items())
+    ]
+    slots_ok = len(with_slots) - len(slot_misses)
+    with_id = [r for r in results if "order_id" in r.slots_expected]
+    ids_ok = sum(r.slots_found.get("order_id") == r.slots_expected["order_id"] for r in with_id)
+    stray = sum(1 for r in results if "order_id" not in r.slots_expected and "order_id" in r.slots_found)
+    false_actions = [r for r in results if r.acted and r.predicted != r.expected]
+    times = sorted(r.seconds for r in results) or [0.0]
+    cpu = sorted(r.cpu_seconds for r in results) or [0.0]
+    oos = per_intent.get(OUT_OF_SCOPE)
+    return NluReport(
+        cases=len(results),
+        intent_accuracy=_ratio(sum(r.expected == r.predicted for r in results), len(results)),
+        out_of_scope_precision=oos.precision if oos else 1.0,
+        out_of_scope_recall=oos.recall if oos else 1.0,
+        slot_accuracy=_ratio(slots_ok, len(with_slots)),
+        order_id_accuracy=_ratio(ids_ok, len(with_id)),
+        stray_order_ids=stray,
+        false_actions=len(false_actions),
+        false_action_examples=false_actions[:20],
+        per_intent=per_intent,
+        labels=labels,
+        confusion=confusion,
+        misses=[r for r in results if r.expected != r.predicted],
+        slot_misses=slot_misses,
+        p50_ms=round(times[len(times) // 2] * 1000, 4),
+        p99_ms=round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1000, 4),
+        cpu_p99_ms=round(cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))] * 1000, 4),
+    )

@@ -1,0 +1,147 @@
+"""Typed values in a message: order ids, money, invoice/reference numbers, dates, plain numbers, models.
+
+Reading order matters: references are found first so "invoice 88213" never becomes an order id or
+a budget, then order ids, then money (which needs a currency), then what numbers are left.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+# "invoice INV-4471", "bill 88213", "receipt #55123", "ref 99812", "INV-20391", "tracking 1Z999..."
+_REFERENCE = re.compile(
+    r"(?i)\b(?:invoices?|inv|bills?|receipts?|ref(?:erence)?|rf|tracking(?:\s+number)?|ticket|case)"
+    r"(?:\s*(?:no\.?|number|num|id|#|:))?\s*[-#:]?\s*((?:[a-z]{1,4}[-#]?)?\d[\d-]*\d|\d)\b"
+)
+# Codes like "B-3391" or "RF-44821" (never "O-12345", which is an order id).
+_CODE = re.compile(r"(?i)\b(?!o-)([a-z]{1,4}-\d{3,})\b")
+# O-12345, o12345, "o 12345", O_12345, #O-12345, O–12345 (dash variants), "order 12345", "order no. 12345".
+_ORDER = re.compile(
+    r"(?i)(?<![\w-])#?o\s?[-_#.\u2010-\u2015]?\s?(\d{4,10})\b"
+    r"|\border(?:\s*(?:id|number|no\.?|num|#))?\s*[:#]?\s*(?:o[-_]?)?(\d{4,10})\b"
+)
+_WORD_NUMBERS = {
+    "five": 5,
+    "ten": 10,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "a hundred": 100,
+    "one hundred": 100,
+}
+_UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_CURRENCY_WORDS = r"dollars?|usd|bucks|baht|thb|euros?|eur|pounds?|gbp"
+_NUM = r"\d[\d,]*(?:\.\d{1,2})?"
+_MONEY = re.compile(
+    rf"(?i)(?P<pre>us\$|[$€£฿]|usd|eur|gbp|thb)\s?(?P<a>{_NUM})(?!\d)"
+    rf"|(?<![\w.])(?P<b>{_NUM})\s?(?P<post>[$€£฿]|(?:{_CURRENCY_WORDS})\b)"
+    rf"|\b(?P<w>(?:a |one )?hundred|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+    rf"(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?|fifteen|ten|five)\s(?P<wpost>{_CURRENCY_WORDS})\b"
+)
+_CURRENCY = {
+    "$": "USD",
+    "us$": "USD",
+    "usd": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "bucks": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "฿": "THB",
+    "thb": "THB",
+    "baht": "THB",
+}
+_DATE = re.compile(
+    r"(?i)\b(?:today|tomorrow|yesterday|tonight|(?:next |last |this )?(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:the )?\d{1,2}(?:st|nd|rd|th)"
+    r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?)\b"
+)
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
+
+
+class Money(BaseModel):
+    amount: str  # plain decimal, "45.99"
+    currency: str  # ISO code
+
+
+class Entities(BaseModel):
+    """What was found, and the message with each value replaced by its type's word."""
+
+    order_ids: list[str] = Field(default_factory=list)
+    money: list[Money] = Field(default_factory=list)
+    references: list[str] = Field(default_factory=list)
+    dates: list[str] = Field(default_factory=list)
+    numbers: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    masked: str = ""
+
+
+def _plain(number: str) -> str:
+    value = number.replace(",", "")
+    return value[:-3] if value.endswith(".00") else value
+
+
+def _words_to_number(words: str) -> int:
+    words = words.lower().replace("-", " ")
+    if words in _WORD_NUMBERS:
+        return _WORD_NUMBERS[words]
+    head, _, unit = words.partition(" ")
+    return _WORD_NUMBERS.get(head, 0) + _UNITS.get(unit, 0)
+
+
+class EntityReader:
+    """Finds typed values. `names` are product and model names from the store's data."""
+
+    def __init__(self, names: list[str] | None = None):
+        names = sorted({n.lower() for n in names or [] if n.strip()}, key=len, reverse=True)
+        self._names = re.compile(r"(?i)\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+
+    def read(self, text: str) -> Entities:
+        found = Entities()
+        masked = text
+
+        def sub(rx: re.Pattern[str], word: str, collect) -> None:
+            nonlocal masked
+
+            def repl(m: re.Match[str]) -> str:
+                collect(m)
+                # "invoice INV-4471" -> "invoice reference": the kind of document still says what is asked.
+                lead = m.group(0)[: m.start(1) - m.start(0)].strip(" #:-") if rx is _REFERENCE else ""
+                return f" {lead} {word} " if lead else f" {word} "
+
+            masked = rx.sub(repl, masked)
+
+        sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
+        sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
+        sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
+        sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
+        if self._names:
+            sub(self._names, "product", lambda m: found.models.append(m.group(1)))
+        sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
+        found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
+        found.masked = " ".join(masked.split())
+        return found
+
+    @staticmethod
+    def _money(m: re.Match[str]) -> Money:
+        if m.group("w"):
+            return Money(amount=str(_words_to_number(m.group("w"))), currency=_CURRENCY[m.group("wpost").lower()])
+        amount = m.group("a") or m.group("b")
+        unit = (m.group("pre") or m.group("post")).lower()
+        return Money(amount=_plain(amount), currency=_CURRENCY.get(unit, "USD"))

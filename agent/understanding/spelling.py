@@ -1,0 +1,167 @@
+"""Typo repair against the bot's own vocabulary: "tarck my ordr" -> "track my order".
+
+Only words of five letters or more that the vocabulary does not know are touched, and only when a
+known word is one deletion, insertion or swap away (symmetric deletes), so valid words outside the
+vocabulary are left alone unless they sit next to a known word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+_WORD = re.compile(r"[A-Za-z]{5,}")
+# Words every store's requests lean on, beyond what the banks happen to contain.
+CORE_WORDS = [
+    "dollars",
+    "hundred",
+    "twenty",
+    "thirty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+    "refund",
+    "refunds",
+    "refunded",
+    "money",
+    "order",
+    "orders",
+    "ordered",
+    "track",
+    "tracking",
+    "delivery",
+    "delivered",
+    "deliver",
+    "arrive",
+    "arrived",
+    "shipped",
+    "shipping",
+    "package",
+    "parcel",
+    "status",
+    "where",
+    "ticket",
+    "complaint",
+    "report",
+    "problem",
+    "broken",
+    "damaged",
+    "missing",
+    "human",
+    "person",
+    "agent",
+    "support",
+    "someone",
+    "manager",
+    "supervisor",
+    "please",
+    "thanks",
+    "thank",
+    "hello",
+    "recommend",
+    "suggest",
+    "looking",
+    "budget",
+    "stock",
+    "available",
+    "laptop",
+    "mouse",
+    "keyboard",
+    "monitor",
+    "headset",
+    "webcam",
+    "freezing",
+    "freezes",
+    "crashing",
+    "overheating",
+    "overheats",
+    "charge",
+    "charging",
+    "connect",
+    "disconnecting",
+    "restarts",
+    "screen",
+    "battery",
+    "reminder",
+    "remind",
+    "task",
+    "tasks",
+    "complete",
+    "delete",
+    "remove",
+    "change",
+    "update",
+    "rename",
+    "finished",
+    "release",
+    "deploy",
+    "risky",
+    "policy",
+    "return",
+    "returns",
+    "payment",
+    "accept",
+    "account",
+    "password",
+    "invoice",
+    "address",
+    "cancel",
+    "newsletter",
+    "review",
+    "question",
+    "could",
+    "would",
+    "should",
+    "anything",
+    "something",
+    "check",
+    "quick",
+    "right",
+]
+
+
+def _deletes(word: str) -> set[str]:
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
+
+
+class Speller:
+    """Repairs one-edit typos toward `vocabulary` (the banks, the intents file, core words).
+
+    Args:
+        vocabulary: the words a typo may be repaired to.
+        known: other valid words, left as they are.
+    """
+
+    def __init__(self, vocabulary: Iterable[str], known: Iterable[str] = ()):
+        counts = Counter(w.lower() for w in vocabulary if w.isalpha())
+        # Valid words outside the bot's vocabulary (a dictionary) are never "repaired".
+        self.known = set(counts) | {w.lower() for w in known}
+        self._by_delete: dict[str, str] = {}
+        for word, _ in counts.most_common():
+            if len(word) < 4:
+                continue
+            for key in {word} | _deletes(word):
+                self._by_delete.setdefault(key, word)
+
+    def fix_word(self, word: str) -> str:
+        low = word.lower()
+        if low in self.known:
+            return word
+        for key in [low, *sorted(_deletes(low))]:
+            hit = self._by_delete.get(key)
+            if hit is not None and abs(len(hit) - len(low)) <= 1:
+                return hit
+        return word
+
+    def __call__(self, text: str) -> str:
+        return _WORD.sub(lambda m: self.fix_word(m.group(0)), text)
+
+
+def vocabulary_of(sentences: Iterable[str]) -> list[str]:
+    words = list(CORE_WORDS)
+    for s in sentences:
+        words += re.findall(r"[a-z]+", s.lower())
+    return words

@@ -1,0 +1,130 @@
+"""`agentbot eval --nlu CORPUS.jsonl`: understanding measured on labelled single messages.
+
+Prints the figures, the per-intent table, the confusion matrix and the worst misses; `--json`
+prints the whole report instead. The confusion matrix is also drawn as a PNG heat map when
+matplotlib is installed (`pip install agentbot[plots]`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from agent.catalog import load_store_settings
+from agent.config import load_config
+from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
+from agent.intents import IntentsRegistry
+from agent.understanding.rules import RulesClassifier
+from bots.app import embedded_reader
+from bots.wiring import draw_slot_values, resolve_dir
+
+# The acceptance figures of the shipped config; the command exits 1 when a run misses one.
+TARGETS = {"intent_accuracy": 0.95, "out_of_scope_recall": 0.95, "order_id_accuracy": 0.99}
+
+
+def measure(corpus: Path, config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> NluReport:
+    """Read every corpus line with the configured rules understanding and report."""
+    from adapters.data.store_files import FileInventory
+    from adapters.nlu.wordllama import WordLlamaScorer
+
+    config = load_config(resolve_dir(config_dir, "config"))
+    store = load_store_settings(config.directory)
+    inventory = FileInventory(resolve_dir(data_dir, "data"), store.inventory)
+    draw_slot_values(config, store, inventory)
+    start = time.perf_counter()
+    scorer = WordLlamaScorer()
+    loaded = time.perf_counter()
+    reader = embedded_reader(config, inventory, scorer)
+    ready = time.perf_counter()
+    classifier = RulesClassifier(config, reader=reader)
+    intents = list(IntentsRegistry(config).intents.values())
+    cases = load_corpus(corpus)
+    result = report(asyncio.run(read_all(cases, classifier, intents)))
+    result.load_seconds = {"model": round(loaded - start, 4), "bank_embeddings": round(ready - loaded, 4)}
+    result.bank_overlap = overlap(cases, [s for _, s in reader.banks.examples()])
+    return result
+
+
+def heat_map(result: NluReport, path: Path) -> bool:
+    """The confusion matrix as a PNG; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    size = max(6.0, 0.5 * len(result.labels))
+    fig, ax = plt.subplots(figsize=(size, size))
+    ax.imshow(result.confusion, cmap="Blues")
+    ax.set_xticks(range(len(result.labels)), result.labels, rotation=90)
+    ax.set_yticks(range(len(result.labels)), result.labels)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("expected")
+    for i, row in enumerate(result.confusion):
+        for j, n in enumerate(row):
+            if n:
+                ax.text(j, i, str(n), ha="center", va="center", fontsize=7, color="black" if i != j else "white")
+    ax.set_title(f"intent accuracy {result.intent_accuracy:.1%} on {result.cases} messages")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def print_report(result: NluReport, out: TextIO) -> None:
+    print(f"{result.cases} messages", file=out)
+    figures = [
+        ("intent accuracy", f"{result.intent_accuracy:.2%}"),
+        ("out-of-scope precision", f"{result.out_of_scope_precision:.2%}"),
+        ("out-of-scope recall", f"{result.out_of_scope_recall:.2%}"),
+        ("slot accuracy", f"{result.slot_accuracy:.2%}"),
+        ("order-id extraction", f"{result.order_id_accuracy:.2%}"),
+        ("stray order ids", str(result.stray_order_ids)),
+        ("side-effecting false actions", str(result.false_actions)),
+        ("understanding p50 / p99", f"{result.p50_ms:.3f} ms / {result.p99_ms:.3f} ms"),
+        ("understanding p99 (CPU time)", f"{result.cpu_p99_ms:.3f} ms"),
+        ("model load / bank embeddings", " / ".join(f"{v:.3f} s" for v in result.load_seconds.values())),
+    ]
+    for name, value in figures:
+        print(f"  {name:30} {value}", file=out)
+    print(f"\n  {'intent':18} {'precision':>9} {'recall':>7} {'f1':>7} {'support':>8}", file=out)
+    for label, s in result.per_intent.items():
+        print(f"  {label:18} {s.precision:9.3f} {s.recall:7.3f} {s.f1:7.3f} {s.support:8d}", file=out)
+    short = [label[:6] for label in result.labels]
+    print("\nconfusion (rows expected, columns predicted)", file=out)
+    print(" " * 20 + " ".join(f"{s:>6}" for s in short), file=out)
+    for label, row in zip(result.labels, result.confusion, strict=True):
+        print(f"  {label:18}" + " ".join(f"{n:6d}" if n else "     ." for n in row), file=out)
+    for r in result.false_action_examples:
+        print(f"FALSE ACTION {r.predicted} for {r.expected}: {r.text}", file=out)
+    if result.misses:
+        print(f"\nmisses ({len(result.misses)}), first 25:", file=out)
+        for r in result.misses[:25]:
+            print(f"  {r.expected:16} -> {r.predicted:16} {r.text}", file=out)
+    if result.slot_misses:
+        print(f"\nslot misses ({len(result.slot_misses)}), first 15:", file=out)
+        for r in result.slot_misses[:15]:
+            print(f"  expected {r.slots_expected} found {r.slots_found}: {r.text}", file=out)
+
+
+def run_nlu(args: argparse.Namespace) -> int:
+    result = measure(Path(args.nlu), args.config_dir, args.data_dir)
+    for line in result.bank_overlap:
+        print(f"warning: corpus line also in an example bank: {line!r}", file=sys.stderr)
+    if args.json:
+        print(result.model_dump_json(indent=2, exclude={"misses", "slot_misses"}))
+    else:
+        print_report(result, sys.stdout)
+    png = Path(args.confusion_png)
+    if heat_map(result, png):
+        print(f"confusion heat map: {png}", file=sys.stderr)
+    else:
+        print("no heat map: install matplotlib (pip install 'agentbot[plots]')", file=sys.stderr)
+    missed = [k for k, v in TARGETS.items() if getattr(result, k) < v]
+    return 1 if missed or result.false_actions else 0

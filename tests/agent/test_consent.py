@@ -1,0 +1,112 @@
+"""Consent bound to the requester and the exact action, through the real router on a real SQLite file.
+
+Alice (C-001) asks for a refund of O-23456 ($89.50, delivered) and then answers in many ways. Each
+test says what she sees and what was stored (refund rows, the open confirmation).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.app import App
+from agent.config import Vocabulary
+from agent.conversation.consent import Consent
+from bots.app import build_app
+from tests.helpers import REPO, say
+
+
+@pytest.fixture
+async def app(db_url: str):  # type: ignore[no-untyped-def]
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        yield app
+
+
+async def refunds(app: App) -> list[tuple]:
+    return [tuple(r) for r in await app.store.fetch("SELECT order_id, amount FROM refunds")]  # type: ignore[attr-defined]
+
+
+async def ask_refund(app: App) -> None:
+    r, _ = await say(app.router, "please refund order O-23456")
+    assert r.confirmation and "89.50" in r.text
+
+
+@pytest.mark.parametrize(
+    "text", ["yes", "yep", "go ahead", "do it", "ok, go ahead please", "Yes please!", "sure thing"]
+)
+async def test_a_standalone_assent_confirms(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert "89.50 for order O-23456 (reference" in r.text  # Alice sees the refund done
+    assert await refunds(app) == [("O-23456", 89.5)]
+
+
+@pytest.mark.parametrize("text", ["no", "nope", "hold on", "wait", "no thanks", "cancel that"])
+async def test_a_standalone_refusal_cancels(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert "cancelled" in r.text and not r.confirmation  # Alice hears it was cancelled
+    assert await refunds(app) == []
+
+
+async def test_a_yes_with_a_question_answers_it_and_asks_again(app: App) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, "sure, but where's O-12345 first?")
+    assert "shipped" in r.text  # the question is answered...
+    assert "Still waiting on your earlier request: Refund ฿89.50 for order O-23456?" in r.text  # ...and asked again
+    assert r.confirmation and await refunds(app) == []
+    done, _ = await say(app.router, "yes")
+    assert "89.50 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 89.5)]
+
+
+@pytest.mark.parametrize(("text", "amount"), [("yes, but just $15 of it", "15"), ("no, make that $25 instead", "25")])
+async def test_changed_parameters_ask_again_with_the_new_exact_action(app: App, text: str, amount: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert r.confirmation and f"Refund ฿{amount} for order O-23456?" in r.text  # the new exact action
+    assert await refunds(app) == []  # nothing ran on a message that changed the action
+    await say(app.router, "go ahead")
+    assert await refunds(app) == [("O-23456", float(amount))]
+
+
+async def test_a_changed_amount_over_the_order_total_is_refused_by_policy(app: App) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, "yes but make it $500")
+    assert "can't be more than the order's total" in r.text and await refunds(app) == []
+
+
+async def test_a_greeting_while_waiting_is_answered_and_the_question_restated(app: App) -> None:
+    await ask_refund(app)
+    r, delivered = await say(app.router, "hi again")
+    assert len(delivered) == 2 and "89.50 for order O-23456?" in delivered[-1].text
+    assert delivered[-1].buttons == ["confirm", "cancel"] and await refunds(app) == []
+
+
+async def test_someone_else_cannot_answer_and_the_requester_still_can(app: App) -> None:
+    await ask_refund(app)
+    r, delivered = await say(app.router, "yes", customer="C-002")  # Bilal, in Alice's conversation
+    assert [m.private for m in delivered] == [True] and "Only the person who asked" in r.text
+    r2, _ = await say(app.router, "no", customer="C-002")
+    assert "Only the person who asked" in r2.text
+    assert await refunds(app) == []
+    done, _ = await say(app.router, "yes")  # Alice
+    assert "89.50 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 89.5)]
+
+
+def test_the_consent_vocabulary_reads_only_whole_answers() -> None:
+    consent = Consent(Vocabulary(yes=["yes", "go ahead", "do it"], no=["no", "hold on"], courtesy=["please", "thanks"]))
+    assert [consent(t) for t in ("Yes!", "go ahead, thanks", "please do it", "hold on", "No.")] == [
+        "yes",
+        "yes",
+        "yes",
+        "no",
+        "no",
+    ]
+    for text in (
+        "yes, $15",
+        "yes but where is O-12345?",
+        "yes no",
+        "go ahead and refund O-1",
+        "sure",
+        "yes https://x.y",
+    ):
+        assert consent(text) is None

@@ -1,0 +1,58 @@
+"""`agentbot eval --nlu`: the report on stdout, --json, the heat map, and the bank-overlap warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.bots.test_cli import agentbot
+
+
+def test_eval_nlu_reports_json_and_draws_the_heat_map(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    lines = [
+        {"text": "where is my order O-12345?", "intent": "order_status", "slots": {"order_id": "O-12345"}},
+        {
+            "text": "please refund $20 on O-23456",
+            "intent": "refund_request",
+            "slots": {"order_id": "O-23456", "amount": "20"},
+        },
+        {"text": "I forgot my password", "intent": "out_of_scope", "slots": {}},
+        {"text": "invoice 88213 is wrong", "intent": "out_of_scope", "slots": {}},
+        # Also a bank sentence: counted, and warned about.
+        {"text": "I can't remember my password", "intent": "out_of_scope", "slots": {}},
+    ]
+    corpus.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    png = tmp_path / "confusion.png"
+    out = agentbot("eval", "--nlu", str(corpus), "--json", "--confusion-png", str(png))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["cases"] == 5
+    assert report["intent_accuracy"] == 1.0
+    assert report["order_id_accuracy"] == 1.0
+    assert report["slot_accuracy"] == 1.0
+    assert report["stray_order_ids"] == 0
+    assert report["false_actions"] == 0
+    assert report["per_intent"]["out_of_scope"]["support"] == 3
+    assert report["labels"] == ["order_status", "out_of_scope", "refund_request"]
+    assert report["confusion"] == [[1, 0, 0], [0, 3, 0], [0, 0, 1]]
+    assert report["bank_overlap"] == ["I can't remember my password"]
+    assert "warning: corpus line also in an example bank" in out.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_nlu_prints_the_figures_and_fails_below_target(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"text": "what's the weather tomorrow", "intent": "order_status", "slots": {}}) + "\n")
+    out = agentbot("eval", "--nlu", str(corpus), "--confusion-png", str(tmp_path / "c.png"))
+    assert out.returncode == 1
+    assert "intent accuracy                0.00%" in out.stdout
+    assert "order_status     -> out_of_scope     what's the weather tomorrow" in out.stdout
+
+
+def test_eval_nlu_names_a_bad_corpus_line(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"text": "hi", "intent": "greeting"}\nnot json\n')
+    out = agentbot("eval", "--nlu", str(corpus))
+    assert out.returncode != 0
+    assert "line 2" in out.stderr
