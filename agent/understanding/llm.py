@@ -73,8 +73,12 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
         params += [_param(p, specs.get(p), True) for p in i.optional_params]
         lines.append(f"- {i.id}: {i.description} Parameters: {'; '.join(params) or 'none'}.")
         model = rules.models.get(i.id)
-        if model is not None and model.spec.examples:
-            lines.append(f"  Examples: {' | '.join(model.spec.examples[:EXAMPLES])}")
+        # An intent without examples of its own (refund_request has keywords) shows its bank's phrasings.
+        examples = model.spec.examples if model is not None else []
+        if not examples and rules.banks is not None:
+            examples = rules.banks.intents.get(i.id, [])
+        if examples:
+            lines.append(f"  Examples: {' | '.join(examples[:EXAMPLES])}")
     lines.append(f"- {NONE}: anything else.")
     goal = state.active_goal
     if goal is not None:

@@ -93,7 +93,8 @@ async def test_every_shipped_suite_passes_in_every_mode_and_provider(
         passed += sum(r.passed for r in results)
         failures += [(suite.name, r.id, f) for r in results for f in r.failures]
         calls += [t["calls"] for r in results for t in r.llm_turns]
-    assert failures == [] and passed == total == 71
+    assert failures == [], "\n".join(map(str, failures))
+    assert passed == total == 71
     if mode == "cascade":
         assert max(calls) <= 1 and sum(calls) < len(calls) / 4  # the model only where the rules are unsure
     else:
@@ -192,7 +193,8 @@ async def test_an_ungrounded_answer_is_replaced_by_the_template(db_url: str, llm
 
 async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
     # Always another order: a model that never settles (a repeated call would be answered by the rules).
-    orders = ["O-12345", "O-23456", "O-34567", "O-45678", "O-56789"]
+    # The requester's own orders (C-002 has four): the privacy policy would answer anyone else's.
+    orders = ["O-34567", "O-45678", "O-35791", "O-46802", "O-34567"]
     loop = [
         LLMResponse(tool_calls=[LLMToolCall(id="c", name="check_order_status", arguments={"order_id": o})])
         for o in orders
@@ -201,7 +203,7 @@ async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
         content=json.dumps(
             {
                 "intent_id": "order_status",
-                "params": {"order_id": "O-12345"},
+                "params": {"order_id": "O-34567"},
                 "confidence": 0.9,
                 "fills_slot": False,
                 "reply": "none",
@@ -211,7 +213,7 @@ async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
     scripted = ScriptedProvider([first, *loop])
     async with build_app(REPO / "config", REPO / "data", db_url, "llm", llm=scripted) as app:
         router = app.router
-        r, _ = await say(router, "Where's O-12345?")
+        r, _ = await say(router, "Where's O-34567?", customer="C-002")
     assert r.text.endswith(TOO_COMPLEX) and r.active_goal is None
     assert len(r.tool_results) == 4 and not scripted.steps
 

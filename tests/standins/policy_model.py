@@ -33,6 +33,7 @@ SAME = {
     "stuff": "order",
     "shipment": "order",
     "purchase": "order",
+    "bought": "order",
     "somebody": "human",
     "someone": "human",
     "person": "human",
@@ -213,7 +214,11 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
         ex = set(words(example))
         if ex:
             total = sum(weight.get(w, 1.0) for w in ex)
-            best = max(best, sum(weight.get(w, 1.0) for w in ex & tokens) / total)
+            # An example that explains only a word of a longer message ("hey" in "hey, any news on
+            # o12345?") is weaker evidence than one that explains most of it.
+            said = {w for w in tokens if not any(c.isdigit() for c in w)} or tokens
+            cover = len(ex & said) / len(said) if said else 1.0
+            best = max(best, sum(weight.get(w, 1.0) for w in ex & tokens) / total * (0.5 + 0.5 * cover))
     # Words of the description that no other intent uses name this one.
     own = {w for w in words(offer.description + " " + offer.id.replace("_", " ")) if weight.get(w, 1.0) >= 1.0}
     best += 0.5 * min(1, len(own & tokens))
@@ -261,13 +266,17 @@ def classify(system: str, user: str) -> dict[str, Any]:
                 "confidence": 0.9,
                 "fills_slot": True,
             }
-    if not scored or scored[0][0] < 0.3:
+    # A greeting or a thanks wrapped around an order ID ("hey, any news on o12345?") is a request:
+    # only a full match makes a parameterless intent outweigh an ID the message carries.
+    wrapped = bool(scored) and not scored[0][1].params and scored[0][0] < 1.0
+    if not scored or scored[0][0] < 0.3 or wrapped:
         # Nothing but an ID ("O-12345"): the first intent it is the parameter of (the harmless reading).
         for i in intents:
             for p in i.required:
                 if _is_id(value := extract(p, i.params[p], user, awaited=False)):
                     return out | {"intent_id": i.id, "params": [{"name": p, "value": value}], "confidence": 0.8}
-        return out
+        if not scored or scored[0][0] < 0.3:
+            return out
     best = scored[0][1]
     params = []
     known_words = set(words(" ".join(best.examples + [best.description])))
