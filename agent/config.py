@@ -87,6 +87,8 @@ class Vocabulary(Strict):
     no: list[str] = Field(default_factory=list)
     # Words that may surround a yes or no without making it more than an answer ("yes please, thanks").
     courtesy: list[str] = Field(default_factory=list)
+    # Words that mark a message as a change to the action waiting for a yes ("the other order, O-24680").
+    change: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

@@ -29,6 +29,12 @@ class Consent:
         self.yes = _phrases(vocabulary.yes)
         self.no = _phrases(vocabulary.no)
         self.courtesy = _phrases(vocabulary.courtesy)
+        self.change = _phrases(vocabulary.change)
+
+    def changes(self, text: str) -> bool:
+        """Whether the message says it changes something ("instead", "the other one", "make it")."""
+        words = tuple(_WORDS.findall(clean(text).lower()))
+        return any(words[i : i + len(p)] == p for p in self.change for i in range(len(words) - len(p) + 1))
 
     def __call__(self, text: str) -> Answer | None:
         text = clean(text).lower()

@@ -156,8 +156,11 @@ class RulesClassifier:
 
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
-        if pending is not None and pending.kind == "tool" and (intent_id == pending.intent_id or confidence < STRONG):
-            # "yes, but just $15 of it" while a refund waits: new values for the waiting action.
+        changing = (
+            intent_id == pending.intent_id or confidence < STRONG or self.consent.changes(text) if pending else False
+        )
+        if pending is not None and pending.kind == "tool" and changing:
+            # "yes, but just $15 of it", "the other order, O-24680" while a refund waits: new values for it.
             changes = {k: v for k, v in params.items() if k in pending.params}
             if changes:
                 return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)

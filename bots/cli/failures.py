@@ -65,6 +65,8 @@ def explain(error: BaseException) -> Failure | None:
 
 
 def _database(problem: str) -> str:
+    if "is damaged" in problem:  # already says what to do
+        return f"database: {problem}"
     if "file is not a database" in problem or "malformed" in problem:
         return f"database: the SQLite file is corrupt ({problem}); move it away or restore a backup"
     return f"database: {problem}"

@@ -166,14 +166,25 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "chat":
             from bots.console import default_session, run_chat
+            from bots.console.session import session_key
             from bots.project import describe, find_dir
 
             project = describe(
                 find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ)
             )
             app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args))
-            session, customer = args.session or default_session(), args.customer
-            return run_chat(app, args.message, session, customer, args.json, version=version(), project=project)
+            customer = args.customer.upper() if args.customer else None
+            session = args.session or session_key(default_session(), customer)
+            return run_chat(
+                app,
+                args.message,
+                session,
+                customer,
+                args.json,
+                version=version(),
+                project=project,
+                base=args.session or default_session(),
+            )
         if args.command == "eval":
             return run_eval(args)
         if args.command == "bench" and args.target == "discord":

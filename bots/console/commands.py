@@ -8,7 +8,7 @@ from typing import TextIO
 from pydantic import BaseModel
 
 from agent.app import App
-from bots.console.session import handed_off, new_session
+from bots.console.session import handed_off, new_session, session_key
 
 HELP = """\
 Type a message to talk to the bot. Commands:
@@ -35,6 +35,7 @@ FROM sessions s WHERE s.channel_type = 'console' ORDER BY s.updated_at DESC LIMI
 class ConsoleState(BaseModel):
     session: str
     customer: str | None = None
+    base: str = ""  # the session key identities derive theirs from (see session_key)
     done: bool = False
 
 
@@ -47,8 +48,8 @@ async def show_help(app: App, state: ConsoleState, arg: str, out: TextIO) -> Non
 
 async def act_as(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
     if not arg:
-        state.customer = None
-        print("(you are a guest now)", file=out)
+        state.customer, state.session = None, session_key(state.base or state.session, None)
+        print(f"(you are a guest now, in conversation {state.session})", file=out)
         return
     customer_id = arg.upper()
     customer = await app.data.get_customer(customer_id)
@@ -56,8 +57,9 @@ async def act_as(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
         now = f"customer {state.customer}" if state.customer else "a guest"
         print(f"(no customer {customer_id} in the data; you are still {now})", file=out)
         return
-    state.customer = customer_id
-    print(f"(you are {customer.get('name') or customer_id}, customer {customer_id})", file=out)
+    state.customer, state.session = customer_id, session_key(state.base or state.session, customer_id)
+    who = customer.get("name") or customer_id
+    print(f"(you are {who}, customer {customer_id}, in conversation {state.session})", file=out)
 
 
 async def start_new(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:

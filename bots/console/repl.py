@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import signal
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -102,6 +103,7 @@ def run_chat(
     *,
     version: str = "",
     project: str = "",
+    base: str | None = None,
 ) -> int:
     """`agentbot chat`: one message with `-m`, else the REPL until Ctrl-D, Ctrl-C or /quit."""
     out = sys.stdout
@@ -111,8 +113,12 @@ def run_chat(
             if message is not None:
                 runner.run(one_shot(app, message, session, customer, as_json, out))
                 return 0
-            repl = Repl(app, runner, ConsoleState(session=session, customer=customer), sys.stdin, out)
+            state = ConsoleState(session=session, customer=customer, base=base or session)
+            repl = Repl(app, runner, state, sys.stdin, out)
             if repl.interactive:
+                # A shell that started us in the background leaves SIGINT ignored, and Python then installs
+                # no handler; a person at this terminal still means "quit" when they press Ctrl-C.
+                signal.signal(signal.SIGINT, signal.default_int_handler)
                 _enable_line_editing()
                 repl.banner(version, project)
             repl.loop()

@@ -15,6 +15,11 @@ def default_session() -> str:
     return f"console:{getpass.getuser()}"
 
 
+def session_key(base: str, customer: str | None) -> str:
+    """Each identity keeps its own conversation: a session belongs to the customer who started it."""
+    return f"{base}:{customer}" if customer else base
+
+
 def new_session() -> str:
     return f"{default_session()}:{uuid.uuid4().hex[:6]}"
 

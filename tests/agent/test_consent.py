@@ -110,3 +110,13 @@ def test_the_consent_vocabulary_reads_only_whole_answers() -> None:
         "yes https://x.y",
     ):
         assert consent(text) is None
+
+
+@pytest.mark.parametrize("text", ["actually the other order, O-24680", "make it O-24680 instead", "I meant O-24680"])
+async def test_naming_another_order_asks_again_for_that_order(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert r.confirmation and "for order O-24680?" in r.text  # Alice is asked about the order she now named
+    assert await refunds(app) == []  # nothing ran on the message that changed the action
+    await say(app.router, "go ahead")
+    assert [order for order, _ in await refunds(app)] == ["O-24680"]

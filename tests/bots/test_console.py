@@ -45,7 +45,7 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.expect_exact("I can only share details of orders on your account")
     child.expect_exact("you> ")
     child.sendline("/customer c-001")
-    child.expect_exact("(you are Alice Moreno, customer C-001)")
+    child.expect_exact("(you are Alice Moreno, customer C-001, in conversation console:")
     child.sendline("talk to a human")
     child.expect_exact("A person has this conversation now")
     child.sendline("hello, anyone?")
@@ -53,6 +53,9 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.expect_exact("/resume hands it back")
     child.sendline("/resume")
     child.expect_exact("I'm back in this conversation")
+    child.sendline("refund O-23456")  # Alice's order: the refund is hers to ask for
+    child.expect_exact("Refund ฿89.50 for order O-23456?")
+    child.sendline("no")
     child.sendline("where is O-12345")
     child.expect_exact("has shipped via UPS")
     child.expect_exact("you> ")
@@ -60,10 +63,11 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.expect(pexpect.EOF, timeout=30)
     child.close()
     assert child.exitstatus == 0
-    session = f"console:{getpass.getuser()}"
-    lines = stored_user_lines(tmp_path, session)
-    assert lines[:2] == ["Where's my order O-12345?", "Where's my order O-12345?"]
-    assert lines[2:] == ["talk to a human", "hello, anyone?", "where is O-12345"]
+    # The guest's conversation and Alice's are separate sessions: nobody acts in another's.
+    guest = f"console:{getpass.getuser()}"
+    assert stored_user_lines(tmp_path, guest) == ["Where's my order O-12345?", "Where's my order O-12345?"]
+    alice = stored_user_lines(tmp_path, f"{guest}:C-001")
+    assert alice == ["talk to a human", "hello, anyone?", "refund O-23456", "no", "where is O-12345"]
     assert "Where's my order O-12345?" in (tmp_path / ".agentbot_history").read_text()
 
 
