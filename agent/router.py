@@ -36,19 +36,17 @@ from agent.interfaces import (
 from agent.locks import SessionLocks
 from agent.preferences import PreferenceRecorder
 from agent.records import TurnRecord
-from agent.text import clean
+from agent.text import check_input, clean
 from agent.tracing import observed_turn
 from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import (
     AgentResponse,
     Alert,
     Classification,
-    Intent,
     IntentContext,
     Interaction,
     Message,
     OutboundMessage,
-    PendingConfirmation,
     SessionState,
     ToolResult,
 )
@@ -106,7 +104,7 @@ class AgentRouter:
         """Run one turn. Messages go to `reply` as soon as they exist; the response sums them up."""
         interaction = interaction.model_copy(update={"text": clean(interaction.text)})
         try:
-            self._check_input(interaction.text)
+            check_input(interaction.text, self.p.messages, self.p.settings.max_message_chars)
         except InputError as e:
             return await self._refuse(interaction, e.user_message, reply)
         delivered: list[OutboundMessage] = []
@@ -138,13 +136,6 @@ class AgentRouter:
     ) -> Turn:
         p = self.p
         return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, sent, trace)
-
-    def _check_input(self, text: str) -> None:
-        m, limit = self.p.messages, self.p.settings.max_message_chars
-        if not text:
-            raise InputError(m.empty)
-        if len(text) > limit:
-            raise InputError(m.too_long.format(length=len(text), limit=limit))
 
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""
@@ -282,7 +273,7 @@ class AgentRouter:
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
         if cls.offer:
-            await self._offer(state, intent, cls.offer, cls, t)
+            await self.confirmations.offer(state, intent.id, cls.offer, cls, t)
             return []
         agent = p.planners.get(intent.agent, p.planner)
         if intent.kind == "chat":
@@ -303,10 +294,3 @@ class AgentRouter:
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
         await self.confirmations.restate(state, t)
         return results
-
-    async def _offer(self, state: SessionState, intent: Intent, text: str, cls: Classification, t: Turn) -> None:
-        """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
-        pending = PendingConfirmation(kind="offer", intent_id=intent.id, params=cls.params, prompt=text)
-        state.pending_confirmation = pending
-        await t.send(OutboundMessage(kind="question", text=text))
-        t.emit("response_generated", {"message": text, "offer": intent.id, "unsure": True})
