@@ -4,6 +4,10 @@
 under `suite/scenario/turn/call` (the eval runner says which turn is running). `ReplayProvider(path)`
 answers from such a file and never calls out: a call nobody recorded raises RecordingMissing
 naming the key, so a replayed run cannot silently drift into a live one.
+
+The file also keeps the recorded run's id: the eval runner names its sessions after it, so the
+ticket, handoff and refund ids the tools derive from them come out the same in the replay, and the
+recorded answers that quote them are grounded again (`--replay` reproduces the recorded scores).
 """
 
 from __future__ import annotations
@@ -29,13 +33,23 @@ def _key() -> str:
     return turn.next_call()
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RecordingMissing(f"{path} is not an agentbot recording (format {FORMAT})")
-    return dict(data.get("responses", {}))
+    return data
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return dict(_read(path).get("responses", {}))
+
+
+def recorded_run_id(path: str | Path) -> str | None:
+    """The run id a recording was made with (None for a new file or one made before run ids)."""
+    value = _read(Path(path)).get("run_id")
+    return str(value) if value else None
 
 
 class RecordingProvider:
@@ -46,8 +60,8 @@ class RecordingProvider:
         path: the recording file (JSON); existing entries are kept, re-recorded keys replaced.
     """
 
-    def __init__(self, inner: LLMProvider, path: str | Path):
-        self.inner, self.path = inner, Path(path)
+    def __init__(self, inner: LLMProvider, path: str | Path, run_id: str | None = None):
+        self.inner, self.path, self.run_id = inner, Path(path), run_id
         self.responses = _load(self.path)
         self._lock = asyncio.Lock()
 
@@ -70,7 +84,8 @@ class RecordingProvider:
                 "request": {"messages": messages, "tools": [t.get("name") for t in tools or []]},
                 "response": response.model_dump(mode="json"),
             }
-            body = json.dumps({"format": FORMAT, "responses": self.responses}, indent=1, default=str)
+            data = {"format": FORMAT, "run_id": self.run_id, "responses": self.responses}
+            body = json.dumps(data, indent=1, default=str)
             await asyncio.to_thread(self._write, body)
         return response
 

@@ -12,6 +12,7 @@ from tests.helpers import REPO
 from tests.standins.llm_server import StandInLLM
 
 ORDERS = str(REPO / "tests/suites/orders.yaml")
+TICKETS = str(REPO / "tests/suites/interleaving.yaml")  # the model's answers quote generated ticket ids
 
 
 def test_a_recorded_eval_replays_without_the_provider(
@@ -20,17 +21,27 @@ def test_a_recorded_eval_replays_without_the_provider(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_url)
     recording = tmp_path / "orders.llm.json"
-    assert cli.main(["eval", ORDERS, "--record", str(recording), "--json"]) == 0
+    assert cli.main(["eval", ORDERS, TICKETS, "--record", str(recording), "--json"]) == 0
     recorded = json.loads(capsys.readouterr().out)
     calls = len(llm_server.seen)
     entries = json.loads(recording.read_text())["responses"]
     assert calls > 0 and len(entries) == calls
     assert any(key.startswith("orders/single_turn_complete/1/") for key in entries)
 
-    assert cli.main(["eval", ORDERS, "--replay", str(recording), "--json"]) == 0
+    assert cli.main(["eval", ORDERS, TICKETS, "--replay", str(recording), "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)
     assert len(llm_server.seen) == calls  # nothing reached the provider
     assert replayed["summary"] == recorded["summary"] and replayed["llm"]["calls"] == recorded["llm"]["calls"]
+
+    # The same scores, scenario by scenario and turn by turn: ids generated during the recorded run
+    # (ticket T-...) come out the same, so no recorded answer is rejected as ungrounded on replay.
+    def scores(report: dict) -> list[tuple]:
+        return [
+            (s["id"], s["status"], s["failures"], [t["calls"] for t in s["llm_turns"]]) for s in report["scenarios"]
+        ]
+
+    assert scores(replayed) == scores(recorded)
+    assert json.loads(recording.read_text())["run_id"]
 
     unknown = str(REPO / "tests/suites/unknown.yaml")
     assert cli.main(["eval", unknown, "--replay", str(recording)]) == 2
