@@ -34,7 +34,25 @@ def meaning(text: str) -> str:
 def states(text: str, fact: str) -> bool:
     """Whether `text` states `fact` (a sign alone, like "฿", is matched as written)."""
     wanted = meaning(fact)
-    return wanted in meaning(text) if wanted else fact.lower() in text.lower()
+    if not wanted:
+        return fact.lower() in text.lower()
+    # A figure is a whole figure: "฿20" is not stated by "฿420".
+    before = r"(?<!\d)" if wanted[0].isdigit() else ""
+    after = r"(?!\d)" if wanted[-1].isdigit() else ""
+    return re.search(before + re.escape(wanted) + after, meaning(text)) is not None
+
+
+def mentions(text: str, fact: str) -> bool:
+    """Whether `text` says what a `reply_not_contains` forbids. A fact written with punctuation
+    forbids that form of writing (".md", "plants?", "refunded: ฿420"), so it is matched as written;
+    words and figures are matched by meaning, as whole words ("md" is not in "AMD")."""
+    if _PUNCTUATION.search(fact):
+        return fact.lower() in text.lower()
+    wanted = meaning(fact)
+    return bool(wanted) and re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", meaning(text)) is not None
+
+
+_PUNCTUATION = re.compile(r"[^\w\s$฿€£]|(?<!\d)[.,]|[.,](?!\d)")
 
 
 def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int) -> list[Failure]:
@@ -69,6 +87,6 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
     failures += [
         Failure(turn=turn, key="reply_not_contains", expected=s, got=response.text)
         for s in expect.reply_not_contains
-        if states(response.text, s)
+        if mentions(response.text, s)
     ]
     return failures

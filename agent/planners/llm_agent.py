@@ -33,7 +33,8 @@ TOO_COMPLEX = "That request is too complex. Could you break it into smaller step
 RULES = (
     "Rules: use a tool for every fact about orders, stock, prices and dates; never guess them. "
     "If something needed is unclear, ask one short question. Answer in one to three sentences, "
-    "without naming tools or internal details."
+    "without naming tools or internal details. Cite an article by its title and section "
+    "('Source: <title>: <heading>'), never by its file name."
 )
 
 

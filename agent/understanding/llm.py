@@ -17,12 +17,13 @@ from agent.errors import ProviderError, ProviderOutputInvalid
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
-from agent.session import SessionState
+from agent.session import Goal, SessionState
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.rules import RulesClassifier
 
 NONE = "none"
 EXAMPLES = 8  # per intent in the prompt
+STRONG = 0.8  # a rules phrase this sure of its intent is shown to the model as a strong sign
 # Strict structured output (OpenAI `strict: true`) allows no free-form objects, so parameters
 # come as a list of name/value pairs.
 SCHEMA: dict[str, Any] = {
@@ -80,10 +81,19 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
             examples = rules.banks.intents.get(i.id, [])
         if examples:
             lines.append(f"  Examples: {' | '.join(examples[:EXAMPLES])}")
+        strong = [p for p, w in (model.spec.phrases.items() if model is not None else []) if w >= STRONG]
+        if strong:
+            lines.append(f"  Strong signs: {' | '.join(strong[:EXAMPLES])}")
+        if model is not None and model.spec.requires_words:
+            # The rules' own gate, told to the model: naming a product is not asking to buy one.
+            lines.append(f"  Only when the message says one of: {' | '.join(model.spec.requires_words)}")
     lines.append(f"- {NONE}: anything else.")
     goal = state.active_goal
     if goal is not None:
         lines += ["", f"Active goal: {goal.intent_id} with {json.dumps(goal.slots, default=str)}."]
+        follow = _follow_up(goal, rules)
+        if follow:
+            lines.append(follow)
         if goal.missing:
             lines.append(
                 f"The bot asked: {goal.next_question!r} and is waiting for `{goal.missing[0]}`. "
@@ -96,6 +106,21 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
         )
     lines.append("Order IDs look like O-12345. Use 'none' rather than guessing.")
     return "\n".join(lines)
+
+
+def _follow_up(goal: Goal, rules: RulesClassifier) -> str | None:
+    """What the model needs to keep a recommendation a conversation: the items it listed and where
+    a question about one of them goes (agent/conversation/followups.py routes it the same way)."""
+    model = rules.models.get(goal.intent_id)
+    rule = model.spec.follow_up if model is not None else None
+    items = goal.slots.get(rule.items_slot) if rule is not None and goal.answered else None
+    if rule is None or not items:
+        return None
+    names = ", ".join(str(i.get("name") or i.get("sku")) for i in items[:5] if isinstance(i, dict))
+    return (
+        f"The bot listed: {names}. A question about one of them ('the cheapest one', 'that one', "
+        f"its name) is intent {rule.intent} with {rule.slot} set to the message."
+    )
 
 
 class LLMClassifier:

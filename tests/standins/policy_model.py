@@ -23,7 +23,8 @@ STOP = frozenset(
     re.findall(
         r"\S+",
         """a an the i me my we our you your it its is are was were be been am to of in on at for with and or but so if
-    this that these those there here please pls just about from by as any some into um something anything thing""",
+    this that these those there here please pls just about from by as any some into um something anything thing
+    id im ive ill like wanna""",
     )
 )
 # What any competent model knows: these words mean the same thing in a shop's chat.
@@ -68,7 +69,7 @@ YES = re.compile(
 NO = re.compile(r"^\W*(no|nope|nah|not now|never ?mind|cancel|don'?t|stop)\b", re.I)
 PROBLEM = re.compile(
     r"((?:\b[a-z']+\s+){0,2}(?:freez\w*|frozen|crash\w*|overheat\w*|too hot|slow\w*|lag\w*|restart\w*|reboot\w*|"
-    r"flicker\w*|double[- ]click\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
+    r"flicker\w*|double[- ]click\w*|double[- ]typ\w*|sticky|no sound|not charg\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
     r"\w+)|not working|stopped working|no signal)(?:\s+(?:when|while|during|after)\s+[a-z]+(?:\s+[a-z]+)?)?)",
     re.I,
 )
@@ -77,6 +78,9 @@ NOT_NAMES = frozenset(
         r"\S+", "i it its it's my the is a an hi hey hello yes no please can could what where how by but and so ok"
     )
 )
+
+
+NEGATED = re.compile(r"\s*(not|never|no)\b", re.I)
 
 
 def words(text: str) -> list[str]:
@@ -99,6 +103,8 @@ class IntentOffer:
     params: dict[str, list[str]] = field(default_factory=dict)  # name -> allowed values ([] = any)
     required: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)  # words the message must say for this intent
+    signs: list[str] = field(default_factory=list)  # phrases that strongly mean this intent
 
 
 def read_intents(system: str) -> list[IntentOffer]:
@@ -118,6 +124,10 @@ def read_intents(system: str) -> list[IntentOffer]:
             offers.append(offer)
         elif line.startswith("  Examples: ") and offers:
             offers[-1].examples = line.removeprefix("  Examples: ").split(" | ")
+        elif line.startswith("  Strong signs: ") and offers:
+            offers[-1].signs = line.removeprefix("  Strong signs: ").split(" | ")
+        elif line.startswith("  Only when the message says one of: ") and offers:
+            offers[-1].requires = line.removeprefix("  Only when the message says one of: ").split(" | ")
     return offers
 
 
@@ -145,7 +155,8 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
         return max(found, key=len) if found else None
     if name == "order_id":
         m = re.search(r"\bo\s?[-_#]?\s?(\d{4,10})\b|\border\s*(?:id|number|no\.?|#)?\s*:?\s*(\d{4,10})\b", text, re.I)
-        m = m or (re.search(r"(?<![\d.])#?(\d{4,10})(?![\d.])", text) if awaited else None)
+        if m is None and awaited and not _money(text, bare=False):  # "under 3000" is a budget
+            m = re.search(r"(?<![\d.])#?(\d{4,10})(?![\d.])", text)
         return f"O-{next(g for g in m.groups() if g)}" if m else None
     if name == "release_id":
         m = re.search(r"\bv?(\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.]+)?)", text)
@@ -177,8 +188,12 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
         m = PROBLEM.search(text)
         return m.group(1).strip() if m else (text.strip() if awaited else None)
     if name == "task_title":
+        quoted = re.search(r"(?:^|\s)['\"‘“]([^'\"’”]{2,}?)['\"’”](?=$|[\s.,!?])", text)
+        if quoted:
+            return quoted.group(1).strip()
+        text = re.sub(r"[,\s]+(?:please|pls|thanks?)\W*$|[?!.\s]+$", "", text, flags=re.I)
         m = re.search(
-            r"(?:task|todo|to-do|reminder)\s*(?:to|:|-|called)\s*(.+?)[.!]?$|remind me to (.+?)[.!]?$", text, re.I
+            r"(?:task|todo|to-do|reminder)\s*(?:to|:|-|called)\s*(.+?)[.!]?$|remind me to (.+?)[.!?]?$", text, re.I
         )
         return next(g for g in m.groups() if g).strip() if m else (text.strip() if awaited else None)
     if name == "new_title":
@@ -198,6 +213,10 @@ def _is_id(value: str | None) -> bool:
     return value is not None and bool(re.fullmatch(r"[A-Za-z]{0,3}-?\d[\w.-]*", value))
 
 
+def _carries_id(offer: IntentOffer, user: str) -> bool:
+    return any(_is_id(extract(p, offer.params[p], user, awaited=False)) for p in offer.required)
+
+
 def _weights(intents: list[IntentOffer]) -> dict[str, float]:
     """Words that many intents use say little about which one is meant."""
     seen: dict[str, int] = {}
@@ -209,8 +228,9 @@ def _weights(intents: list[IntentOffer]) -> dict[str, float]:
 
 def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user: str) -> float:
     best = 0.0
-    clauses = re.split(r"[;.]| - ", offer.description)
-    for example in offer.examples + [c for c in clauses if c.strip()]:
+    # A clause that says what the intent is not for ("Not for a problem ...") is no evidence for it.
+    clauses = [c for c in re.split(r"[;.]| - ", offer.description) if c.strip() and not NEGATED.match(c)]
+    for example in offer.examples + clauses:
         ex = set(words(example))
         if ex:
             total = sum(weight.get(w, 1.0) for w in ex)
@@ -219,6 +239,8 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
             said = {w for w in tokens if not any(c.isdigit() for c in w)} or tokens
             cover = len(ex & said) / len(said) if said else 1.0
             best = max(best, sum(weight.get(w, 1.0) for w in ex & tokens) / total * (0.5 + 0.5 * cover))
+    if any(_says(user, sign) for sign in offer.signs):
+        best += 0.5
     # Words of the description that no other intent uses name this one.
     own = {w for w in words(offer.description + " " + offer.id.replace("_", " ")) if weight.get(w, 1.0) >= 1.0}
     best += 0.5 * min(1, len(own & tokens))
@@ -227,6 +249,28 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
     if any(extract(p, offer.params[p], user, awaited=False) for p in offer.required if p not in guesses):
         best += 0.25
     return best
+
+
+def _says(text: str, phrase: str) -> bool:
+    return re.search(r"\b" + r"\s+".join(map(re.escape, phrase.lower().split())), text.lower()) is not None
+
+
+ASIDE = re.compile(
+    r"^\W*(?:by the way|btw|actually|anyway|oh and|also|one more thing|ok so|so|first(?=,)|but first)\b\W*", re.I
+)
+DISMISS = re.compile(r"^\W*(?:forget|never ?mind|skip|drop|cancel|scrap)\s+(?:about\s+)?(?:the|my|that|this)\s+\w+\W*$", re.I)
+FREE_TEXT = ("summary", "item", "symptom", "task_title", "new_title", "question")
+POINTING = re.compile(
+    r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest|that one|this one|the one|it|that)\b", re.I
+)
+
+
+def _names_one(user: str, names: str) -> bool:
+    """The message names a listed item by a word that tells it apart ("the Keychron")."""
+    listed = [set(re.findall(r"[a-z0-9]{3,}", n.lower())) for n in names.split(", ")]
+    common = set.intersection(*listed) if len(listed) > 1 else set()
+    said = set(re.findall(r"[a-z0-9]{3,}", user.lower()))
+    return any((ws - common) & said for ws in listed)
 
 
 def classify(system: str, user: str) -> dict[str, Any]:
@@ -240,9 +284,15 @@ def classify(system: str, user: str) -> dict[str, Any]:
             "confidence": 0.95,
         }
     intents = read_intents(system)
+    # "By the way, ..." and "actually, ..." frame a request; alone they ask nothing.
+    user = ASIDE.sub("", user)
+    if not words(user) or DISMISS.match(user):
+        return out  # "forget the order" asks for nothing; it drops what was asked
     tokens = set(words(user))
     weight = _weights(intents)
-    scored = sorted(((_score(i, tokens, weight, user), i) for i in intents), key=lambda s: -s[0])
+    # The prompt's own conditions hold: an intent that needs certain words is out without them.
+    allowed = [i for i in intents if not i.requires or any(_says(user, w) for w in i.requires)]
+    scored = sorted(((_score(i, tokens, weight, user), i) for i in allowed), key=lambda s: -s[0])
     goal = re.search(r"Active goal: (\w+) with", system)
     waiting = re.search(r"waiting for `(\w+)`", system)
     by_id = {i.id: i for i in intents}
@@ -256,7 +306,11 @@ def classify(system: str, user: str) -> dict[str, Any]:
             "about",
         }:
             value = None  # "and O-34567?" asks about something else; it describes no problem
-        other = scored[0][1] if scored and scored[0][0] >= 0.6 and scored[0][1].id != current.id else None
+        # A free-text answer ("buy oat milk" for a task) is the answer unless it plainly asks something else.
+        bar = 1.0 if slot in FREE_TEXT else 0.6
+        other = scored[0][1] if scored and scored[0][0] >= bar and scored[0][1].id != current.id else None
+        if other is None and slot in FREE_TEXT:  # "any news on order 35791?" is no task title
+            other = next((i for sc, i in scored if sc >= 0.3 and i.id != current.id and _carries_id(i, user)), None)
         # "it's 34567, thank you" answers the question; "refund O-1" asks something new with an ID.
         new_request = other is not None and (not _is_id(value) or slot in other.required)
         if value is not None and not new_request:
@@ -266,6 +320,21 @@ def classify(system: str, user: str) -> dict[str, Any]:
                 "confidence": 0.9,
                 "fills_slot": True,
             }
+    listed = re.search(r"The bot listed: .*? is intent (\w+) with (\w+) set to the message", system)
+    names = re.search(r"The bot listed: (.*?)\. A question about one of them", system)
+    if listed and (POINTING.search(user) or _names_one(user, names.group(1) if names else "")):
+        plain = scored and scored[0][0] >= 1.0 and scored[0][1].id != listed.group(1)
+        if not plain:  # "thanks, that's great" stays thanks; "the cheapest one?" asks about the list
+            return out | {
+                "intent_id": listed.group(1),
+                "params": [{"name": listed.group(2), "value": user}],
+                "confidence": 0.85,
+            }
+    # A greeting around a request ("hello, my keys are sticky"): the request is what is asked.
+    if len(scored) > 1 and not scored[0][1].params and scored[1][0] >= 0.4:
+        explained = set(words(" ".join(scored[0][1].examples + [scored[0][1].description])))
+        if len(tokens - explained) >= 2:
+            scored = scored[1:]
     # A greeting or a thanks wrapped around an order ID ("hey, any news on o12345?") is a request:
     # only a full match makes a parameterless intent outweigh an ID the message carries.
     wrapped = bool(scored) and not scored[0][1].params and scored[0][0] < 1.0
@@ -352,7 +421,7 @@ def choose_tool(request: str, tools: list[dict[str, Any]], known: dict[str, Any]
     return None
 
 
-REFERENCE = re.compile(r"\b(it|that|this|one|first|second|third|last|recommended)\b", re.I)
+REFERENCE = re.compile(r"\b(it|that|this|one|first|second|third|last|recommended|cheap\w*|expensive|priciest)\b", re.I)
 ORDINAL = {"first": 0, "second": 1, "third": 2, "last": -1}
 
 
@@ -362,8 +431,13 @@ def referred(known: dict[str, Any], history: list[str]) -> str | None:
     if known.get("model") or not REFERENCE.search(item):
         return None
     for said in reversed(history):
-        skus = re.findall(r"^\s*\d+\. [^\n]*?\(([A-Z]{2,3}-\d+)\)", said, re.M)
-        if skus:
+        listing = re.findall(r"^\s*\d+\. [^\n]*?\(([A-Z]{2,3}-\d+)\)(?:: \D*([\d,.]+))?", said, re.M)
+        if listing:
+            skus = [sku for sku, _ in listing]
+            if re.search(r"cheap|least expensive|lowest", item, re.I) and all(p for _, p in listing):
+                return min(listing, key=lambda x: float(x[1].replace(",", "")))[0]
+            if re.search(r"most expensive|priciest|highest", item, re.I) and all(p for _, p in listing):
+                return max(listing, key=lambda x: float(x[1].replace(",", "")))[0]
             index = next((i for w, i in ORDINAL.items() if re.search(rf"\b{w}\b", item, re.I)), 0)
             return skus[index] if -len(skus) <= index < len(skus) else None
     return None
@@ -395,14 +469,34 @@ def _describe_item(item: dict[str, Any], currency: str = "") -> str:
     return head + (": " + ", ".join(bits) if bits else "")
 
 
-def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "", currency: str = "") -> str:
-    """A short answer that states only what the tool returned."""
-    if data.get("hits"):
-        top = data["hits"][0]
+def _about(hit: dict[str, Any], known: dict[str, Any]) -> bool:
+    """The article is about the customer's problem: its heading shares a word with the symptom."""
+    symptom = set(words(str(known.get("symptom") or ""))) - {"keep", "really", "very", "problem"}
+    heading = set(words(f"{hit.get('heading', '')} {hit.get('title', '')}"))
+    device = set(words(str(known.get("device") or "")))
+    article = heading | set(words(f"{hit.get('snippet', '')} {' '.join(hit.get('steps') or [])}"))
+    return (not symptom or bool(symptom & heading)) and (not device or bool(device & article))
+
+
+def answer(
+    data: dict[str, Any], known: dict[str, Any], asked: str = "", currency: str = "", titles: bool = False
+) -> str:
+    """A short answer that states only what the tool returned (`titles`: the prompt asks to cite
+    articles by title and section)."""
+    hits = [h for h in data.get("hits") or [] if _about(h, known)]
+    if data.get("hits") is not None and not hits and known.get("symptom"):
+        return (
+            f"I couldn't find a documented fix for that ({known['symptom']}). "
+            "I can open a support ticket so a specialist looks at it."
+        )
+    if hits:
+        top = hits[0]
         steps = top.get("steps") or [top.get("snippet", "")]
-        lines = [f"Here's what to try ({top.get('heading', '')}):"]
+        device = f" on your {known['model']}" if known.get("model") else ""
+        lines = [f"Here's what to try{device} ({top.get('heading', '')}):"]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
-        lines.append(f"Source: {top.get('ref')}.")
+        cited = f"{top.get('title')}: {top.get('heading')}" if titles and top.get("title") else top.get("ref")
+        lines.append(f"Source: {cited}.")
         return "\n".join(lines)
     items = data.get("items")
     if isinstance(items, list) and not any(k in data for k in ("status", "order_id")):
@@ -419,9 +513,12 @@ def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "", currenc
             one = items[0]
             if "in stock" in asked.lower() and one.get("stock") and one.get("price") is not None:
                 name = f"{one.get('name')} ({one.get('sku')})"
-                return f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'], currency)}."
-            return f"Here's what I found: {listed[0]}."
-        return "Here's what I found:\n" + "\n".join(f"{n}. {line}" for n, line in enumerate(listed, start=1))
+                said = f"Yes, {name} is in stock: {one['stock']} available at {_money_text(one['price'], currency)}."
+                traits = ", ".join(str(v) for v in (one.get("attributes") or {}).values() if v)
+                return said + (f" It is {traits}." if traits else "")
+            return f"Here's what I found{' (' + str(known['category']) + ')' if known.get('category') else ''}: {listed[0]}."
+        kind = f" ({known['category']})" if known.get("category") else ""
+        return f"Here's what I found{kind}:\n" + "\n".join(f"{n}. {line}" for n, line in enumerate(listed, start=1))
     if data.get("order_id") and data.get("status"):
         status = str(data["status"]).replace("_", " ")
         text = f"Your order {data['order_id']} is {status}"
@@ -431,7 +528,9 @@ def answer(data: dict[str, Any], known: dict[str, Any], asked: str = "", currenc
         if data.get("delay_reason"):
             text += f" Reason: {data['delay_reason']}."
         if data.get("refunded_at"):
-            text += f" Refunded {_money_text(data.get('amount'), currency)} on {data['refunded_at']}."
+            refunded = data.get("refund_amount", data.get("amount"))
+            of = f" of {_money_text(data['amount'], currency)}" if data.get("refund_amount") else ""
+            text += f" Refunded {_money_text(refunded, currency)}{of} on {str(data['refunded_at'])[:10]}."
         return text
     if data.get("handoff_id"):
         return f"A human support agent will join shortly (reference {data['handoff_id']})."
@@ -484,7 +583,8 @@ def act(
             args = _fill(tool.get("parameters", {}), {**known, **data}, wanted)
             if args is not None:
                 return Decision(tool_calls=[(tool["name"], args)])
-        return Decision(text=answer(data, known, wanted, currency))
+        titles = "by its title and section" in system
+        return Decision(text=answer(data, known, wanted, currency, titles))
     sku = referred(known, history or [])
     lookup = next((t for t in tools if "sku" in t.get("parameters", {}).get("properties", {})), None)
     if sku and lookup is not None:
