@@ -270,7 +270,9 @@ def _names_one(user: str, names: str) -> bool:
     listed = [set(re.findall(r"[a-z0-9]{3,}", n.lower())) for n in names.split(", ")]
     common = set.intersection(*listed) if len(listed) > 1 else set()
     said = set(re.findall(r"[a-z0-9]{3,}", user.lower()))
-    return any((ws - common) & said for ws in listed)
+    # "Lenovo Legion 5" is not the listed "Lenovo IdeaPad Gaming 3": a name word of its own says so.
+    other = {w.lower() for w in re.findall(r"\b[A-Z][a-zA-Z0-9]{2,}", user)} - set().union(*listed) - STOP
+    return not other and any((ws - common) & said for ws in listed)
 
 
 def classify(system: str, user: str) -> dict[str, Any]:
