@@ -44,10 +44,14 @@ class ScenarioResult(BaseModel):
 
 def llm_usage(events: list[TelemetryEvent]) -> dict[str, Any]:
     """Calls, HTTP requests (retries included), tokens and dollars of the `llm_call` events given
-    (failed calls count as calls)."""
+    (failed calls count as calls), and how many model answers the product replaced with its rules'."""
     calls = [e.payload for e in events if e.stage == "llm_call"]
     return {
         "calls": len(calls),
+        "fallbacks": sum(
+            e.stage == "llm_fallback" or (e.stage == "llm_decision" and e.payload.get("decision") == "fallback")
+            for e in events
+        ),
         "requests": sum(c.get("attempts", 1) for c in calls),
         "tokens_in": sum(c.get("tokens_in", 0) for c in calls),
         "tokens_out": sum(c.get("tokens_out", 0) for c in calls),

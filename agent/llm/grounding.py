@@ -1,6 +1,7 @@
 """The grounding guard: an LLM answer may only state facts that this turn's data contains.
 
-Prices, stock counts, amounts and dates are checked as numbers; order and task states as words;
+Prices, stock counts and amounts are checked as numbers; dates as dates (an ISO date or a month
+and day must be a day the data names, not just numbers that occur somewhere in it); order and task states as words;
 ids (O-12345, MS-102, R-1A2B) as ids. A claim is grounded when the same number, state or id
 appears in the tool results, the session's facts or the goal's slots; how many things a result
 lists counts as grounded too ("3 options"). Enumeration and formatting are not claims: "1." of a
@@ -31,6 +32,7 @@ STATES = (
     "lost",
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _ID = re.compile(r"\b[a-z]{1,4}-[a-z0-9]*\d[a-z0-9]*\b", re.I)
 # "1. Save your work", "2) Update", "- step 3:", "Step 4 -": list markers, not facts.
 _ENUMERATION = re.compile(r"(?m)^\s*(?:[-*]\s*)?(?:step\s+)?\d{1,2}[.):]\s+|\bstep\s+\d{1,2}\b", re.I)
@@ -62,6 +64,10 @@ def _lengths(value: Any, out: set[str]) -> None:
             _lengths(v, out)
 
 
+def _days(text: str) -> set[tuple[int, int, int]]:
+    return {(int(y), int(m), int(d)) for y, m, d in _ISO_DATE.findall(text)}
+
+
 def _corpus(sources: list[Any]) -> tuple[str, set[str]]:
     text = " ".join(json.dumps(s, default=str) if not isinstance(s, str) else s for s in sources)
     text = text.lower().replace("_", " ")
@@ -78,15 +84,18 @@ def ungrounded(answer: str, sources: list[Any]) -> list[str]:
     """The claims in `answer` that none of `sources` supports (empty when the answer is grounded)."""
     text, numbers = _corpus(sources)
     lowered = _ENUMERATION.sub(" ", answer.lower())
-    claims: list[str] = []
+    days = _days(text)
+    claims = [f"{y}-{m:02d}-{d:02d}" for y, m, d in sorted(_days(lowered) - days)]
+    lowered = _ISO_DATE.sub(" ", lowered)
     squeezed = text.replace(" ", "")
     for found in _ID.findall(lowered):
         if found not in text and found.replace("-", "") not in squeezed:
             claims.append(found)
         lowered = lowered.replace(found, " ")
     for month, day in _MONTHS.findall(lowered):
-        month_no = str(_MONTH_NO.get(month[:3], 0))
-        if month_no not in numbers or str(int(day)) not in numbers:
+        month_no = _MONTH_NO.get(month[:3], 0)
+        named = any((m, d) == (month_no, int(day)) for _, m, d in days)
+        if not named and (days or str(month_no) not in numbers or str(int(day)) not in numbers):
             claims.append(f"{month} {day}")
     for n in sorted(_numbers(lowered) - numbers):
         claims.append(n)

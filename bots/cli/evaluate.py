@@ -12,11 +12,10 @@ import json
 import os
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any, TextIO
 
-from adapters.llm.recording import RecordingProvider, ReplayProvider, recorded_run_id
+from adapters.llm.recording import RecordedRun, RecordingProvider, ReplayProvider, recorded_run
 from agent.app import App
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
@@ -24,6 +23,7 @@ from agent.eval.runner import ScenarioResult, llm_totals, run_suites
 from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
+from agent.types import clock_from
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from bots.cli.eval_report import current_baseline, print_metrics, spec_report, warn_regressions
@@ -45,7 +45,7 @@ def add_eval_options(ev: argparse.ArgumentParser) -> None:
 
 
 def recorded_llm(
-    args: argparse.Namespace, config_dir: str | Path | None, run_id: str | None = None
+    args: argparse.Namespace, config_dir: str | Path | None, run: RecordedRun | None = None
 ) -> LLMProvider | None:
     """--replay: answers from the recording only; --record: the configured provider, recorded."""
     if args.replay:
@@ -54,7 +54,7 @@ def recorded_llm(
         from bots.llm_wiring import configured_provider
 
         inner = configured_provider(os.environ, str(config_dir) if config_dir else None, args.provider, args.model)
-        return RecordingProvider(inner, args.record, run_id)
+        return RecordingProvider(inner, args.record, run)
     return None
 
 
@@ -110,8 +110,23 @@ async def run_groups(
     judge: LLMProvider | None,
 ) -> list[ScenarioResult]:
     """Suites on the same store share one app (built once); each scenario gets a fresh session."""
-    # A recorded run and its replay share their session names, so the ids tools generate match.
-    run_id = recorded_run_id(args.replay) if args.replay else uuid.uuid4().hex[:8] if args.record else None
+    # A recorded run and its replay share their session names and clock, so the ids and dates
+    # tools generate match.
+    run = recorded_run(args.replay) if args.replay else RecordedRun() if args.record else None
+    with clock_from(run.started_at if args.replay and run else None):
+        return await _run_groups(args, suites, url, build_args, progress, judge, run)
+
+
+async def _run_groups(
+    args: argparse.Namespace,
+    suites: list[Suite],
+    url: str,
+    build_args: dict[str, Any],
+    progress: ProgressBar | None,
+    judge: LLMProvider | None,
+    run: RecordedRun | None,
+) -> list[ScenarioResult]:
+    run_id = run.run_id if run else None
     groups: dict[tuple[str | Path | None, str | Path | None], list[Suite]] = {}
     for suite in suites:
         # A suite may name its store's folders; the command line's flags win.
@@ -122,7 +137,7 @@ async def run_groups(
     results: list[ScenarioResult] = []
     for (config_dir, data_dir), group in groups.items():
         # One recording (or replay) per run: an app rebuilt for a restart turn writes to the same one.
-        recorded = recorded_llm(args, config_dir, run_id)
+        recorded = recorded_llm(args, config_dir, run)
         llm = RunProvider(recorded) if recorded is not None else None
 
         async def factory(
