@@ -258,7 +258,9 @@ def _says(text: str, phrase: str) -> bool:
 ASIDE = re.compile(
     r"^\W*(?:by the way|btw|actually|anyway|oh and|also|one more thing|ok so|so|first(?=,)|but first)\b\W*", re.I
 )
-DISMISS = re.compile(r"^\W*(?:forget|never ?mind|skip|drop|cancel|scrap)\s+(?:about\s+)?(?:the|my|that|this)\s+\w+\W*$", re.I)
+DISMISS = re.compile(
+    r"^\W*(?:forget|never ?mind|skip|drop|cancel|scrap)\s+(?:about\s+)?(?:the|my|that|this)\s+\w+\W*$", re.I
+)
 FREE_TEXT = ("summary", "item", "symptom", "task_title", "new_title", "question")
 POINTING = re.compile(
     r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest|that one|this one|the one|it|that)\b", re.I
