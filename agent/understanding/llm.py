@@ -19,6 +19,7 @@ from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.session import Goal, SessionState
 from agent.types import Classification, Intent, Interaction, Message
+from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
 from agent.understanding.rules import RulesClassifier
 
 NONE = "none"
@@ -87,6 +88,10 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
         if model is not None and model.spec.requires_words:
             # The rules' own gate, told to the model: naming a product is not asking to buy one.
             lines.append(f"  Only when the message says one of: {' | '.join(model.spec.requires_words)}")
+    for name, topic in rules.banks.out_of_scope.items() if rules.banks is not None else []:
+        # Topics the bot cannot help with get their honest answer rather than "I'm not sure".
+        lines.append(f"- {OUT_OF_SCOPE}:{name}: outside what this bot can do ({topic.answer}) Parameters: none.")
+        lines.append(f"  Examples: {' | '.join(topic.examples[: EXAMPLES // 2])}")
     lines.append(f"- {NONE}: anything else.")
     goal = state.active_goal
     if goal is not None:
@@ -198,7 +203,8 @@ class LLMClassifier:
             return Classification(intent_id=offered, reply=reply, confidence=confidence)
         intent = by_id.get(intent_id)
         if intent is None:
-            return Classification(intent_id=None, confidence=confidence)
+            topic = self._topic(intent_id)
+            return Classification(intent_id=None, confidence=confidence, out_of_scope=topic.answer if topic else None)
         params = self._normalize(intent, _pairs(data.get("params")))
         goal = state.active_goal
         fills = bool(data.get("fills_slot")) and goal is not None and goal.intent_id == intent.id
@@ -208,6 +214,11 @@ class LLMClassifier:
         return Classification(
             intent_id=intent.id, params=params, missing=missing, confidence=confidence, fills_slot=fills
         )
+
+    def _topic(self, intent_id: str) -> OutOfScopeTopic | None:
+        prefix, _, name = intent_id.partition(":")
+        banks = self.rules.banks
+        return banks.out_of_scope.get(name) if prefix == OUT_OF_SCOPE and banks is not None else None
 
     def _normalize(self, intent: Intent, raw: dict[str, Any]) -> dict[str, Any]:
         """Only the intent's parameters, in the same canonical form the rules produce (O-12345)."""

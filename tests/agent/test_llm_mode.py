@@ -310,3 +310,19 @@ async def test_phrase_answers_off_leaves_the_answer_to_the_template(
         r, _ = await say(router, "Where's O-12345?")
     assert [c["purpose"] for c in llm_events(sink)] == ["classify", "agent"]
     assert "has shipped via UPS" in r.text
+
+
+async def test_a_topic_the_bot_cannot_help_with_gets_its_honest_answer_in_llm_mode(
+    db_url: str, llm_server: StandInLLM
+) -> None:
+    """The prompt offers the out-of-scope topics beside the intents; the model's pick of one is
+    answered with that topic's own sentence, as in rules mode, and nothing is acted on."""
+    sink = CollectingSink()
+    async with llm_router(db_url, sink, llm_server) as app:
+        r, delivered = await say(app.router, "I forgot my password and can't sign in")
+        state, _ = await app.store.load("s-1", 10)
+    prompt = llm_server.seen[-1].body["messages"][0]["content"]
+    assert "- out_of_scope:accounts: outside what this bot can do" in prompt
+    assert r.intent_id is None and r.tool_results == []
+    assert delivered[-1].text.startswith("I can't change account settings or sign-in details here.")
+    assert state is not None and state.active_goal is None

@@ -110,7 +110,7 @@ class IntentOffer:
 def read_intents(system: str) -> list[IntentOffer]:
     offers: list[IntentOffer] = []
     for line in system.splitlines():
-        m = re.match(r"- (\w+): (.*?) Parameters: (.*)\.$", line)
+        m = re.match(r"- ([\w:]+): (.*?) Parameters: (.*)\.$", line)
         if m:
             offer = IntentOffer(m.group(1), m.group(2))
             for part in m.group(3).split("; "):
