@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -18,13 +19,18 @@ from tests.standins.llm_server import Reply, StandInLLM
 UP = "\x1b[A"
 
 
-def spawn(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+def chat(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """`agentbot chat` on a fresh database and home folder: its argv and environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBOT_")} | (env or {})
     env |= {"HOME": str(tmp_path), "TERM": "xterm", "AGENTBOT_TRACING": "off"}
     db = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
+    return [sys.executable, "-m", "bots.cli", "chat", "--db-url", db, *args], env
+
+
+def spawn(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+    argv, env = chat(tmp_path, *args, env=env)
     return pexpect.spawn(
-        sys.executable, ["-m", "bots.cli", "chat", "--db-url", db, *args],
-        cwd=str(REPO), env=env, encoding="utf-8", timeout=30, dimensions=(40, 200),
+        argv[0], argv[1:], cwd=str(REPO), env=env, encoding="utf-8", timeout=30, dimensions=(40, 200)
     )  # fmt: skip
 
 
@@ -105,6 +111,22 @@ def test_ctrl_c_while_typing_exits_at_once_with_a_goodbye(tmp_path: Path) -> Non
     assert child.exitstatus == 0
     assert "Traceback" not in child.before
     assert stored_user_lines(tmp_path, f"console:{getpass.getuser()}") == []  # half a line is not a message
+
+
+def test_ctrl_c_mid_line_leaves_the_terminal_as_the_shell_gave_it(tmp_path: Path) -> None:
+    # readline, cut off mid-line, cannot restore the terminal itself: the shell after us must still echo.
+    # The shell ignores Ctrl-C (its child then starts with SIGINT ignored, as a backgrounded job would).
+    argv, env = chat(tmp_path)
+    script = f"trap '' INT; {shlex.join(argv)}; echo exit=$?; stty -a"
+    child = pexpect.spawn("/bin/sh", ["-c", script], cwd=str(REPO), env=env, encoding="utf-8", timeout=30)
+    child.expect_exact("you> ")
+    child.send("Where's my order")
+    child.sendintr()
+    child.expect_exact("bye")
+    child.expect_exact("exit=0")
+    child.expect(pexpect.EOF, timeout=30)
+    modes = child.before.split()
+    assert "icanon" in modes and "echo" in modes  # cooked, as before the console started
 
 
 def test_ctrl_c_mid_turn_exits_at_once_and_keeps_the_answered_turns(tmp_path: Path, llm_server: StandInLLM) -> None:
