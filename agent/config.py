@@ -182,6 +182,9 @@ class ModelPrice(Strict):
 
     input: float = Field(0.0, ge=0)
     output: float = Field(0.0, ge=0)
+    # Prompt tokens served from the provider's cache (OpenAI automatic caching, Anthropic
+    # cache_control reads); unset = the provider's usual discount of `input` (see adapters/llm/base.py).
+    cached_input: float | None = Field(None, ge=0)
 
 
 class RetrySettings(Strict):
@@ -189,6 +192,13 @@ class RetrySettings(Strict):
     base_delay: float = Field(0.5, ge=0)  # seconds; doubles each attempt, with full jitter
     max_delay: float = Field(8.0, ge=0)  # no single sleep is longer
     retry_after_cap: float = Field(30.0, ge=0)  # a longer Retry-After is not waited for
+
+
+class BreakerSettings(Strict):
+    """The circuit breaker per provider (agent/llm/breaker.py)."""
+
+    failures: int = Field(3, ge=1)  # consecutive outage failures that open it
+    cooldown_seconds: float = Field(30.0, gt=0)  # open this long, then one probe call
 
 
 class LLMSettings(Strict):
@@ -204,6 +214,12 @@ class LLMSettings(Strict):
     cascade_threshold: float = Field(0.75, ge=0, le=1)  # rules at or above this skip the LLM
     phrase_answers: bool = True  # the LLM words the final answer (grounding-checked)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    breaker: BreakerSettings = Field(default_factory=BreakerSettings)
+    # All LLM work of one turn (classification, agent passes, retries) ends by this many seconds
+    # after the turn's first call; then the rules answer. Each call is also cut at timeout_seconds.
+    turn_deadline_seconds: float = Field(12.0, gt=0)
+    # Tried in order, same provider, when the main model fails with an outage after its retries.
+    fallback_models: list[str] = Field(default_factory=list)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)  # model -> price
     daily_budget_per_customer: float | None = Field(None, ge=0)  # dollars; None = unlimited
     daily_budget_per_channel: float | None = Field(None, ge=0)

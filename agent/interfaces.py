@@ -194,6 +194,19 @@ class Planner(Protocol):
 
 
 @runtime_checkable
+class SpendLedger(Protocol):
+    """Dollars spent on LLM calls per UTC day and budget key, shared by every worker."""
+
+    async def spent(self, day: str, keys: list[str]) -> dict[str, float]:
+        """Today's dollars for those of `keys` that spent anything."""
+        ...
+
+    async def add(self, day: str, keys: list[str], dollars: float) -> None:
+        """Add `dollars` to each key, atomically (two workers adding at once both count)."""
+        ...
+
+
+@runtime_checkable
 class PreferenceMemory(Protocol):
     async def read(self, customer_id: str) -> Preferences: ...
 

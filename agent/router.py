@@ -37,7 +37,7 @@ from agent.locks import SessionLocks
 from agent.preferences import PreferenceRecorder, TurnPreferences
 from agent.records import TurnRecord
 from agent.session import SessionState
-from agent.text import clean
+from agent.text import check_input, clean
 from agent.tracing import observed_turn
 from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import AgentResponse, Alert, Classification, Intent, Interaction, Message, OutboundMessage, ToolResult
@@ -98,7 +98,7 @@ class AgentRouter:
         """Run one turn. Messages go to `reply` as soon as they exist; the response sums them up."""
         interaction = interaction.model_copy(update={"text": clean(interaction.text)})
         try:
-            self._check_input(interaction.text)
+            check_input(interaction.text, self.p.messages, self.p.settings.max_message_chars)
         except InputError as e:
             return await self._refuse(interaction, e.user_message, reply)
         delivered: list[OutboundMessage] = []
@@ -130,13 +130,6 @@ class AgentRouter:
     ) -> Turn:
         p = self.p
         return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, sent, trace)
-
-    def _check_input(self, text: str) -> None:
-        m, limit = self.p.messages, self.p.settings.max_message_chars
-        if not text:
-            raise InputError(m.empty)
-        if len(text) > limit:
-            raise InputError(m.too_long.format(length=len(text), limit=limit))
 
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""

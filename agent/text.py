@@ -6,7 +6,8 @@ import re
 import unicodedata
 from typing import Literal
 
-from agent.config import Vocabulary
+from agent.config import Messages, Vocabulary
+from agent.errors import InputError
 
 # Words that carry no intent. Question words stay: "where" and "when" matter for orders.
 _STOPWORDS = """a an the i me my mine we our you your it its is are was were be been am do does did
@@ -96,3 +97,11 @@ class YesNo:
             if head in self.yes:
                 return "yes"
         return None
+
+
+def check_input(text: str, m: Messages, limit: int) -> None:
+    """An empty or overlong message is refused before anything is loaded or stored."""
+    if not text:
+        raise InputError(m.empty)
+    if len(text) > limit:
+        raise InputError(m.too_long.format(length=len(text), limit=limit))

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+_clock_offset = timedelta(0)
+
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(UTC) + _clock_offset
+
+
+@contextmanager
+def clock_from(start: datetime | None) -> Iterator[None]:
+    """utcnow() runs on from `start` while inside (None: the real clock). A replayed eval runs at
+    its recording's time, so the dates tools write match the ones the recorded answers quote."""
+    global _clock_offset
+    before = _clock_offset
+    _clock_offset = start - datetime.now(UTC) if start is not None else before
+    try:
+        yield
+    finally:
+        _clock_offset = before
 
 
 class Model(BaseModel):

@@ -11,6 +11,7 @@ from adapters.data.overlay import OverlayDataSource
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.records import SqlRecords
+from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import LogSink
 from agent.app import App
@@ -196,12 +197,13 @@ def build_app(
             settings.llm,
             config,
             rules,
-            templates,
+            {**planners, "*": templates},
             gateway,
             env,
             llm=llm,
             tracer=tracer,
             alerts=fanout,
+            spend=SqlSpend(store) if isinstance(store, SqlStore) else None,
         )
         planners = llm_agents or planners
     policy = YamlPolicyEngine(policies, data, records, currency=store_settings.currency)

@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from adapters.llm.registry import build_llm
 from agent.config import BotConfig, LLMSettings
-from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, Tracer
+from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger, Tracer
+from agent.llm.breaker import CircuitBreaker
 from agent.llm.calls import LLMCalls
 from agent.llm.spend import DailyBudget
-from agent.planners.generic import TemplatePlanner
 from agent.planners.llm_agent import LLMAgent
 from agent.tools.gateway import ToolGateway
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
@@ -24,12 +24,20 @@ CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 
 
 def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
-    """A span per call when tracing is on (LLMCalls counts each call toward the turn's usage)."""
+    """A span per call, and inside it a span per HTTP attempt with the retry metric, when tracing
+    is on (LLMCalls counts each call and its attempts toward the turn's usage)."""
     if tracer is not None:
+        from adapters.llm.retry import RetryingProvider
         from adapters.telemetry.otel import OTelTracer
         from adapters.telemetry.traced import TracedProvider
 
         if isinstance(tracer, OTelTracer):
+            from adapters.llm.fallback import FallbackProvider
+
+            chain = provider.providers if isinstance(provider, FallbackProvider) else [provider]
+            for each in chain:
+                if isinstance(each, RetryingProvider):
+                    each.observer = tracer
             return TracedProvider(provider, tracer, settings.provider, settings.context_window)
     return provider
 
@@ -39,21 +47,25 @@ def llm_understanding(
     settings: LLMSettings,
     config: BotConfig,
     rules: RulesClassifier,
-    templates: TemplatePlanner,
+    planners: Mapping[str, Planner],
     gateway: ToolGateway,
     env: Mapping[str, str],
     *,
     llm: LLMProvider | None = None,
     tracer: Tracer | None = None,
     alerts: AlertNotifier | None = None,
+    spend: SpendLedger | None = None,
 ) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
     """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
-    and what to close with the router."""
+    and what to close with the router. Each LLM agent wraps the rules planner of the same name
+    (the template planner for an agent without one): its questions, confirmations, goal lifetime
+    and every fallback."""
     model_api = llm or build_llm(settings, env)
     closers = [model_api.aclose] if hasattr(model_api, "aclose") else []
     model_api = observed_provider(model_api, tracer, settings)
-    budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel)
-    calls = LLMCalls(model_api, settings, budget, alerts)
+    budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
+    breaker = CircuitBreaker(settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds)
+    calls = LLMCalls(model_api, settings, budget, alerts, breaker)
     understand = LLMClassifier(calls, rules)
     if mode == "cascade":
         return CascadeClassifier(rules, understand, settings.cascade_threshold), None, closers
@@ -63,10 +75,11 @@ def llm_understanding(
             agent.constitution,
             calls,
             gateway.schemas(name),
-            templates,
+            planners.get(name) or planners["*"],
             config.settings.max_agent_passes,
             CONFIRM_TOOLS,
             settings.phrase_answers,
+            getattr(planners["*"], "currency", "$"),
         )
         for name, agent in config.agents.agents.items()
         if agent.constitution

@@ -64,6 +64,8 @@ class AnthropicProvider(SDKProvider):
     """
 
     name = "anthropic"
+    cached_share = 0.1  # cache reads
+    cache_write_share = 1.25  # 5-minute cache writes
 
     def __init__(
         self,
@@ -93,7 +95,9 @@ class AnthropicProvider(SDKProvider):
         }
         # anthropic 2.x's messages.create takes no `temperature`; the model's default applies.
         if system:
-            kwargs["system"] = system
+            # The system prompt and the tool specs are the stable prefix of every call of an agent:
+            # marked for Anthropic's prompt cache (tools come first in the prefix, then the system).
+            kwargs["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
         specs = [
             {"name": t["name"], "description": t.get("description", ""), "input_schema": t["parameters"]}
             for t in tools or []
@@ -104,6 +108,7 @@ class AnthropicProvider(SDKProvider):
             specs.append({"name": name, "description": "Record the answer.", "input_schema": response_format["schema"]})
             kwargs["tool_choice"] = {"type": "tool", "name": name}
         if specs:
+            specs[-1] = {**specs[-1], "cache_control": {"type": "ephemeral"}}
             kwargs["tools"] = specs
         started = time.perf_counter()
         try:
@@ -133,7 +138,11 @@ class AnthropicProvider(SDKProvider):
                 calls.append(LLMToolCall(id=block.id, name=block.name, arguments=arguments, invalid_arguments=invalid))
         if response_format and not texts:
             raise ProviderOutputInvalid(f"{self.name}: no structured answer in the response")
-        tokens_in, tokens_out = message.usage.input_tokens, message.usage.output_tokens
+        usage = message.usage
+        read = int(getattr(usage, "cache_read_input_tokens", 0) or 0)
+        written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
+        # Anthropic's input_tokens leaves out the cached ones; agentbot counts every prompt token.
+        tokens_in, tokens_out = usage.input_tokens + read + written, usage.output_tokens
         return LLMResponse(
             content="".join(texts) or None,
             tool_calls=calls,
@@ -141,5 +150,6 @@ class AnthropicProvider(SDKProvider):
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             latency_ms=latency,
-            cost=self.get_cost(tokens_in, tokens_out),
+            cached_tokens=read,
+            cost=self.get_cost(tokens_in, tokens_out, cached_in=read, cache_write=written),
         )

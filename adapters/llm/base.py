@@ -67,11 +67,22 @@ class Priced:
     model: str
     prices: Mapping[str, ModelPrice]
 
-    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+    # A cached prompt token costs this share of an input token unless the price table says otherwise
+    # (OpenAI bills cache hits at half price, Anthropic cache reads at a tenth).
+    cached_share = 0.5
+    # Anthropic bills writing the cache at 1.25 input tokens; OpenAI's caching is free to write.
+    cache_write_share = 1.0
+
+    def get_cost(self, tokens_in: int, tokens_out: int, cached_in: int = 0, cache_write: int = 0) -> float:
+        """Dollars for a call. `tokens_in` counts every prompt token, `cached_in` those read from the
+        provider's cache and `cache_write` those written to it (both part of `tokens_in`)."""
         price = self.prices.get(self.model)
         if price is None:
             return 0.0
-        return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
+        cached_price = price.cached_input if price.cached_input is not None else price.input * self.cached_share
+        fresh = max(0, tokens_in - cached_in - cache_write)
+        prompt = fresh * price.input + cached_in * cached_price + cache_write * price.input * self.cache_write_share
+        return (prompt + tokens_out * price.output) / 1_000_000
 
     def estimate_tokens(self, text: str) -> int:
         # English averages about four characters per token; counting three overestimates, which keeps

@@ -90,7 +90,8 @@ class OpenAIProvider(SDKProvider):
             return {"type": "json_object"}
         return {
             "type": "json_schema",
-            "json_schema": {"name": response_format["name"], "schema": response_format["schema"]},
+            # strict: the API guarantees the schema (every property required, no others).
+            "json_schema": {"name": response_format["name"], "schema": response_format["schema"], "strict": True},
         }
 
     async def generate(
@@ -139,6 +140,8 @@ class OpenAIProvider(SDKProvider):
         usage = completion.usage
         tokens_in = usage.prompt_tokens if usage else 0
         tokens_out = usage.completion_tokens if usage else 0
+        details = getattr(usage, "prompt_tokens_details", None) if usage else None
+        cached = int(getattr(details, "cached_tokens", 0) or 0)
         return LLMResponse(
             content=message.content,
             tool_calls=calls,
@@ -146,5 +149,6 @@ class OpenAIProvider(SDKProvider):
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             latency_ms=latency,
-            cost=self.get_cost(tokens_in, tokens_out),
+            cached_tokens=cached,
+            cost=self.get_cost(tokens_in, tokens_out, cached_in=cached),
         )

@@ -4,12 +4,21 @@
 under `suite/scenario/turn/call` (the eval runner says which turn is running). `ReplayProvider(path)`
 answers from such a file and never calls out: a call nobody recorded raises RecordingMissing
 naming the key, so a replayed run cannot silently drift into a live one.
+
+The file also keeps the recorded run's id and start: the eval runner names its sessions after the
+id, so the ticket, handoff and refund ids the tools derive from them come out the same in the
+replay, and a replay runs its clock from the recorded start, so the dates tools write (a refund's
+day) match too. The recorded answers that quote them are grounded again (`--replay` reproduces
+the recorded scores).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +27,7 @@ from agent.errors import RecordingMissing
 from agent.eval.context import current_turn_key
 from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.types import utcnow
 
 FORMAT = 1
 
@@ -29,13 +39,34 @@ def _key() -> str:
     return turn.next_call()
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RecordingMissing(f"{path} is not an agentbot recording (format {FORMAT})")
-    return dict(data.get("responses", {}))
+    return data
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return dict(_read(path).get("responses", {}))
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """What a replay needs to be the recorded run again: its sessions' names and its clock."""
+
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    started_at: datetime = field(default_factory=utcnow)
+
+
+def recorded_run(path: str | Path) -> RecordedRun | None:
+    """The run a recording was made in (None for a file made before runs were kept)."""
+    data = _read(Path(path))
+    if not data.get("run_id"):
+        return None
+    started = data.get("started_at")
+    return RecordedRun(str(data["run_id"]), datetime.fromisoformat(started) if started else utcnow())
 
 
 class RecordingProvider:
@@ -46,8 +77,8 @@ class RecordingProvider:
         path: the recording file (JSON); existing entries are kept, re-recorded keys replaced.
     """
 
-    def __init__(self, inner: LLMProvider, path: str | Path):
-        self.inner, self.path = inner, Path(path)
+    def __init__(self, inner: LLMProvider, path: str | Path, run: RecordedRun | None = None):
+        self.inner, self.path, self.run = inner, Path(path), run or RecordedRun()
         self.responses = _load(self.path)
         self._lock = asyncio.Lock()
 
@@ -70,7 +101,13 @@ class RecordingProvider:
                 "request": {"messages": messages, "tools": [t.get("name") for t in tools or []]},
                 "response": response.model_dump(mode="json"),
             }
-            body = json.dumps({"format": FORMAT, "responses": self.responses}, indent=1, default=str)
+            data = {
+                "format": FORMAT,
+                "run_id": self.run.run_id,
+                "started_at": self.run.started_at.isoformat(),
+                "responses": self.responses,
+            }
+            body = json.dumps(data, indent=1, default=str)
             await asyncio.to_thread(self._write, body)
         return response
 

@@ -20,7 +20,17 @@ def _need(env: Mapping[str, str], name: str) -> str:
 
 
 def build_llm(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
-    """The configured provider inside the one retry layer. Only the chosen SDK is imported."""
+    """The configured provider inside the one retry layer, then `llm.fallback_models` in order
+    (each with its own retries). Only the chosen SDK is imported."""
+    if not settings.fallback_models:
+        return _build_one(settings, env)
+    from adapters.llm.fallback import FallbackProvider
+
+    models = [settings.model, *settings.fallback_models]
+    return FallbackProvider([_build_one(settings.model_copy(update={"model": m}), env) for m in models])
+
+
+def _build_one(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
     from adapters.llm.retry import RetryingProvider
 
     common: dict[str, Any] = {

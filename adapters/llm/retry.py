@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
 
 from agent.config import RetrySettings
 from agent.errors import ProviderError
@@ -17,6 +18,18 @@ from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMResponse
 
 Sleep = Callable[[float], Awaitable[None]]
+# Called when an attempt failed: (the error, seconds until the next attempt or None for no retry).
+Mark = Callable[[ProviderError, "float | None"], None]
+
+
+class AttemptObserver(Protocol):
+    """Sees every HTTP attempt (adapters/telemetry/otel.py: a span each, and the retry metric)."""
+
+    def attempt(self, number: int) -> AbstractContextManager[Mark]: ...
+
+
+def _unobserved(error: ProviderError, wait: float | None) -> None:
+    return None
 
 
 class RetryingProvider:
@@ -27,6 +40,7 @@ class RetryingProvider:
         policy: attempts and delays (settings `llm.retry`).
         sleep: how to wait (tests may record instead); defaults to asyncio.sleep.
         rng: jitter source in [0, 1).
+        observer: gets a span (or similar) per attempt, with its error type and backoff.
     """
 
     def __init__(
@@ -35,7 +49,9 @@ class RetryingProvider:
         policy: RetrySettings,
         sleep: Sleep = asyncio.sleep,
         rng: Callable[[], float] = random.random,
+        observer: AttemptObserver | None = None,
     ):
+        self.observer = observer
         self.inner = inner
         self.policy = policy
         self.sleep = sleep
@@ -75,16 +91,18 @@ class RetryingProvider:
         delays: list[float] = []
         attempt = 1
         while True:
-            try:
-                response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
-            except ProviderError as e:
-                wait = self.delay(attempt, e)
-                if wait is None:
-                    e.attempts, e.retry_delays = attempt, delays
-                    raise
-                delays.append(round(wait, 3))
-                await self.sleep(wait)
-                attempt += 1
-                continue
-            response.attempts, response.retry_delays = attempt, delays
-            return response
+            observed = self.observer.attempt(attempt) if self.observer else nullcontext(_unobserved)
+            with observed as mark:
+                try:
+                    response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
+                    response.attempts, response.retry_delays = attempt, delays
+                    return response
+                except ProviderError as e:
+                    wait = self.delay(attempt, e)
+                    mark(e, wait)
+                    if wait is None:
+                        e.attempts, e.retry_delays = attempt, delays
+                        raise
+            delays.append(round(wait, 3))
+            await self.sleep(wait)
+            attempt += 1

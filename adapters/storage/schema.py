@@ -226,6 +226,16 @@ customer_preferences = Table(
     Column("data", Text, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
 )
+# Dollars spent on LLM calls per UTC day and budget key (customer:C-001, channel:slack:C1), shared
+# by every worker and kept across restarts (migration 0003_llm_spend).
+llm_spend = Table(
+    "llm_spend",
+    metadata,
+    Column("day", String(10), primary_key=True),
+    Column("key", String(255), primary_key=True),
+    Column("dollars", Float, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
 
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
 

@@ -15,7 +15,8 @@ import asyncio
 import hashlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetr
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from adapters.telemetry.files import JsonFileMetricExporter, TraceFiles
 from adapters.telemetry.writer import ExporterSink, SpanSink, TraceWriter, TurnSpans
@@ -158,6 +159,23 @@ class OTelTracer:
 
     def start_turn(self, interaction: Interaction) -> OTelTurnTrace:
         return OTelTurnTrace(self, interaction)
+
+    @contextmanager
+    def attempt(self, number: int) -> Iterator[Callable[[BaseException, float | None], None]]:
+        """A span per HTTP attempt of an LLM call (under the call's `llm.generate` span): its number,
+        and when it failed, the error type and the backoff before the next attempt (none: given up).
+        A retry also counts in `agentbot.llm.retries`."""
+        with self.tracer.start_as_current_span("llm.attempt", kind=trace.SpanKind.CLIENT) as span:
+            span.set_attribute("retry.attempt", number)
+
+            def mark(error: BaseException, wait: float | None) -> None:
+                span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+                span.set_attributes({"error.type": type(error).__name__, "retry.will_retry": wait is not None})
+                if wait is not None:
+                    span.set_attribute("retry.backoff_seconds", wait)
+                    self.record_retry(number, wait, error)
+
+            yield mark
 
     def record_retry(self, attempt: int, delay_seconds: float, error: BaseException) -> None:
         """For a retry manager: marks the running span and counts the retry by error type."""

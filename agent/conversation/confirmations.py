@@ -202,15 +202,6 @@ class Confirmations:
         return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
 
     @staticmethod
-    def take_offer(state: SessionState) -> PendingConfirmation | None:
-        """Offers ("shall I loop in a human?") are one-shot; an action's confirmation stays open."""
-        pending = state.pending_confirmation
-        if pending is not None and pending.kind == "tool":
-            return None
-        state.pending_confirmation = None
-        return pending
-
-    @staticmethod
     async def offer(state: SessionState, intent_id: str, text: str, cls: Classification, t: Turn) -> None:
         """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
         state.pending_confirmation = PendingConfirmation(
@@ -218,6 +209,15 @@ class Confirmations:
         )
         await t.send(OutboundMessage(kind="question", text=text))
         t.emit("response_generated", {"message": text, "offer": intent_id, "unsure": True})
+
+    @staticmethod
+    def take_offer(state: SessionState) -> PendingConfirmation | None:
+        """Offers ("shall I loop in a human?") are one-shot; an action's confirmation stays open."""
+        pending = state.pending_confirmation
+        if pending is not None and pending.kind == "tool":
+            return None
+        state.pending_confirmation = None
+        return pending
 
     @staticmethod
     def carried_out(state: SessionState, call: ToolCall, result: ToolResult) -> None:

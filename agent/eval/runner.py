@@ -11,10 +11,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.app import App
+from agent.eval.checks import Failure, check
 from agent.eval.context import eval_turn
 from agent.eval.judge import judge
 from agent.eval.metrics import ScenarioMetrics, TurnObservation, scenario_metrics
-from agent.eval.suite import Expect, Scenario, Suite, summary
+from agent.eval.suite import Scenario, Suite, summary
 from agent.eval.suite import Turn as SuiteTurn
 from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.calls import LLM_STAGES
@@ -26,13 +27,6 @@ from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMess
 AppFactory = Callable[[TelemetrySink], Awaitable[App]]
 # Called after each scenario with (done, total, "suite/scenario"): the CLI draws a progress bar.
 Progress = Callable[[int, int, str], None]
-
-
-class Failure(BaseModel):
-    turn: int
-    key: str
-    expected: Any
-    got: Any
 
 
 class ScenarioResult(BaseModel):
@@ -49,10 +43,16 @@ class ScenarioResult(BaseModel):
 
 
 def llm_usage(events: list[TelemetryEvent]) -> dict[str, Any]:
-    """Calls, tokens and dollars of the `llm_call` events given (failed calls count as calls)."""
+    """Calls, HTTP requests (retries included), tokens and dollars of the `llm_call` events given
+    (failed calls count as calls), and how many model answers the product replaced with its rules'."""
     calls = [e.payload for e in events if e.stage == "llm_call"]
     return {
         "calls": len(calls),
+        "fallbacks": sum(
+            e.stage == "llm_fallback" or (e.stage == "llm_decision" and e.payload.get("decision") == "fallback")
+            for e in events
+        ),
+        "requests": sum(c.get("attempts", 1) for c in calls),
         "tokens_in": sum(c.get("tokens_in", 0) for c in calls),
         "tokens_out": sum(c.get("tokens_out", 0) for c in calls),
         "cost": round(sum(c.get("cost", 0.0) for c in calls), 8),
@@ -70,44 +70,6 @@ class TurnEvents:
 
     def take(self, interaction_id: str) -> list[TelemetryEvent]:
         return self._by_turn.pop(interaction_id, [])
-
-
-def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int) -> list[Failure]:
-    """Compare one turn's outcome with what the suite expected; return the mismatches."""
-    executed = [r.tool for r in response.tool_results if r.error_code not in ("policy_denied", "policy_escalated")]
-    pre_first = "plan_communicated" in stages and (
-        "tool_execute" not in stages or stages.index("plan_communicated") < stages.index("tool_execute")
-    )
-    got: dict[str, Any] = {
-        "intent": response.intent_id,
-        "needs_input": response.needs_user_input,
-        "asks_for": response.missing_param,
-        "tools": executed,
-        "pre_message": pre_first and any(m.kind == "pre" for m in response.messages),
-        "active_goal": response.active_goal,
-        "goal_stack": response.goal_stack,
-        "handoff": response.handoff,
-        "stages": stages,
-        "confirmation": response.confirmation,
-        "alerts": response.alerts,
-    }
-    failures = [
-        Failure(turn=turn, key=key, expected=getattr(expect, key), got=got[key])
-        for key in sorted(expect.given() & got.keys())
-        if getattr(expect, key) != got[key]
-    ]
-    text = response.text.lower()
-    failures += [
-        Failure(turn=turn, key="reply_contains", expected=s, got=response.text)
-        for s in expect.reply_contains
-        if s.lower() not in text
-    ]
-    failures += [
-        Failure(turn=turn, key="reply_not_contains", expected=s, got=response.text)
-        for s in expect.reply_not_contains
-        if s.lower() in text
-    ]
-    return failures
 
 
 async def admin_turn(
@@ -162,18 +124,21 @@ async def run_scenario(
     factory: AppFactory,
     judge_provider: LLMProvider | None = None,
     shared: tuple[App, TurnEvents] | None = None,
+    run_id: str | None = None,
 ) -> ScenarioResult:
     """Run one scenario in a session of its own.
 
     Args:
         shared: the run's app and its sink; None builds an app for this scenario alone. A restart
             turn always builds a new app on the same database, as a new process would.
+        run_id: names the run's sessions; the ids tools derive from them (tickets, handoffs,
+            refunds) are the same whenever the same run_id is replayed. Default: a fresh one.
     """
     app, sink = shared or (None, TurnEvents())
     own = app is None
     if app is None:
         app = await factory(sink)
-    session = f"eval:{suite}:{scenario.id}:{uuid.uuid4().hex[:8]}"
+    session = f"eval:{suite}:{scenario.id}:{run_id or uuid.uuid4().hex[:8]}"
     failures: list[Failure] = []
     turns = 0
     observed: list[TurnObservation] = []
@@ -261,6 +226,7 @@ async def run_suites(
     *,
     progress: Progress | None = None,
     judge_provider: LLMProvider | None = None,
+    run_id: str | None = None,
 ) -> tuple[list[ScenarioResult], dict[str, Any]]:
     """Run every scenario of `suites` on one app built by `factory`, each in a fresh session."""
     todo = [(s.name, sc) for s in suites for sc in s.scenarios]
@@ -269,7 +235,7 @@ async def run_suites(
     app = await factory(sink)
     try:
         for name, sc in todo:
-            results.append(await run_scenario(name, sc, factory, judge_provider, shared=(app, sink)))
+            results.append(await run_scenario(name, sc, factory, judge_provider, shared=(app, sink), run_id=run_id))
             if progress is not None:
                 progress(len(results), len(todo), f"{name}/{sc.id}")
     finally:

@@ -8,13 +8,15 @@ which `Turn.emit` attaches to the stage that spent it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
 
 from agent.config import LLMSettings
-from agent.errors import ProviderError
+from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
+from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
 from agent.llm.models import LLMResponse
 from agent.llm.spend import DailyBudget
 from agent.session import SessionState
@@ -22,8 +24,32 @@ from agent.types import Alert
 
 # Telemetry stages that describe LLM work inside a pipeline stage; they are not pipeline stages.
 LLM_STAGES = frozenset(
-    {"llm_call", "llm_decision", "llm_fallback", "grounding_violation", "llm_budget_exhausted", "history_fitted"}
+    {
+        "llm_call",
+        "llm_decision",
+        "llm_fallback",
+        "grounding_violation",
+        "llm_budget_exhausted",
+        "history_fitted",
+        "llm_skipped",
+        "llm_circuit",
+    }
 )
+# Turn scratch keys: the monotonic time all LLM work of the turn must end by, and the outage that
+# already failed a call this turn (a second call would fail the same way: it is not made).
+DEADLINE, DOWN = "llm:deadline", "llm:down"
+
+
+class ProviderSkipped(ProviderUnavailable):
+    """No request was made: the circuit is open, the turn's deadline passed, or the provider already
+    failed this turn. Callers fall back to the rules exactly as for any outage."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"LLM call skipped: {reason}")
+        self.reason = reason
+        self.attempts = 0
+
+
 BUDGET_NOTICE = (
     "Heads-up: today's budget for AI assistance here is used up, so I'm answering with my basic "
     "rules until tomorrow. Simple requests like order status still work."
@@ -50,11 +76,37 @@ class LLMCalls:
         settings: LLMSettings,
         budget: DailyBudget | None = None,
         alerts: AlertNotifier | None = None,
+        breaker: CircuitBreaker | None = None,
     ):
         self.provider = provider
         self.settings = settings
         self.budget = budget
         self.alerts = alerts
+        self.breaker = breaker or CircuitBreaker(
+            settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds
+        )
+
+    def available(self, t: TurnLog | None) -> bool:
+        """Whether a call would go out now (no open circuit, no outage this turn, time left)."""
+        return self._skip_reason(t) is None and self.breaker.state != "open"
+
+    def _skip_reason(self, t: TurnLog | None) -> str | None:
+        if t is not None and t.scratch.get(DOWN):
+            return f"provider failed earlier this turn ({t.scratch[DOWN]})"
+        if t is not None and DEADLINE in t.scratch and time.monotonic() >= t.scratch[DEADLINE]:
+            return "turn deadline passed"
+        return None
+
+    def _remaining(self, t: TurnLog | None) -> float:
+        if t is None:
+            return self.settings.turn_deadline_seconds
+        deadline = t.scratch.setdefault(DEADLINE, time.monotonic() + self.settings.turn_deadline_seconds)
+        return max(0.0, deadline - time.monotonic())
+
+    async def _skip(self, purpose: str, reason: str, state: SessionState, t: TurnLog | None) -> ProviderSkipped:
+        if t is not None:
+            t.emit("llm_skipped", {"purpose": purpose, "reason": reason}, level="warn")
+        return ProviderSkipped(reason)
 
     @property
     def context_window(self) -> int:
@@ -72,18 +124,37 @@ class LLMCalls:
         max_tokens: int | None = None,
     ) -> LLMResponse:
         """Call the model; record the call (or its failure) on the turn `t`. Raises ProviderError."""
+        reason = self._skip_reason(t)
+        if reason is None and self.budget is not None:
+            # Checked before every call, not only at the start of the turn: another worker may
+            # have spent the rest of today's budget meanwhile.
+            spent = await self.budget.exhausted(state.customer_id, _channel(state, t))
+            reason = f"daily budget spent for {spent[0]}" if spent else None
+        if reason is None and not self.breaker.allow():
+            reason = f"circuit open for {self.breaker.name}, next try in {self.breaker.retry_in:.0f}s"
+        if reason is not None:
+            raise await self._skip(purpose, reason, state, t)
+        remaining = self._remaining(t)
         started = time.perf_counter()
         try:
-            response = await self.provider.generate(
-                messages,
-                tools=tools,
-                response_format=response_format,
-                temperature=self.settings.temperature,
-                max_tokens=max_tokens or self.settings.answer_reserve_tokens,
-            )
+            try:
+                async with asyncio.timeout(remaining):
+                    response = await self.provider.generate(
+                        messages,
+                        tools=tools,
+                        response_format=response_format,
+                        temperature=self.settings.temperature,
+                        max_tokens=max_tokens or self.settings.answer_reserve_tokens,
+                    )
+            except TimeoutError as timeout:
+                raise ProviderTimeout(f"the turn's LLM deadline ({remaining:.1f}s left) passed") from timeout
         except ProviderError as e:
+            if e.kind in OUTAGE_KINDS and t is not None:
+                t.scratch[DOWN] = e.kind
+            if self.breaker.failure(e.kind):
+                await self._circuit_opened(state, t, e)
             if t is not None:
-                t.usage.add(None, (time.perf_counter() - started) * 1000)
+                t.usage.add(None, (time.perf_counter() - started) * 1000, e.attempts)
                 t.emit(
                     "llm_call",
                     {
@@ -98,15 +169,22 @@ class LLMCalls:
                 )
             await self._alert_outage(state, purpose, e)
             raise
+        self.breaker.success()
         cost = response.cost or self.provider.get_cost(response.tokens_in, response.tokens_out)
         response.cost = cost
         session = self._add_usage(state, response)
         if self.budget is not None:
-            self.budget.add(state.customer_id, _channel(state, t), cost)
+            await self.budget.add(state.customer_id, _channel(state, t), cost)
         if t is not None:
             t.usage.add(response, response.latency_ms or (time.perf_counter() - started) * 1000)
             u = t.usage
-            turn = {"calls": u.calls - u.errors, "tokens_in": u.tokens_in, "tokens_out": u.tokens_out, "cost": u.cost}
+            turn = {
+                "calls": u.calls - u.errors,
+                "requests": u.requests,
+                "tokens_in": u.tokens_in,
+                "tokens_out": u.tokens_out,
+                "cost": u.cost,
+            }
             t.emit(
                 "llm_call",
                 {
@@ -138,11 +216,12 @@ class LLMCalls:
         """True when today's budget for this customer or channel is spent (admins are told)."""
         if self.budget is None:
             return False
-        key = self.budget.exhausted(state.customer_id, _channel(state, t))
-        if key is None:
+        found = await self.budget.exhausted(state.customer_id, _channel(state, t))
+        if found is None:
             return False
+        key, spent = found
         if t is not None and state.llm_budget_notice_day != self.budget.day:
-            t.emit("llm_budget_exhausted", {"key": key, "spent": round(self.budget.spent(key), 6)}, level="warn")
+            t.emit("llm_budget_exhausted", {"key": key, "spent": round(spent, 6)}, level="warn")
         if self.alerts is not None:
             await self.alerts.notify(
                 Alert(
@@ -161,6 +240,28 @@ class LLMCalls:
             return None
         state.llm_budget_notice_day = self.budget.day
         return BUDGET_NOTICE
+
+    async def _circuit_opened(self, state: SessionState, t: TurnLog | None, e: ProviderError) -> None:
+        b = self.breaker
+        if t is not None:
+            t.emit(
+                "llm_circuit",
+                {"provider": b.name, "state": "open", "error": e.kind, "cooldown": b.cooldown},
+                level="error",
+            )
+        if self.alerts is not None:
+            await self.alerts.notify(
+                Alert(
+                    kind="provider_outage",
+                    session_id=state.session_id,
+                    summary=(
+                        f"LLM provider {b.name} keeps failing ({e.kind}); understanding uses the embedded rules "
+                        f"for the next {b.cooldown:.0f}s, then one call probes it."
+                    ),
+                    details={"provider": b.name, "error": e.kind, "state": "open", "opening": b.openings},
+                    dedupe_key=f"llm_circuit_open:{b.name}:{b.openings}",
+                )
+            )
 
     async def _alert_outage(self, state: SessionState, purpose: str, e: ProviderError) -> None:
         if self.alerts is None:

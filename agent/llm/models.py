@@ -23,6 +23,7 @@ class LLMResponse(BaseModel):
     tokens_out: int = 0
     latency_ms: float = 0.0
     cost: float = 0.0
+    cached_tokens: int = 0  # prompt tokens read from the provider's cache (part of tokens_in)
     attempts: int = 1  # HTTP attempts the retry layer made, 1 when the first one answered
     retry_delays: list[float] = Field(default_factory=list)  # seconds slept before each retry
 
@@ -43,6 +44,7 @@ class Usage(BaseModel):
     cost: float = 0.0
     latency_ms: float = 0.0
     errors: int = 0
+    requests: int = 0  # HTTP attempts, retries included: what the provider saw
 
     def minus(self, other: Usage) -> Usage:
         return Usage(
@@ -52,15 +54,17 @@ class Usage(BaseModel):
             cost=round(self.cost - other.cost, 8),
             latency_ms=round(self.latency_ms - other.latency_ms, 3),
             errors=self.errors - other.errors,
+            requests=self.requests - other.requests,
         )
 
     @property
     def empty(self) -> bool:
         return self.calls == 0 and self.errors == 0
 
-    def add(self, response: LLMResponse | None, latency_ms: float) -> None:
-        """Count one provider call; `response` None means it failed."""
+    def add(self, response: LLMResponse | None, latency_ms: float, attempts: int = 1) -> None:
+        """Count one provider call of `attempts` HTTP requests; `response` None means it failed."""
         self.calls += 1
+        self.requests += response.attempts if response is not None else attempts
         self.latency_ms = round(self.latency_ms + latency_ms, 3)
         if response is None:
             self.errors += 1

@@ -4,12 +4,15 @@ Each pass the model sees the agent's constitution, the goal, the fitted history,
 message and the results of the tools it asked for earlier in this turn, and picks one decision:
 
 - INVOKE_TOOL: it asked for tools (only its own; the router runs them and calls `plan` again);
-- REQUEST_CONFIRMATION: one of those tools needs the user's yes first;
+- REQUEST_CONFIRMATION: it asked for a tool that needs the user's yes;
 - ASK_CLARIFICATION: it asked the user a question;
 - RESPOND_ONLY: it answered; the grounding guard checks the answer against the turn's data.
 
-Questions for missing slots, failed tools and ungrounded answers use the template planner, which
-is also the fallback whenever the LLM fails after tools have run (the data is there to answer).
+The model chooses tools and words answers; the product keeps everything else. The agent's own
+rules planner (`rules`) is consulted on the same request as a reference: it asks for missing
+slots, builds confirmations (after its lookups, in product words), settles the goal's lifetime
+and the slots it remembers, and answers whenever the model fails, is unavailable, asks for a tool
+outside the agent's permissions, or says something the tool results do not support.
 """
 
 from __future__ import annotations
@@ -19,20 +22,19 @@ from typing import Any
 
 from agent.contexts import AgentRequest
 from agent.errors import ProviderError
-from agent.interfaces import TurnLog
+from agent.interfaces import Planner, TurnLog
 from agent.llm.calls import LLMCalls
-from agent.llm.context import history_messages
+from agent.llm.context import history_messages, trim
 from agent.llm.grounding import ungrounded
 from agent.llm.models import LLMToolCall
-from agent.planners.generic import TemplatePlanner
-from agent.planners.render import render
-from agent.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
+from agent.types import AskUser, Plan, Respond, ToolCall, ToolResult
 
 TOO_COMPLEX = "That request is too complex. Could you break it into smaller steps?"
 RULES = (
     "Rules: use a tool for every fact about orders, stock, prices and dates; never guess them. "
     "If something needed is unclear, ask one short question. Answer in one to three sentences, "
-    "without naming tools or internal details."
+    "without naming tools or internal details. Cite an article by its title and section "
+    "('Source: <title>: <heading>'), never by its file name."
 )
 
 
@@ -42,7 +44,8 @@ class _Loop:
     def __init__(self, messages: list[dict[str, Any]]):
         self.messages = messages
         self.pending: list[dict[str, Any]] = []  # tool calls awaiting results
-        self.template = False  # fell back to templates for the rest of the turn
+        self.called: list[dict[str, Any]] = []  # every tool call of this turn
+        self.rules = False  # the rules planner answers for the rest of the turn
 
 
 class LLMAgent:
@@ -52,10 +55,11 @@ class LLMAgent:
         constitution: its system prompt.
         calls: the metered LLM.
         tools: the JSON schemas of the tools this agent may use (ToolGateway.schemas(name)).
-        templates: the template planner, for questions and every fallback.
+        rules: the agent's own rules planner: questions, confirmations, goal lifetime, fallbacks.
         max_iterations: passes per turn before the user is asked to split the request.
-        confirm_tools: tools that need the user's yes before they run.
-        phrase_answers: the model words the answer from tool results; False leaves it to templates.
+        confirm_tools: tools whose use the rules planner confirms with the user first.
+        phrase_answers: the model words the answer from tool results; False leaves it to the rules.
+        currency: the store's currency sign, for the model to write amounts in.
     """
 
     def __init__(
@@ -64,16 +68,19 @@ class LLMAgent:
         constitution: str,
         calls: LLMCalls,
         tools: list[dict[str, Any]],
-        templates: TemplatePlanner,
+        rules: Planner,
         max_iterations: int = 5,
         confirm_tools: frozenset[str] = frozenset(),
         phrase_answers: bool = True,
+        currency: str = "$",
     ):
+        self.currency = currency
         self.name = name
         self.constitution = constitution
         self.calls = calls
         self.tools = tools
-        self.templates = templates
+        self.allowed = frozenset(t["name"] for t in tools)
+        self.rules = rules
         self.max_iterations = max_iterations
         self.confirm_tools = confirm_tools
         self.phrase_answers = phrase_answers
@@ -86,91 +93,95 @@ class LLMAgent:
         return loops
 
     def question(self, intent_id: str, slot: str) -> str:
-        return self.templates.question(intent_id, slot)
+        return self.rules.question(intent_id, slot)
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal = request.goal
-        if goal.missing:
-            return await self.templates.plan(request, turn)
+        reference = await self.rules.plan(request, turn)
+        if goal.missing or request.intent.kind == "chat" or reference.plan_type in ("ask_user", "confirm"):
+            # Questions, small talk and confirmations are the product's words, in every mode.
+            return self._by_rules(reference, turn, goal.id)
         loops = self._loops(turn)
         # A first pass starts afresh, even for an interaction retried after a version conflict.
         loop = None if request.pass_number == 1 else loops.get(goal.id)
         if loop is None:
-            if request.results or await self.calls.over_budget(request.state, turn):
-                return await self.templates.plan(request, turn)
+            if request.results or not self.calls.available(turn) or await self.calls.over_budget(request.state, turn):
+                return self._by_rules(reference, turn, goal.id)
             loop = await self._start(request, turn)
             loops[goal.id] = loop
-        elif loop.template:
-            return await self._template(request, turn)
+        elif loop.rules:
+            return reference
         else:
             self._feed_results(loop, request.results)
         if any(not r.success for r in request.results) or (request.results and not self.phrase_answers):
-            # The templates know each tool's failure (not found -> ask for the ID again), and
-            # answer from the results when the model is not to phrase answers.
-            return await self._template(request, turn)
+            # The rules know each tool's failure (not found -> ask for the ID again), and answer
+            # from the results when the model is not to phrase answers.
+            return self._fallback(request, turn, reference, None)
+        if (dropped := trim(self.calls, loop.messages, self.tools)) and turn is not None:
+            turn.emit("history_fitted", {"dropped": dropped, "reason": "tool results"})
         try:
             response = await self.calls.generate("agent", request.state, loop.messages, turn, tools=self.tools)
         except ProviderError as e:
-            if request.results:
-                self._decision("fallback", request, turn, error=e.kind)
-                return await self._template(request, turn)
-            loops.pop(goal.id, None)
-            self._decision("llm_error", request, turn, error=e.kind)
-            return Plan(
-                intent_id=goal.intent_id, goal_id=goal.id, steps=[Respond(when="error", message=e.user_message)]
-            )
+            return self._fallback(request, turn, reference, e.kind)
         if response.tool_calls:
-            return await self._invoke(request, turn, loop, response.content, response.tool_calls)
-        return await self._respond(request, turn, (response.content or "").strip())
+            return self._invoke(request, turn, loop, reference, response.content, response.tool_calls)
+        return self._respond(request, turn, reference, (response.content or "").strip())
 
     async def _start(self, request: AgentRequest, turn: TurnLog | None) -> _Loop:
         goal, intent = request.goal, request.intent
         context = (
             f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}. "
-            f"Amounts of money are in {self.templates.currency}; write them as {self.templates.currency}12.50."
+            f"Amounts of money are in {self.currency}; write them as {self.currency}12.50."
         )
         system = "\n\n".join([self.constitution.strip(), RULES, context])
         tail = [{"role": "user", "content": request.text}]
-        return _Loop(await history_messages(self.calls, request.state, turn, system, request.history, tail))
+        return _Loop(
+            await history_messages(self.calls, request.state, turn, system, request.history, tail, tools=self.tools)
+        )
 
-    async def _invoke(
-        self, request: AgentRequest, turn: TurnLog | None, loop: _Loop, content: str | None, calls: list[LLMToolCall]
+    def _invoke(
+        self,
+        request: AgentRequest,
+        turn: TurnLog | None,
+        loop: _Loop,
+        reference: Plan,
+        content: str | None,
+        calls: list[LLMToolCall],
     ) -> Plan:
         goal, intent = request.goal, request.intent
-        plan = Plan(intent_id=intent.id, goal_id=goal.id)
+        names = [c.name for c in calls]
         if request.pass_number >= self.max_iterations:
             self._loops(turn).pop(goal.id, None)
             self._decision("too_many_iterations", request, turn)
-            plan.steps = [Respond(when="error", message=TOO_COMPLEX)]
-            plan.goal_status = "failed"
-            return plan
+            return Plan(
+                intent_id=intent.id,
+                goal_id=goal.id,
+                steps=[Respond(when="error", message=TOO_COMPLEX)],
+                goal_status="failed",
+            )
+        if any(n not in self.allowed for n in names):
+            return self._fallback(request, turn, reference, "tool_not_permitted", tools=names)
         if any(c.invalid_arguments is not None for c in calls):
-            # A weak model sent arguments that are not JSON: answer from the templates instead.
-            loop.template = True
-            self._decision("fallback", request, turn, error="invalid_tool_arguments", tools=[c.name for c in calls])
-            return await self._template(request, turn)
-        needs_yes = [c for c in calls if c.name in self.confirm_tools]
-        if needs_yes:
-            self._loops(turn).pop(goal.id, None)
-            c = needs_yes[0]
-            prompt = f"Just to confirm: shall I go ahead with {c.name.replace('_', ' ')} ({_args(c.arguments)})?"
-            self._decision("REQUEST_CONFIRMATION", request, turn, tools=[c.name])
-            plan.steps = [
-                Confirm(prompt=prompt, tool=c.name, params=c.arguments),
-                AskUser(param="confirmation", prompt=prompt),
-            ]
-            return plan
-        self._decision("INVOKE_TOOL", request, turn, tools=[c.name for c in calls])
+            return self._fallback(request, turn, reference, "invalid_tool_arguments", tools=names)
+        done = {(m["name"], json.dumps(m["arguments"], sort_keys=True)) for m in loop.called}
+        if any((c.name, json.dumps(c.arguments, sort_keys=True)) in done for c in calls):
+            # Asking again for what it already has: the model is looping; the rules answer from the results.
+            return self._fallback(request, turn, reference, "repeated_tool_call", tools=names)
+        if any(n in self.confirm_tools for n in names):
+            # The product asks: the rules planner looks the target up, runs the policy check's
+            # inputs and words the exact action ("Delete task 3, 'call the bank'?").
+            self._decision("REQUEST_CONFIRMATION", request, turn, tools=names)
+            return self._by_rules(reference, turn, goal.id)
+        self._decision("INVOKE_TOOL", request, turn, tools=names)
+        plan = Plan(intent_id=intent.id, goal_id=goal.id)
         if request.pass_number == 1:
-            pre = self.templates.specs[intent.id].templates.pre if intent.id in self.templates.specs else ""
-            args = {k: v for c in calls for k, v in c.arguments.items()}
-            if pre:
-                plan.steps.append(Respond(when="pre", message=render(pre, {**args, **goal.slots})))
+            plan.steps += [s for s in reference.steps if isinstance(s, Respond) and s.when == "pre"]
         loop.pending = [
             {"id": c.id or f"call_{request.pass_number}_{i}", "name": c.name, "arguments": c.arguments}
             for i, c in enumerate(calls)
         ]
         loop.messages.append({"role": "assistant", "content": content or "", "tool_calls": loop.pending})
+        loop.called += loop.pending
         plan.steps += [ToolCall(tool_name=c["name"], params=c["arguments"]) for c in loop.pending]
         return plan
 
@@ -187,43 +198,48 @@ class LLMAgent:
             loop.messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(body, default=str)})
         loop.pending = []
 
-    async def _respond(self, request: AgentRequest, turn: TurnLog | None, text: str) -> Plan:
+    def _respond(self, request: AgentRequest, turn: TurnLog | None, reference: Plan, text: str) -> Plan:
         goal = request.goal
-        plan = Plan(intent_id=goal.intent_id, goal_id=goal.id)
         if not text:
-            self._decision("fallback", request, turn, error="empty_answer")
-            return await self._template(request, turn)
+            return self._fallback(request, turn, reference, "empty_answer")
         if text.endswith("?") and not request.results:
             self._loops(turn).pop(goal.id, None)
             self._decision("ASK_CLARIFICATION", request, turn)
-            plan.steps = [AskUser(param="clarification", prompt=text)]
-            return plan
+            return Plan(intent_id=goal.intent_id, goal_id=goal.id, steps=[AskUser(param="clarification", prompt=text)])
+        if reference.plan_type == "tool_call":
+            # The model answered without the data the answer needs: the rules fetch it.
+            return self._fallback(request, turn, reference, "answered_without_tools")
         sources: list[Any] = [r.data for r in request.results if r.data] + [goal.slots]
         claims = ungrounded(text, sources)
         if claims:
             if turn is not None:
                 turn.emit("grounding_violation", {"agent": self.name, "claims": claims[:10]}, level="warn")
-            return await self._template(request, turn)
+            return self._fallback(request, turn, reference, "ungrounded")
         self._loops(turn).pop(goal.id, None)
         self._decision("RESPOND_ONLY", request, turn)
-        plan.steps = [Respond(when="post", message=text)]
-        plan.goal_status = "done"
-        return plan
+        # The model's words; the goal's lifetime and remembered slots are the product's.
+        steps = [s for s in reference.steps if not (isinstance(s, Respond) and s.when == "post")]
+        steps.append(Respond(when="post", message=text))
+        status = reference.goal_status if reference.steps else "done"
+        return reference.model_copy(update={"steps": steps, "goal_status": status})
 
-    async def _template(self, request: AgentRequest, turn: TurnLog | None) -> Plan:
-        plan = await self.templates.plan(request, turn)
+    def _fallback(
+        self, request: AgentRequest, turn: TurnLog | None, reference: Plan, error: str | None, **extra: Any
+    ) -> Plan:
+        if error is not None:
+            self._decision("fallback", request, turn, error=error, to="rules", **extra)
+        return self._by_rules(reference, turn, request.goal.id)
+
+    def _by_rules(self, plan: Plan, turn: TurnLog | None, goal_id: str) -> Plan:
+        """The rules planner's plan; if it runs tools, it also answers from their results."""
         loops = self._loops(turn)
-        loop = loops.get(request.goal.id)
-        if plan.plan_type == "tool_call" and loop is not None:
-            loop.template = True
+        if plan.plan_type == "tool_call":
+            loop = loops.setdefault(goal_id, _Loop([]))
+            loop.rules = True
         else:
-            loops.pop(request.goal.id, None)
+            loops.pop(goal_id, None)
         return plan
 
     def _decision(self, decision: str, request: AgentRequest, turn: TurnLog | None, **extra: Any) -> None:
         if turn is not None:
             turn.emit("llm_decision", {"agent": self.name, "decision": decision, "pass": request.pass_number, **extra})
-
-
-def _args(arguments: dict[str, Any]) -> str:
-    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in arguments.items()) or "no details"

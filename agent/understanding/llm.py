@@ -1,8 +1,10 @@
 """LLM understanding: one structured-output call classifies and extracts; a cascade tries rules first.
 
-The classifier sees the eligible intents, the recent history, the active goal and the slot the bot
-is waiting for, and answers with one JSON object. Any provider error or malformed answer falls
-back to the rules, so understanding never fails a turn.
+The classifier sees the eligible intents (with a few examples each and what their parameters
+look like), the recent history, the active goal and the slot the bot is waiting for, and answers
+with one JSON object in a strict schema. An answer that does not fit the schema is asked for once
+more; any provider error, an open circuit or a second bad answer falls back to the rules, so
+understanding never fails a turn.
 """
 
 from __future__ import annotations
@@ -10,21 +12,36 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.config import SlotSpec
 from agent.errors import ProviderError, ProviderOutputInvalid
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
-from agent.session import SessionState
+from agent.session import Goal, SessionState
 from agent.types import Classification, Intent, Interaction, Message
+from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
 from agent.understanding.rules import RulesClassifier
 
 NONE = "none"
+EXAMPLES = 8  # per intent in the prompt
+STRONG = 0.8  # a rules phrase this sure of its intent is shown to the model as a strong sign
+# Strict structured output (OpenAI `strict: true`) allows no free-form objects, so parameters
+# come as a list of name/value pairs.
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "intent_id": {"type": "string", "description": "one of the intent ids, or 'none'"},
-        "params": {"type": "object", "description": "parameter name -> value found in the message"},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "params": {
+            "type": "array",
+            "description": "the parameters found in the message",
+            "items": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+                "required": ["name", "value"],
+                "additionalProperties": False,
+            },
+        },
+        "confidence": {"type": "number", "description": "0 to 1"},
         "fills_slot": {"type": "boolean", "description": "the message answers the bot's open question"},
         "reply": {"type": "string", "enum": ["yes", "no", NONE]},
     },
@@ -33,20 +50,55 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _system(intents: list[Intent], state: SessionState) -> str:
+REASK = (
+    "That answer was not one JSON object in the requested shape. Answer again with only the JSON "
+    "object: intent_id, params (a list of name/value pairs), confidence, fills_slot, reply."
+)
+
+
+def _param(name: str, spec: SlotSpec | None, optional: bool) -> str:
+    label = f"{name} ({spec.label})" if spec is not None and spec.label != name else name
+    if spec is not None and spec.values:
+        label += f" one of [{', '.join(spec.values[:30])}]"
+    return label + (" optional" if optional else "")
+
+
+def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) -> str:
     lines = [
         "You route chat messages for a customer-support bot. Pick the one intent the latest user "
         "message expresses and extract its parameters. Answer with one JSON object only.",
         "",
         "Intents:",
     ]
+    specs = rules.slots.specs
     for i in intents:
-        params = ", ".join(i.required_params + [f"{p} (optional)" for p in i.optional_params]) or "none"
-        lines.append(f"- {i.id}: {i.description} Parameters: {params}.")
+        params = [_param(p, specs.get(p), False) for p in i.required_params]
+        params += [_param(p, specs.get(p), True) for p in i.optional_params]
+        lines.append(f"- {i.id}: {i.description} Parameters: {'; '.join(params) or 'none'}.")
+        model = rules.models.get(i.id)
+        # An intent without examples of its own (refund_request has keywords) shows its bank's phrasings.
+        examples = model.spec.examples if model is not None else []
+        if not examples and rules.banks is not None:
+            examples = rules.banks.intents.get(i.id, [])
+        if examples:
+            lines.append(f"  Examples: {' | '.join(examples[:EXAMPLES])}")
+        strong = [p for p, w in (model.spec.phrases.items() if model is not None else []) if w >= STRONG]
+        if strong:
+            lines.append(f"  Strong signs: {' | '.join(strong[:EXAMPLES])}")
+        if model is not None and model.spec.requires_words:
+            # The rules' own gate, told to the model: naming a product is not asking to buy one.
+            lines.append(f"  Only when the message says one of: {' | '.join(model.spec.requires_words)}")
+    for name, topic in rules.banks.out_of_scope.items() if rules.banks is not None else []:
+        # Topics the bot cannot help with get their honest answer rather than "I'm not sure".
+        lines.append(f"- {OUT_OF_SCOPE}:{name}: outside what this bot can do ({topic.answer}) Parameters: none.")
+        lines.append(f"  Examples: {' | '.join(topic.examples[: EXAMPLES // 2])}")
     lines.append(f"- {NONE}: anything else.")
     goal = state.active_goal
     if goal is not None:
         lines += ["", f"Active goal: {goal.intent_id} with {json.dumps(goal.slots, default=str)}."]
+        follow = _follow_up(goal, rules)
+        if follow:
+            lines.append(follow)
         if goal.missing:
             lines.append(
                 f"The bot asked: {goal.next_question!r} and is waiting for `{goal.missing[0]}`. "
@@ -59,6 +111,21 @@ def _system(intents: list[Intent], state: SessionState) -> str:
         )
     lines.append("Order IDs look like O-12345. Use 'none' rather than guessing.")
     return "\n".join(lines)
+
+
+def _follow_up(goal: Goal, rules: RulesClassifier) -> str | None:
+    """What the model needs to keep a recommendation a conversation: the items it listed and where
+    a question about one of them goes (agent/conversation/followups.py routes it the same way)."""
+    model = rules.models.get(goal.intent_id)
+    rule = model.spec.follow_up if model is not None else None
+    items = goal.slots.get(rule.items_slot) if rule is not None and goal.answered else None
+    if rule is None or not items:
+        return None
+    names = ", ".join(str(i.get("name") or i.get("sku")) for i in items[:5] if isinstance(i, dict))
+    return (
+        f"The bot listed: {names}. A question about one of them ('the cheapest one', 'that one', "
+        f"its name) is intent {rule.intent} with {rule.slot} set to the message."
+    )
 
 
 class LLMClassifier:
@@ -83,29 +150,47 @@ class LLMClassifier:
         if await self.calls.over_budget(state, turn):
             cls = await self.rules.classify(interaction, intents, state, history, turn)
             return cls.model_copy(update={"notice": self.calls.budget_notice(state)})
-        system = _system(intents, state)
+        return await self.ask(interaction, intents, state, history, turn) or await self.rules.classify(
+            interaction, intents, state, history, turn
+        )
+
+    async def ask(
+        self,
+        interaction: Interaction,
+        intents: list[Intent],
+        state: SessionState,
+        history: list[Message],
+        turn: TurnLog | None = None,
+    ) -> Classification | None:
+        """The model's classification, or None when the model could not give one (the caller
+        falls back to the rules)."""
+        system = _system(intents, state, self.rules)
         messages = await history_messages(
             self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
+        fmt = {"name": "classification", "schema": SCHEMA}
         try:
-            response = await self.calls.generate(
-                "classify",
-                state,
-                messages,
-                turn,
-                response_format={"name": "classification", "schema": SCHEMA},
-                max_tokens=300,
-            )
-            return self._read(response.content, intents, state)
+            response = await self.calls.generate("classify", state, messages, turn, response_format=fmt, max_tokens=300)
+            try:
+                return self._read(response.content, intents, state)
+            except ProviderOutputInvalid:
+                messages += [
+                    {"role": "assistant", "content": response.content or ""},
+                    {"role": "user", "content": REASK},
+                ]
+                response = await self.calls.generate(
+                    "classify", state, messages, turn, response_format=fmt, max_tokens=300
+                )
+                return self._read(response.content, intents, state)
         except ProviderError as e:
             if turn is not None:
                 turn.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
-            return await self.rules.classify(interaction, intents, state, history, turn)
+            return None
 
     def _read(self, content: str | None, intents: list[Intent], state: SessionState) -> Classification:
         data = parse_json_object(content)
-        if data is None:
-            raise ProviderOutputInvalid(f"classification is not a JSON object: {content!r:.200}")
+        if data is None or not isinstance(data.get("intent_id"), str):
+            raise ProviderOutputInvalid(f"classification is not the JSON object asked for: {content!r:.200}")
         by_id = {i.id: i for i in intents}
         intent_id = str(data.get("intent_id") or NONE)
         reply = data.get("reply") if data.get("reply") in ("yes", "no") else None
@@ -118,9 +203,9 @@ class LLMClassifier:
             return Classification(intent_id=offered, reply=reply, confidence=confidence)
         intent = by_id.get(intent_id)
         if intent is None:
-            return Classification(intent_id=None, confidence=confidence)
-        raw = data.get("params") if isinstance(data.get("params"), dict) else {}
-        params = self._normalize(intent, raw or {})
+            topic = self._topic(intent_id)
+            return Classification(intent_id=None, confidence=confidence, out_of_scope=topic.answer if topic else None)
+        params = self._normalize(intent, _pairs(data.get("params")))
         goal = state.active_goal
         fills = bool(data.get("fills_slot")) and goal is not None and goal.intent_id == intent.id
         missing = [p for p in intent.required_params if p not in params]
@@ -129,6 +214,11 @@ class LLMClassifier:
         return Classification(
             intent_id=intent.id, params=params, missing=missing, confidence=confidence, fills_slot=fills
         )
+
+    def _topic(self, intent_id: str) -> OutOfScopeTopic | None:
+        prefix, _, name = intent_id.partition(":")
+        banks = self.rules.banks
+        return banks.out_of_scope.get(name) if prefix == OUT_OF_SCOPE and banks is not None else None
 
     def _normalize(self, intent: Intent, raw: dict[str, Any]) -> dict[str, Any]:
         """Only the intent's parameters, in the same canonical form the rules produce (O-12345)."""
@@ -146,6 +236,15 @@ class LLMClassifier:
                 value = normalized
             out[name] = value
         return out
+
+
+def _pairs(raw: Any) -> dict[str, Any]:
+    """Parameters as the strict schema sends them ([{name, value}]) or as an object."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, list):
+        return {str(p["name"]): p.get("value") for p in raw if isinstance(p, dict) and p.get("name")}
+    return {}
 
 
 class CascadeClassifier:
@@ -178,4 +277,18 @@ class CascadeClassifier:
         if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
             # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
             return cls
-        return await self.llm.classify(interaction, intents, state, history, turn)
+        if await self.llm.calls.over_budget(state, turn):
+            return await self.llm.classify(interaction, intents, state, history, turn)
+        asked = await self.llm.ask(interaction, intents, state, history, turn)
+        if asked is not None:
+            return asked
+        kinds = {i.id: i.kind for i in intents}
+        if cls.intent_id is not None and kinds.get(cls.intent_id) == "task":
+            # The rules only guessed and the model is down: ask what the user means rather than
+            # act on a guess (the router's unknown-intent answer asks them to rephrase).
+            if turn is not None:
+                turn.emit(
+                    "llm_fallback", {"purpose": "classify", "to": "clarify", "guess": cls.intent_id}, level="warn"
+                )
+            return Classification(intent_id=None, confidence=cls.confidence)
+        return cls

@@ -15,17 +15,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from adapters.llm.recording import RecordingProvider, ReplayProvider
+from adapters.llm.recording import RecordedRun, RecordingProvider, ReplayProvider, recorded_run
 from agent.app import App
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
-from agent.eval.metrics import SCORES, aggregate
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
 from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
+from agent.types import clock_from
 from bots.alerts import AlertFanout
 from bots.app import build_app
+from bots.cli.eval_report import current_baseline, print_metrics, spec_report, warn_regressions
 from bots.wiring import REPO
 
 REGRESSED = 3
@@ -43,7 +44,9 @@ def add_eval_options(ev: argparse.ArgumentParser) -> None:
     record.add_argument("--replay", metavar="FILE", help="llm mode: answer from a recording; a missing one fails")
 
 
-def recorded_llm(args: argparse.Namespace, config_dir: str | Path | None) -> LLMProvider | None:
+def recorded_llm(
+    args: argparse.Namespace, config_dir: str | Path | None, run: RecordedRun | None = None
+) -> LLMProvider | None:
     """--replay: answers from the recording only; --record: the configured provider, recorded."""
     if args.replay:
         return ReplayProvider(args.replay)
@@ -51,7 +54,7 @@ def recorded_llm(args: argparse.Namespace, config_dir: str | Path | None) -> LLM
         from bots.llm_wiring import configured_provider
 
         inner = configured_provider(os.environ, str(config_dir) if config_dir else None, args.provider, args.model)
-        return RecordingProvider(inner, args.record)
+        return RecordingProvider(inner, args.record, run)
     return None
 
 
@@ -77,98 +80,6 @@ class ProgressBar:
         if done == total:
             self.out.write("\n")
         self.out.flush()
-
-
-def current_baseline(name: str, results: list[ScenarioResult]) -> baselines.Baseline:
-    suites: dict[str, list[ScenarioResult]] = {}
-    for r in results:
-        suites.setdefault(r.suite, []).append(r)
-    return baselines.Baseline(
-        name=name,
-        overall=aggregate(results),
-        suites={s: aggregate(rs) for s, rs in suites.items()},
-        scenarios={
-            f"{r.suite}/{r.id}": {"passed": r.passed, "scores": r.metrics.scores() if r.metrics else {}}
-            for r in results
-        },
-    )
-
-
-def spec_report(run: baselines.Baseline, results: list[ScenarioResult], cmp: baselines.Comparison | None) -> dict:
-    """The detective spec's report: summary with average scores, scenarios, regression analysis."""
-    avg = {k: v for k in SCORES if (v := run.overall.get(k)) is not None}
-    return {
-        "summary": {
-            "pass_rate": run.overall["pass_rate"],
-            "total_scenarios": len(results),
-            "avg_scores": avg,
-            "metrics": run.overall,
-        },
-        "scenarios": [
-            {
-                "id": r.id,
-                "suite": r.suite,
-                "status": "passed" if r.passed else "failed",
-                "scores": r.metrics.scores() if r.metrics else {},
-                "metrics": r.metrics.model_dump() if r.metrics else None,
-            }
-            for r in results
-        ],
-        "regression_analysis": _analysis(cmp),
-    }
-
-
-def _analysis(cmp: baselines.Comparison | None) -> dict[str, Any]:
-    if cmp is None:
-        return {"baseline": None, "regressions": [], "improvements": [], "changes": []}
-    return cmp.model_dump()
-
-
-def _fmt(v: Any) -> str:
-    return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
-METRIC_ROWS = (
-    "pass_rate",
-    "task_completion",
-    "tool_usage",
-    "turns_to_resolution",
-    "fallback_rate",
-    "handoff_rate",
-    "goal_completion",
-    "goal_stack_correctness",
-    "llm_calls",
-    "tokens_in",
-    "tokens_out",
-    "cost",
-    "latency_ms_mean",
-    "judge",
-)
-
-
-WIDTH, LABEL, COLUMN = 100, 24, 12  # the table fits a 100-column terminal: blocks of six suites
-
-
-def print_metrics(run: baselines.Baseline, out: TextIO) -> None:
-    """One column per suite plus the overall run, six columns to a block; `-` where a metric does not apply."""
-    columns = [("overall", run.overall), *run.suites.items()]
-    per_block = (WIDTH - LABEL - 2) // COLUMN
-    for start in range(0, len(columns), per_block):
-        block = columns[start : start + per_block]
-        header = "".join(f"{name[: COLUMN - 1]:>{COLUMN}}" for name, _ in block)
-        print("\n  " + f"{'metric':<{LABEL}}" + header, file=out)
-        for key in METRIC_ROWS:
-            print(f"  {key:<{LABEL}}" + "".join(f"{_fmt(m.get(key)):>{COLUMN}}" for _, m in block), file=out)
-
-
-def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:
-    for c in cmp.regressions:
-        change = f" ({c.change:+.1%})" if isinstance(c.change, float) else ""
-        print(
-            f"WARNING: regression vs baseline {cmp.baseline!r}: {c.scope} {c.metric} "
-            f"{_fmt(c.baseline)} -> {_fmt(c.current)}{change}",
-            file=err,
-        )
 
 
 class RunProvider:
@@ -199,6 +110,23 @@ async def run_groups(
     judge: LLMProvider | None,
 ) -> list[ScenarioResult]:
     """Suites on the same store share one app (built once); each scenario gets a fresh session."""
+    # A recorded run and its replay share their session names and clock, so the ids and dates
+    # tools generate match.
+    run = recorded_run(args.replay) if args.replay else RecordedRun() if args.record else None
+    with clock_from(run.started_at if args.replay and run else None):
+        return await _run_groups(args, suites, url, build_args, progress, judge, run)
+
+
+async def _run_groups(
+    args: argparse.Namespace,
+    suites: list[Suite],
+    url: str,
+    build_args: dict[str, Any],
+    progress: ProgressBar | None,
+    judge: LLMProvider | None,
+    run: RecordedRun | None,
+) -> list[ScenarioResult]:
+    run_id = run.run_id if run else None
     groups: dict[tuple[str | Path | None, str | Path | None], list[Suite]] = {}
     for suite in suites:
         # A suite may name its store's folders; the command line's flags win.
@@ -209,7 +137,7 @@ async def run_groups(
     results: list[ScenarioResult] = []
     for (config_dir, data_dir), group in groups.items():
         # One recording (or replay) per run: an app rebuilt for a restart turn writes to the same one.
-        recorded = recorded_llm(args, config_dir)
+        recorded = recorded_llm(args, config_dir, run)
         llm = RunProvider(recorded) if recorded is not None else None
 
         async def factory(
@@ -226,7 +154,7 @@ async def run_groups(
                 progress(offset + n, total, label)
 
         try:
-            results += (await run_suites(group, factory, progress=step, judge_provider=judge))[0]
+            results += (await run_suites(group, factory, progress=step, judge_provider=judge, run_id=run_id))[0]
         finally:
             close = getattr(recorded, "aclose", None)
             if close is not None:

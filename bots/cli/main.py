@@ -172,7 +172,11 @@ def main(argv: list[str] | None = None) -> int:
             project = describe(
                 find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ)
             )
-            app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args))
+            try:
+                app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args))
+            except KeyboardInterrupt:  # Ctrl-C while the console starts: it ends like Ctrl-C at its prompt
+                print("\nbye")
+                return 0
             customer = args.customer.upper() if args.customer else None
             session = args.session or session_key(default_session(), customer)
             return run_chat(

@@ -14,6 +14,7 @@ from typing import Any
 from agent.text import visible
 from agent.types import OutboundMessage
 from bots.delivery import split_text
+from bots.slack.mrkdwn import to_mrkdwn
 
 METADATA_EVENT = "agentbot_message"  # Slack message metadata type naming our outbound ids
 
@@ -120,7 +121,7 @@ class ThreadReply:
         await self.deliver(message, recovering=False)
 
     async def deliver(self, message: OutboundMessage, *, recovering: bool) -> str:
-        chunks = split(escape(message.text))
+        chunks = split(to_mrkdwn(message.text, escape))
         seen = await self.posted_ids() if recovering and message.id else {}
         ts = ""
         for i, chunk in enumerate(chunks):

@@ -13,6 +13,7 @@ from adapters.llm.retry import RetryingProvider
 from agent.config import ModelPrice, RetrySettings
 from agent.errors import (
     ProviderAuthError,
+    ProviderBadRequest,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
@@ -57,8 +58,12 @@ async def test_tool_calls_come_back_parsed_with_usage_and_cost(kind: str, llm_se
     assert r.cost == pytest.approx((120 * 1.0 + 30 * 2.0) / 1e6)
     seen = llm_server.seen[0]
     if kind == "anthropic":
-        assert seen.path == "/v1/messages" and seen.body["system"] == "be brief"
+        # The stable prefix (system prompt, tool specs) is marked for Anthropic's prompt cache.
+        cached = {"type": "ephemeral"}
+        assert seen.path == "/v1/messages"
+        assert seen.body["system"] == [{"type": "text", "text": "be brief", "cache_control": cached}]
         assert seen.body["tools"][0]["input_schema"]["required"] == ["order_id"]
+        assert seen.body["tools"][-1]["cache_control"] == cached
     else:
         assert seen.path == "/v1/chat/completions"
         assert seen.body["tools"][0]["function"]["name"] == "check_order_status"
@@ -78,6 +83,21 @@ async def test_structured_output_is_one_json_object(kind: str, llm_server: Stand
         assert body["tool_choice"] == {"type": "tool", "name": "classification"}
     else:
         assert body["response_format"]["type"] == "json_schema"
+    if kind == "openai":
+        assert body["response_format"]["json_schema"]["strict"] is True  # schema guaranteed by the API
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_cached_prompt_tokens_are_priced_at_the_cache_rate(kind: str, llm_server: StandInLLM) -> None:
+    llm_server.cached = 100  # of the 120 prompt tokens, 100 came from the provider's cache
+    provider = make(kind, llm_server)
+    try:
+        r = await provider.generate([{"role": "user", "content": "hi"}])
+    finally:
+        await provider.aclose()
+    share = 0.1 if kind == "anthropic" else 0.5  # Anthropic cache reads, OpenAI cache hits
+    assert (r.tokens_in, r.cached_tokens) == (120, 100)
+    assert r.cost == pytest.approx((20 * 1.0 + 100 * 1.0 * share + 30 * 2.0) / 1e6)
 
 
 async def test_tool_results_round_trip_in_each_wire_format(llm_server: StandInLLM) -> None:
@@ -207,3 +227,23 @@ async def test_a_timeout_on_every_attempt_is_a_provider_timeout(llm_server: Stan
         await provider.generate([{"role": "user", "content": "hi"}])
     await provider.aclose()
     assert caught.value.attempts == 2
+
+
+async def test_fallback_models_answer_when_the_main_one_is_down(llm_server: StandInLLM) -> None:
+    from adapters.llm.registry import build_llm
+    from agent.config import LLMSettings
+
+    settings = LLMSettings(model="m-1", fallback_models=["m-2"], prices=PRICES, retry=FAST, timeout_seconds=5)
+    llm_server.queue += [Reply(status=503)] * 3  # m-1: three attempts, all overloaded
+    llm_server.queue.append(Reply(text="hello from the fallback"))
+    provider = build_llm(settings, {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm_server.openai_url})
+    try:
+        r = await provider.generate([{"role": "user", "content": "hi"}])
+        # A bad request is not an outage: the fallback model is not tried.
+        llm_server.queue.append(Reply(status=400))
+        with pytest.raises(ProviderBadRequest):
+            await provider.generate([{"role": "user", "content": "hi"}])
+    finally:
+        await provider.aclose()  # type: ignore[attr-defined]
+    assert r.content == "hello from the fallback" and r.model == "m-2" and r.attempts == 4
+    assert [s.body["model"] for s in llm_server.seen] == ["m-1", "m-1", "m-1", "m-2", "m-1"]

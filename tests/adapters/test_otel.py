@@ -20,7 +20,7 @@ from adapters.telemetry.traced import TracedProvider
 from agent.config import LLMSettings
 from agent.errors import ProviderRateLimited
 from agent.llm.calls import LLMCalls
-from agent.llm.models import LLMResponse
+from agent.llm.models import LLMCapabilities, LLMResponse
 from agent.session import SessionState
 from agent.tracing import observed_turn
 from agent.turn import Turn
@@ -34,6 +34,7 @@ class ScriptedProvider:
     def __init__(self, script: list[LLMResponse | Exception]):
         self.script = list(script)
         self.calls: list[list[dict[str, Any]]] = []
+        self.capabilities = LLMCapabilities()
 
     async def generate(self, messages, tools=None, response_format=None, temperature=0.0, max_tokens=None):  # type: ignore[no-untyped-def]
         self.calls.append(messages)
@@ -164,6 +165,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
         with pytest.raises(ProviderRateLimited):
             await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
         tracer.record_retry(1, 0.5, ProviderRateLimited("slow down"))
+        t.scratch.clear()  # a provider that failed is skipped for the rest of its turn only
         await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t, max_tokens=50)
         classified = t.emit("intent_classified", {"intent_id": None})
         later = t.emit("response_generated")
@@ -265,3 +267,40 @@ def test_the_core_never_imports_opentelemetry() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_counts_as_a_retry() -> None:
+    from adapters.llm.retry import RetryingProvider
+    from agent.config import RetrySettings
+    from agent.errors import ProviderUnavailable
+
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    tracer = OTelTracer(exporter, [reader])
+    scripted = ScriptedProvider(
+        [
+            ProviderUnavailable("HTTP 500", status=500),
+            ProviderRateLimited("slow down", retry_after=0.01),
+            LLMResponse(content="ok", model="m-1", tokens_in=10, tokens_out=5),
+        ]
+    )
+    policy = RetrySettings(max_attempts=3, base_delay=0.01, max_delay=0.02, retry_after_cap=1)
+    retrying = RetryingProvider(scripted, policy, rng=lambda: 0.5, observer=tracer)  # type: ignore[arg-type]
+    metered = LLMCalls(TracedProvider(retrying, tracer, "scripted"), LLMSettings())
+    state = SessionState(session_id="s-1")
+    i = interaction("hello")
+    with observed_turn(tracer, i) as trace:
+        t = Turn(i, "s-1", None, frozenset(), None, [], trace)
+        response = await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
+    tracer.flush()
+    assert response.attempts == 3 and t.usage.requests == 3 and t.usage.calls == 1
+    spans = exporter.get_finished_spans()
+    call = next(s for s in spans if s.name == "llm.generate")
+    attempts = sorted((s for s in spans if s.name == "llm.attempt"), key=lambda s: s.attributes["retry.attempt"])  # type: ignore[index]
+    assert [a.parent.span_id for a in attempts] == [call.context.span_id] * 3  # type: ignore[union-attr]
+    assert [a.attributes.get("error.type") for a in attempts] == ["ProviderUnavailable", "ProviderRateLimited", None]
+    assert [a.attributes.get("retry.backoff_seconds") for a in attempts] == [0.005, 0.01, None]
+    retries = metric_points(reader)["agentbot.llm.retries"]
+    assert sorted((dict(p.attributes)["error.type"], p.value) for p in retries) == [
+        ("ProviderRateLimited", 1),
+        ("ProviderUnavailable", 1),
+    ]

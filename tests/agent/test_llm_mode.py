@@ -11,6 +11,8 @@ import pytest
 from adapters.llm.scripted import ScriptedProvider
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
+from agent.config_files import load_config
+from agent.conversation.requests import splitter_for
 from agent.errors import ConfigError
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
@@ -30,8 +32,6 @@ SPEC_SCENARIOS = {
     "ask_stages",
     "restart_between_turns",
 }
-TROUBLE = "I'm having trouble processing your request. Please try again."
-TOO_MANY = "I'm receiving too many requests. Please wait a moment."
 
 
 def env_for(server: StandInLLM) -> dict[str, str]:
@@ -57,7 +57,7 @@ def llm_router(db_url: str, sink: CollectingSink, server: StandInLLM, provider: 
     )
 
 
-LLM_SUITES = ("orders", "unknown", "interleaving", "phrasings")
+ALL_SUITES = sorted((REPO / "tests" / "suites").glob("*.yaml"))
 
 
 def classified(intent: str, **params: str) -> Reply:
@@ -69,29 +69,52 @@ def llm_events(sink: CollectingSink, stage: str = "llm_call") -> list[dict]:
     return [e.payload for e in sink.events if e.stage == stage]
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-async def test_every_shipped_conversation_passes_in_llm_mode(
-    provider: str, db_url: str, llm_server: StandInLLM
+def compat_env(server: StandInLLM) -> dict[str, str]:
+    return env_for(server) | {"AGENTBOT_COMPAT_BASE_URL": server.openai_url}
+
+
+@pytest.mark.parametrize("mode", ["llm", "cascade"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "compat"])
+async def test_every_shipped_suite_passes_in_every_mode_and_provider(
+    mode: str, provider: str, tmp_path: Path, llm_server: StandInLLM
 ) -> None:
-    """The spec's single- and multi-turn order conversations, and the other support suites.
+    """Every shipped suite, against the policy-model stand-in (tests/standins/policy_model.py),
+    which decides from what the bot sends alone: the same pass count as rules mode."""
+    suites = [load_suite(path) for path in ALL_SUITES]
+    split = splitter_for(load_config(REPO / "config").intents.slots).split
+    failures, passed, total, calls, over = [], 0, 0, [], []
+    for n, suite in enumerate(suites):
+        db_url = f"sqlite+aiosqlite:///{tmp_path}/suite-{n}.db"
+        config, data = REPO / (suite.config_dir or "config"), REPO / (suite.data_dir or "data")
 
-    The stand-in model (tests/standins/llm_server.py) understands orders, tickets, handoffs and
-    yes/no; the sales, task, refund and release suites need a model that knows those domains.
-    """
-    suites = [load_suite(REPO / "tests/suites" / f"{name}.yaml") for name in LLM_SUITES]
+        async def factory(events: TelemetrySink, config: Path = config, data: Path = data, db_url: str = db_url) -> App:
+            env = compat_env(llm_server)
+            return build_app(config, data, db_url, mode, telemetry=events, env=env, provider=provider)
 
-    async def factory(events: TelemetrySink) -> App:
-        return build_app(
-            REPO / "config", REPO / "data", db_url, "llm", telemetry=events, env=env_for(llm_server), provider=provider
-        )
-
-    results, summary = await run_suites(suites, factory)
-    assert [f for r in results for f in r.failures] == []
-    assert summary["failed"] == 0 and {r.id for r in results} >= SPEC_SCENARIOS
-    single = next(r for r in results if r.id == "single_turn_complete")
-    # One classification, one tool request, one answer from the tool result.
-    assert single.llm_turns == [{"turn": 1, "calls": 3, "tokens_in": 360, "tokens_out": 90, "cost": single.llm["cost"]}]
-    assert {s.path for s in llm_server.seen} == {"/v1/messages" if provider == "anthropic" else "/v1/chat/completions"}
+        results, _ = await run_suites([suite], factory)
+        total += len(results)
+        passed += sum(r.passed for r in results)
+        failures += [(suite.name, r.id, f) for r in results for f in r.failures]
+        said = {sc.id: sc.turns for sc in suite.scenarios}
+        for r in results:
+            for t in r.llm_turns:
+                calls.append(t["calls"])
+                turn = said[r.id][t["turn"] - 1]
+                parts = len(split(turn.user or "")) or 1
+                # Per request (a part of the message, or a queued goal resumed: each runs a tool), a
+                # classification, plus in llm mode a tool request and an answer; a message split into
+                # parts adds one classification of the whole when the split is not kept.
+                requests = max(parts, len(turn.expect.tools or []))
+                bound = (3 if mode == "llm" else 1) * requests + (parts > 1)
+                if t["calls"] > bound:
+                    over.append((suite.name, r.id, t["turn"], t["calls"], bound))
+    assert failures == [], "\n".join(map(str, failures))
+    assert passed == total == sum(len(s.scenarios) for s in suites)  # rules mode passes them all
+    assert over == []  # no turn pays for retries or loops
+    if mode == "cascade":
+        assert sum(calls) < len(calls) / 4  # the model only where the rules are unsure
+    paths = {s.path for s in llm_server.seen}
+    assert paths == {"/v1/messages" if provider == "anthropic" else "/v1/chat/completions"}
 
 
 async def test_llm_answer_is_phrased_by_the_model_and_costed(db_url: str, llm_server: StandInLLM) -> None:
@@ -111,25 +134,21 @@ async def test_llm_answer_is_phrased_by_the_model_and_costed(db_url: str, llm_se
     assert state is not None and state.llm_usage.calls == 3
 
 
-async def test_401_is_not_retried_tells_the_user_and_alerts_admins(db_url: str, llm_server: StandInLLM) -> None:
+async def test_401_is_not_retried_the_rules_answer_and_admins_are_told(db_url: str, llm_server: StandInLLM) -> None:
     sink, alerts = CollectingSink(), CollectingAlerts()
-    llm_server.queue += [Reply(status=401), Reply(status=401)]
+    llm_server.always = Reply(status=401)
     async with llm_router(db_url, sink, llm_server, alerts=alerts) as app:
         router = app.router
         r, delivered = await say(router, "Where's O-12345?")
         state, history = await app.store.load("s-1", 10)
-        # The model calls were refused: the classifier fell back to the rules, the agent told the user.
-        assert len(llm_server.seen) == 2
-        assert [(c["error"], c["attempts"]) for c in llm_events(sink)] == [("auth", 1), ("auth", 1)]
-        assert delivered[-1].kind == "error" and r.text == TROUBLE
-        assert [a.kind for a in alerts.alerts] == ["provider_outage"]  # deduplicated
-        # The session is intact: the goal and its order ID wait for the next try.
-        assert state is not None and state.version == 1
-        state.enter("C-001", "C-001")  # the goal is the speaker's (a console customer is keyed by their id)
-        assert state.active_goal is not None and state.active_goal.slots == {"order_id": "O-12345"}
-        assert [m.text for m in history] == ["Where's O-12345?", TROUBLE]
-        r2, _ = await say(router, "Where's O-12345?")
-    assert "shipped" in r2.text and r2.active_goal is None
+    # One refused request: the classifier fell back to the rules, and the agent did not ask a
+    # provider that had just refused this turn; the support agent's own rules answered.
+    assert len(llm_server.seen) == 1
+    assert [(c["error"], c["attempts"]) for c in llm_events(sink)] == [("auth", 1)]
+    assert "shipped" in r.text and delivered[0].kind == "pre"
+    assert [a.kind for a in alerts.alerts] == ["provider_outage"]
+    assert state is not None and state.active_goal is None
+    assert [m.text for m in history][0] == "Where's O-12345?"
 
 
 async def test_429_with_retry_after_1_is_retried_once_through_a_turn(db_url: str, llm_server: StandInLLM) -> None:
@@ -144,13 +163,15 @@ async def test_429_with_retry_after_1_is_retried_once_through_a_turn(db_url: str
     assert "shipped" in r.text
 
 
-async def test_rate_limit_beyond_the_cap_tells_the_user_to_wait(db_url: str, llm_server: StandInLLM) -> None:
+async def test_rate_limit_beyond_the_cap_is_not_waited_for(db_url: str, llm_server: StandInLLM) -> None:
     sink = CollectingSink()
     llm_server.queue += [Reply(status=429, headers={"retry-after": "600"})] * 2
     async with llm_router(db_url, sink, llm_server) as app:
         router = app.router
         r, _ = await say(router, "Where's O-12345?")
-    assert r.text == TOO_MANY and len(llm_server.seen) == 2
+    # Not retried (600 s is past the cap), no agent call after it: the rules answered at once.
+    assert len(llm_server.seen) == 1 and "shipped" in r.text
+    assert [p["reason"] for p in llm_events(sink, "llm_skipped")] == []
 
 
 async def test_malformed_tool_arguments_fall_back_to_the_template(db_url: str, llm_server: StandInLLM) -> None:
@@ -179,27 +200,33 @@ async def test_an_ungrounded_answer_is_replaced_by_the_template(db_url: str, llm
         router = app.router
         r, _ = await say(router, "Where's O-12345?")
     violation = llm_events(sink, "grounding_violation")
-    assert violation and set(violation[0]["claims"]) >= {"18", "45", "delivered"}
+    assert violation and set(violation[0]["claims"]) >= {"2025-10-18", "45", "delivered"}
     assert "delivered" not in r.text and "has shipped via UPS" in r.text
 
 
 async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
-    loop = LLMResponse(tool_calls=[LLMToolCall(id="c", name="check_order_status", arguments={"order_id": "O-12345"})])
+    # Always another order: a model that never settles (a repeated call would be answered by the rules).
+    # The requester's own orders (C-002 has four): the privacy policy would answer anyone else's.
+    orders = ["O-34567", "O-45678", "O-35791", "O-46802", "O-34567"]
+    loop = [
+        LLMResponse(tool_calls=[LLMToolCall(id="c", name="check_order_status", arguments={"order_id": o})])
+        for o in orders
+    ]
     first = LLMResponse(
         content=json.dumps(
             {
                 "intent_id": "order_status",
-                "params": {"order_id": "O-12345"},
+                "params": {"order_id": "O-34567"},
                 "confidence": 0.9,
                 "fills_slot": False,
                 "reply": "none",
             }
         )
     )
-    scripted = ScriptedProvider([first] + [loop] * 5)
+    scripted = ScriptedProvider([first, *loop])
     async with build_app(REPO / "config", REPO / "data", db_url, "llm", llm=scripted) as app:
         router = app.router
-        r, _ = await say(router, "Where's O-12345?")
+        r, _ = await say(router, "Where's O-34567?", customer="C-002")
     assert r.text.endswith(TOO_COMPLEX) and r.active_goal is None
     assert len(r.tool_results) == 4 and not scripted.steps
 
@@ -239,8 +266,9 @@ def test_cascade_uses_no_llm_on_the_shipped_suites_and_one_call_when_rules_are_u
 ) -> None:
     for k, v in env_for(llm_server).items():
         monkeypatch.setenv(k, v)
-    # The suites the stand-in model understands (see test_every_shipped_conversation_passes_in_llm_mode).
-    suites = [str(REPO / "tests/suites" / f"{name}.yaml") for name in LLM_SUITES]
+    suites = [
+        str(REPO / "tests/suites" / f"{name}.yaml") for name in ("orders", "unknown", "interleaving", "phrasings")
+    ]
     assert cli.main(["eval", *suites, "--understanding", "cascade", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["summary"]["failed"] == 0
@@ -282,3 +310,19 @@ async def test_phrase_answers_off_leaves_the_answer_to_the_template(
         r, _ = await say(router, "Where's O-12345?")
     assert [c["purpose"] for c in llm_events(sink)] == ["classify", "agent"]
     assert "has shipped via UPS" in r.text
+
+
+async def test_a_topic_the_bot_cannot_help_with_gets_its_honest_answer_in_llm_mode(
+    db_url: str, llm_server: StandInLLM
+) -> None:
+    """The prompt offers the out-of-scope topics beside the intents; the model's pick of one is
+    answered with that topic's own sentence, as in rules mode, and nothing is acted on."""
+    sink = CollectingSink()
+    async with llm_router(db_url, sink, llm_server) as app:
+        r, delivered = await say(app.router, "I forgot my password and can't sign in")
+        state, _ = await app.store.load("s-1", 10)
+    prompt = llm_server.seen[-1].body["messages"][0]["content"]
+    assert "- out_of_scope:accounts: outside what this bot can do" in prompt
+    assert r.intent_id is None and r.tool_results == []
+    assert delivered[-1].text.startswith("I can't change account settings or sign-in details here.")
+    assert state is not None and state.active_goal is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -10,6 +11,8 @@ import pytest
 from adapters.llm.base import retry_after
 from adapters.llm.retry import RetryingProvider
 from adapters.llm.scripted import ScriptedProvider
+from adapters.storage.spend import SqlSpend
+from adapters.storage.sql import SqlStore
 from agent.config import LLMSettings, RetrySettings
 from agent.config_files import load_config
 from agent.errors import ProviderAuthError, ProviderUnavailable
@@ -85,16 +88,35 @@ async def test_summarization_condenses_dropped_turns_into_the_session() -> None:
     assert again[1] == messages[1]
 
 
-def test_daily_budget_is_per_customer_and_channel_and_resets_at_utc_midnight() -> None:
+async def test_daily_budget_is_per_customer_and_channel_shared_by_workers_and_resets_at_utc_midnight(
+    db_url: str,
+) -> None:
     now = [datetime(2025, 1, 1, 23, 0, tzinfo=UTC)]
-    budget = DailyBudget(per_customer=1.0, per_channel=5.0, clock=lambda: now[0])
-    budget.add("C-1", "slack:C9", 1.0)
-    assert budget.exhausted("C-1", "slack:C9") == "customer:C-1"
-    assert budget.exhausted("C-2", "slack:C9") is None
-    budget.add("C-2", "slack:C9", 4.0)
-    assert budget.exhausted("C-3", "slack:C9") == "channel:slack:C9"
+    # Two workers, each with its own store on the same database.
+    one, two = SqlStore(db_url), SqlStore(db_url)
+    await one.ensure_schema()
+    a = DailyBudget(per_customer=1.0, per_channel=5.0, ledger=SqlSpend(one), clock=lambda: now[0])
+    b = DailyBudget(per_customer=1.0, per_channel=5.0, ledger=SqlSpend(two), clock=lambda: now[0])
+    await asyncio.gather(a.add("C-1", "slack:C9", 0.5), b.add("C-1", "slack:C9", 0.5))
+    assert await a.exhausted("C-1", "slack:C9") == ("customer:C-1", 1.0)  # both halves counted
+    assert await b.exhausted("C-2", "slack:C9") is None
+    await b.add("C-2", "slack:C9", 4.0)
+    assert await a.exhausted("C-3", "slack:C9") == ("channel:slack:C9", 5.0)
+    await one.aclose()
+    # A restart forgets nothing.
+    again = SqlStore(db_url)
+    restarted = DailyBudget(per_customer=1.0, per_channel=5.0, ledger=SqlSpend(again), clock=lambda: now[0])
+    assert await restarted.exhausted("C-1", "slack:C8") == ("customer:C-1", 1.0)
     now[0] += timedelta(hours=2)
-    assert budget.exhausted("C-1", "slack:C9") is None
+    assert await restarted.exhausted("C-1", "slack:C9") is None
+    rows = await again.fetch("SELECT day, key, dollars FROM llm_spend ORDER BY key")
+    assert [tuple(r) for r in rows] == [
+        ("2025-01-01", "channel:slack:C9", 5.0),
+        ("2025-01-01", "customer:C-1", 1.0),
+        ("2025-01-01", "customer:C-2", 4.0),
+    ]
+    await two.aclose()
+    await again.aclose()
 
 
 async def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
@@ -139,6 +161,7 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
     steps = [
         _answer(intent_id="order_status", params={"order_id": "o 12345", "colour": "red"}),
         LLMResponse(content="I think it's about an order"),
+        LLMResponse(content="Still not JSON"),
         _answer(intent_id="order_status", params={"order_id": "not an id"}),
     ]
     provider = ScriptedProvider(steps)
@@ -147,9 +170,10 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
     ask = Interaction(id="i", text="where is it, o 12345", session_key="s")
     cls = await llm.classify(ask, _intents(), state, [])
     assert (cls.intent_id, cls.params, cls.missing) == ("order_status", {"order_id": "O-12345"}, [])
-    # Not JSON: the rules answer instead, and the turn goes on.
+    # Not JSON: asked once more, then the rules answer instead, and the turn goes on.
     cls = await llm.classify(ask, _intents(), state, [])
     assert (cls.intent_id, cls.params) == ("order_status", {"order_id": "O-12345"})
+    assert provider.requests[2]["messages"][-1]["content"].startswith("That answer was not one JSON object")
     # A value that is not an order ID is not guessed at: the bot will ask for it.
     cls = await llm.classify(Interaction(id="i", text="my order", session_key="s"), _intents(), state, [])
     assert (cls.params, cls.missing) == ({}, ["order_id"])

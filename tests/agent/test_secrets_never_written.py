@@ -43,7 +43,8 @@ async def test_an_echoed_key_is_in_no_written_file(
     async with build_app(REPO / "config", REPO / "data", db_url, "llm", env=env, provider=provider) as app:
         r, _ = await say(app.router, "Where's O-12345? mail me at alice@example.com or +1 (555) 123-4567")
         stored = await app.store.fetch("SELECT payload FROM telemetry_events")  # type: ignore[attr-defined]
-    assert "trouble" in r.text.lower()  # the user hears a safe message
+    # The refused model is not the answer: the rules answer (issue 16), with nothing of the key in it.
+    assert "O-12345" in r.text and key not in r.text
     files = written(tmp_path)
     assert any("traces" in name for name in files) and any(name.endswith("bot.db") for name in files)
     for name, data in files.items():

@@ -9,6 +9,7 @@ from agent.errors import ConfigError
 from bots.slack.commands import parse, resume_target
 from bots.slack.delivery import button_blocks, escape, split
 from bots.slack.events import from_message, inbound_text
+from bots.slack.mrkdwn import to_mrkdwn
 from bots.slack.serve import SlackSettings
 from tests.slack_harness import sign
 
@@ -111,3 +112,21 @@ def test_missing_secrets_stop_startup_naming_them() -> None:
         SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1"})
     socket_mode = SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
     assert socket_mode.app_token == "xapp-1" and socket_mode.api_url == "https://slack.com/api/"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "mrkdwn"),
+    [
+        ("**Total:** $89.50", "*Total:* $89.50"),
+        ("__bold__ and *as typed* and _also italic_", "*bold* and *as typed* and _also italic_"),
+        ("~~old~~ new", "~old~ new"),
+        ("See [the guide](https://example.com/a?b=1&c=2).", "See <https://example.com/a?b=1&amp;c=2|the guide>."),
+        ("## Steps\n- Save your work\n- Update the driver", "*Steps*\n• Save your work\n• Update the driver"),
+        ("1. Save\n2. Restart", "1. Save\n2. Restart"),
+        ("Run `**not bold**` then\n```\n*as is* <b>\n```", "Run `**not bold**` then\n```\n*as is* <b>\n```"),
+        ("2 * 3 * 4 = 24, a*b", "2 * 3 * 4 = 24, a*b"),
+        ("<!channel> [x](javascript:alert(1))", "&lt;!channel&gt; [x](javascript:alert(1))"),
+    ],
+)
+def test_model_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
+    assert to_mrkdwn(markdown, escape) == mrkdwn

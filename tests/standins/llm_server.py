@@ -1,21 +1,25 @@
 """A stand-in LLM server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats.
 
-It answers as a small model would (`brain`): it classifies with a JSON object, calls the order
-tool when it knows the order ID, and phrases the answer from the tool result. Tests queue
-`Reply`s to make it fail (429 with Retry-After, 500, 529, 401), answer slowly, or send malformed
-tool arguments. Run it alone for manual checks: `python -m tests.standins.llm_server --port 8765`.
+It answers as a competent model would, from the request alone (the policy model in
+tests/standins/policy_model.py): it classifies against the intents offered, calls the tools the
+request needs with arguments from the known details, and answers from the tool results. Tests
+make it misbehave on demand: `queue` scripted `Reply`s for one request each (429 with
+Retry-After, 500, 529, 401, a slow answer, malformed tool arguments), set `always` to fail every
+request (a dead or hung provider), or set `misbehave` to one of MISBEHAVIOURS. Run it alone for
+manual checks: `python -m tests.standins.llm_server --port 8765`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.standins import policy_model as policy
 
 
 @dataclass
@@ -37,77 +41,39 @@ class Seen:
     at: float
 
 
-ORDER_WORDS = re.compile(r"order|package|parcel|deliver|arriv|ship|track|bought|turn(s|ed)? up|where", re.I)
-ORDER_ID = re.compile(r"\bo[-\s]?(\d{4,10})\b|(?<![\d.])(\d{5})(?![\d.])", re.I)
+MISBEHAVIOURS = ("invent_facts", "wrong_tool", "malformed_args", "endless_tools", "not_json")
 
 
-YES = re.compile(r"^(yes|yeah|yep|sure|ok|okay|please)\b", re.I)
-NO = re.compile(r"^(no|nope|nah|not now|never ?mind)\b", re.I)
-TICKET = re.compile(r"broken|damaged|chipped|ticket|complaint|problem", re.I)
-HUMAN = re.compile(r"human|person|someone|somebody|agent|manager", re.I)
-
-
-def _classify(system: str, user: str) -> dict[str, Any]:
-    """The classification a model returns: intent, parameters, slot fill, yes/no."""
-    out: dict[str, Any] = {"intent_id": "none", "params": {}, "confidence": 0.9, "fills_slot": False, "reply": "none"}
-    offer = re.search(r"yes/no question: .*\(intent (\w+) on yes\)", system)
-    if offer and (YES.search(user) or NO.search(user)):
-        yes = bool(YES.search(user))
-        return out | {"intent_id": offer.group(1) if yes else "none", "reply": "yes" if yes else "no"}
-    m = ORDER_ID.search(user)
-    order_id = f"O-{m.group(1) or m.group(2)}" if m else None
-    waiting = re.search(r"waiting for `(\w+)`", system)
-    awaited = waiting.group(1) if waiting else None
-    if awaited == "order_id" and order_id:
-        return out | {"intent_id": "order_status", "params": {"order_id": order_id}, "fills_slot": True}
-    if awaited == "summary" and not ORDER_WORDS.search(user):
-        return out | {"intent_id": "create_ticket", "params": {"summary": user}, "fills_slot": True}
-    if TICKET.search(user):
-        # "open a ticket" names no problem yet; "my headphones arrived broken" is the summary.
-        says_more = re.sub(r"\b(i|want|to|open|a|file|create|raise|support|ticket|please)\b", "", user, flags=re.I)
-        params = {"summary": user} if len(says_more.split()) >= 2 else {}
-        return out | {"intent_id": "create_ticket", "params": params}
-    if HUMAN.search(user):
-        return out | {"intent_id": "human_handoff"}
-    if ORDER_WORDS.search(user) or order_id:
-        return out | {"intent_id": "order_status", "params": {"order_id": order_id} if order_id else {}}
-    return out | {"confidence": 0.3}
-
-
-def brain(system: str, user: str, tools: list[str], results: list[dict[str, Any]], structured: bool) -> Reply:
-    """What a competent model answers, from the parsed request."""
+def brain(
+    system: str,
+    user: str,
+    tools: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    structured: bool,
+    called: list[str],
+    misbehave: str | None = None,
+    history: list[str] | None = None,
+) -> Reply:
+    """What the policy model answers to this request (tests/standins/policy_model.py), or the
+    misbehaviour asked for."""
     if structured:
-        return Reply(text=json.dumps(_classify(system, user)))
-    details = re.search(r"Known details: (\{.*?\})\.", system)
-    known: dict[str, Any] = json.loads(details.group(1)) if details else {}
-    if results:
-        data = results[-1].get("data") or {}
-        if not results[-1].get("success"):
-            return Reply(text="I couldn't do that just now. Could you check the details?")
-        if "ticket_id" in data:
-            return Reply(text=f'I\'ve opened ticket {data["ticket_id"]} about "{known.get("summary", "")}".')
-        if "handoff_id" in data:
-            return Reply(text=f"A human support agent will join shortly (reference {data['handoff_id']}).")
-        status = str(data.get("status", "")).replace("_", " ")
-        text = (
-            f"Your order {data.get('order_id')} is {status} with {data.get('carrier')} "
-            f"(tracking {data.get('tracking')}). ETA: {data.get('eta')}."
+        if misbehave == "not_json":
+            return Reply(text="I think the customer wants an order status.")
+        return Reply(text=json.dumps(policy.classify(system, user)))
+    decision = policy.act(system, user, tools, results, called, history)
+    names = [t["name"] for t in tools]
+    if misbehave == "endless_tools":
+        # The same first step again and again, whatever the results say.
+        return Reply(tool_calls=policy.act(system, user, tools, [], [], history).tool_calls or decision.tool_calls)
+    if misbehave == "wrong_tool" and not results:
+        return Reply(
+            tool_calls=[("delete_task", {"number": 1}) if "delete_task" not in names else ("issue_refund", {})]
         )
-        if data.get("delay_reason"):
-            text += f" Reason: {data['delay_reason']}."
-        if data.get("status") in ("refunded", "partially_refunded"):
-            found = re.search(r"Amounts of money are in (\S+?);", system)  # the model follows its prompt
-            currency = found[1] if found else "$"
-            # A competent model quotes the refund record, not the order total.
-            text += f" Refunded {currency}{data.get('refund_amount'):.2f} on {data.get('refunded_at')}."
-        return Reply(text=text)
-    if "create_ticket" in tools and "support ticket" in system and known.get("summary"):
-        return Reply(tool_calls=[("create_ticket", {k: v for k, v in known.items() if k in ("summary", "order_id")})])
-    if "escalate_to_human" in tools and "wants a human" in system:
-        return Reply(tool_calls=[("escalate_to_human", {})])
-    if "check_order_status" in tools and known.get("order_id"):
-        return Reply(tool_calls=[("check_order_status", {"order_id": known["order_id"]})])
-    return Reply(text="Could you tell me your order ID?")
+    if misbehave == "malformed_args" and decision.tool_calls:
+        return Reply(tool_calls=[(decision.tool_calls[0][0], '{"order_id": "O-12')])
+    if misbehave == "invent_facts" and decision.text and results:
+        return Reply(text=decision.text + " It was delivered on 2025-10-18 and cost $45.00.")
+    return Reply(text=decision.text, tool_calls=decision.tool_calls)
 
 
 class StandInLLM:
@@ -115,8 +81,11 @@ class StandInLLM:
 
     def __init__(self, port: int = 0):
         self.queue: list[Reply] = []
+        self.always: Reply | None = None  # every request answered so (after the queue)
+        self.misbehave: str | None = None  # one of MISBEHAVIOURS
         self.seen: list[Seen] = []
         self.usage = (120, 30)  # tokens in, out reported per answer
+        self.cached = 0  # of the tokens in, how many the provider's prompt cache served
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -130,7 +99,7 @@ class StandInLLM:
                     Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                 )
                 anthropic = self.path.endswith("/messages")
-                reply = owner.queue.pop(0) if owner.queue else owner._think(body, anthropic)
+                reply = owner.queue.pop(0) if owner.queue else owner.always or owner._think(body, anthropic)
                 if reply.delay:
                     time.sleep(reply.delay)
                 payload = owner._encode(reply, body, anthropic)
@@ -168,29 +137,44 @@ class StandInLLM:
         self.server.server_close()
 
     def _think(self, body: dict[str, Any], anthropic: bool) -> Reply:
-        system, user, results = "", "", []
+        system, user = "", ""
+        history: list[str] = []  # what the assistant said before this turn
+        results: list[dict[str, Any]] = []
+        called: list[str] = []
         if anthropic:
-            system = body.get("system") or ""
+            raw = body.get("system") or ""
+            system = raw if isinstance(raw, str) else "\n".join(b.get("text", "") for b in raw)
             structured = "tool_choice" in body
-            tools = [t["name"] for t in body.get("tools", []) if not structured]
+            tools = [
+                {"name": t["name"], "description": t.get("description", ""), "parameters": t.get("input_schema", {})}
+                for t in body.get("tools", [])
+                if not structured
+            ]
             for m in body.get("messages", []):
                 blocks = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
                 for b in blocks:
                     if b["type"] == "tool_result":
                         results.append(json.loads(b["content"]))
+                    elif b["type"] == "tool_use":
+                        called.append(b["name"])
                     elif b["type"] == "text" and m["role"] == "user":
-                        user, results = b["text"], []
+                        user, results, called = b["text"], [], []
+                    elif b["type"] == "text":
+                        history.append(b["text"])
         else:
             structured = "response_format" in body
-            tools = [t["function"]["name"] for t in body.get("tools", [])]
+            tools = [t["function"] for t in body.get("tools", [])]
             for m in body.get("messages", []):
                 if m["role"] == "system":
                     system += (m.get("content") or "") + "\n"
                 elif m["role"] == "user":
-                    user, results = m["content"], []
+                    user, results, called = m["content"], [], []
+                elif m["role"] == "assistant":
+                    called += [c["function"]["name"] for c in m.get("tool_calls") or []]
+                    history.append(m.get("content") or "")
                 elif m["role"] == "tool":
                     results.append(json.loads(m["content"]))
-        return brain(system, user, tools, results, structured)
+        return brain(system, user, tools, results, structured, called, self.misbehave, history)
 
     def _encode(self, r: Reply, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
         model = body.get("model", "stand-in")
@@ -227,7 +211,13 @@ class StandInLLM:
                 "content": content,
                 "stop_reason": "tool_use" if r.tool_calls else "end_turn",
                 "stop_sequence": None,
-                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                # Anthropic counts cache reads apart from input_tokens.
+                "usage": {
+                    "input_tokens": tokens_in - self.cached,
+                    "output_tokens": tokens_out,
+                    "cache_read_input_tokens": self.cached,
+                    "cache_creation_input_tokens": 0,
+                },
             }
         message: dict[str, Any] = {"role": "assistant", "content": r.text}
         if r.tool_calls:
@@ -249,6 +239,7 @@ class StandInLLM:
                 "prompt_tokens": tokens_in,
                 "completion_tokens": tokens_out,
                 "total_tokens": tokens_in + tokens_out,
+                "prompt_tokens_details": {"cached_tokens": self.cached},
             },
         }
 

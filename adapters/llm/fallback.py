@@ -1,0 +1,61 @@
+"""Fallback models: when the main model fails with an outage after its retries, the next one in
+`llm.fallback_models` answers (same provider, same key). A bad request or an answer in the wrong
+shape is not an outage: the next model would fail the same way, so it is raised at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.errors import ProviderError
+from agent.interfaces import LLMProvider
+from agent.llm.breaker import OUTAGE_KINDS
+from agent.llm.models import LLMCapabilities, LLMResponse
+
+
+class FallbackProvider:
+    """
+    Args:
+        providers: one provider per model, the main one first, each inside its own retry layer.
+    """
+
+    def __init__(self, providers: list[LLMProvider]):
+        if not providers:
+            raise ValueError("FallbackProvider needs at least one provider")
+        self.providers = providers
+        self.capabilities: LLMCapabilities = providers[0].capabilities
+
+    async def aclose(self) -> None:
+        for p in self.providers:
+            close = getattr(p, "aclose", None)
+            if close is not None:
+                await close()
+
+    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return self.providers[0].get_cost(tokens_in, tokens_out)
+
+    def estimate_tokens(self, text: str) -> int:
+        return self.providers[0].estimate_tokens(text)
+
+    async def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        attempts, delays = 0, []
+        for i, provider in enumerate(self.providers):
+            try:
+                response = await provider.generate(messages, tools, response_format, temperature, max_tokens)
+            except ProviderError as e:
+                attempts += e.attempts
+                delays += e.retry_delays
+                if e.kind not in OUTAGE_KINDS or e.kind == "auth" or i == len(self.providers) - 1:
+                    e.attempts, e.retry_delays = attempts, delays
+                    raise
+                continue
+            response.attempts += attempts
+            response.retry_delays = delays + response.retry_delays
+            return response
+        raise AssertionError("unreachable: the last provider's error is raised")
