@@ -10,7 +10,7 @@ A later revision that rebuilds `telemetry_turns` on SQLite (batch mode) drops th
 creates it again after.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 Create Date: 2026-11-22
 """
 
@@ -26,7 +26,7 @@ from alembic import op
 
 revision: str = "0004"
 # Chained after the newest revision on main; re-parent it if another lands first (one line of heads).
-down_revision: str | Sequence[str] | None = "0002"
+down_revision: str | Sequence[str] | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
