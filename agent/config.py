@@ -215,8 +215,9 @@ class LLMSettings(Strict):
     phrase_answers: bool = True  # the LLM words the final answer (grounding-checked)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
-    # All LLM work of one turn (classification, agent passes, retries) ends by this many seconds
-    # after the turn's first call; then the rules answer. Each call is also cut at timeout_seconds.
+    # The user has an answer this many seconds after the turn's first LLM call: all LLM work
+    # (classification, agent passes, retries) stops a tenth earlier and the rules answer in the
+    # rest. Each call is also cut at timeout_seconds.
     turn_deadline_seconds: float = Field(12.0, gt=0)
     # Tried in order, same provider, when the main model fails with an outage after its retries.
     fallback_models: list[str] = Field(default_factory=list)

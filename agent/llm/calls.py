@@ -38,6 +38,7 @@ LLM_STAGES = frozenset(
 # Turn scratch keys: the monotonic time all LLM work of the turn must end by, and the outage that
 # already failed a call this turn (a second call would fail the same way: it is not made).
 DEADLINE, DOWN = "llm:deadline", "llm:down"
+ANSWER_SHARE = 0.1  # of the turn deadline, kept for answering without the model
 
 
 class ProviderSkipped(ProviderUnavailable):
@@ -100,7 +101,9 @@ class LLMCalls:
     def _remaining(self, t: TurnLog | None) -> float:
         if t is None:
             return self.settings.turn_deadline_seconds
-        deadline = t.scratch.setdefault(DEADLINE, time.monotonic() + self.settings.turn_deadline_seconds)
+        # LLM work stops a tenth early, so the rules' answer after a hung provider is in by the deadline.
+        budget = self.settings.turn_deadline_seconds * (1 - ANSWER_SHARE)
+        deadline = t.scratch.setdefault(DEADLINE, time.monotonic() + budget)
         return max(0.0, deadline - time.monotonic())
 
     async def _skip(self, purpose: str, reason: str, state: SessionState, t: TurnLog | None) -> ProviderSkipped:

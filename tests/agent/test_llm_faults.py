@@ -98,6 +98,7 @@ async def test_fault_matrix(fault: str, tmp_path: Path, llm_server: StandInLLM) 
     assert {t.tool for t in r.tool_results} == {"check_order_status"}
     assert took < DEADLINE + 1.0
     if fault == "hung provider":
+        assert took < DEADLINE  # the rules' answer is in by the turn deadline (LLM work stops a tenth early)
         assert any(p.get("error") == "timeout" for p in (e.payload for e in sink.events if e.stage == "llm_call"))
     if isinstance(misbehaviour, Reply) and misbehaviour.status in (401, 429, 500, 529):
         assert [a.kind for a in alerts.alerts] == ["provider_outage"]
