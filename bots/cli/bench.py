@@ -2,7 +2,9 @@
 
 Each conversation is two turns ("I want to check my order" -> "O-12345"), so every turn loads
 state and history, classifies, updates goals, and commits state, messages and telemetry; the
-second also runs the tool. Configurations, each in a fresh process on its own database:
+second also runs the tool. Configurations, each in a fresh process on its own database, run in
+`--rounds` interleaved rounds (shipped, tracing off, FULL, shipped, ...) and reported as the median
+of the rounds, since two processes of the same build can differ by a quarter on a shared machine:
 
 - shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL);
 - tracing off: the same without traces, so the difference is what tracing costs;
@@ -18,6 +20,7 @@ import argparse
 import asyncio
 import json
 import sqlite3
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -97,14 +100,14 @@ async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
     }
 
 
-def configurations(args: argparse.Namespace, tmp: Path) -> list[Config]:
+def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> list[Config]:
     sqlite = not args.db_url or args.db_url.startswith("sqlite")
     runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
     if sqlite:
         runs.append(("synchronous=FULL", True, "full"))
     out = []
     for label, tracing, synchronous in runs:
-        slug = label.replace(" ", "-").replace("=", "-")
+        slug = label.replace(" ", "-").replace("=", "-") + f"-r{round_no}"
         out.append(
             Config(
                 label=label,
@@ -128,15 +131,19 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "concurrency": args.concurrency,
         "workers": args.workers,
         "database": "sqlite" if not args.db_url or args.db_url.startswith("sqlite") else args.db_url.split(":")[0],
+        "rounds": args.rounds,
         "configurations": {},
     }
-    for config in configurations(args, tmp):
-        result = run_config(config)
-        result.update(tracing=config.tracing, synchronous=config.synchronous)
-        result["trace_bytes_per_conversation"] = round(
-            traces_bytes(config.traces_dir) / (2 * args.conversations + 50 * args.workers)
-        )
-        report["configurations"][config.label] = result
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for round_no in range(args.rounds):
+        for config in configurations(args, tmp, round_no):
+            result = run_config(config)
+            result.update(tracing=config.tracing, synchronous=config.synchronous)
+            result["trace_bytes_per_conversation"] = round(
+                traces_bytes(config.traces_dir) / (2 * args.conversations + 50 * args.workers)
+            )
+            runs.setdefault(config.label, []).append(result)
+    report["configurations"] = {label: median_of(results) for label, results in runs.items()}
     report["floor"] = {s: floor(tmp / f"floor-{s}.db", args.conversations, s) for s in ("normal", "full")}
     if report["database"] == "postgresql+asyncpg":
         report["floor"]["postgresql"] = asyncio.run(pg_floor(args.db_url, args.conversations))
@@ -152,6 +159,23 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         ),
     }
     return report
+
+
+def median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One configuration's rounds as one: each figure the median of the rounds, peak RSS the
+    highest, and every round's throughput kept so the spread shows."""
+    out = dict(results[0])
+    for phase in ("sequential", "concurrent"):
+        out[phase] = {
+            key: statistics.median(r[phase][key] for r in results)
+            if all(isinstance(r[phase][key], int | float) for r in results)
+            else results[0][phase][key]
+            for key in results[0][phase]
+        }
+    out["trace_bytes_per_conversation"] = statistics.median(r["trace_bytes_per_conversation"] for r in results)
+    out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in results)
+    out["turns_per_s_by_round"] = [r["concurrent"]["turns_per_s"] for r in results]
+    return out
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -190,7 +214,7 @@ def print_report(report: dict[str, Any]) -> None:
     print(
         f"agentbot bench: {report['conversations']} two-turn order conversations per phase, "
         f"{report['concurrency']} concurrent sessions{workers}, {report['database']} (rules mode, every stage, "
-        "telemetry and messages stored)"
+        f"telemetry and messages stored); the median of {report['rounds']} interleaved rounds"
     )
     print(f"{'':<40}" + "".join(f"{title:>{width}}" for title, width, _ in COLUMNS))
     print(f"{'':<40}{'(sequential)':>16}{'(' + str(report['concurrency']) + ' sessions)':>18}{'per turn':>15}")
@@ -212,6 +236,11 @@ def print_report(report: dict[str, Any]) -> None:
         f"{ratios['shipped_throughput_vs_floor']}; tracing costs {ratios['tracing_cost_of_throughput']:.0%} of "
         f"throughput and {ratios.get('tracing_cost_of_cpu', 0):.0%} more CPU per turn"
     )
+    spread = "; ".join(
+        f"{label} {', '.join(f'{v:,.0f}' for v in r['turns_per_s_by_round'])}"
+        for label, r in report["configurations"].items()
+    )
+    print(f"turns/s by round: {spread}")
     print(
         f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; "
         "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"

@@ -75,6 +75,9 @@ def parser() -> argparse.ArgumentParser:
     router.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     router.add_argument("--concurrency", type=int, default=50, help="sessions in flight in the concurrent phase")
     router.add_argument("--workers", type=int, default=1, help="processes sharing the database")
+    router.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds of every configuration; the median is reported"
+    )
     eval_bench = bench.add_argument_group("eval", "agentbot bench eval: a generated suite through agentbot eval")
     eval_bench.add_argument("--scenarios", type=int, default=400, help="generated two-turn scenarios")
     slack_bench = bench.add_argument_group("slack", "agentbot bench slack: ack latency while turns are slow")

@@ -15,10 +15,11 @@ from tests.pg import postgres_server, unavailable_reason
 
 
 def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durability() -> None:
-    out = agentbot("bench", "--conversations", "12", "--concurrency", "4", "--json")
+    out = agentbot("bench", "--conversations", "12", "--concurrency", "4", "--rounds", "2", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     configs = report["configurations"]
+    assert report["rounds"] == 2 and all(len(c["turns_per_s_by_round"]) == 2 for c in configs.values())
     assert list(configs) == ["shipped", "tracing off", "synchronous=FULL"]
     assert (configs["shipped"]["tracing"], configs["shipped"]["synchronous"]) == (True, "normal")
     assert (configs["tracing off"]["tracing"], configs["synchronous=FULL"]["synchronous"]) == (False, "full")
@@ -36,14 +37,14 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
     assert report["floor"]["normal"]["bytes_per_conversation"] > 0
     assert {"shipped_p50_vs_floor", "tracing_cost_of_throughput", "tracing_cost_of_cpu"} <= set(report["ratios"])
 
-    table = agentbot("bench", "--conversations", "5", "--concurrency", "2")
+    table = agentbot("bench", "--conversations", "5", "--concurrency", "2", "--rounds", "1")
     assert table.returncode == 0, table.stderr
     assert "agentbot, shipped (tracing on, NORMAL)" in table.stdout
     assert "floor: sqlite3, synchronous=FULL" in table.stdout
 
 
 def test_two_workers_share_one_database() -> None:
-    out = agentbot("bench", "--conversations", "8", "--concurrency", "4", "--workers", "2", "--json")
+    out = agentbot("bench", "--conversations", "8", "--concurrency", "4", "--workers", "2", "--rounds", "1", "--json")
     assert out.returncode == 0, out.stderr
     shipped = json.loads(out.stdout)["configurations"]["shipped"]
     assert shipped["workers"] == 2
@@ -61,7 +62,9 @@ def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
 @pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 def test_the_bench_runs_against_postgresql_with_its_own_floor() -> None:
     with postgres_server() as db_url:
-        out = agentbot("bench", "--db-url", db_url, "--conversations", "6", "--concurrency", "3", "--json")
+        out = agentbot(
+            "bench", "--db-url", db_url, "--conversations", "6", "--concurrency", "3", "--rounds", "1", "--json"
+        )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["database"] == "postgresql+asyncpg"
