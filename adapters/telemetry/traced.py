@@ -125,8 +125,8 @@ class TracedExecutor:
         attributes = self._attributes(call, context, result)
         if error is not None:
             attributes["error.type"] = error
+        # Its metrics are counted from these values by the writer thread (OTelTracer's Metrics.tool_runs).
         turn.children.append(ChildSpan(f"tool {call.tool_name}", random_id(), start, time.time_ns(), attributes, error))
-        self._count(call, result)
         return result
 
     async def _spanned(self, call: ToolCall, context: ToolContext) -> ToolResult:
@@ -136,7 +136,7 @@ class TracedExecutor:
             if not result.success:
                 span.set_status(Status(StatusCode.ERROR, result.error_code or "tool_failed"))
                 span.set_attribute("error.type", result.error_code or "tool_failed")
-            self._count(call, result)
+            self.otel.metrics.tool_run(self._attributes(call, context, result))
             return result
 
     @staticmethod
@@ -148,8 +148,3 @@ class TracedExecutor:
             "agentbot.tool.replayed": result.replayed,
             "agentbot.tool.duration_ms": result.execution_time_ms,
         }
-
-    def _count(self, call: ToolCall, result: ToolResult) -> None:
-        labels: dict[str, str | bool] = {"agentbot.tool.name": call.tool_name, "agentbot.tool.success": result.success}
-        self.otel.metrics.tool_duration.record(result.execution_time_ms, labels)
-        self.otel.metrics.tool_calls.add(1, labels)

@@ -15,7 +15,7 @@ import json
 import threading
 import traceback
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from opentelemetry.context import Context
@@ -191,8 +191,16 @@ class TraceWriter(SpanProcessor):
         max_queue: items held before new ones are dropped (and counted in `dropped`).
     """
 
-    def __init__(self, sink: SpanSink, interval: float = 1.0, max_queue: int = 50_000, batch: int = 4096):
+    def __init__(
+        self,
+        sink: SpanSink,
+        interval: float = 1.0,
+        max_queue: int = 50_000,
+        batch: int = 4096,
+        observe: Callable[[list[Item]], None] | None = None,
+    ):
         self.sink, self.interval, self.max_queue, self.batch = sink, interval, max_queue, batch
+        self.observe = observe  # sees every batch before the sink (metrics from the spans' values)
         self.dropped = 0
         self._queue: deque[Item] = deque()
         self._wake = threading.Event()
@@ -230,6 +238,8 @@ class TraceWriter(SpanProcessor):
             while queue:
                 items = [queue.popleft() for _ in range(min(len(queue), self.batch))]
                 try:
+                    if self.observe is not None:
+                        self.observe(items)
                     self.sink.write(items)
                 except Exception:  # noqa: BLE001 - a failing sink must not kill the writer
                     self.dropped += len(items)
