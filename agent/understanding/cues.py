@@ -52,16 +52,24 @@ _SYMPTOM = _rx(
     r"\b(freez\w*|frozen|crash\w*|overheat\w*|too hot|super hot|gets? (really |very )?hot|lag\w*|restart\w*|"
     r"reboot\w*|black screen|screen goes black|flicker\w*|(won'?t|will not|doesn'?t|does not|wont) "
     r"(turn on|boot|start|charge|connect|work)|drain\w*|disconnect\w*|double[- ]click\w*|stutter\w*|"
-    r"not working|stopped working|shuts? down|really slow|very slow|is slow|sticky|stuck|jammed)\b"
+    r"not working|stopped working|shuts? down|really slow|very slow|is slow|sticky|stuck|jammed|crackl\w*|"
+    r"static|buzz\w*|hiss\w*|distort\w*|grainy|blurry|fuzzy|choppy|echo\w*|dead pixels?|no (picture|image|audio)|"
+    r"cuts? out|cutting out|(won'?t|will not|doesn'?t|does not|wont) (pair|respond|wake|show up)|not (charging|pairing))\b"
 )
 _DEVICE = _rx(
     r"\b(product|laptop|notebook|computer|pc|desktop|mouse|keyboard|monitor|headset|webcam|macbook|"
-    r"lenovo|dell|hp|asus|acer|msi|razer|logitech|thinkpad|ideapad|legion|g502|deathadder)\b"
+    r"lenovo|dell|hp|asus|acer|msi|razer|logitech|thinkpad|ideapad|legion|g502|deathadder|headphones?|earbuds?|"
+    r"earphones?|speakers?|mic|microphone|tablet|printer|router|charger|camera|controller)\b"
 )
 # A wish for another device ("I need a new laptop, mine is slow"): shopping, whatever is wrong with the old one.
 _NEW_ONE = _rx(
     r"\b(need|want|get|getting|buy|buying|looking for|time for|shopping for|after|thinking of)( me)? (a |an )?"
     r"(new|another|replacement|better|faster|second)\b|\b(purchase|upgrade to|replace (it|mine|my \w+))\b"
+)
+# Asking for a device, not about one ("need a mouse", "want a good headset"): shopping, when nothing is wrong.
+_WANT_ONE = _rx(
+    r"\b(need|want|wanna|looking for|shopping for|in the market for|after)( me)? (a|an|some) ([\w-]+ ){0,2}"
+    + _DEVICE.pattern
 )
 # What a shopping request says: a wish, a question, a budget or a use ("I bought a keyboard last week" is none).
 _WISH = _rx(
@@ -186,6 +194,8 @@ def sure_intent(
     symptom = _SYMPTOM.search(text) or (symptoms is not None and symptoms.search(text))
     device = _DEVICE.search(text) or goods.search(text)
     if device and _NEW_ONE.search(text) and not has_order and not not_ours:
+        return "recommend_item"
+    if _WANT_ONE.search(text) and not symptom and not has_order and not not_ours:
         return "recommend_item"
     if symptom and device and not _FOREIGN_DEVICE.search(text):
         return "troubleshoot"

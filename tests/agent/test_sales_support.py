@@ -3,6 +3,8 @@ permission matrix, budgets as people write them, and Zep chosen by the environme
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from adapters.memory.zep import METADATA_KEY
@@ -118,3 +120,42 @@ async def test_zep_is_chosen_when_its_key_is_set(db_url: str) -> None:
             # Memory down: the turn still answers, without personalization.
             degraded, _ = await say(router, "recommend a gaming laptop, budget 50k", "t-3", "C-001")
         assert "Lenovo Legion 5" in degraded.text
+
+
+@pytest.mark.parametrize(
+    ("text", "budget"),
+    [
+        ("looking to get a new keyboard, nothing over 4000", 4000),
+        ("need a mouse, can't spend more than 1200", 1200),
+        ("I want a headset but I don't want to pay more than 2500", 2500),
+    ],
+)
+async def test_a_device_asked_for_with_a_ceiling_is_shopping_within_it(
+    router: AgentRouter, text: str, budget: int
+) -> None:
+    """Asking for a device is shopping, however the ceiling is said; nothing in it is a device problem."""
+    r, delivered = await say(router, text, "s-ceiling", "C-002")
+    assert r.intent_id == "recommend_item" and r.active_goal == "sales.recommend_item"
+    assert [t.tool for t in r.tool_results] == ["inventory_query"]
+    answer = delivered[-1].text
+    assert f"฿{budget:,}" in answer  # the ceiling as they said it
+    offered = [float(p.replace(",", "")) for p in re.findall(r"(?m)^\d+\. .*?฿([\d,]+)", answer)]
+    assert all(p <= budget for p in offered)  # every option offered is within it (the nearest above is named as such)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my headphones crackle whenever I move the cable",
+        "my webcam image is all grainy",
+        "the mic on my headset keeps cutting out",
+        "I need a mouse",  # the other side: a device asked for, nothing wrong with it
+    ],
+)
+async def test_a_device_with_something_wrong_is_a_problem_and_one_asked_for_is_not(
+    router: AgentRouter, text: str
+) -> None:
+    r, delivered = await say(router, text, "s-device", "C-002")
+    wanted = "recommend_item" if text == "I need a mouse" else "troubleshoot"
+    assert r.intent_id == wanted and r.tool_results == []
+    assert "budget" in delivered[-1].text if wanted == "recommend_item" else "Which device" in delivered[-1].text
