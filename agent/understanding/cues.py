@@ -54,7 +54,8 @@ _SYMPTOM = _rx(
     r"(turn on|boot|start|charge|connect|work)|drain\w*|disconnect\w*|double[- ]click\w*|stutter\w*|"
     r"not working|stopped working|shuts? down|really slow|very slow|is slow|sticky|stuck|jammed|crackl\w*|"
     r"static|buzz\w*|hiss\w*|distort\w*|grainy|blurry|fuzzy|choppy|echo\w*|dead pixels?|no (picture|image|audio)|"
-    r"cuts? out|cutting out|(won'?t|will not|doesn'?t|does not|wont) (pair|respond|wake|show up)|not (charging|pairing))\b"
+    r"cuts? out|cutting out|(won'?t|will not|doesn'?t|does not|wont) (pair|respond|wake|show up)|"
+    r"not (charging|pairing))\b"
 )
 _DEVICE = _rx(
     r"\b(product|laptop|notebook|computer|pc|desktop|mouse|keyboard|monitor|headset|webcam|macbook|"
@@ -125,7 +126,8 @@ _RECOMMEND = _rx(
 )
 _STOCK = _rx(
     r"\b(in stock|out of stock|sold out|stock for|available|availability|any .{1,40} left|do (you|u) (still )?"
-    r"(have|carry|sell|stock)|have you got|got any)\b"
+    r"(have|carry|sell|stock)|have you got|got any|how much (is|are|does|do|for)|price (of|for)|"
+    r"what('?s| is) the price|cost of|what does .{1,40} cost)\b"
 )
 # Stock words that need no product name to be sure ("is the Alienware X17 in stock?").
 _STOCK_STRONG = _rx(r"\b(in stock|out of stock|sold out|back in stock|stock (for|of)|check stock)\b")

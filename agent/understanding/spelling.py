@@ -2,7 +2,8 @@
 
 Only words of five letters or more that the vocabulary does not know are touched, and only when a
 known word is one deletion, insertion or swap away (symmetric deletes), so valid words outside the
-vocabulary are left alone unless they sit next to a known word.
+vocabulary are left alone unless they sit next to a known word. A capitalised word inside a
+sentence is a name (a place, a brand) and is left as written.
 """
 
 from __future__ import annotations
@@ -157,7 +158,14 @@ class Speller:
         return word
 
     def __call__(self, text: str) -> str:
-        return _WORD.sub(lambda m: self.fix_word(m.group(0)), text)
+        return _WORD.sub(lambda m: m.group(0) if _is_name(text, m) else self.fix_word(m.group(0)), text)
+
+
+def _is_name(text: str, m: re.Match[str]) -> bool:
+    """A capitalised word inside a sentence names something ("ship to Chiang Mai"): never repaired.
+    A shouted word (all capitals) or the first word of a sentence still is."""
+    before = text[: m.start()].rstrip()
+    return m.group(0).istitle() and bool(before) and before[-1] not in ".!?"
 
 
 def vocabulary_of(sentences: Iterable[str]) -> list[str]:

@@ -159,3 +159,21 @@ async def test_a_device_with_something_wrong_is_a_problem_and_one_asked_for_is_n
     wanted = "recommend_item" if text == "I need a mouse" else "troubleshoot"
     assert r.intent_id == wanted and r.tool_results == []
     assert "budget" in delivered[-1].text if wanted == "recommend_item" else "Which device" in delivered[-1].text
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("how much is the Keychron K2 Pro?", "฿3,290"),
+        ("what's the price of the Logitech G502?", "฿1,290"),
+        ("do you ship to Chiang Mai?", "Standard shipping"),
+    ],
+)
+async def test_price_and_shipping_questions_are_answered_not_turned_away(
+    router: AgentRouter, text: str, answer: str
+) -> None:
+    """A price question about a named product is answered from the inventory; a question about
+    shipping to a place is the shipping policy (a place's name is not a typo of "change")."""
+    r, delivered = await say(router, text, "s-ask", "C-002")
+    assert r.intent_id in ("check_stock", "policy_question") and answer in delivered[-1].text
+    assert not any(t.tool in ("issue_refund", "create_ticket", "handoff_to_human") for t in r.tool_results)

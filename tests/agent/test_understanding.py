@@ -72,6 +72,13 @@ def test_typo_repair_leaves_dictionary_words_alone() -> None:
     assert speller("I think so") == "I think so"
 
 
+def test_typo_repair_leaves_names_inside_a_sentence_alone() -> None:
+    speller = Speller(["change", "track", "order"])
+    assert speller("do you ship to Chiang Mai?") == "do you ship to Chiang Mai?"  # a place, not "change"
+    assert speller("Chnage my order. Tarck it") == "change my order. track it"  # sentence-initial: a typo
+    assert speller("WHERE IS MY ORDRE") == "WHERE IS MY order"  # shouting is not a name
+
+
 def test_a_ticket_summary_is_the_problem_not_the_request() -> None:
     assert problem_summary("Hi! Can you open a ticket: the box was empty. Thanks!") == "The box was empty"
     assert problem_summary("I want to open a ticket") is None
