@@ -28,10 +28,10 @@ class WordLlamaScorer:
         self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
 
     def words(self) -> set[str]:
-        """Whole English words of five letters or more in the model's tokenizer: common enough that a
+        """Whole English words of four letters or more in the model's tokenizer: common enough that a
         typo repair must leave them alone ("think" is not a misspelt "thank")."""
         vocab = self.model.tokenizer.get_vocab()
-        return {k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 5}
+        return {k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 4}
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
         self.labels = sorted({label for label, _ in examples})

@@ -1,6 +1,6 @@
 """Typo repair against the bot's own vocabulary: "tarck my ordr" -> "track my order".
 
-Only words of five letters or more that the vocabulary does not know are touched, and only when a
+Only words of four letters or more that the vocabulary does not know are touched, and only when a
 known word is one deletion, insertion or swap away (symmetric deletes), so valid words outside the
 vocabulary are left alone unless they sit next to a known word. A capitalised word inside a
 sentence is a name (a place, a brand) and is left as written.
@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-_WORD = re.compile(r"[A-Za-z]{5,}")
+_WORD = re.compile(r"[A-Za-z]{4,}")
 # Words every store's requests lean on, beyond what the banks happen to contain.
 CORE_WORDS = [
     "dollars",

@@ -67,9 +67,10 @@ def test_models_and_dates_are_typed_and_masked() -> None:
 
 
 def test_typo_repair_leaves_dictionary_words_alone() -> None:
-    speller = Speller(["track", "refund", "thank", "order"], known=["think"])
-    assert speller("tarck my ordr, refud please") == "track my ordr, refund please"
-    assert speller("I think so") == "I think so"
+    speller = Speller(["track", "refund", "thank", "order", "where"], known=["think", "were"])
+    assert speller("tarck my ordr, refud please") == "track my order, refund please"
+    assert speller("wher is it") == "where is it"  # four letters are repaired too
+    assert speller("I think so, they were") == "I think so, they were"  # real words never are
 
 
 def test_typo_repair_leaves_names_inside_a_sentence_alone() -> None:
