@@ -36,6 +36,9 @@ _STATUS_NO_ID = _rx(
     r"|\bmy (order|package|parcel|delivery|shipment) (hasn'?t|has not|still|is late|didn'?t|never)\b"
 )
 _REFUND = _rx(r"\b(refund\w*|money back|reimburs\w*|pay me back|charged? (me )?twice|overcharged)\b")
+# Sending back something bought ("return the jacket from O-24680"): a refund when an order is named.
+_POLICY_ONLY = _rx(r"\b(can i|how (do|can) i|is it possible to|policy)\b")
+_RETURN_ITEM = _rx(r"\b(return|send back)( (the|my|this|that|these|those|both|it|them))?\b(?! (policy|window|label))")
 _POLICY_TOPIC = _rx(
     r"\b(return(s)? policy|refund policy|return window|returns?|send (something|it|things) back|"
     r"shipping|delivery|deliver|ship|express|payment methods?|pay(ing)? (by|with|in)|paypal|apple pay|"
@@ -129,6 +132,13 @@ _STOCK = _rx(
     r"(have|carry|sell|stock)|have you got|got any|how much (is|are|does|do|for)|price (of|for)|"
     r"what('?s| is) the price|cost of|what does .{1,40} cost)\b"
 )
+# A ceiling on the price: whatever else the message asks, it is shopping within it.
+_CEILING = _rx(
+    r"\b(under|below|less than|up to|max(imum)?|at most|budget( is| of)?|within|no more than|nothing over)"
+    r"\s*:?\s*(money|[$฿€£]?\s*\d[\d,.]*\s*k?)\b"
+)
+# A question about a product's worth ("is the razer mouse any good for fps games?").
+_WORTH = _rx(r"\b(any good|is it good|good enough|worth (it|buying|the money|getting))\b")
 # Stock words that need no product name to be sure ("is the Alienware X17 in stock?").
 _STOCK_STRONG = _rx(r"\b(in stock|out of stock|sold out|back in stock|stock (for|of)|check stock)\b")
 # "the one you recommended", "is the second one still available", "is it in stock"
@@ -184,6 +194,8 @@ def sure_intent(
     has_order = bool(entities.order_ids)
     if _REFUND.search(text) and not not_ours and (has_order or (_MINE.search(text) and not _QUESTION.search(text))):
         return "refund_request"
+    if has_order and _RETURN_ITEM.search(text) and not not_ours and not _POLICY_ONLY.search(text):
+        return "refund_request"
     about_mine = re.search(r"\bmy (order|package|parcel|delivery|stuff)\b", text)
     settings = _SETTINGS.search(text)
     if _POLICY_TOPIC.search(text) and _QUESTION.search(text) and not (has_order or settings or about_mine):
@@ -202,7 +214,11 @@ def sure_intent(
     if symptom and device and not _FOREIGN_DEVICE.search(text):
         return "troubleshoot"
     sells = goods.search(text) or "product" in text or _REFERENT.search(text)
+    if sells and _CEILING.search(text) and not has_order and not not_ours:
+        return "recommend_item"
     if ((sells and _STOCK.search(text)) or _STOCK_STRONG.search(text)) and not has_order and not not_ours:
+        return "check_stock"
+    if sells and _WORTH.search(text) and not has_order and not not_ours:
         return "check_stock"
     if (sells or _SOMETHING.search(text)) and _RECOMMEND.search(text) and not has_order and not not_ours:
         return "recommend_item"

@@ -177,3 +177,22 @@ async def test_price_and_shipping_questions_are_answered_not_turned_away(
     r, delivered = await say(router, text, "s-ask", "C-002")
     assert r.intent_id in ("check_stock", "policy_question") and answer in delivered[-1].text
     assert not any(t.tool in ("issue_refund", "create_ticket", "handoff_to_human") for t in r.tool_results)
+
+
+async def test_a_kind_of_product_with_a_ceiling_is_a_recommendation_within_it(router: AgentRouter) -> None:
+    r, delivered = await say(router, "what laptops do you have under 30k", "s-kind", "C-002")
+    assert r.intent_id == "recommend_item" and [t.tool for t in r.tool_results] == ["inventory_query"]
+    offered = [float(p.replace(",", "")) for p in re.findall(r"(?m)^\d+\. .*?฿([\d,]+)", delivered[-1].text)]
+    assert offered and all(p <= 30000 for p in offered)  # not every laptop in stock, whatever its price
+
+
+async def test_whether_a_named_product_is_any_good_is_answered_about_it(router: AgentRouter) -> None:
+    r, delivered = await say(router, "is the razer mouse any good for fps games?", "s-worth", "C-002")
+    assert r.intent_id == "check_stock" and "Razer DeathAdder V3" in delivered[-1].text
+
+
+async def test_returning_an_item_of_a_named_order_asks_before_refunding(app: App) -> None:
+    r, delivered = await say(app.router, "I'd like to return the jacket from O-24680", "s-return", "C-001")
+    assert r.intent_id == "refund_request" and r.confirmation
+    assert "O-24680" in delivered[-1].text and r.tool_results == []  # asked, nothing refunded yet
+    assert list(await app.store.fetch("SELECT id FROM refunds")) == []  # type: ignore[attr-defined]
