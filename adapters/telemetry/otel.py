@@ -157,12 +157,12 @@ class OTelTracer:
     ):
         resource = Resource.create({"service.name": service_name})
         sink = ExporterSink(exporter, resource) if isinstance(exporter, SpanExporter) else exporter
-        self.writer = TraceWriter(sink, interval=interval, observe=lambda items: self.metrics.tool_runs(items))
+        self.meter_provider = MeterProvider(metric_readers, resource=resource, shutdown_on_exit=False)
+        self.metrics = Metrics(self.meter_provider)
+        self.writer = TraceWriter(sink, interval=interval, observe=self.metrics.tool_runs)
         self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         self.provider.add_span_processor(self.writer)
-        self.meter_provider = MeterProvider(metric_readers, resource=resource, shutdown_on_exit=False)
         self.tracer = self.provider.get_tracer("agentbot")
-        self.metrics = Metrics(self.meter_provider)
         self._bound = int(sample_rate * (1 << 64))
         self._closed = False
 

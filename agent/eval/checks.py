@@ -42,6 +42,9 @@ def states(text: str, fact: str) -> bool:
     return re.search(before + re.escape(wanted) + after, meaning(text)) is not None
 
 
+_PUNCTUATION = re.compile(r"[^\w\s$฿€£]|(?<!\d)[.,]|[.,](?!\d)")
+
+
 def mentions(text: str, fact: str) -> bool:
     """Whether `text` says what a `reply_not_contains` forbids. A fact written with punctuation
     forbids that form of writing (".md", "plants?", "refunded: ฿420"), so it is matched as written;
@@ -50,9 +53,6 @@ def mentions(text: str, fact: str) -> bool:
         return fact.lower() in text.lower()
     wanted = meaning(fact)
     return bool(wanted) and re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", meaning(text)) is not None
-
-
-_PUNCTUATION = re.compile(r"[^\w\s$฿€£]|(?<!\d)[.,]|[.,](?!\d)")
 
 
 def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int) -> list[Failure]:

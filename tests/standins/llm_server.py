@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.standins import policy_model as policy
+from tests.standins import policy_agent, policy_model
 
 
 @dataclass
@@ -54,17 +54,19 @@ def brain(
     misbehave: str | None = None,
     history: list[str] | None = None,
 ) -> Reply:
-    """What the policy model answers to this request (tests/standins/policy_model.py), or the
-    misbehaviour asked for."""
+    """What the policy model answers to this request (tests/standins/policy_model.py classifies,
+    policy_agent.py acts), or the misbehaviour asked for."""
     if structured:
         if misbehave == "not_json":
             return Reply(text="I think the customer wants an order status.")
-        return Reply(text=json.dumps(policy.classify(system, user)))
-    decision = policy.act(system, user, tools, results, called, history)
+        return Reply(text=json.dumps(policy_model.classify(system, user)))
+    decision = policy_agent.act(system, user, tools, results, called, history)
     names = [t["name"] for t in tools]
     if misbehave == "endless_tools":
         # The same first step again and again, whatever the results say.
-        return Reply(tool_calls=policy.act(system, user, tools, [], [], history).tool_calls or decision.tool_calls)
+        return Reply(
+            tool_calls=policy_agent.act(system, user, tools, [], [], history).tool_calls or decision.tool_calls
+        )
     if misbehave == "wrong_tool" and not results:
         return Reply(
             tool_calls=[("delete_task", {"number": 1}) if "delete_task" not in names else ("issue_refund", {})]
