@@ -37,6 +37,7 @@ from agent.locks import SessionLocks
 from agent.preferences import PreferenceRecorder, TurnPreferences
 from agent.records import TurnRecord
 from agent.session import SessionState
+from agent.snapshot import turn_reads
 from agent.text import check_input, clean
 from agent.tracing import observed_turn
 from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
@@ -107,7 +108,8 @@ class AgentRouter:
                 for attempt in range(self.p.settings.commit_retries):
                     t = self._new_turn(interaction, reply, delivered, trace)
                     try:
-                        response = await self._turn(interaction, t)
+                        with turn_reads():  # each attempt reads fresh data, once
+                            response = await self._turn(interaction, t)
                     except TurnDeadline:
                         return await self._refuse(interaction, self.p.messages.too_slow, reply)
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown

@@ -44,6 +44,7 @@ from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.router import AgentRouter, RouterParts
+from agent.snapshot import TurnSnapshot
 from agent.tools.calculator import math_tools
 from agent.tools.gateway import ToolGateway
 from agent.tools.inventory import inventory_tools
@@ -148,6 +149,7 @@ def build_app(
     records = SqlRecords(store) if isinstance(store, SqlStore) else None
     if records is not None:
         data = OverlayDataSource(data, records)
+    data = TurnSnapshot(data)  # a turn's policy check and tool read an order once
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
     releases = releases or make_release_source(data_dir, env)
     tools = [

@@ -87,9 +87,23 @@ async def test_pre_message_reaches_the_channel_before_the_tool_runs(db_url: str)
         router = app.router
         await router.handle(interaction("track O-12345"), reply=reply)
     assert log[0] == "pre:Checking order O-12345..."
-    # The privacy rule reads the order (whose is it?) before the tool does; both after the pre-message.
-    assert log[1:-1] == ["tool:O-12345", "tool:O-12345"]
+    # The privacy rule reads the order (whose is it?) before the tool runs, after the pre-message;
+    # the tool is answered from that same read (agent/snapshot.py): one read per turn.
+    assert log[1:-1] == ["tool:O-12345"]
     assert log[-1].startswith("answer:Your order O-12345 has shipped")
+
+
+async def test_each_turn_reads_the_order_afresh(db_url: str) -> None:
+    """One read per turn, never one per conversation: a refund stored by the first turn is what the
+    second turn's lookup shows."""
+    log: list[str] = []
+    async with build_app(REPO / "config", REPO / "data", db_url, data_source=RecordingData(log)) as app:
+        await say(app.router, "refund O-23456 please, it arrived broken", session="fresh")
+        confirmed, _ = await say(app.router, "yes", session="fresh")
+        status, _ = await say(app.router, "what's the status of O-23456?", session="fresh")
+    assert "refund" in confirmed.text.lower()
+    assert "refunded" in status.text.lower()
+    assert log.count("tool:O-23456") == 3  # a read in each turn, the policy check and the tool sharing it
 
 
 async def test_turns_continue_across_routers_on_one_database(db_url: str) -> None:
