@@ -32,8 +32,11 @@ _BRIEF = re.compile(
 _DETAILED = re.compile(r"\b(?:more detail|in detail|detailed|compare (?:them|all)|full comparison)\b", re.I)
 
 
+_EMPTY = Preferences()
+
+
 def is_empty(p: Preferences) -> bool:
-    return p == Preferences()
+    return p == _EMPTY
 
 
 def merge(stored: Preferences, update: Preferences) -> Preferences:
