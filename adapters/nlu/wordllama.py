@@ -49,8 +49,19 @@ class WordLlamaScorer:
         )
         self._bank = self.model.embed([s for _, s in examples], norm=True)
 
+    def embed(self, text: str) -> np.ndarray:
+        """One message's normalized embedding: wordllama's own pooling without its batch padding,
+        masks and copies, which cost more than the arithmetic for a single short message."""
+        ids = self.model.tokenizer.encode(text, add_special_tokens=False).ids
+        if not ids:
+            return self.model.embed([text], norm=True)[0]  # type: ignore[no-any-return]
+        table = self.model.embedding
+        rows = table[np.clip(np.asarray(ids, dtype=np.int32), 0, table.shape[0] - 1)]
+        vector = np.sum(rows, axis=0, dtype=np.float32) / np.float32(len(ids))
+        return np.asarray(vector / np.linalg.norm(vector))
+
     def scores(self, text: str) -> dict[str, float]:
-        sims = np.append(self._bank @ self.model.embed([text], norm=True)[0], -np.inf)
+        sims = np.append(self._bank @ self.embed(text), -np.inf)
         grid = sims[self._slots]
         top = np.partition(grid, -self.top_k, axis=1)[:, -self.top_k :].mean(axis=1)
         return dict(zip(self.labels, top.tolist(), strict=True))
