@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -47,7 +48,9 @@ class WordLlamaScorer:
             [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in rows],
             dtype=np.intp,
         )
-        self._bank = self.model.embed([s for _, s in examples], norm=True)
+        # A last row of zeros is the padding position; `scores` sets its similarity to -inf.
+        bank = self.model.embed([s for _, s in examples], norm=True)
+        self._bank = np.vstack([bank, np.zeros((1, bank.shape[1]), dtype=bank.dtype)])
 
     def embed(self, text: str) -> np.ndarray:
         """One message's normalized embedding: wordllama's own pooling without its batch padding,
@@ -56,12 +59,13 @@ class WordLlamaScorer:
         if not ids:
             return self.model.embed([text], norm=True)[0]  # type: ignore[no-any-return]
         table = self.model.embedding
-        rows = table[np.clip(np.asarray(ids, dtype=np.int32), 0, table.shape[0] - 1)]
-        vector = np.sum(rows, axis=0, dtype=np.float32) / np.float32(len(ids))
-        return np.asarray(vector / np.linalg.norm(vector))
+        last = table.shape[0] - 1
+        vector = table[[i if i < last else last for i in ids]].sum(axis=0, dtype=np.float32)
+        # The mean's scale cancels in the normalization.
+        return np.asarray(vector / math.sqrt(float(vector @ vector)))
 
     def scores(self, text: str) -> dict[str, float]:
-        sims = np.append(self._bank @ self.embed(text), -np.inf)
-        grid = sims[self._slots]
-        top = np.partition(grid, -self.top_k, axis=1)[:, -self.top_k :].mean(axis=1)
+        sims = self._bank @ self.embed(text)
+        sims[-1] = -np.inf
+        top = np.partition(sims[self._slots], -self.top_k, axis=1)[:, -self.top_k :].sum(axis=1) / self.top_k
         return dict(zip(self.labels, top.tolist(), strict=True))
