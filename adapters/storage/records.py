@@ -12,14 +12,17 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, select
 
+from adapters.storage.prepared import Prepared
 from adapters.storage.schema import handoff_queue, order_updates, refunds, tasks
 from adapters.storage.sql import SqlStore
 from agent.records import TaskRecord
 
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
-SELECT_ORDER_UPDATE = select(order_updates.c.data).where(order_updates.c.order_id == bindparam("b_order"))
-SELECT_ORDER_REFUNDS = select(refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id == bindparam("b_order"))
+SELECT_ORDER_UPDATE = Prepared(select(order_updates.c.data).where(order_updates.c.order_id == bindparam("b_order")))
+SELECT_ORDER_REFUNDS = Prepared(
+    select(refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id == bindparam("b_order"))
+)
 COUNT_REFUNDS = select(func.count()).where(
     refunds.c.customer_id == bindparam("b_customer"), refunds.c.created_at >= bindparam("b_since")
 )
@@ -70,9 +73,9 @@ class SqlRecords:
         themselves (the sum of every refund, the date of the latest), not from the last update."""
 
         def unit(conn: Connection) -> dict[str, Any] | None:
-            row = conn.execute(SELECT_ORDER_UPDATE, {"b_order": order_id}).first()
+            row = SELECT_ORDER_UPDATE.first(conn, {"b_order": order_id})
             data: dict[str, Any] = json.loads(row.data) if row else {}
-            issued = conn.execute(SELECT_ORDER_REFUNDS, {"b_order": order_id}).all()
+            issued = SELECT_ORDER_REFUNDS.all(conn, {"b_order": order_id})
             if issued:
                 data["refund_amount"] = round(sum(float(r.amount) for r in issued), 2)
                 data["refunded_at"] = max(r.created_at for r in issued).isoformat()

@@ -26,6 +26,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
 from adapters.storage.outbox import commit_event
+from adapters.storage.prepared import Prepared
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     damaged,
@@ -43,22 +44,27 @@ from agent.records import TelemetryEvent, TurnRecord
 from agent.session import SessionState
 from agent.types import Message, ToolResult, utcnow
 
-# Statements are built once: constructing them per call cost more than running them.
-SELECT_STATE = select(sessions.c.state).where(sessions.c.id == bindparam("b_sid"))
-SELECT_HISTORY = (
+# Statements are built once (constructing them per call cost more than running them), and every
+# turn's are `Prepared`: on SQLite they run on the driver's cursor.
+SELECT_STATE = Prepared(select(sessions.c.state).where(sessions.c.id == bindparam("b_sid")))
+SELECT_HISTORY = Prepared(
     select(messages.c.role, messages.c.kind, messages.c.text, messages.c.meta, messages.c.created_at)
     .where(messages.c.session_id == bindparam("b_sid"))
     .order_by(messages.c.id.desc())
     .limit(bindparam("b_limit", type_=Integer))
 )
-INSERT_SESSION = insert(sessions)
-UPDATE_SESSION = (
+INSERT_SESSION = Prepared(
+    insert(sessions), ["id", "version", "customer_id", "channel_type", "state", "created_at", "updated_at"]
+)
+UPDATE_SESSION = Prepared(
     update(sessions)
     .where(sessions.c.id == bindparam("b_sid"), sessions.c.version == bindparam("b_expected"))
     .values(version=bindparam("b_version"), state=bindparam("b_state"), updated_at=bindparam("b_now"))
 )
-INSERT_MESSAGES = insert(messages)
-INSERT_EVENTS = insert(telemetry)
+INSERT_MESSAGES = Prepared(
+    insert(messages), ["session_id", "interaction_id", "role", "kind", "text", "meta", "created_at", "trace_id"]
+)
+INSERT_EVENTS = Prepared(insert(telemetry), ["session_id", "interaction_id", "created_at", "trace_id", "stages"])
 FINISH_INBOX = (
     update(inbox).where(inbox.c.key == bindparam("b_key")).values(status="done", finished_at=bindparam("b_now"))
 )
@@ -68,10 +74,10 @@ SELECT_LEDGER = select(tool_ledger.c.result).where(tool_ledger.c.idempotency_key
 
 
 def load_unit(conn: Connection, session_id: str, history_limit: int) -> tuple[SessionState | None, list[Message]]:
-    row = conn.execute(SELECT_STATE, {"b_sid": session_id}).first()
+    row = SELECT_STATE.first(conn, {"b_sid": session_id})
     if row is None or history_limit == 0:
         return (SessionState.model_validate_json(row.state) if row else None), []
-    rows = conn.execute(SELECT_HISTORY, {"b_sid": session_id, "b_limit": history_limit}).all()
+    rows = SELECT_HISTORY.all(conn, {"b_sid": session_id, "b_limit": history_limit})
     history = [
         Message(role=r.role, kind=r.kind, text=r.text, metadata=json.loads(r.meta), timestamp=r.created_at)
         for r in reversed(rows)
@@ -84,8 +90,8 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
     sid, body = state.session_id, state.model_dump_json()
     if turn.expected_version == 0:
         try:
-            conn.execute(
-                INSERT_SESSION,
+            INSERT_SESSION.run(
+                conn,
                 {
                     "id": sid,
                     "version": state.version,
@@ -99,8 +105,8 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
         except IntegrityError as e:
             raise VersionConflict(sid, 0) from e
     else:
-        res = conn.execute(
-            UPDATE_SESSION,
+        changed = UPDATE_SESSION.run(
+            conn,
             {
                 "b_sid": sid,
                 "b_expected": turn.expected_version,
@@ -109,11 +115,11 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
                 "b_now": now,
             },
         )
-        if res.rowcount != 1:
+        if changed != 1:
             raise VersionConflict(sid, turn.expected_version)
     if turn.messages:
-        conn.execute(
-            INSERT_MESSAGES,
+        INSERT_MESSAGES.run(
+            conn,
             [
                 {
                     "session_id": sid,
@@ -129,7 +135,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             ],
         )
     if turn.events:
-        conn.execute(INSERT_EVENTS, turn_rows(turn.events))
+        INSERT_EVENTS.run(conn, turn_rows(turn.events))
     if turn.inbox_key:
         commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
     for key, result in turn.ledger.items():

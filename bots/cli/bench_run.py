@@ -64,23 +64,46 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Counter:
-    """Statements and rows the store sends to the database (executemany counts once)."""
+    """Statements the database runs for the store (a multi-row insert runs once per row) and rows written.
+
+    On SQLite every turn's statements run on the driver's cursor (adapters/storage/prepared.py), so
+    they are counted there, by SQLite's trace hook, with rows from its change counter; elsewhere by
+    SQLAlchemy's cursor events.
+    """
 
     def __init__(self) -> None:
-        self.statements = self.rows = 0
+        self.statements = self._rows = 0
+        self._store: Any = None
 
-    def attach(self, app: App) -> None:
+    async def attach(self, app: App) -> None:
         runner: Any = getattr(app.store, "runner", None)
         engine = getattr(runner, "engine", None)
         if engine is None:
             return
         engine = getattr(engine, "sync_engine", engine)
-        event.listen(engine, "after_cursor_execute", self._count)
+        if engine.dialect.name == "sqlite":
+            self._store = app.store
+            await app.store.run(self._trace, what="count statements")  # type: ignore[attr-defined]
+        else:
+            event.listen(engine, "after_cursor_execute", self._count)
+
+    def _trace(self, conn: Any) -> None:
+        conn.connection.driver_connection.set_trace_callback(self._statement)
+
+    def _statement(self, sql: str) -> None:
+        if not sql.lstrip()[:8].upper().startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+            self.statements += 1
 
     def _count(self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
-        self.statements += 1
+        self.statements += len(params) if many else 1
         if not statement.lstrip().upper().startswith("SELECT") and cursor.rowcount > 0:
-            self.rows += cursor.rowcount
+            self._rows += cursor.rowcount
+
+    async def rows(self) -> int:
+        if self._store is None:
+            return self._rows
+        changes = await self._store.run(lambda conn: conn.connection.driver_connection.total_changes, what="count rows")
+        return int(changes)
 
 
 async def conversation(router: AgentRouter, session: str, latencies: list[float]) -> None:
@@ -113,7 +136,7 @@ async def db_bytes(app: App) -> int | None:
 async def run_phase(app: App, counter: Counter, prefix: str, count: int, concurrency: int) -> Phase:
     latencies: list[float] = []
     todo = list(range(count))
-    before, statements, rows = await db_bytes(app), counter.statements, counter.rows
+    before, statements, rows = await db_bytes(app), counter.statements, await counter.rows()
 
     async def worker() -> None:
         while todo:
@@ -126,7 +149,7 @@ async def run_phase(app: App, counter: Counter, prefix: str, count: int, concurr
         await asyncio.to_thread(flush)  # the traces this phase wrote are part of its cost
     wall, cpu = time.perf_counter() - started, _cpu() - cpu
     turns = len(latencies)
-    statements, rows = counter.statements - statements, counter.rows - rows
+    statements, rows = counter.statements - statements, await counter.rows() - rows
     after = await db_bytes(app)
     return Phase(
         turns=turns,
@@ -151,7 +174,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
     counter = Counter()
     out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
-        counter.attach(app)
+        await counter.attach(app)
         tag = f"{config.label}-w{worker}"
         await run_phase(app, counter, f"{tag}-warm", 50, 1)
         if worker == 0:
