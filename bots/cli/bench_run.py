@@ -24,6 +24,7 @@ from agent.app import App
 from agent.router import AgentRouter
 from agent.types import ChannelContext, Interaction
 from bots.app import build_app
+from bots.serving import settle_heap
 
 TURNS = ("I want to check my order", "O-12345")
 
@@ -175,6 +176,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
         await counter.attach(app)
+        settle_heap()  # as the Slack and Discord servers do once their app is built
         tag = f"{config.label}-w{worker}"
         await run_phase(app, counter, f"{tag}-warm", 50, 1)
         if worker == 0:

@@ -13,6 +13,7 @@ from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
 from bots.discord.events import DiscordSettings
+from bots.serving import settle_heap
 
 log = logging.getLogger("agentbot.discord")
 
@@ -26,6 +27,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
     notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
     async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
         await check_store(app)
+        settle_heap()
         bot = DiscordBot(settings, app, admin_alerts=admin)
         async with bot:
             await bot.start(settings.token)
