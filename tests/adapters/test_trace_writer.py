@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.telemetry.files import TraceFiles, read_trace
@@ -78,3 +79,19 @@ async def test_two_writers_append_whole_lines_to_one_conversation_file(tmp_path:
     spans = read_trace(path)
     assert [s["span_id"] for s in spans if s["name"] != "turn"] == ids
     assert len({s["trace_id"] for s in spans}) == 1
+
+
+async def test_every_payload_value_reaches_the_trace_file(tmp_path: Path) -> None:
+    """Stage payloads hold whatever a stage noted: an integer wider than 64 bits, a date, a key that
+    is no string. Each is written (not dropped with its turn's line), as the json module would."""
+    tracer = OTelTracer(TraceFiles(tmp_path), interval=60)
+    i = interaction("hello", "s-wide")
+    when = datetime(2026, 11, 23, 0, 30, tzinfo=UTC)
+    with observed_turn(tracer, i) as trace:
+        t = Turn(i, "s-wide", None, frozenset(), None, [], trace)
+        t.emit("received", {"big": 2**70, "at": when, "by_number": {3: "three"}})
+    await tracer.aclose()
+    [path] = conversation_files(tmp_path)
+    [stage] = [s for s in read_trace(path) if s["name"] == "received"]
+    assert stage["payload"] == {"big": 2**70, "at": str(when), "by_number": {"3": "three"}}
+    assert tracer.writer.dropped == 0
