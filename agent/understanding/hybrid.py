@@ -9,6 +9,7 @@ message is out of scope.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pydantic import BaseModel, Field
@@ -131,8 +132,14 @@ class HybridReader:
         prepared = [(label, core_text(self.entities.read(s).masked)) for label, s in examples]
         for scorer in scorers:
             scorer.fit(prepared)
+        # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
+        # scored recently is not embedded again. The scores are fixed once the banks are fitted.
+        self._recent = functools.lru_cache(maxsize=4096)(self._fused)
 
     def fused(self, text: str) -> dict[str, float]:
+        return dict(self._recent(text))
+
+    def _fused(self, text: str) -> dict[str, float]:
         total: dict[str, float] = {}
         for scorer in self.scorers:
             for label, score in scorer.scores(text).items():
