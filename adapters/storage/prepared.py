@@ -66,8 +66,8 @@ class Prepared:
         self._compiled: _Compiled | None = None
 
     def _sqlite(self, conn: Connection) -> _Compiled | None:
-        if conn.dialect.name != "sqlite":
-            return None
+        if conn.dialect.name != "sqlite" or conn.dialect.driver != "pysqlite":
+            return None  # the cursor path is for the standard library's driver only
         if self._compiled is None:
             self._compiled = _Compiled(self.stmt, conn.dialect, self.keys)  # type: ignore[arg-type]
         return self._compiled

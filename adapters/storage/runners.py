@@ -45,6 +45,7 @@ class SQLiteThreadRunner:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._serve, name="agentbot-sqlite", daemon=True)
         self._thread.start()
+        self._closing = False
         # The thread keeps one connection: checking one out of the pool and resetting it for every
         # unit cost as much as a turn's reads (py-spy on `agentbot bench`).
         self._conn: Connection | None = None
@@ -74,13 +75,17 @@ class SQLiteThreadRunner:
         self.engine.dispose()
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._closing:  # a job queued after the thread's last one would never run
+            raise RuntimeError("the SQLite runner is closed")
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._jobs.put((fn, args, loop, future))
         return await future
 
     async def aclose(self) -> None:
-        self._jobs.put(None)
+        if not self._closing:
+            self._closing = True
+            self._jobs.put(None)
         await asyncio.to_thread(self._thread.join)
 
 

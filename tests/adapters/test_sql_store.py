@@ -131,3 +131,11 @@ async def test_a_session_stored_in_the_old_facts_shape_loads_into_typed_fields(s
     assert state.history_summary is not None and state.history_summary.text == "asked twice"
     assert state.handoff is not None and state.handoff.acknowledged
     assert "approved_action" not in state.model_dump_json()  # a per-turn value is never carried over
+
+
+async def test_a_closed_store_refuses_work_instead_of_waiting_forever(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite+aiosqlite:///{tmp_path}/closed.db")
+    await store.ensure_schema()
+    await store.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.load("s-1", 10)
