@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -139,3 +140,24 @@ async def test_a_closed_store_refuses_work_instead_of_waiting_forever(tmp_path: 
     await store.aclose()
     with pytest.raises(RuntimeError, match="closed"):
         await store.load("s-1", 10)
+
+
+async def test_the_log_is_checkpointed_in_the_background_not_by_a_commit(tmp_path: Path) -> None:
+    """Commits only append to the write-ahead log (a commit checkpoints only past 10,000 pages); the
+    checkpoint thread copies the log into the database file, which is where the rows then are."""
+    path = tmp_path / "bg.db"
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    await store.ensure_schema()
+    await store.fetch("PRAGMA wal_checkpoint(TRUNCATE)")  # start from an empty log
+    before = path.stat().st_size
+    for version in range(1, 21):
+        await store.commit(turn(version, version - 1, "x" * 2000))
+    for _ in range(100):  # the thread runs every 0.25 s
+        if path.stat().st_size > before:
+            break
+        await asyncio.sleep(0.05)
+    grown = path.stat().st_size > before  # before closing: the last connection's close checkpoints too
+    await store.aclose()
+    assert grown
+    rows = sqlite3.connect(path).execute("SELECT count(*) FROM messages").fetchone()
+    assert rows == (20,)
