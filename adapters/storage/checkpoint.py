@@ -34,27 +34,35 @@ class Checkpointer:
         self.path = Path(database)
         self.busy_timeout_ms, self.synchronous, self.interval = busy_timeout_ms, synchronous, interval
         self.done = 0  # checkpoints run, for tests and curiosity
+        # Set by the runner once a unit has succeeded: a file that is missing, damaged or not yet
+        # migrated is the runner's to report, not this thread's.
+        self.armed = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="agentbot-checkpoint", daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
         conn: sqlite3.Connection | None = None
-        try:
-            while not self._stop.wait(self.interval):
+        failing = False
+        while not self._stop.wait(self.interval):
+            if not self.armed.is_set():
+                continue
+            try:
                 if conn is None:
-                    if not self.path.exists():
-                        continue  # the runner creates the file on its first unit
                     conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None)
                     conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
-                try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    self.done += 1
-                except sqlite3.Error as e:  # the backstop still bounds the log; try again next time
-                    log.warning("background checkpoint failed: %s", e)
-        finally:
-            if conn is not None:
-                conn.close()
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self.done += 1
+                failing = False
+            except sqlite3.Error as e:  # the backstop still bounds the log; try again next time
+                if not failing:
+                    log.warning("background checkpoint failed (commits will checkpoint instead): %s", e)
+                failing = True
+                if conn is not None:
+                    conn.close()
+                conn = None
+        if conn is not None:
+            conn.close()
 
     def stop(self) -> None:
         """Stop and wait for the thread (blocking: call it off the event loop)."""

@@ -69,7 +69,10 @@ class SQLiteThreadRunner:
         if conn is None or conn.invalidated or conn.closed:
             conn = self._conn = self.engine.connect()
         with conn.begin():
-            return fn(conn, *args)
+            result = fn(conn, *args)
+        if self._checkpointer is not None and not self._checkpointer.armed.is_set():
+            self._checkpointer.armed.set()
+        return result
 
     def _close(self) -> None:
         if self._conn is not None:
