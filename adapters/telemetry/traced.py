@@ -132,11 +132,12 @@ class TracedExecutor:
     async def _spanned(self, call: ToolCall, context: ToolContext) -> ToolResult:
         with self.otel.tracer.start_as_current_span(f"tool {call.tool_name}") as span:
             result = await self.inner.execute(call, context)
-            span.set_attributes(self._attributes(call, context, result))
+            attributes = self._attributes(call, context, result)
+            span.set_attributes(attributes)
             if not result.success:
                 span.set_status(Status(StatusCode.ERROR, result.error_code or "tool_failed"))
                 span.set_attribute("error.type", result.error_code or "tool_failed")
-            self.otel.metrics.tool_run(self._attributes(call, context, result))
+            self.otel.metrics.tool_run(attributes)
             return result
 
     @staticmethod
