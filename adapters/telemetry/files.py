@@ -113,8 +113,9 @@ class TraceFiles:
     """A trace per conversation in `<directory>/<trace_id>.jsonl`, appended: a line per turn (its
     stage spans nested) and a line per tool or provider span.
 
-    Each batch is one `write` per file opened for appending, so two workers adding to the same
-    conversation's file interleave whole lines. Recently used files stay open.
+    A span is encoded where it ends (`prepare`), so the writer thread only appends bytes. Each batch
+    is one `write` per file opened for appending, so two workers adding to the same conversation's
+    file interleave whole lines. Recently used files stay open.
 
     Args:
         directory: where trace files go (created if missing).
@@ -129,21 +130,22 @@ class TraceFiles:
     def path(self, trace_id: str) -> Path:
         return self.directory / f"{trace_id}.jsonl"
 
-    def write(self, items: Sequence[Item]) -> None:
-        lines: dict[str, list[bytes]] = {}
-        for item in items:
-            # Exception events carry provider messages and stack traces: scanned like everything written.
-            if isinstance(item, TurnSpans):
-                record = turn_record(item)
-                out = lines.setdefault(record["trace_id"], [])
-                out.append(_encode(record))
-                out.extend(_encode(child_record(item, c)) for c in item.children)
-            else:
-                record = REDACT.value(span_record(item))
-                lines.setdefault(record["trace_id"], []).append(_encode(record))
-        for trace_id, body in lines.items():
-            body.append(b"")
-            os.write(self._fd(trace_id), b"\n".join(body))
+    def prepare(self, item: Item) -> tuple[str, bytes]:
+        """The span's lines, each ended by a newline, and the conversation file they go to."""
+        # Exception events carry provider messages and stack traces: scanned like everything written.
+        if isinstance(item, TurnSpans):
+            record = turn_record(item)
+            lines = [_encode(record), *(_encode(child_record(item, c)) for c in item.children), b""]
+            return record["trace_id"], b"\n".join(lines)
+        record = REDACT.value(span_record(item))
+        return record["trace_id"], _encode(record) + b"\n"
+
+    def write(self, batch: Sequence[tuple[str, bytes]]) -> None:
+        files: dict[str, list[bytes]] = {}
+        for trace_id, lines in batch:
+            files.setdefault(trace_id, []).append(lines)
+        for trace_id, chunks in files.items():
+            os.write(self._fd(trace_id), b"".join(chunks))
 
     def _fd(self, trace_id: str) -> int:
         fd = self._fds.pop(trace_id, None)

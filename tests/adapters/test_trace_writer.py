@@ -19,6 +19,9 @@ class BrokenSink:
     def __init__(self) -> None:
         self.calls = 0
 
+    def prepare(self, item: Item) -> Item:
+        return item
+
     def write(self, items: Sequence[Item]) -> None:
         self.calls += 1
         raise OSError("disk full")
@@ -95,3 +98,23 @@ async def test_every_payload_value_reaches_the_trace_file(tmp_path: Path) -> Non
     [stage] = [s for s in read_trace(path) if s["name"] == "received"]
     assert stage["payload"] == {"big": 2**70, "at": str(when), "by_number": {"3": "three"}}
     assert tracer.writer.dropped == 0
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no text for this")
+
+
+async def test_a_span_that_cannot_be_encoded_is_dropped_and_the_turn_goes_on(tmp_path: Path) -> None:
+    """Trace lines are encoded where the turn ends: a payload value with no text loses that turn's
+    trace line (counted), never the turn, and the conversation's other turns are still written."""
+    tracer = OTelTracer(TraceFiles(tmp_path), interval=60)
+    i = interaction("hello", "s-odd")
+    with observed_turn(tracer, i) as trace:
+        t = Turn(i, "s-odd", None, frozenset(), None, [], trace)
+        t.emit("received", {"odd": Unprintable()})
+    kept = turn_in(tracer, "s-odd")
+    await tracer.aclose()
+    assert tracer.writer.dropped == 1
+    [path] = conversation_files(tmp_path)
+    assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept
