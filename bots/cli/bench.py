@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import tempfile
@@ -64,6 +65,22 @@ def floor(path: Path, conversations: int, synchronous: str) -> dict[str, Any]:
         "statements_per_turn": 2.0,
         "bytes_per_conversation": round(size / conversations),
     }
+
+
+def trace_file_floor(directory: Path, files: int, size: int = 2048) -> dict[str, Any]:
+    """What the trace writer asks of the file system for each new conversation: create a file,
+    append to it, close it. Measured in the run, since the same disk can differ tenfold: ext4
+    without a journal skips inodes freed in the last minute, one by one, on every create."""
+    directory.mkdir()
+    body = b"x" * size
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    started, cpu = time.perf_counter(), time.process_time()
+    for i in range(files):
+        fd = os.open(directory / f"{i:032x}.jsonl", flags, 0o644)
+        os.write(fd, body)
+        os.close(fd)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"files": files, "us_per_file": round(wall * 1e6 / files, 1), "cpu_us_per_file": round(cpu * 1e6 / files, 1)}
 
 
 async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
@@ -134,6 +151,8 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "rounds": args.rounds,
         "configurations": {},
     }
+    # Before the rounds: nothing the bench writes is deleted until it ends, so this is their disk.
+    report["trace_file_floor"] = trace_file_floor(tmp / "floor-traces", args.conversations)
     runs: dict[str, list[dict[str, Any]]] = {}
     for round_no in range(args.rounds):
         for config in configurations(args, tmp, round_no):
@@ -234,6 +253,11 @@ def print_report(report: dict[str, Any]) -> None:
         cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
         name = "floor: asyncpg, same server" if sync == "postgresql" else f"floor: sqlite3, synchronous={sync.upper()}"
         print(_row(name, cells))
+    files = report["trace_file_floor"]
+    print(
+        f"floor: a new trace file (create, append 2 KB, close): {files['us_per_file']:,.0f} us each "
+        f"({files['cpu_us_per_file']:,.0f} us CPU); tracing makes one per conversation"
+    )
     ratios = report["ratios"]
     print(
         f"shipped p50 / floor p50 = {ratios['shipped_p50_vs_floor']}x; shipped turns/s / floor turns/s = "
