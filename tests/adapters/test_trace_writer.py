@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,24 @@ class BrokenSink:
     def write(self, items: Sequence[Item]) -> None:
         self.calls += 1
         raise OSError("disk full")
+
+    def shutdown(self) -> None:
+        return None
+
+
+class WhereSink:
+    """Notes the thread each span is prepared on, and how many reach `write`."""
+
+    def __init__(self) -> None:
+        self.prepared_on: list[str] = []
+        self.written = 0
+
+    def prepare(self, item: Item) -> Item:
+        self.prepared_on.append(threading.current_thread().name)
+        return item
+
+    def write(self, items: Sequence[Item]) -> None:
+        self.written += len(items)
 
     def shutdown(self) -> None:
         return None
@@ -54,6 +73,15 @@ async def test_a_failing_sink_drops_traces_and_keeps_writing_later_ones(tmp_path
     turn_in(tracer, "s-1")
     await tracer.aclose()
     assert sink.calls == 2 and tracer.writer.dropped == 2
+
+
+async def test_a_turn_is_encoded_where_it_ends_not_on_the_writer_thread() -> None:
+    sink = WhereSink()
+    tracer = OTelTracer(sink, interval=60)
+    turn_in(tracer, "s-1")
+    assert sink.prepared_on == [threading.current_thread().name] and sink.written == 0
+    await tracer.aclose()
+    assert sink.written == 1
 
 
 async def test_a_full_queue_drops_instead_of_making_the_turn_wait(tmp_path: Path) -> None:
