@@ -61,6 +61,11 @@ ENV_VARS: list[EnvVar] = [
         group="server",
         purpose="`agentbot slack` interface (default 0.0.0.0 in a container, else 127.0.0.1)",
     ),
+    EnvVar(
+        name="AGENTBOT_CPU",
+        group="server",
+        purpose="`auto` (default: each `slack`/`discord` process takes a CPU no other holds), `off`, or a CPU number",
+    ),
     EnvVar(name="OPENAI_API_KEY", group="llm", purpose="OpenAI key for `llm`/`cascade` mode", secret=True),
     EnvVar(name="OPENAI_BASE_URL", group="llm", purpose="another OpenAI endpoint (ends in `/v1`)"),
     EnvVar(name="ANTHROPIC_API_KEY", group="llm", purpose="Anthropic key", secret=True),

@@ -24,6 +24,7 @@ from agent.app import App
 from agent.router import AgentRouter
 from agent.types import ChannelContext, Interaction
 from bots.app import build_app
+from bots.cpu import pin_to_one_cpu
 from bots.serving import settle_heap
 
 TURNS = ("I want to check my order", "O-12345")
@@ -173,7 +174,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
     }
     counter = Counter()
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"cpu": pin_to_one_cpu(env)}  # as the Slack and Discord servers do
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
         await counter.attach(app)
         settle_heap()  # as the Slack and Discord servers do once their app is built

@@ -12,6 +12,7 @@ from agent.interfaces import AlertNotifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
+from bots.cpu import pin_to_one_cpu
 from bots.discord.events import DiscordSettings
 from bots.serving import settle_heap
 
@@ -28,6 +29,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
     async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
         await check_store(app)
         settle_heap()
+        pin_to_one_cpu(env)
         bot = DiscordBot(settings, app, admin_alerts=admin)
         async with bot:
             await bot.start(settings.token)

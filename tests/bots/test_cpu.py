@@ -1,0 +1,88 @@
+"""One CPU per serving process: each claims its own, threads included, and `off` leaves it alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from agent.errors import ConfigError
+from bots.cpu import pin_to_one_cpu
+
+# A worker as the servers start one: a thread already running (the SQLite thread is started by
+# build_app), then pinned; it reports its CPU and every thread's CPUs, and holds its claim until told.
+WORKER = textwrap.dedent(
+    """
+    import json, os, sys, threading
+    from bots.cpu import pin_to_one_cpu
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+    cpu = pin_to_one_cpu(dict(os.environ))
+    threads = {tid: sorted(os.sched_getaffinity(int(tid))) for tid in os.listdir("/proc/self/task")}
+    print(json.dumps({"cpu": cpu, "threads": threads}), flush=True)
+    sys.stdin.readline()
+    """
+)
+
+linux = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is a Linux call")
+
+
+def start_worker(**env: str) -> tuple[subprocess.Popen[str], dict]:
+    import json
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
+    assert proc.stdout is not None
+    return proc, json.loads(proc.stdout.readline())
+
+
+def stop(procs: list[subprocess.Popen[str]]) -> None:
+    for proc in procs:
+        proc.communicate("\n", timeout=30)
+
+
+@linux
+def test_each_worker_claims_a_cpu_of_its_own_with_all_its_threads_and_extra_ones_stay_unpinned() -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("one CPU: nothing to pin")
+    procs, cpus = [], []
+    try:
+        for _ in allowed:
+            proc, report = start_worker(AGENTBOT_CPU="auto")
+            procs.append(proc)
+            cpus.append(report["cpu"])
+            assert all(affinity == [report["cpu"]] for affinity in report["threads"].values())
+        assert sorted(cpus) == allowed  # no two workers on one CPU
+        proc, report = start_worker(AGENTBOT_CPU="auto")  # more workers than CPUs
+        procs.append(proc)
+        assert report["cpu"] is None and all(a == allowed for a in report["threads"].values())
+    finally:
+        stop(procs)
+    proc, report = start_worker()  # the claims ended with their processes
+    stop([proc])
+    assert report["cpu"] == allowed[0]
+
+
+@linux
+def test_off_leaves_the_process_on_every_cpu() -> None:
+    proc, report = start_worker(AGENTBOT_CPU="off")
+    stop([proc])
+    assert report["cpu"] is None
+    assert all(a == sorted(os.sched_getaffinity(0)) for a in report["threads"].values())
+
+
+@linux
+def test_a_cpu_the_process_may_not_use_or_a_word_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="AGENTBOT_CPU: CPU 4096 is not one this process may use"):
+        pin_to_one_cpu({"AGENTBOT_CPU": "4096"})
+    with pytest.raises(ConfigError, match="AGENTBOT_CPU: `auto`, `off` or a CPU number, not 'fast'"):
+        pin_to_one_cpu({"AGENTBOT_CPU": "fast"})
