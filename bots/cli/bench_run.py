@@ -255,6 +255,7 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "concurrent": concurrent.model_dump(),
         "peak_rss_mb": max(p["peak_rss_mb"] for p in parts),
         "workers": len(parts),
+        "cpus": [p["cpu"] for p in parts],  # each worker's CPU (None: unpinned)
     }
 
 

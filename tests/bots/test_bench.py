@@ -7,6 +7,7 @@ README promises is measured from real work: statements, rows and bytes written, 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -50,6 +51,8 @@ def test_two_workers_share_one_database() -> None:
     assert out.returncode == 0, out.stderr
     shipped = json.loads(out.stdout)["configurations"]["shipped"]
     assert shipped["workers"] == 2
+    if hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2:  # each worker on a CPU of its own
+        assert len(set(shipped["cpus"])) == 2 and None not in shipped["cpus"]
     assert shipped["concurrent"]["turns"] == 16  # 8 conversations split over two processes
 
 
