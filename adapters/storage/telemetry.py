@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from adapters.encoding import dumps
 from agent.records import TelemetryEvent
 
-_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 _US = timedelta(microseconds=1)
 
 
@@ -34,7 +34,7 @@ def turn_rows(events: Sequence[TelemetryEvent]) -> list[dict[str, Any]]:
                 "interaction_id": interaction_id,
                 "created_at": start,
                 "trace_id": group[0].trace_id,
-                "stages": _encode(stages),
+                "stages": dumps(stages).decode(),
             }
         )
     return rows

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 
+from adapters.encoding import dumps
 from adapters.telemetry.writer import ChildSpan, Item, TurnSpans
 from agent.redaction import DEFAULT as REDACT
 
@@ -56,8 +56,9 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
         "attributes": REDACT.value(turn.attributes),
         "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
         "stages": [
-            [event.stage, format(span_id, "016x"), *turn.stage_times(event), event.level, event.payload]
-            for event, span_id in turn.stages
+            # The turn gave each event its span's id in hex when it emitted it.
+            [event.stage, event.span_id or f"{span:016x}", *turn.stage_times(event), event.level, event.payload]
+            for event, span in turn.stages
         ],
     }
 
@@ -77,18 +78,6 @@ def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
         "attributes": REDACT.value(child.attributes),  # the ids above are ours: nothing to scan
         "events": [],
     }
-
-
-_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
-
-
-def _encode(record: dict[str, Any]) -> bytes:
-    """One JSON line; datetimes as str() writes them. The json module takes what orjson refuses
-    (an integer wider than 64 bits in a payload)."""
-    try:
-        return orjson.dumps(record, default=str, option=_OPTIONS)
-    except orjson.JSONEncodeError:
-        return json.dumps(record, default=str, separators=(",", ":")).encode()
 
 
 STAGE_FIELDS = ("name", "span_id", "start_ns", "end_ns", "level", "payload")
@@ -135,10 +124,10 @@ class TraceFiles:
         # Exception events carry provider messages and stack traces: scanned like everything written.
         if isinstance(item, TurnSpans):
             record = turn_record(item)
-            lines = [_encode(record), *(_encode(child_record(item, c)) for c in item.children), b""]
+            lines = [dumps(record), *(dumps(child_record(item, c)) for c in item.children), b""]
             return record["trace_id"], b"\n".join(lines)
         record = REDACT.value(span_record(item))
-        return record["trace_id"], _encode(record) + b"\n"
+        return record["trace_id"], dumps(record) + b"\n"
 
     def write(self, batch: Sequence[tuple[str, bytes]]) -> None:
         files: dict[str, list[bytes]] = {}

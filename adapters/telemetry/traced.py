@@ -125,7 +125,7 @@ class TracedExecutor:
         attributes = self._attributes(call, context, result)
         if error is not None:
             attributes["error.type"] = error
-        # Its metrics are counted from these values by the writer thread (OTelTracer's Metrics.tool_runs).
+        # Its metrics are counted from these values when the turn ends (Metrics.tool_runs).
         turn.children.append(ChildSpan(f"tool {call.tool_name}", random_id(), start, time.time_ns(), attributes, error))
         return result
 
