@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bots.cli.bench_run import Config, percentile, run_config, traces_bytes
+from bots.cli.bench_run import PHASES, Config, percentile, run_config, traces_bytes
 
 UPSERT = (
     "INSERT INTO state VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data"
@@ -184,7 +184,7 @@ def median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
     """One configuration's rounds as one: each figure the median of the rounds, peak RSS the
     highest, and every round's throughput kept so the spread shows."""
     out = dict(results[0])
-    for phase in ("sequential", "concurrent"):
+    for phase in PHASES:
         out[phase] = {
             key: statistics.median(r[phase][key] for r in results)
             if all(isinstance(r[phase][key], int | float) for r in results)
@@ -246,7 +246,7 @@ def print_report(report: dict[str, Any]) -> None:
         name = f"agentbot, {label}" + (" (tracing on, NORMAL)" if label == "shipped" else "")
         size = conc["bytes_per_conversation"] or seq["bytes_per_conversation"]
         cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p99_ms"], conc.get("cpu_ms_per_turn")]
-        cells += [conc["statements_per_turn"], conc["rows_per_turn"], size]
+        cells += [r["counted"]["statements_per_turn"], r["counted"]["rows_per_turn"], size]
         print(_row(name, [*cells, r["trace_bytes_per_conversation"] or None, r["peak_rss_mb"]]))
     for sync, f in report["floor"].items():
         cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, f.get("cpu_ms_per_turn")]
