@@ -59,7 +59,7 @@ class Metrics:
         self.tool_calls.add(1, labels)
 
     def tool_runs(self, item: Any) -> None:
-        """The tool runs of a traced turn, counted as it ends (a few microseconds each)."""
+        """The tool runs of a traced turn, counted as it ends (about 10 us each)."""
         for child in item.children if isinstance(item, TurnSpans) else ():
             if "agentbot.tool.name" in child.attributes:
                 self.tool_run(child.attributes)

@@ -10,7 +10,7 @@ than making a turn wait.
 
 Why the file sink encodes where the turn ends, not on the writer thread: the writer shares the
 interpreter lock with the turns, and a batch encoded there held it for milliseconds at a time, so a
-turn that overlapped a batch waited that long (sequential p99 3.8-4.8 ms against 2.5-3.5 encoded
+turn that overlapped a batch waited that long (sequential p99 4.0-4.8 ms against 2.8-3.5 encoded
 in the turn, at the same p50). What is left for the thread is the file calls, which let go of it.
 """
 
