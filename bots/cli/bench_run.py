@@ -193,7 +193,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
     }
     counter = Counter()
-    out: dict[str, Any] = {"cpu": pin_to_one_cpu(env)}  # as the Slack and Discord servers do
+    out: dict[str, Any] = {"cpu": await asyncio.to_thread(pin_to_one_cpu, env)}  # as the servers do
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
         settle_heap()  # as the Slack and Discord servers do once their app is built
         tag = f"{config.label}-w{worker}"

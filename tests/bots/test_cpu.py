@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -69,7 +71,26 @@ def test_each_worker_claims_a_cpu_of_its_own_with_all_its_threads_and_extra_ones
         stop(procs)
     proc, report = start_worker()  # the claims ended with their processes
     stop([proc])
-    assert report["cpu"] == allowed[0]
+    assert report["cpu"] in allowed
+
+
+@linux
+def test_a_worker_that_cannot_see_the_others_claims_takes_the_least_busy_cpu(tmp_path: Path) -> None:
+    """One container per worker: no shared lock files, so the load decides. A process keeps the
+    first CPU busy; the worker takes another."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("one CPU: nothing to choose")
+    spin = f"import os\nos.sched_setaffinity(0, {{{allowed[0]}}})\nwhile True: pass"
+    busy = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        time.sleep(0.3)
+        proc, report = start_worker(TMPDIR=str(tmp_path))  # lock files of its own
+        stop([proc])
+    finally:
+        busy.kill()
+        busy.wait()
+    assert report["cpu"] in allowed[1:]
 
 
 @linux
