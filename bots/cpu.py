@@ -68,7 +68,7 @@ def _claim(cpus: list[int]) -> int | None:
     for cpu in cpus:
         path = Path(tempfile.gettempdir()) / f"agentbot-cpu-{cpu}.lock"
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # read-only: another user's file locks too
         except OSError:
             return None  # no shared folder to coordinate in: better unpinned than two on one CPU
         try:
@@ -98,8 +98,8 @@ def _busy_ticks() -> dict[int, int]:
         return {}
     out = {}
     for line in lines:
-        name, *fields = line.split()
-        if name.startswith("cpu") and name[3:].isdigit():
+        name, *fields = line.split() or [""]
+        if name.startswith("cpu") and name[3:].isdigit() and len(fields) >= 5:
             ticks = [int(f) for f in fields]
             out[int(name[3:])] = sum(ticks) - ticks[3] - ticks[4]  # all but idle and iowait
     return out
