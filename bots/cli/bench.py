@@ -11,7 +11,9 @@ of the rounds, since two processes of the same build can differ by a quarter on 
 - synchronous=FULL: the shipped app syncing every commit to disk (SQLite only).
 
 The floor does one SELECT and one UPSERT of a JSON row per turn with the stdlib sqlite3 module,
-committed, at each durability, in the same run on the same disk: compare ratios across runs.
+committed, at each durability, in the same run on the same disk: compare ratios across runs. A
+second floor times what the trace writer asks of the disk per conversation (a new file), before
+and after the rounds. Each process pins itself to one CPU as the servers do (bots/cpu.py).
 """
 
 from __future__ import annotations
