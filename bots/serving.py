@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from adapters.storage.sql import SqlStore
 from agent.errors import ConfigError, StorageError
+from bots.cpu import pin_to_one_cpu
 
 DEFAULT_PORT = 3000
 # Young collections every 5,000 new container objects instead of 700: the 50 turns a worker may
@@ -70,6 +71,14 @@ def add_health_routes(web_app: Any, store: SqlStore) -> None:
 
     web_app.router.add_get("/healthz", healthz)
     web_app.router.add_get("/readyz", readyz)
+
+
+def settle_process(env: Mapping[str, str]) -> int | None:
+    """What a long-running process does once its app is built: settle its heap and pin it to one
+    CPU (`bots/cpu.py`). Returns the CPU, or None when left unpinned. Blocks for about a tenth of
+    a second: call it before the event loop runs, or in a thread."""
+    settle_heap()
+    return pin_to_one_cpu(env)
 
 
 def settle_heap() -> None:

@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from adapters.telemetry.files import JsonFileMetricExporter, TraceFiles
-from adapters.telemetry.writer import ExporterSink, SpanSink, TraceWriter, TurnSpans
+from adapters.telemetry.writer import ExporterSink, Item, SpanSink, TraceWriter, TurnSpans
 from agent.records import TelemetryEvent
 from agent.types import Interaction
 
@@ -58,7 +58,7 @@ class Metrics:
         self.tool_duration.record(attributes["agentbot.tool.duration_ms"], labels)
         self.tool_calls.add(1, labels)
 
-    def tool_runs(self, item: Any) -> None:
+    def tool_runs(self, item: Item) -> None:
         """The tool runs of a traced turn, counted as it ends (about 10 us each)."""
         for child in item.children if isinstance(item, TurnSpans) else ():
             if "agentbot.tool.name" in child.attributes:

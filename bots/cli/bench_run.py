@@ -24,8 +24,7 @@ from agent.app import App
 from agent.router import AgentRouter
 from agent.types import ChannelContext, Interaction
 from bots.app import build_app
-from bots.cpu import pin_to_one_cpu
-from bots.serving import settle_heap
+from bots.serving import settle_process
 
 TURNS = ("I want to check my order", "O-12345")
 PHASES = ("counted", "sequential", "concurrent")  # statements and rows are counted in the first only
@@ -79,7 +78,8 @@ class Counter:
 
     def __init__(self) -> None:
         self.statements = self._rows = 0
-        self._store: Any = None
+        self._store: Any = None  # SQLite: counted by the trace hook on the store's connection
+        self._engine: Any = None  # elsewhere: counted by the engine's cursor events
 
     async def attach(self, app: App) -> None:
         runner: Any = getattr(app.store, "runner", None)
@@ -91,16 +91,14 @@ class Counter:
             self._store = app.store
             await app.store.run(self._trace, what="count statements")  # type: ignore[attr-defined]
         else:
+            self._engine = engine
             event.listen(engine, "after_cursor_execute", self._count)
 
-    async def detach(self, app: App) -> None:
+    async def detach(self) -> None:
         if self._store is not None:
             await self._store.run(self._untrace, what="stop counting statements")
-        else:
-            engine = getattr(getattr(app.store, "runner", None), "engine", None)
-            engine = getattr(engine, "sync_engine", engine)
-            if engine is not None and event.contains(engine, "after_cursor_execute", self._count):
-                event.remove(engine, "after_cursor_execute", self._count)
+        elif self._engine is not None:
+            event.remove(self._engine, "after_cursor_execute", self._count)
 
     def _trace(self, conn: Any) -> None:
         conn.connection.driver_connection.set_trace_callback(self._statement)
@@ -193,14 +191,14 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
     }
     counter = Counter()
-    out: dict[str, Any] = {"cpu": await asyncio.to_thread(pin_to_one_cpu, env)}  # as the servers do
+    out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
-        settle_heap()  # as the Slack and Discord servers do once their app is built
+        out["cpu"] = await asyncio.to_thread(settle_process, env)  # as the Slack and Discord servers do
         tag = f"{config.label}-w{worker}"
         await run_phase(app, None, f"{tag}-warm", 50, 1)
         await counter.attach(app)
         out["counted"] = await run_phase(app, counter, f"{tag}-count", 50, 1)
-        await counter.detach(app)
+        await counter.detach()
         if worker == 0:
             out["sequential"] = await run_phase(app, None, f"{tag}-seq", config.conversations, 1)
         if barrier is not None:

@@ -12,9 +12,8 @@ from agent.interfaces import AlertNotifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
-from bots.cpu import pin_to_one_cpu
 from bots.discord.events import DiscordSettings
-from bots.serving import settle_heap
+from bots.serving import settle_process
 
 log = logging.getLogger("agentbot.discord")
 
@@ -28,8 +27,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
     notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
     async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
         await check_store(app)
-        settle_heap()
-        await asyncio.to_thread(pin_to_one_cpu, env)  # it samples the CPUs' load for 0.1 s
+        await asyncio.to_thread(settle_process, env)  # it samples the CPUs' load for 0.1 s
         bot = DiscordBot(settings, app, admin_alerts=admin)
         async with bot:
             await bot.start(settings.token)
