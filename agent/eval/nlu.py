@@ -1,9 +1,11 @@
 """`agentbot eval --nlu`: how well understanding reads single messages from a labelled corpus.
 
 Each corpus line is {"text", "intent", "slots"}: intent "out_of_scope" for a request the bot does
-not serve. Every message is read as the first message of a fresh conversation by the same
-classifier the bot uses. The report has intent accuracy, per-intent precision/recall/F1,
-out-of-scope precision/recall, slot accuracy, false actions (a side-effecting intent acted on where
+not serve. A line may instead list every answer that counts as right, as the mapped CLINC150 corpus
+does ({"text", "expected": [...], "source_split"}; "unknown" is out of scope); lines of a `train`
+split are skipped, since banks may be drawn from them. Every message is read as the first message of
+a fresh conversation by the same classifier the bot uses. The report has intent accuracy, per-intent
+precision/recall/F1, out-of-scope precision/recall, slot accuracy, false actions (a side-effecting intent acted on where
 the label says otherwise; an offer asked first is not an action), a confusion matrix, the time to
 read a message and the corpus lines that also appear in an example bank.
 """
@@ -30,8 +32,22 @@ SLOTS = ("order_id", "amount", "budget", "release_id", "task_number")
 
 class NluCase(BaseModel):
     text: str
-    intent: str
+    intent: str  # the label the line is counted under
+    accept: list[str] = Field(default_factory=list)  # every answer that counts as right (default: intent)
     slots: dict[str, str] = Field(default_factory=dict)
+
+    def accepts(self, predicted: str) -> bool:
+        return predicted in (self.accept or [self.intent])
+
+
+def _case(row: dict) -> NluCase | None:
+    """A corpus row as a case; None for a training row."""
+    if "expected" not in row:
+        return NluCase.model_validate(row)
+    if str(row.get("source_split", "")).endswith("train"):
+        return None
+    accept = [OUT_OF_SCOPE if e == "unknown" else str(e) for e in row["expected"]]
+    return NluCase(text=row["text"], intent=accept[0], accept=accept)
 
 
 class NluResult(BaseModel):
@@ -53,6 +69,7 @@ class IntentScore(BaseModel):
 
 
 class NluReport(BaseModel):
+    corpus: str = ""
     cases: int
     intent_accuracy: float
     out_of_scope_precision: float
@@ -81,9 +98,11 @@ def load_corpus(path: Path) -> list[NluCase]:
         if not line.strip():
             continue
         try:
-            cases.append(NluCase.model_validate(json.loads(line)))
-        except (json.JSONDecodeError, ValidationError) as e:
+            case = _case(json.loads(line))
+        except (json.JSONDecodeError, ValidationError, KeyError, TypeError, IndexError) as e:
             raise ConfigError(str(path), f"not a corpus line ({e})", line=n) from e
+        if case is not None:
+            cases.append(case)
     return cases
 
 
@@ -110,7 +129,8 @@ async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[I
         results.append(
             NluResult(
                 text=case.text,
-                expected=case.intent,
+                # Where several answers count, a right one is counted under itself.
+                expected=predicted if case.accepts(predicted) else case.intent,
                 predicted=predicted,
                 acted=predicted in SIDE_EFFECTING and not cls.offer,
                 slots_expected=case.slots,

@@ -55,7 +55,13 @@ def parser() -> argparse.ArgumentParser:
     _common(ev)
     _llm(ev)
     ev.add_argument("suites", nargs="*", help="suite YAML files")
-    ev.add_argument("--nlu", metavar="CORPUS", help="measure understanding on a JSONL corpus of labelled messages")
+    ev.add_argument(
+        "--nlu",
+        metavar="CORPUS",
+        nargs="*",
+        help="measure understanding on JSONL corpora of labelled messages, side by side "
+        "(no file: the shipped corpus and CLINC150's val and test splits, when found)",
+    )
     ev.add_argument(
         "--confusion-png", default="var/nlu-confusion.png", help="--nlu: where the heat map goes (needs matplotlib)"
     )
@@ -127,7 +133,7 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
 
 def run_eval(args: argparse.Namespace) -> int:
     """Metrics, baselines and the report live in bots/evaluate.py; this keeps the plain output."""
-    if args.nlu:
+    if args.nlu is not None:
         from bots.cli.nlu import run_nlu
 
         return run_nlu(args)

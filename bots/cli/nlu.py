@@ -1,14 +1,17 @@
-"""`agentbot eval --nlu CORPUS.jsonl`: understanding measured on labelled single messages.
+"""`agentbot eval --nlu [CORPUS ...]`: understanding measured on labelled single messages.
 
-Prints the figures, the per-intent table, the confusion matrix and the worst misses; `--json`
-prints the whole report instead. The confusion matrix is also drawn as a PNG heat map when
-matplotlib is installed (`pip install agentbot[plots]`).
+Reads every line of each corpus with the configured rules understanding and prints the corpora's
+figures side by side, then each one's per-intent table, confusion matrix and worst misses; `--json`
+prints the whole reports instead. With no file it measures the shipped corpus and CLINC150's val and
+test splits (`../shared/data/clinc150`), where they are found. The first corpus's confusion matrix
+is also drawn as a PNG heat map when matplotlib is installed (`pip install agentbot[plots]`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -24,10 +27,17 @@ from bots.wiring import draw_slot_values, resolve_dir
 
 # The acceptance figures of the shipped config; the command exits 1 when a run misses one.
 TARGETS = {"intent_accuracy": 0.95, "out_of_scope_recall": 0.95, "order_id_accuracy": 0.99}
+DEFAULT_CORPORA = (Path("tests/nlu/corpus.jsonl"), Path("../shared/data/clinc150/clinc150_agentbot.jsonl"))
 
 
 def measure(corpus: Path, config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> NluReport:
     """Read every corpus line with the configured rules understanding and report."""
+    return measure_all([corpus], config_dir, data_dir)[0]
+
+
+def measure_all(
+    corpora: list[Path], config_dir: str | Path | None = None, data_dir: str | Path | None = None
+) -> list[NluReport]:
     from adapters.data.store_files import FileInventory
     from adapters.nlu.wordllama import WordLlamaScorer
 
@@ -42,11 +52,15 @@ def measure(corpus: Path, config_dir: str | Path | None = None, data_dir: str | 
     ready = time.perf_counter()
     classifier = RulesClassifier(config, reader=reader)
     intents = list(IntentsRegistry(config).intents.values())
-    cases = load_corpus(corpus)
-    result = report(asyncio.run(read_all(cases, classifier, intents)))
-    result.load_seconds = {"model": round(loaded - start, 4), "bank_embeddings": round(ready - loaded, 4)}
-    result.bank_overlap = overlap(cases, [s for _, s in reader.banks.examples()])
-    return result
+    reports = []
+    for corpus in corpora:
+        cases = load_corpus(corpus)
+        result = report(asyncio.run(read_all(cases, classifier, intents)))
+        result.corpus = str(corpus)
+        result.load_seconds = {"model": round(loaded - start, 4), "bank_embeddings": round(ready - loaded, 4)}
+        result.bank_overlap = overlap(cases, [s for _, s in reader.banks.examples()])
+        reports.append(result)
+    return reports
 
 
 def heat_map(result: NluReport, path: Path) -> bool:
@@ -113,18 +127,44 @@ def print_report(result: NluReport, out: TextIO) -> None:
             print(f"  expected {r.slots_expected} found {r.slots_found}: {r.text}", file=out)
 
 
+def print_side_by_side(results: list[NluReport], out: TextIO) -> None:
+    names = [Path(r.corpus).name[:24] for r in results]
+    rows = [
+        ("messages", [str(r.cases) for r in results]),
+        ("intent accuracy", [f"{r.intent_accuracy:.2%}" for r in results]),
+        ("out-of-scope precision", [f"{r.out_of_scope_precision:.2%}" for r in results]),
+        ("out-of-scope recall", [f"{r.out_of_scope_recall:.2%}" for r in results]),
+        ("side-effecting false actions", [str(r.false_actions) for r in results]),
+        ("per message p50 / p99 ms", [f"{r.p50_ms:.3f} / {r.p99_ms:.3f}" for r in results]),
+    ]
+    print(f"  {'':30}" + "".join(f"{n:>26}" for n in names), file=out)
+    for label, values in rows:
+        print(f"  {label:30}" + "".join(f"{v:>26}" for v in values), file=out)
+    print(file=out)
+
+
 def run_nlu(args: argparse.Namespace) -> int:
-    result = measure(Path(args.nlu), args.config_dir, args.data_dir)
-    for line in result.bank_overlap:
-        print(f"warning: corpus line also in an example bank: {line!r}", file=sys.stderr)
+    corpora = [Path(p) for p in args.nlu] or [p for p in DEFAULT_CORPORA if p.is_file()]
+    if not corpora:
+        raise SystemExit("agentbot eval --nlu: give a corpus file (no shipped corpus found here)")
+    results = measure_all(corpora, args.config_dir, args.data_dir)
+    for result in results:
+        for line in result.bank_overlap:
+            print(f"warning: corpus line also in an example bank ({result.corpus}): {line!r}", file=sys.stderr)
     if args.json:
-        print(result.model_dump_json(indent=2, exclude={"misses", "slot_misses"}))
+        dumped = [r.model_dump(exclude={"misses", "slot_misses"}) for r in results]
+        print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
     else:
-        print_report(result, sys.stdout)
+        if len(results) > 1:
+            print_side_by_side(results, sys.stdout)
+        for result in results:
+            if len(results) > 1:
+                print(f"== {result.corpus}", file=sys.stdout)
+            print_report(result, sys.stdout)
     png = Path(args.confusion_png)
-    if heat_map(result, png):
+    if heat_map(results[0], png):
         print(f"confusion heat map: {png}", file=sys.stderr)
     else:
         print("no heat map: install matplotlib (pip install 'agentbot[plots]')", file=sys.stderr)
-    missed = [k for k, v in TARGETS.items() if getattr(result, k) < v]
-    return 1 if missed or result.false_actions else 0
+    missed = [k for r in results for k, v in TARGETS.items() if getattr(r, k) < v]
+    return 1 if missed or any(r.false_actions for r in results) else 0

@@ -56,3 +56,26 @@ def test_eval_nlu_names_a_bad_corpus_line(tmp_path: Path) -> None:
     out = agentbot("eval", "--nlu", str(corpus))
     assert out.returncode != 0
     assert "line 2" in out.stderr
+
+
+def test_eval_nlu_reads_a_mapped_corpus_and_prints_corpora_side_by_side(tmp_path: Path) -> None:
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"text": "where is my order O-12345?", "intent": "order_status"}) + "\n")
+    mapped = tmp_path / "mapped.jsonl"
+    rows = [
+        # Several answers count; "unknown" is out of scope.
+        {"text": "where is my order O-12345?", "expected": ["order_status", "unknown"], "source_split": "test"},
+        {"text": "what's the weather tomorrow", "expected": ["unknown"], "source_split": "val"},
+        # Training rows may be in the banks: never measured.
+        {"text": "book me a flight to rome", "expected": ["order_status"], "source_split": "train"},
+    ]
+    mapped.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = agentbot("eval", "--nlu", str(own), str(mapped), "--json", "--confusion-png", str(tmp_path / "c.png"))
+    reports = json.loads(out.stdout)
+    assert [r["cases"] for r in reports] == [1, 2]
+    assert reports[1]["intent_accuracy"] == 1.0
+    assert reports[1]["per_intent"]["out_of_scope"]["support"] == 1
+    text = agentbot("eval", "--nlu", str(own), str(mapped), "--confusion-png", str(tmp_path / "c.png")).stdout
+    header = text.splitlines()[0]
+    assert "own.jsonl" in header and "mapped.jsonl" in header
+    assert "intent accuracy" in text.splitlines()[2]
