@@ -145,6 +145,26 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
         await channel.aclose()
 
 
+@contextlib.asynccontextmanager
+async def serve_socket_mode(channel: SlackChannel, app_token: str) -> AsyncIterator[Any]:
+    """Start the channel and take events, commands and clicks over a Socket Mode connection.
+
+    The connection's client (slack_sdk's, through bolt's handler) reconnects by itself when Slack
+    asks it to (`disconnect`) or the connection drops; envelopes are acked by the same intake as in
+    HTTP mode, so an envelope Slack resends after a reconnect is a duplicate dropped by the inbox.
+    """
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    await channel.start()
+    handler = AsyncSocketModeHandler(channel.bolt, app_token)
+    try:
+        await handler.connect_async()
+        yield handler
+    finally:
+        await handler.close_async()
+        await channel.aclose()
+
+
 async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -152,17 +172,9 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
         loop.add_signal_handler(sig, stop.set)
     async with channel.app:
         if settings.app_token:
-            from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-
-            await channel.start()
-            handler = AsyncSocketModeHandler(channel.bolt, settings.app_token)
-            await handler.connect_async()
-            log.warning("agentbot slack: Socket Mode connected")
-            try:
+            async with serve_socket_mode(channel, settings.app_token):
+                log.warning("agentbot slack: Socket Mode connected")
                 await stop.wait()
-            finally:
-                await handler.close_async()
-                await channel.aclose()
         else:
             async with serve_http(channel, bind.host, bind.port) as server:
                 log.warning("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)

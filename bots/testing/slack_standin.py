@@ -25,6 +25,7 @@ class ApiCall(BaseModel):
     method: str
     params: dict[str, Any] = Field(default_factory=dict)
     ok: bool = True
+    token: str = ""  # the bearer token the call carried: which workspace's install made it
 
 
 class SlackStandIn:
@@ -42,6 +43,8 @@ class SlackStandIn:
         # Called with (method, params) after a call is recorded and before it is answered: a crash
         # test kills the bot here to leave a message posted but unacknowledged.
         self.on_call: list[Callable[[str, dict[str, Any]], None]] = []
+        # Methods answered by another stand-in (apps.connections.open by the Socket Mode one).
+        self.answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.url = ""
 
     # Serving
@@ -107,14 +110,15 @@ class SlackStandIn:
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         params = await self._params(request)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or str(params.get("token", ""))
         queued = self.failures.get(method)
         if queued:
             status, body = queued.pop(0)
-            self.calls.append(ApiCall(method=method, params=params, ok=False))
+            self.calls.append(ApiCall(method=method, params=params, ok=False, token=token))
             return web.json_response(body, status=status, headers={"Retry-After": "0"})
-        self.calls.append(ApiCall(method=method, params=params))
+        self.calls.append(ApiCall(method=method, params=params, token=token))
         self._changed.set()
-        answer = self._answer(method, params)
+        answer = self.answers[method](params) if method in self.answers else self._answer(method, params)
         for hook in self.on_call:
             hook(method, params)
         return web.json_response(answer)
