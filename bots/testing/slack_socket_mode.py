@@ -36,11 +36,11 @@ class SocketModeStandIn:
     """Serves Socket Mode connections; `envelopes` holds every envelope sent, `connections` counts opens.
 
     Args:
-        web: the Web API stand-in; its `apps.connections.open` hands out this server's URL.
+        api: the Web API stand-in; its `apps.connections.open` hands out this server's URL.
     """
 
-    def __init__(self, web: SlackStandIn):
-        self.web = web
+    def __init__(self, api: SlackStandIn):
+        self.api = api
         self.envelopes: list[Envelope] = []
         self.connections = 0  # WebSocket connections accepted
         self.sent_to_socket: list[str] = []  # envelope ids in the order they went out (retries included)
@@ -59,7 +59,7 @@ class SocketModeStandIn:
         await web.TCPSite(self._runner, host, port).start()
         bound = self._runner.addresses[0]
         self.url = f"ws://{bound[0]}:{bound[1]}/link"
-        self.web.answers["apps.connections.open"] = self._open
+        self.api.answers["apps.connections.open"] = self._open
         return self.url
 
     async def aclose(self) -> None:

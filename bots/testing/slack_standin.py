@@ -100,7 +100,7 @@ class SlackStandIn:
         if request.content_type == "application/json":
             return dict(await request.json())
         form = await request.post()
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = dict(request.query)  # some methods (setTitle) send query parameters
         for k, v in form.items():
             params[k] = v if isinstance(v, str) else str(v)
             if k in ("blocks", "attachments", "metadata") and isinstance(params[k], str):
