@@ -115,8 +115,10 @@ class SlackClient:
             "trigger_id": f"trig.{next(self._ids)}",
         }
 
-    async def command(self, text: str, user: str = ALICE, channel: str = CHANNEL, command: str = "/agentbot") -> Sent:
-        form = self.command_form(text, user, channel, command)
+    async def command(
+        self, text: str, user: str = ALICE, channel: str = CHANNEL, command: str = "/agentbot", team: str = TEAM_ID
+    ) -> Sent:
+        form = self.command_form(text, user, channel, command, team)
         return await self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
 
     def click_payload(
@@ -135,8 +137,10 @@ class SlackClient:
             "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value, "action_ts": "1"}],
         }
 
-    async def click(self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE) -> Sent:
-        payload = self.click_payload(action_id, value, message, channel, user)
+    async def click(
+        self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE, team: str = TEAM_ID
+    ) -> Sent:
+        payload = self.click_payload(action_id, value, message, channel, user, team)
         form = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return await self.post(form, "application/x-www-form-urlencoded")
 
@@ -148,12 +152,15 @@ class Running:
     channel: SlackChannel
     slack: SlackStandIn
     client: SlackClient
+    url: str = ""  # the app's base URL (install pages, /slack/events)
 
 
 @asynccontextmanager
-async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncIterator[Running]:
+async def running_app(
+    db_url: str, slack: SlackStandIn, settings: SlackSettings | None = None, **kw: Any
+) -> AsyncIterator[Running]:
     """One process's worth of agentbot slack: app, channel, HTTP server; closed on exit."""
-    settings = SlackSettings(
+    settings = settings or SlackSettings(
         bot_token="xoxb-test",
         signing_secret=SECRET,
         admin_channel=ADMIN_CHANNEL,
@@ -167,7 +174,7 @@ async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncItera
         client = SlackClient(server.url)
         client.stand_in_url = slack.url
         client.session = await stack.enter_async_context(aiohttp.ClientSession())
-        yield Running(channel, slack, client)
+        yield Running(channel, slack, client, server.url)
 
 
 def in_thread(slack: SlackStandIn, channel: str, ts: str | None) -> list[dict[str, Any]]:

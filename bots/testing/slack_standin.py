@@ -28,6 +28,18 @@ class ApiCall(BaseModel):
     token: str = ""  # the bearer token the call carried: which workspace's install made it
 
 
+class Workspace(BaseModel):
+    """A workspace the app can be installed in: what Slack's OAuth hands over for its `code`."""
+
+    team_id: str
+    team_name: str
+    bot_token: str
+    bot_user_id: str
+    bot_id: str
+    installer: str  # the user who approves the install
+    code: str  # the one-time code Slack's authorize page sends to the redirect URL
+
+
 class SlackStandIn:
     """Answers the Web API methods agentbot uses; `calls` holds each request, in arrival order."""
 
@@ -45,6 +57,7 @@ class SlackStandIn:
         self.on_call: list[Callable[[str, dict[str, Any]], None]] = []
         # Methods answered by another stand-in (apps.connections.open by the Socket Mode one).
         self.answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self.workspaces: list[Workspace] = []  # installable through oauth.v2.access; auth.test knows their tokens
         self.url = ""
 
     # Serving
@@ -74,6 +87,20 @@ class SlackStandIn:
     def seed_thread(self, channel: str, messages: list[dict[str, Any]]) -> None:
         """Messages already in a thread (the first is the root), for conversations.replies."""
         self.threads[(channel, messages[0]["ts"])] = list(messages)
+
+    def add_workspace(self, team_id: str, name: str) -> Workspace:
+        n = len(self.workspaces) + 1
+        ws = Workspace(
+            team_id=team_id,
+            team_name=name,
+            bot_token=f"xoxb-{team_id.lower()}",
+            bot_user_id=f"UBOT{n:05d}",
+            bot_id=f"BBOT{n:05d}",
+            installer=f"U0INSTAL{n}",
+            code=f"code-{team_id.lower()}",
+        )
+        self.workspaces.append(ws)
+        return ws
 
     def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
         self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
@@ -111,6 +138,7 @@ class SlackStandIn:
         method = request.match_info["method"]
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or str(params.get("token", ""))
+        params.pop("client_secret", None)  # never recorded, like a token
         queued = self.failures.get(method)
         if queued:
             status, body = queued.pop(0)
@@ -118,7 +146,12 @@ class SlackStandIn:
             return web.json_response(body, status=status, headers={"Retry-After": "0"})
         self.calls.append(ApiCall(method=method, params=params, token=token))
         self._changed.set()
-        answer = self.answers[method](params) if method in self.answers else self._answer(method, params)
+        if method in self.answers:
+            answer = self.answers[method](params)
+        elif method in ("auth.test", "oauth.v2.access") and self.workspaces:
+            answer = self._installs(method, params, token)
+        else:
+            answer = self._answer(method, params)
         for hook in self.on_call:
             hook(method, params)
         return web.json_response(answer)
@@ -127,6 +160,31 @@ class SlackStandIn:
         self.calls.append(ApiCall(method="response_url", params=await request.json()))
         self._changed.set()
         return web.Response(text="ok")
+
+    def _installs(self, method: str, p: dict[str, Any], token: str) -> dict[str, Any]:
+        """auth.test by token and oauth.v2.access by code, for the workspaces added."""
+        if method == "auth.test":
+            found = [w for w in self.workspaces if w.bot_token == token]
+            if not found:
+                return {"ok": False, "error": "invalid_auth"}
+            w = found[0]
+            return {"ok": True, "user_id": w.bot_user_id, "bot_id": w.bot_id, "team_id": w.team_id, "team": w.team_name}
+        found = [w for w in self.workspaces if w.code == p.get("code")]
+        if not found:
+            return {"ok": False, "error": "invalid_code"}
+        w = found[0]
+        return {
+            "ok": True,
+            "app_id": "A0AGENTBOT",
+            "authed_user": {"id": w.installer},
+            "scope": "app_mentions:read,assistant:write,chat:write,commands,im:history",
+            "token_type": "bot",
+            "access_token": w.bot_token,
+            "bot_user_id": w.bot_user_id,
+            "team": {"id": w.team_id, "name": w.team_name},
+            "enterprise": None,
+            "is_enterprise_install": False,
+        }
 
     def _answer(self, method: str, p: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
