@@ -34,11 +34,14 @@ SLACK_API_URL = "https://slack.com/api/"
 BOT_SCOPES = [
     "app_mentions:read",
     "assistant:write",
-    "channels:history",
     "chat:write",
+    "chat:write.public",
     "commands",
+    "channels:history",
     "groups:history",
     "im:history",
+    "im:read",
+    "im:write",
     "mpim:history",
 ]
 
