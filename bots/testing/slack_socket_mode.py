@@ -28,6 +28,7 @@ class Envelope(BaseModel):
     type: EnvelopeType
     payload: dict[str, Any]
     retry_attempt: int = 0
+    deliveries: int = 0  # times it went out on a connection
     acked: bool = False
     ack_payload: dict[str, Any] | None = None  # what the app answered with (a command's text)
 
@@ -122,6 +123,7 @@ class SocketModeStandIn:
         if envelope.retry_attempt:
             message["retry_reason"] = "timeout"
         self.sent_to_socket.append(envelope.envelope_id)
+        envelope.deliveries += 1
         await self._current.send_str(json.dumps(message))
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
@@ -136,9 +138,9 @@ class SocketModeStandIn:
             "connection_info": {"app_id": "A0AGENTBOT"},
         }
         await ws.send_str(json.dumps(hello))
-        for envelope in self.envelopes:  # what the last connection left unacked: Slack's retry
+        for envelope in self.envelopes:  # unacked: sent now, a retry if an earlier connection carried it
             if not envelope.acked:
-                envelope.retry_attempt += 1
+                envelope.retry_attempt += 1 if envelope.deliveries else 0
                 await self._push(envelope)
         self._connected.set()
         async for message in ws:
