@@ -1,8 +1,12 @@
 """The Slack channel: bolt's AsyncApp listeners ack, store the event once, and run it in order.
 
-Request path: Slack -> bolt (signature, auth.test, team check) -> translate to a SlackEvent ->
-`Dispatcher.submit` (stored by event_id / command trigger / clicked message; duplicates dropped)
--> HTTP 200 -> later, per session in arrival order: Interaction -> `router.handle` -> ThreadReply.
+Request path: Slack (HTTP or a Socket Mode envelope) -> bolt (signature, authorize: the single
+token's auth.test or the workspace's OAuth installation) -> installed-workspace check -> bolt's
+AsyncAssistant for assistant threads, `_accept_events` for every other event, listeners for
+commands and clicks -> translate to a SlackEvent -> `Dispatcher.submit` (stored by event_id /
+command trigger / clicked message; duplicates dropped) -> ack -> later, per session in arrival
+order, with the workspace's client: Interaction -> `router.handle` -> ThreadReply (or, in an
+assistant thread, AssistantThreadReply: the status line, then the thread).
 """
 
 from __future__ import annotations
@@ -147,18 +151,16 @@ class SlackChannel:
         """An assistant listener's own work: none; its middleware stored the event, bolt acks it."""
 
     async def _accept_thread_started(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
-        thread = (body.get("event") or {}).get("assistant_thread") or {}
-        context = thread.get("context") or {}
-
-        async def keep_context() -> None:
-            if context.get("channel_id"):
-                await self.thread_contexts.save(
-                    channel_id=thread["channel_id"], thread_ts=thread["thread_ts"], context=context
-                )
-            else:  # an assistant thread opened outside any channel: remembered all the same
-                await self.records.save_thread_context(thread["channel_id"], thread["thread_ts"], {})
-
-        return await self._store_then(from_thread_started(body), next, before=keep_context)
+        ev = from_thread_started(body)
+        context = ((body.get("event") or {}).get("assistant_thread") or {}).get("context") or {}
+        try:
+            if ev is not None:
+                # Kept before the ack: the thread's first message must find it an assistant thread.
+                await self.records.save_thread_context(ev.channel, ev.root_ts, context)
+            await self._submit(ev)
+        except StorageError:
+            return self._not_stored(body)
+        return await next()
 
     async def _in_assistant_thread(self, body: dict[str, Any]) -> bool:
         """A DM thread is an assistant thread when Slack told the bot it started; other DM
@@ -168,25 +170,18 @@ class SlackChannel:
 
     async def _accept_assistant_message(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
         ws = await self.workspaces.get(body.get("team_id") or "")
-        return await self._store_then(from_assistant_message(body, ws.me.user_id if ws else ""), next)
+        try:
+            await self._submit(from_assistant_message(body, ws.me.user_id if ws else ""))
+        except StorageError:
+            return self._not_stored(body)
+        return await next()  # bolt acks after this
 
-    async def _store_then(
-        self,
-        ev: SlackEvent | None,
-        next: Callable[[], Awaitable[Any]],
-        before: Callable[[], Awaitable[None]] | None = None,
-    ) -> Any:
-        """Store first, then let bolt ack (as `_accept_events` does for every other event)."""
+    def _not_stored(self, body: dict[str, Any]) -> Any:
+        """Not stored, so not acked: Slack delivers it again once the database is back."""
         from slack_bolt.response import BoltResponse
 
-        try:
-            if before is not None:
-                await before()
-            await self._submit(ev)
-        except StorageError:
-            log.exception("could not store an assistant thread event; asking Slack to retry")
-            return BoltResponse(status=503, body="")
-        return await next()
+        log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
+        return BoltResponse(status=503, body="")
 
     async def _accept_events(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
         """Events API deliveries are stored here and then answered 200 by this middleware.
@@ -202,19 +197,17 @@ class SlackChannel:
             return await next()
         event = body.get("event") or {}
         ws = await self.workspaces.get(body.get("team_id") or "")
+        if ws is None:
+            return BoltResponse(status=200, body="")  # no workspace named: acked, nothing to answer
         try:
-            if ws is None:
-                pass
-            elif event.get("type") == "app_mention":
+            if event.get("type") == "app_mention":
                 await self._submit(from_message(body, ws.me.user_id, mention=True))
             elif event.get("type") == "message":
                 await self._on_message(body, ws)
             elif event.get("type") in ("app_uninstalled", "tokens_revoked"):
                 await self._forget(body)
         except StorageError:
-            # Not stored, so not acked: Slack delivers it again once the database is back.
-            log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
-            return BoltResponse(status=503, body="")
+            return self._not_stored(body)
         return BoltResponse(status=200, body="")
 
     async def _on_message(self, body: dict[str, Any], ws: Workspace) -> None:
