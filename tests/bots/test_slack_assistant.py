@@ -189,3 +189,31 @@ async def test_a_dm_thread_that_is_not_an_assistant_thread_keeps_its_pre_message
         await app.channel.dispatcher.drain()
     assert not [c for c in slack.calls if c.method.startswith("assistant.")]
     assert "O-12345" in slack.to("chat.postMessage")[0]["text"]  # the pre-message, as a message
+
+
+async def test_assistant_events_are_stored_before_the_ack_and_retries_are_answered_once(
+    db_url: str, slack: SlackStandIn
+) -> None:
+    import sqlite3
+
+    async with running_app(db_url, slack) as app:
+        await open_thread(app)
+        await slack.wait_for("chat.postMessage", 1)
+        retried = {
+            "type": "message",
+            "channel_type": "im",
+            "channel": DM,
+            "user": ALICE,
+            "text": "where is O-12345",
+            "ts": app.client.ts(),
+            "thread_ts": THREAD,
+        }
+        await app.client.event(retried, event_id="EvASSIST1")
+        again, _ = await app.client.event(retried, event_id="EvASSIST1", retry=1)
+        await app.channel.dispatcher.drain()
+        with sqlite3.connect(db_url.split("///", 1)[1]) as db:
+            db.execute("DROP TABLE inbox")  # the database breaks under the running app
+        lost, _ = await app.client.event({**retried, "ts": app.client.ts()}, event_id="EvASSIST2")
+        await app.channel.dispatcher.drain()
+    assert again.status == 200 and lost.status == 503  # not stored, so not acked: Slack sends it again
+    assert sum("shipped" in p["text"] for p in slack.to("chat.postMessage")) == 1
