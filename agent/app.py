@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from agent.catalog import StoreSettings
 from agent.config import Settings
 from agent.interfaces import (
     AlertNotifier,
@@ -35,6 +36,8 @@ class App:
         tools: the tool executor (the gateway, traced when tracing is on).
         inbox: exactly-once intake of channel events, on the store's database (None for a custom store).
         tracer: OpenTelemetry traces, or None when tracing is off.
+        storefront: the store's own settings (config/store.yaml): its name, currency, and how it
+            greets people in Slack's assistant threads.
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
     """
 
@@ -47,6 +50,7 @@ class App:
     tools: ToolExecutor
     inbox: EventInbox | None = None
     tracer: Tracer | None = None
+    storefront: StoreSettings = field(default_factory=StoreSettings)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     async def aclose(self) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agent.config import Strict
+from agent.config import AssistantSettings, Strict
 from agent.config_files import load_yaml_model
 from agent.types import Model
 
@@ -63,6 +63,7 @@ class StoreSettings(Strict):
     max_recommendations: int = Field(3, ge=1, le=10)
     # Slot name -> item field whose distinct values extend that slot's lookup list.
     slot_values: dict[str, str] = Field(default_factory=dict)
+    assistant: AssistantSettings = Field(default_factory=AssistantSettings)
 
 
 def load_store_settings(config_dir: str | Path) -> StoreSettings:

@@ -157,6 +157,29 @@ class Messages(Strict):
     confirm_prompt: str = "This changes something that can't easily be undone."
 
 
+class AssistantPrompt(Strict):
+    """One suggested prompt: the button's words and the message it sends."""
+
+    title: str = Field(min_length=1, max_length=75)
+    message: str = Field(min_length=1)
+
+
+class AssistantSettings(Strict):
+    """The store's face in an assistant thread (Slack's AI-app split view): how it greets and what it
+    offers to do; 2-4 prompts, the things this store's bot does best."""
+
+    greeting: str = "Hi! I can check an order, handle a refund, or help you pick something. What can I do for you?"
+    prompts_title: str = "Try one of these"
+    prompts: list[AssistantPrompt] = Field(
+        default_factory=lambda: [
+            AssistantPrompt(title="Where is my order?", message="Where is my order?"),
+            AssistantPrompt(title="Ask for a refund", message="I'd like a refund"),
+        ],
+        min_length=2,
+        max_length=4,
+    )
+
+
 class IntentsFile(Strict):
     tiers: list[str] = Field(default_factory=list)
     vocabulary: Vocabulary = Field(default_factory=Vocabulary)

@@ -158,7 +158,10 @@ class AgentRouter:
         # The thread is shared; goals and confirmations are the person who wrote this message's.
         state.enter(interaction.speaker, interaction.customer_id)
         abandoned = goals.age(state, p.settings.goal_abandon_turns)
-        t.emit("received", {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))})
+        received = {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))}
+        if interaction.context.viewing:
+            received["viewing"] = interaction.context.viewing
+        t.emit("received", received)
         t.emit("history_loaded", {"count": len(history)})
         async with deadline(p.settings.turn_deadline_seconds):
             results, cls, pref_update = await self._work(interaction, state, history, t)

@@ -55,6 +55,9 @@ class ChannelContext(Model):
     channel: str = ""
     thread: str = ""
     user: str = ""
+    # The channel the person is looking at while they talk to the bot in Slack's assistant split
+    # view: kept for the turn and shown in its trace.
+    viewing: str = ""
 
 
 class Interaction(Model):

@@ -240,5 +240,6 @@ def build_app(
         tools=executor,
         inbox=SqlInbox(store) if isinstance(store, SqlStore) else None,
         tracer=tracer,
+        storefront=store_settings,
         closers=closers,
     )

@@ -84,7 +84,27 @@ ENV_VARS: list[EnvVar] = [
     EnvVar(name="SLACK_BOT_TOKEN", group="slack", purpose="Bot User OAuth Token (`xoxb-...`)", secret=True),
     EnvVar(name="SLACK_SIGNING_SECRET", group="slack", purpose="HTTP mode: verifies Slack's requests", secret=True),
     EnvVar(name="SLACK_APP_TOKEN", group="slack", purpose="Socket Mode instead of HTTP (`xapp-...`)", secret=True),
-    EnvVar(name="SLACK_ADMIN_CHANNEL", group="slack", purpose="channel id for admin alerts"),
+    EnvVar(
+        name="SLACK_CLIENT_ID",
+        group="slack",
+        purpose="many workspaces: installs through OAuth (`/slack/install`); with it, no `SLACK_BOT_TOKEN`",
+    ),
+    EnvVar(
+        name="SLACK_CLIENT_SECRET",
+        group="slack",
+        purpose="the OAuth client secret, with `SLACK_CLIENT_ID`",
+        secret=True,
+    ),
+    EnvVar(
+        name="SLACK_REDIRECT_URI",
+        group="slack",
+        purpose="the OAuth redirect URL (`https://<host>/slack/oauth_redirect`) when the app lists several",
+    ),
+    EnvVar(
+        name="SLACK_ADMIN_CHANNEL",
+        group="slack",
+        purpose="channel id for admin alerts (OAuth: each workspace sets its own with `/agentbot admin-channel`)",
+    ),
     EnvVar(
         name="SLACK_ADMIN_USERS",
         group="slack",

@@ -100,10 +100,12 @@ class SlackClient:
         sent, _ = await self.event(event, **kw)
         return ts, sent
 
-    async def command(self, text: str, user: str = ALICE, channel: str = CHANNEL, command: str = "/agentbot") -> Sent:
-        form = {
+    def command_form(
+        self, text: str, user: str = ALICE, channel: str = CHANNEL, command: str = "/agentbot", team: str = TEAM_ID
+    ) -> dict[str, str]:
+        return {
             "token": "legacy",
-            "team_id": TEAM_ID,
+            "team_id": team,
             "channel_id": channel,
             "user_id": user,
             "user_name": "alice" if user == ALICE else "admin",
@@ -112,13 +114,20 @@ class SlackClient:
             "response_url": f"{self.stand_in_url}/response/cmd{next(self._ids)}",
             "trigger_id": f"trig.{next(self._ids)}",
         }
+
+    async def command(
+        self, text: str, user: str = ALICE, channel: str = CHANNEL, command: str = "/agentbot", team: str = TEAM_ID
+    ) -> Sent:
+        form = self.command_form(text, user, channel, command, team)
         return await self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
 
-    async def click(self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE) -> Sent:
-        payload = {
+    def click_payload(
+        self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE, team: str = TEAM_ID
+    ) -> dict[str, Any]:
+        return {
             "type": "block_actions",
-            "team": {"id": TEAM_ID, "domain": "agentbot-test"},
-            "user": {"id": user, "username": "alice" if user == ALICE else "admin", "team_id": TEAM_ID},
+            "team": {"id": team, "domain": "agentbot-test"},
+            "user": {"id": user, "username": "alice" if user == ALICE else "admin", "team_id": team},
             "api_app_id": "A0AGENTBOT",
             "trigger_id": f"trig.{next(self._ids)}",
             "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel},
@@ -127,6 +136,11 @@ class SlackClient:
             "response_url": f"{self.stand_in_url}/response/act{next(self._ids)}",
             "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value, "action_ts": "1"}],
         }
+
+    async def click(
+        self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE, team: str = TEAM_ID
+    ) -> Sent:
+        payload = self.click_payload(action_id, value, message, channel, user, team)
         form = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return await self.post(form, "application/x-www-form-urlencoded")
 
@@ -138,12 +152,15 @@ class Running:
     channel: SlackChannel
     slack: SlackStandIn
     client: SlackClient
+    url: str = ""  # the app's base URL (install pages, /slack/events)
 
 
 @asynccontextmanager
-async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncIterator[Running]:
+async def running_app(
+    db_url: str, slack: SlackStandIn, settings: SlackSettings | None = None, **kw: Any
+) -> AsyncIterator[Running]:
     """One process's worth of agentbot slack: app, channel, HTTP server; closed on exit."""
-    settings = SlackSettings(
+    settings = settings or SlackSettings(
         bot_token="xoxb-test",
         signing_secret=SECRET,
         admin_channel=ADMIN_CHANNEL,
@@ -157,7 +174,7 @@ async def running_app(db_url: str, slack: SlackStandIn, **kw: Any) -> AsyncItera
         client = SlackClient(server.url)
         client.stand_in_url = slack.url
         client.session = await stack.enter_async_context(aiohttp.ClientSession())
-        yield Running(channel, slack, client)
+        yield Running(channel, slack, client, server.url)
 
 
 def in_thread(slack: SlackStandIn, channel: str, ts: str | None) -> list[dict[str, Any]]:

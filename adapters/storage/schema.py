@@ -237,6 +237,39 @@ llm_spend = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+# Slack's own records (migration 0005_slack_workspaces). The channel a person looks at beside an
+# assistant thread (bolt's thread context), kept per thread so a later message's turn knows it.
+slack_assistant_threads = Table(
+    "slack_assistant_threads",
+    metadata,
+    Column("channel_id", String(64), primary_key=True),
+    Column("thread_ts", String(32), primary_key=True),
+    Column("context", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+# One row per workspace (or Enterprise Grid org) that installed the app through OAuth: its bot
+# token, who the bot is there, and the admin channel an admin set for it. Uninstalling deletes it.
+slack_installations = Table(
+    "slack_installations",
+    metadata,
+    Column("team_key", String(80), primary_key=True),  # "-:<team id>", or "<enterprise id>:-" org-wide
+    Column("enterprise_id", String(32)),
+    Column("team_id", String(32)),
+    Column("team_name", String(255)),
+    Column("bot_user_id", String(32)),
+    Column("bot_token", Text, nullable=False),
+    Column("installation", Text, nullable=False),  # slack_sdk's Installation, as JSON
+    Column("admin_channel", String(64)),
+    Column("installed_at", UTCDateTime, nullable=False),
+)
+# OAuth `state` values handed to browsers starting an install; each is consumed once.
+slack_oauth_states = Table(
+    "slack_oauth_states",
+    metadata,
+    Column("state", String(64), primary_key=True),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
 
 

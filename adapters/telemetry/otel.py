@@ -99,17 +99,15 @@ class OTelTurnTrace:
         self.trace_id: str | None = None
         if sampled:
             self.trace_id = format(trace_id, "032x")
-            self.record = TurnSpans(
-                trace_id,
-                span_id,
-                time.time_ns(),
-                {
-                    "agentbot.session_id": interaction.session_key,
-                    "agentbot.interaction_id": interaction.id,
-                    "agentbot.channel": interaction.context.channel_type.value,
-                    "agentbot.message_chars": len(interaction.text),
-                },
-            )
+            attributes: dict[str, str | int] = {
+                "agentbot.session_id": interaction.session_key,
+                "agentbot.interaction_id": interaction.id,
+                "agentbot.channel": interaction.context.channel_type.value,
+                "agentbot.message_chars": len(interaction.text),
+            }
+            if interaction.context.viewing:  # the channel beside a Slack assistant thread
+                attributes["agentbot.viewing_channel"] = interaction.context.viewing
+            self.record = TurnSpans(trace_id, span_id, time.time_ns(), attributes)
             root.record = self.record
 
     def stage(self, event: TelemetryEvent) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 from agent.types import Alert
 from bots.slack.delivery import escape
 from bots.slack.events import CLAIM_ACTION, RESUME_ACTION, parse_session_key
+from bots.slack.workspaces import Workspace, Workspaces
 
 log = logging.getLogger("agentbot.slack.alerts")
 
@@ -22,20 +23,24 @@ TITLES = {
 
 
 class SlackAlertNotifier:
-    """
+    """Posts each alert in the admin channel of the workspace its conversation belongs to.
+
     Args:
-        client: an `AsyncWebClient`.
-        channel: the admin channel id (`SLACK_ADMIN_CHANNEL`).
+        workspaces: the workspaces served; each has its client and admin channel (`SLACK_ADMIN_CHANNEL`
+            for a single token, set with `/agentbot admin-channel` in an OAuth workspace).
     """
 
-    def __init__(self, client: Any, channel: str):
-        self.client = client
-        self.channel = channel
+    def __init__(self, workspaces: Workspaces):
+        self.workspaces = workspaces
 
     async def notify(self, alert: Alert) -> None:
-        link = await self._thread_link(alert.session_id)
+        parsed = parse_session_key(alert.session_id)
+        ws = await self.workspaces.get(parsed[0] if parsed else "")
+        if ws is None or not ws.admin_channel:
+            return  # no admin channel there: the log notifier beside this one has the alert
+        link = await self._thread_link(ws, alert.session_id)
         text = f"{TITLES.get(alert.kind, alert.kind)}: {escape(alert.summary)}"
-        await self.client.chat_postMessage(channel=self.channel, text=text, blocks=self.blocks(alert, link))
+        await ws.client.chat_postMessage(channel=ws.admin_channel, text=text, blocks=self.blocks(alert, link))
 
     def blocks(self, alert: Alert, link: str | None) -> list[dict[str, Any]]:
         details = alert.details
@@ -62,13 +67,13 @@ class SlackAlertNotifier:
             )
         return blocks
 
-    async def _thread_link(self, session_id: str) -> str | None:
+    async def _thread_link(self, ws: Workspace, session_id: str) -> str | None:
         parsed = parse_session_key(session_id)
         if parsed is None or not parsed[2]:
             return None
         _team, channel, root = parsed
         try:
-            response = await self.client.chat_getPermalink(channel=channel, message_ts=root)
+            response = await ws.client.chat_getPermalink(channel=channel, message_ts=root)
         except Exception:  # noqa: BLE001 - the alert goes out without a link rather than not at all
             log.warning("no permalink for %s", session_id)
             return None

@@ -1,8 +1,12 @@
 """The Slack channel: bolt's AsyncApp listeners ack, store the event once, and run it in order.
 
-Request path: Slack -> bolt (signature, auth.test, team check) -> translate to a SlackEvent ->
-`Dispatcher.submit` (stored by event_id / command trigger / clicked message; duplicates dropped)
--> HTTP 200 -> later, per session in arrival order: Interaction -> `router.handle` -> ThreadReply.
+Request path: Slack (HTTP or a Socket Mode envelope) -> bolt (signature, authorize: the single
+token's auth.test or the workspace's OAuth installation) -> installed-workspace check -> bolt's
+AsyncAssistant for assistant threads, `_accept_events` for every other event, listeners for
+commands and clicks -> translate to a SlackEvent -> `Dispatcher.submit` (stored by event_id /
+command trigger / clicked message; duplicates dropped) -> ack -> later, per session in arrival
+order, with the workspace's client: Interaction -> `router.handle` -> ThreadReply (or, in an
+assistant thread, AssistantThreadReply: the status line, then the thread).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pydantic import BaseModel
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.outbox import SqlOutbox
+from adapters.storage.slack_records import SlackRecords
 from adapters.storage.sql import SqlStore
 from agent.app import App
 from agent.errors import ConfigError, StorageError
@@ -24,7 +29,8 @@ from agent.interfaces import Reply
 from agent.records import InboxEvent
 from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.dispatch import DeliveryFailed, Dispatcher
-from bots.outbox import OutboxReply
+from bots.outbox import OutboxReply, Sender
+from bots.slack import assistant
 from bots.slack.commands import FAILED, SlashCommand
 from bots.slack.delivery import ThreadReply, answered_blocks, escape
 from bots.slack.events import (
@@ -32,12 +38,15 @@ from bots.slack.events import (
     CLAIM_ACTION,
     RESUME_ACTION,
     SlackEvent,
+    from_assistant_message,
     from_button,
     from_control,
     from_message,
+    from_thread_started,
     mentions_bot,
 )
-from bots.slack.threads import Me, bot_in_thread, thread_history
+from bots.slack.threads import bot_in_thread, thread_history
+from bots.slack.workspaces import Workspace, Workspaces
 
 log = logging.getLogger("agentbot.slack")
 
@@ -68,28 +77,48 @@ class SlackChannel:
     """
     Args:
         app: the application (router, SQL store and the inbox in its database, customer data).
-        client: the `AsyncWebClient` every Web API call goes through.
+        workspaces: the workspaces served, each with the client (token) its events are answered with.
+        client: the app-level `AsyncWebClient` bolt starts each request with (its base URL and
+            retry handlers; with OAuth it has no token of its own).
         options: signing secret, command name, admins, status details, recovery timing.
+        oauth: bolt's `AsyncOAuthFlow` when the app is installed through OAuth (many workspaces).
     """
 
-    def __init__(self, app: App, client: Any, options: SlackOptions):
+    def __init__(self, app: App, workspaces: Workspaces, client: Any, options: SlackOptions, *, oauth: Any = None):
         from slack_bolt.async_app import AsyncApp
+        from slack_bolt.listener_matcher.async_listener_matcher import AsyncCustomListenerMatcher
+        from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+        from slack_bolt.middleware.async_custom_middleware import AsyncCustomMiddleware
 
         if not isinstance(app.store, SqlStore) or not isinstance(app.inbox, SqlInbox):
             raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
         self.app, self.store, self.inbox = app, app.store, app.inbox
-        self.router, self.data, self.client, self.options = app.router, app.data, client, options
+        self.router, self.data, self.workspaces, self.options = app.router, app.data, workspaces, options
         self.dispatcher = Dispatcher(app.inbox, self.run, lease_seconds=app.settings.lease_seconds)
         self.outbox = SqlOutbox(app.store)
-        self.me, self.team_id = Me(), ""
+        self.records = SlackRecords(app.store)
+        self.thread_contexts = assistant.SqlThreadContextStore(self.records)
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
         self.bolt = AsyncApp(
             client=client,
             signing_secret=options.signing_secret or None,
             request_verification_enabled=bool(options.signing_secret),
             process_before_response=False,
+            oauth_flow=oauth,
         )
-        self.bolt.middleware(self._only_our_workspace)
+        self.bolt.middleware(self._only_installed_workspaces)
+        # bolt's annotations say one matcher / middleware; its code takes lists, and, unlike the
+        # app's own listeners, wraps neither a plain coroutine function (a matcher's coroutine
+        # would count as a match) nor a middleware function.
+        helper = AsyncAssistant(thread_context_store=self.thread_contexts)
+        started = AsyncCustomMiddleware(app_name="agentbot", func=self._accept_thread_started)
+        helper.thread_started(self._acked, middleware=[started])  # type: ignore[arg-type]
+        helper.user_message(
+            self._acked,
+            matchers=[AsyncCustomListenerMatcher(app_name="agentbot", func=self._in_assistant_thread)],  # type: ignore[arg-type]
+            middleware=[AsyncCustomMiddleware(app_name="agentbot", func=self._accept_assistant_message)],  # type: ignore[arg-type]
+        )
+        self.bolt.assistant(helper)
         self.bolt.middleware(self._accept_events)
         self.bolt.command(options.command)(SlashCommand(self).on_command)
         self.bolt.action(re.compile(r"^agentbot_(confirm|cancel|human)$"))(self._on_button)
@@ -98,9 +127,8 @@ class SlackChannel:
     # Lifecycle
 
     async def start(self) -> None:
-        """Learn who the bot is (this also checks the token), then pick up work a crash left."""
-        me = await self.client.auth_test()
-        self.me, self.team_id = Me(me.get("user_id", ""), me.get("bot_id", "")), me.get("team_id", "")
+        """Learn who the bot is (this also checks a single token), then pick up work a crash left."""
+        await self.workspaces.start()
         await self.dispatcher.recover()
         self.dispatcher.start_housekeeping(self.options.recover_every_seconds, self.router.realert_unclaimed)
 
@@ -109,15 +137,51 @@ class SlackChannel:
 
     # Intake: events, commands and clicks are stored (or answered) and acked; no turn runs here.
 
-    async def _only_our_workspace(self, context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
+    async def _only_installed_workspaces(self, context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
         from slack_bolt.response import BoltResponse
 
         team = context.team_id
-        if self.team_id and team and team != self.team_id:
-            # Acked (so Slack does not retry) and otherwise ignored: this install serves one workspace.
+        if team and await self.workspaces.get(team) is None:
+            # Acked (so Slack does not retry) and otherwise ignored: the app does not serve that workspace.
             log.warning("ignoring a request for unknown workspace %s", team)
             return BoltResponse(status=200, body="")
         return await next()
+
+    async def _acked(self) -> None:
+        """An assistant listener's own work: none; its middleware stored the event, bolt acks it."""
+
+    async def _accept_thread_started(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
+        ev = from_thread_started(body)
+        context = ((body.get("event") or {}).get("assistant_thread") or {}).get("context") or {}
+        try:
+            if ev is not None:
+                # Kept before the ack: the thread's first message must find it an assistant thread.
+                await self.records.save_thread_context(ev.channel, ev.root_ts, context)
+            await self._submit(ev)
+        except StorageError:
+            return self._not_stored(body)
+        return await next()
+
+    async def _in_assistant_thread(self, body: dict[str, Any]) -> bool:
+        """A DM thread is an assistant thread when Slack told the bot it started; other DM
+        threads stay ordinary conversations."""
+        event = body.get("event") or {}
+        return await self.records.thread_context(event.get("channel", ""), event.get("thread_ts", "")) is not None
+
+    async def _accept_assistant_message(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
+        ws = await self.workspaces.get(body.get("team_id") or "")
+        try:
+            await self._submit(from_assistant_message(body, ws.me.user_id if ws else ""))
+        except StorageError:
+            return self._not_stored(body)
+        return await next()  # bolt acks after this
+
+    def _not_stored(self, body: dict[str, Any]) -> Any:
+        """Not stored, so not acked: Slack delivers it again once the database is back."""
+        from slack_bolt.response import BoltResponse
+
+        log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
+        return BoltResponse(status=503, body="")
 
     async def _accept_events(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
         """Events API deliveries are stored here and then answered 200 by this middleware.
@@ -132,29 +196,46 @@ class SlackChannel:
         if body.get("type") != "event_callback":
             return await next()
         event = body.get("event") or {}
+        ws = await self.workspaces.get(body.get("team_id") or "")
+        if ws is None:
+            return BoltResponse(status=200, body="")  # no workspace named: acked, nothing to answer
         try:
             if event.get("type") == "app_mention":
-                await self._submit(from_message(body, self.me.user_id, mention=True))
+                await self._submit(from_message(body, ws.me.user_id, mention=True))
             elif event.get("type") == "message":
-                await self._on_message(body)
+                await self._on_message(body, ws)
+            elif event.get("type") in ("app_uninstalled", "tokens_revoked"):
+                await self._forget(body)
         except StorageError:
-            # Not stored, so not acked: Slack delivers it again once the database is back.
-            log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
-            return BoltResponse(status=503, body="")
+            return self._not_stored(body)
         return BoltResponse(status=200, body="")
 
-    async def _on_message(self, body: dict[str, Any]) -> None:
+    async def _on_message(self, body: dict[str, Any], ws: Workspace) -> None:
         event = body.get("event") or {}
         is_dm = event.get("channel_type") == "im"
-        if mentions_bot(body, self.me.user_id) and not is_dm:
+        if mentions_bot(body, ws.me.user_id) and not is_dm:
             return  # the app_mention event for the same message answers it
-        ev = from_message(body, self.me.user_id, mention=False)
+        ev = from_message(body, ws.me.user_id, mention=False)
         if ev is None:
             return
         if is_dm or (
-            ev.in_thread and (await self.inbox.knows(ev.session_key) or await bot_in_thread(self.client, ev, self.me))
+            ev.in_thread and (await self.inbox.knows(ev.session_key) or await bot_in_thread(ws.client, ev, ws.me))
         ):
             await self._submit(ev)
+
+    async def _forget(self, body: dict[str, Any]) -> None:
+        """app_uninstalled, or tokens_revoked for the bot: the workspace's tokens are deleted, so
+        its events stop being answered; a single configured token is only reported."""
+        event, team = body.get("event") or {}, body.get("team_id") or ""
+        if event.get("type") == "tokens_revoked" and not (event.get("tokens") or {}).get("bot"):
+            log.warning("slack: user tokens revoked in workspace %s (the bot's token stays)", team)
+            return
+        installations = self.bolt.installation_store
+        if installations is None:
+            log.warning("slack: %s in workspace %s; SLACK_BOT_TOKEN no longer works there", event.get("type"), team)
+            return
+        await installations.async_delete_all(enterprise_id=body.get("enterprise_id"), team_id=team or None)
+        log.warning("slack: %s in workspace %s; its installation and tokens are deleted", event.get("type"), team)
 
     async def _on_button(self, ack: Any, body: dict[str, Any]) -> None:
         await self._submit(from_button(body))  # stored first, like events: the click is never lost
@@ -162,7 +243,7 @@ class SlackChannel:
 
     async def _on_control(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
         ev = from_control(body)
-        if ev is not None and not self._is_admin(ev.user):
+        if ev is not None and not await self.is_admin(ev.team, ev.user):
             await ack()
             await respond(text="Only agentbot admins can do that.", replace_original=False)
             return
@@ -175,42 +256,66 @@ class SlackChannel:
             return
         await self.dispatcher.submit(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
 
-    def _is_admin(self, user: str) -> bool:
-        return user in self.options.admins
+    async def is_admin(self, team: str, user: str) -> bool:
+        """SLACK_ADMIN_USERS anywhere, and in an OAuth workspace the person who installed the app."""
+        ws = await self.workspaces.get(team)
+        return user in self.options.admins or (ws is not None and user in ws.admins)
 
     # Work: one stored event, run by the dispatcher in its session's order.
 
     async def run(self, event: InboxEvent) -> None:
         ev = SlackEvent.model_validate(event.payload)
-        sender = ThreadReply(self.client, ev.channel, ev.reply_ts, ev.session_key, ev.user)
+        ws = await self.workspaces.get(ev.team)
+        if ws is None:
+            log.warning("dropping event %s: the app is no longer installed in workspace %s", ev.key, ev.team)
+            return
+        thread = ThreadReply(ws.client, ev.channel, ev.reply_ts, ev.session_key, ev.user)
+        viewing = await self._assistant_thread(ev)
+        status = assistant.AssistantThreadReply(thread, ws.client) if viewing is not None else None
+        sender: Sender = status or thread
         reply = OutboxReply(self.outbox, sender, event.key, ev.session_key)
         if event.status == "committed":
             await reply.resend()  # the turn ran and committed; only its answers are left to send
             return
-        if ev.kind == "control":
-            await self._control(ev, reply)
+        if ev.kind == "assistant_started":
+            await self._greet(ev, ws, reply)
             return
-        if ev.kind == "message" and ev.text.lower() in ("resume", "resume bot") and self._is_admin(ev.user):
-            await self._control(ev.model_copy(update={"action": "release"}), reply)
+        if ev.kind == "control":
+            await self._control(ev, ws, reply)
+            return
+        resume = ev.kind == "message" and ev.text.lower() in ("resume", "resume bot")
+        if resume and await self.is_admin(ev.team, ev.user):
+            await self._control(ev.model_copy(update={"action": "release"}), ws, reply)
             return
         customer = await self.data.find_customer("slack", ev.user)
+        if customer and customer.get("slack_team_id") not in (None, ev.team):
+            customer = None  # the same user id in another workspace is someone else
         interaction = Interaction(
             id=ev.key,
             text=ev.text,
             session_key=ev.session_key,
             customer_id=customer.get("customer_id") if customer else None,
             context=ChannelContext(
-                channel_type=ChannelType.slack, workspace=ev.team, channel=ev.channel, thread=ev.root_ts, user=ev.user
+                channel_type=ChannelType.slack,
+                workspace=ev.team,
+                channel=ev.channel,
+                thread=ev.root_ts,
+                user=ev.user,
+                viewing=viewing or "",
             ),
-            thread_history=await self._thread_history(ev),
+            thread_history=await self._thread_history(ev, ws),
             from_inbox=True,
             action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
             action_hash=ev.action_hash,
         )
         try:
+            if status is not None:
+                if ev.kind == "message" and await self._first_request(ev):
+                    await assistant.set_title(ws.client, ev.channel, ev.root_ts, ev.text)
+                await status.working()
             response = await self.router.handle(interaction, reply=reply)
             if ev.kind == "button" and not all(m.private for m in response.messages):
-                await self._answered(ev)  # a refused click (not the requester's) leaves the buttons
+                await self._answered(ev, ws)  # a refused click (not the requester's) leaves the buttons
         except StorageError:
             # Not saved: the event stays in the inbox and is answered when the database is back.
             if event.key not in self._noticed:
@@ -226,8 +331,29 @@ class SlackChannel:
             with contextlib.suppress(Exception):
                 await reply(OutboundMessage(kind="error", text=FAILED, id=f"{event.key}:failed"))
             raise
+        finally:
+            if status is not None:
+                with contextlib.suppress(Exception):  # a status left behind clears itself in Slack
+                    await status.clear()
 
-    async def _control(self, ev: SlackEvent, reply: Reply) -> None:
+    async def _assistant_thread(self, ev: SlackEvent) -> str | None:
+        """For an event in an assistant thread, the channel the person is looking at ("" for none);
+        None elsewhere. Buttons in an assistant thread count too: their turns have a status line."""
+        if not ev.root_ts or not ev.channel.startswith("D"):
+            return None
+        context = await self.records.thread_context(ev.channel, ev.root_ts)
+        return str(context.get("channel_id") or "") if context is not None else None
+
+    async def _first_request(self, ev: SlackEvent) -> bool:
+        saved, _ = await self.store.load(ev.session_key, 0)
+        return saved is None
+
+    async def _greet(self, ev: SlackEvent, ws: Workspace, reply: OutboxReply) -> None:
+        settings = self.app.storefront.assistant
+        await reply(OutboundMessage(kind="notice", text=settings.greeting, id=f"{ev.key}:greeting"))
+        await assistant.offer_prompts(ws.client, ev.channel, ev.root_ts, settings)
+
+    async def _control(self, ev: SlackEvent, ws: Workspace, reply: Reply) -> None:
         actor = ev.user_name or "An admin"
         notice = await self.router.control(ev.session_key, "claim" if ev.action == "claim" else "release", actor, reply)
         if ev.response_url:
@@ -236,22 +362,22 @@ class SlackChannel:
             await AsyncWebhookClient(ev.response_url).send(text=notice, response_type="ephemeral")
         if ev.origin_channel and ev.ts:
             done = "Claimed" if ev.action == "claim" else "Bot resumed"
-            await self.client.chat_update(
+            await ws.client.chat_update(
                 channel=ev.origin_channel,
                 ts=ev.ts,
                 text=ev.question or notice,
                 blocks=answered_blocks(escape(ev.question or notice), f"{done} by <@{ev.user}>: {escape(notice)}"),
             )
 
-    async def _answered(self, ev: SlackEvent) -> None:
+    async def _answered(self, ev: SlackEvent, ws: Workspace) -> None:
         blocks = answered_blocks(ev.question, f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>")
         try:
-            await self.client.chat_update(channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=blocks)
+            await ws.client.chat_update(channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=blocks)
         except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters
             log.warning("could not update the clicked question %s: %s", ev.ts, e)
 
-    async def _thread_history(self, ev: SlackEvent) -> list[Message]:
+    async def _thread_history(self, ev: SlackEvent, ws: Workspace) -> list[Message]:
         if not ev.in_thread:
             return []
         saved, _ = await self.store.load(ev.session_key, 0)
-        return [] if saved is not None else await thread_history(self.client, ev, self.me)
+        return [] if saved is not None else await thread_history(ws.client, ev, ws.me)

@@ -25,6 +25,7 @@ HELP = """*{command}* puts a request to agentbot and answers in a thread.
 • `{command} help` shows this
 • `{command} status` (admins) provider, database, today's sessions and handoffs
 • `{command} resume <thread link>` (admins) gives a handed-off thread back to the bot
+• `{command} admin-channel` (admins) sends this workspace's admin alerts to this channel
 You can also mention me in any channel I'm in, DM me, or just reply in a thread I'm part of."""
 
 _PERMALINK = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10})(\d{6})")
@@ -32,7 +33,7 @@ _TS = re.compile(r"^\d{10}\.\d{6}$")
 
 
 class Command(BaseModel):
-    verb: Literal["help", "status", "resume", "ask"]
+    verb: Literal["help", "status", "resume", "admin-channel", "ask"]
     text: str = ""
 
 
@@ -42,7 +43,7 @@ def parse(text: str) -> Command:
     verb = first.lower()
     if verb in ("", "help"):
         return Command(verb="help")
-    if verb in ("status", "resume"):
+    if verb in ("status", "resume", "admin-channel"):
         return Command(verb=verb, text=rest)
     return Command(verb="ask", text=text)
 
@@ -85,8 +86,14 @@ class SlashCommand:
             await ack(text=HELP.format(command=self.ch.options.command))
             return
         await ack()
-        if cmd.verb in ("status", "resume") and not self.ch._is_admin(user):
+        if cmd.verb in ("status", "resume", "admin-channel") and not await self.ch.is_admin(team, user):
             await respond(text=f"`{self.ch.options.command} {cmd.verb}` is for agentbot admins.")
+        elif cmd.verb == "admin-channel":
+            if await self.ch.workspaces.set_admin_channel(team, channel):
+                log.warning("slack: workspace %s sends admin alerts to %s (set by %s)", team, channel, user)
+                await respond(text=f"Admin alerts for this workspace now go to <#{channel}>.")
+            else:
+                await respond(text="This install's admin channel is set by SLACK_ADMIN_CHANNEL.")
         elif cmd.verb == "status":
             await respond(text=await self._status())
         elif cmd.verb == "resume":
@@ -114,8 +121,11 @@ class SlashCommand:
     async def _ask(self, text: str, body: dict[str, Any], respond: Any) -> None:
         """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
         user, channel = body.get("user_id", ""), body.get("channel_id", "")
+        ws = await self.ch.workspaces.get(body.get("team_id", ""))
+        if ws is None:
+            return  # not served here; bolt refused it before this for an unknown workspace
         try:
-            root = await self.ch.client.chat_postMessage(
+            root = await ws.client.chat_postMessage(
                 channel=channel, text=f"<@{user}> asked: {escape(text)}", blocks=asked_blocks(user, text)
             )
         except Exception as e:  # noqa: BLE001 - e.g. not_in_channel: tell the person, not the log only
@@ -138,7 +148,7 @@ class SlashCommand:
             await self.ch._submit(ev)
         except StorageError:
             log.exception("could not store command %s", ev.key)
-            await ThreadReply(self.ch.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
+            await ThreadReply(ws.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
 
     async def _status(self) -> str:
         stats = await today(self.ch.store)

@@ -30,7 +30,7 @@ class SlackEvent(BaseModel):
     """A Slack delivery reduced to what a turn needs; the inbox stores it as the event payload."""
 
     key: str  # event_id, command trigger, or the clicked message: the exactly-once key
-    kind: Literal["message", "command", "button", "control"]
+    kind: Literal["message", "command", "button", "control", "assistant_started"]
     team: str
     channel: str
     user: str
@@ -45,6 +45,7 @@ class SlackEvent(BaseModel):
     origin_channel: str = ""  # where the clicked message is (the admin channel for control)
     response_url: str = ""  # a command's reply channel to the person who ran it
     action_hash: str | None = None  # a Confirm/Cancel click: the exact action the question was about
+    assistant: bool = False  # a message in an assistant thread (Slack's AI-app split view)
 
     @property
     def session_key(self) -> str:
@@ -104,6 +105,33 @@ def from_message(body: dict[str, Any], bot_user_id: str, *, mention: bool) -> Sl
     )
 
 
+def from_assistant_message(body: dict[str, Any], bot_user_id: str) -> SlackEvent | None:
+    """A person's message in an assistant thread: the thread is the conversation, the bot always
+    takes part, and nothing in it predates the bot's greeting."""
+    ev = from_message(body, bot_user_id, mention=False)
+    return ev.model_copy(update={"assistant": True, "in_thread": False}) if ev is not None else None
+
+
+def from_thread_started(body: dict[str, Any]) -> SlackEvent | None:
+    """`assistant_thread_started`: someone opened the split view; the bot greets them."""
+    thread = (body.get("event") or {}).get("assistant_thread") or {}
+    channel, thread_ts = thread.get("channel_id") or "", thread.get("thread_ts") or ""
+    if not channel or not thread_ts:
+        return None
+    return SlackEvent(
+        key=body.get("event_id") or f"assistant:{channel}:{thread_ts}",
+        kind="assistant_started",
+        team=body.get("team_id") or (thread.get("context") or {}).get("team_id") or "",
+        channel=channel,
+        user=thread.get("user_id") or "",
+        text="",
+        root_ts=thread_ts,
+        reply_ts=thread_ts,
+        ts=thread_ts,
+        assistant=True,
+    )
+
+
 def mentions_bot(body: dict[str, Any], bot_user_id: str) -> bool:
     return f"<@{bot_user_id}>" in ((body.get("event") or {}).get("text") or "")
 
@@ -124,6 +152,8 @@ def from_button(body: dict[str, Any]) -> SlackEvent | None:
     # for Confirm/Cancel, the action it asked about.
     value, action_hash = (action.get("value") or "").partition("#")[::2]
     parsed = parse_session_key(value)
+    if parsed and parsed[0] != team:
+        return None  # a button names a conversation of another workspace: not this click's to answer
     root = parsed[2] if parsed else (thread_ts or "")
     user = (body.get("user") or {}).get("id") or ""
     return SlackEvent(

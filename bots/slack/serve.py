@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from adapters.storage.slack_records import SlackRecords
+from adapters.storage.sql import SqlStore
 from agent.errors import ConfigError
 from agent.interfaces import SessionStore
 from bots.alerts import AlertFanout, LogNotifier
@@ -20,27 +22,62 @@ from bots.app import build_app
 from bots.serving import BindAddress, add_health_routes, bind_address, settle_process
 from bots.slack.alerts import SlackAlertNotifier
 from bots.slack.channel import SlackChannel, SlackOptions
+from bots.slack.workspaces import InstalledWorkspaces, SingleWorkspace, SqlInstallationStore, SqlOAuthStateStore
 
 log = logging.getLogger("agentbot.slack")
 
 SLACK_API_URL = "https://slack.com/api/"
 
 
+# What the bot asks each workspace for when it is installed through OAuth; the README says why
+# each is needed, and slack_manifest.yaml lists the same.
+BOT_SCOPES = [
+    "app_mentions:read",
+    "assistant:write",
+    "chat:write",
+    "chat:write.public",
+    "commands",
+    "channels:history",
+    "groups:history",
+    "im:history",
+    "im:read",
+    "im:write",
+    "mpim:history",
+]
+
+
 class SlackSettings(BaseModel):
     """The Slack part of the environment, read once at startup."""
 
-    bot_token: str
+    bot_token: str = ""  # one workspace; empty with OAuth (client id and secret), where each install has its own
     signing_secret: str = ""
     app_token: str = ""  # set: Socket Mode instead of HTTP
+    client_id: str = ""  # set (with client_secret): many workspaces, installed through OAuth
+    client_secret: str = ""
+    redirect_uri: str = ""  # the OAuth redirect URL, when Slack must be told it exactly
     admin_channel: str = ""
     admins: list[str] = []
     api_url: str = SLACK_API_URL
     command: str = "/agentbot"
 
+    @property
+    def oauth(self) -> bool:
+        return bool(self.client_id)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> SlackSettings:
         """Read SLACK_* variables; a missing token or secret stops startup, naming the variable."""
-        missing = [name for name in ("SLACK_BOT_TOKEN",) if not env.get(name)]
+        oauth = bool(env.get("SLACK_CLIENT_ID") or env.get("SLACK_CLIENT_SECRET"))
+        if oauth:
+            missing = [n for n in ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_SIGNING_SECRET") if not env.get(n)]
+            if missing or env.get("SLACK_APP_TOKEN"):
+                problem = f"{' and '.join(missing)} not set" if missing else "SLACK_APP_TOKEN set"
+                raise ConfigError(
+                    "environment",
+                    f"{problem} (installing through OAuth needs SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and "
+                    "SLACK_SIGNING_SECRET, in HTTP mode: the install pages are web pages)",
+                )
+        missing = [name for name in ("SLACK_BOT_TOKEN",) if not env.get(name) and not oauth]
         if not env.get("SLACK_APP_TOKEN") and not env.get("SLACK_SIGNING_SECRET"):
             missing.append("SLACK_SIGNING_SECRET")
         if missing:
@@ -50,7 +87,10 @@ class SlackSettings(BaseModel):
                 "Socket Mode needs SLACK_BOT_TOKEN and SLACK_APP_TOKEN)",
             )
         return cls(
-            bot_token=env["SLACK_BOT_TOKEN"],
+            bot_token="" if oauth else env["SLACK_BOT_TOKEN"],
+            client_id=env.get("SLACK_CLIENT_ID", ""),
+            client_secret=env.get("SLACK_CLIENT_SECRET", ""),
+            redirect_uri=env.get("SLACK_REDIRECT_URI", ""),
             signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
             app_token=env.get("SLACK_APP_TOKEN", ""),
             admin_channel=env.get("SLACK_ADMIN_CHANNEL", ""),
@@ -66,7 +106,7 @@ def web_client(settings: SlackSettings) -> Any:
     from slack_sdk.web.async_client import AsyncWebClient
 
     return AsyncWebClient(
-        token=settings.bot_token,
+        token=settings.bot_token or None,
         base_url=settings.api_url,
         retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
     )
@@ -96,10 +136,8 @@ def build_slack(
         app_kwargs: passed to `build_app` (e.g. `data_source=`, `telemetry=`).
     """
     client = web_client(settings)
-    notifiers: list[Any] = [LogNotifier()]
-    if settings.admin_channel:
-        notifiers.append(SlackAlertNotifier(client, settings.admin_channel))
-    app = build_app(config_dir, data_dir, db_url, alerts=AlertFanout(notifiers), env=env, **app_kwargs)
+    alerts = AlertFanout([LogNotifier()])
+    app = build_app(config_dir, data_dir, db_url, alerts=alerts, env=env, **app_kwargs)
     options = SlackOptions(
         signing_secret=settings.signing_secret,
         command=settings.command,
@@ -107,7 +145,33 @@ def build_slack(
         provider=f"{app.settings.understanding}",
         database=_database_name(app.store),
     )
-    return SlackChannel(app, client, options)
+    workspaces: SingleWorkspace | InstalledWorkspaces = SingleWorkspace(client, settings.admin_channel)
+    oauth = None
+    if settings.oauth:
+        workspaces, oauth = _oauth(settings, app.store, client)
+    alerts.notifiers.append(SlackAlertNotifier(workspaces))
+    return SlackChannel(app, workspaces, client, options, oauth=oauth)
+
+
+def _oauth(settings: SlackSettings, store: SessionStore, client: Any) -> tuple[InstalledWorkspaces, Any]:
+    """bolt's OAuth flow with installations and states in the bot's database."""
+    from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
+    from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+
+    if not isinstance(store, SqlStore):
+        raise ConfigError("settings", "installing through OAuth needs the SQL session store (installations live there)")
+    records = SlackRecords(store)
+    oauth_settings = AsyncOAuthSettings(
+        client_id=settings.client_id,
+        client_secret=settings.client_secret,
+        scopes=BOT_SCOPES,
+        redirect_uri=settings.redirect_uri or None,
+        installation_store=SqlInstallationStore(records),
+        installation_store_bot_only=True,
+        state_store=SqlOAuthStateStore(records),
+    )
+    workspaces = InstalledWorkspaces(records, settings.api_url, retry_handlers=client.retry_handlers)
+    return workspaces, AsyncOAuthFlow(client=client, settings=oauth_settings)
 
 
 @dataclass
@@ -145,24 +209,38 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
         await channel.aclose()
 
 
+@contextlib.asynccontextmanager
+async def serve_socket_mode(channel: SlackChannel, app_token: str) -> AsyncIterator[Any]:
+    """Start the channel and take events, commands and clicks over a Socket Mode connection.
+
+    The connection's client (slack_sdk's, through bolt's handler) reconnects by itself when Slack
+    asks it to (`disconnect`) or the connection drops; envelopes are acked by the same intake as in
+    HTTP mode, so an envelope Slack resends after a reconnect is a duplicate dropped by the inbox.
+    """
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    await channel.start()
+    handler = AsyncSocketModeHandler(channel.bolt, app_token)
+    try:
+        await handler.connect_async()
+        yield handler
+    finally:
+        await handler.close_async()
+        await channel.aclose()
+
+
 async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with channel.app:
+        if settings.oauth:
+            log.warning("agentbot slack: installs through OAuth (install page /slack/install)")
         if settings.app_token:
-            from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-
-            await channel.start()
-            handler = AsyncSocketModeHandler(channel.bolt, settings.app_token)
-            await handler.connect_async()
-            log.warning("agentbot slack: Socket Mode connected")
-            try:
+            async with serve_socket_mode(channel, settings.app_token):
+                log.warning("agentbot slack: Socket Mode connected")
                 await stop.wait()
-            finally:
-                await handler.close_async()
-                await channel.aclose()
         else:
             async with serve_http(channel, bind.host, bind.port) as server:
                 log.warning("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)

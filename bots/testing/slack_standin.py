@@ -25,6 +25,19 @@ class ApiCall(BaseModel):
     method: str
     params: dict[str, Any] = Field(default_factory=dict)
     ok: bool = True
+    token: str = ""  # the bearer token the call carried: which workspace's install made it
+
+
+class Workspace(BaseModel):
+    """A workspace the app can be installed in: what Slack's OAuth hands over for its `code`."""
+
+    team_id: str
+    team_name: str
+    bot_token: str
+    bot_user_id: str
+    bot_id: str
+    installer: str  # the user who approves the install
+    code: str  # the one-time code Slack's authorize page sends to the redirect URL
 
 
 class SlackStandIn:
@@ -42,6 +55,9 @@ class SlackStandIn:
         # Called with (method, params) after a call is recorded and before it is answered: a crash
         # test kills the bot here to leave a message posted but unacknowledged.
         self.on_call: list[Callable[[str, dict[str, Any]], None]] = []
+        # Methods answered by another stand-in (apps.connections.open by the Socket Mode one).
+        self.answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self.workspaces: list[Workspace] = []  # installable through oauth.v2.access; auth.test knows their tokens
         self.url = ""
 
     # Serving
@@ -72,6 +88,20 @@ class SlackStandIn:
         """Messages already in a thread (the first is the root), for conversations.replies."""
         self.threads[(channel, messages[0]["ts"])] = list(messages)
 
+    def add_workspace(self, team_id: str, name: str) -> Workspace:
+        n = len(self.workspaces) + 1
+        ws = Workspace(
+            team_id=team_id,
+            team_name=name,
+            bot_token=f"xoxb-{team_id.lower()}",
+            bot_user_id=f"UBOT{n:05d}",
+            bot_id=f"BBOT{n:05d}",
+            installer=f"U0INSTAL{n}",
+            code=f"code-{team_id.lower()}",
+        )
+        self.workspaces.append(ws)
+        return ws
+
     def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
         self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
 
@@ -97,7 +127,7 @@ class SlackStandIn:
         if request.content_type == "application/json":
             return dict(await request.json())
         form = await request.post()
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = dict(request.query)  # some methods (setTitle) send query parameters
         for k, v in form.items():
             params[k] = v if isinstance(v, str) else str(v)
             if k in ("blocks", "attachments", "metadata") and isinstance(params[k], str):
@@ -107,14 +137,21 @@ class SlackStandIn:
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         params = await self._params(request)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or str(params.get("token", ""))
+        params.pop("client_secret", None)  # never recorded, like a token
         queued = self.failures.get(method)
         if queued:
             status, body = queued.pop(0)
-            self.calls.append(ApiCall(method=method, params=params, ok=False))
+            self.calls.append(ApiCall(method=method, params=params, ok=False, token=token))
             return web.json_response(body, status=status, headers={"Retry-After": "0"})
-        self.calls.append(ApiCall(method=method, params=params))
+        self.calls.append(ApiCall(method=method, params=params, token=token))
         self._changed.set()
-        answer = self._answer(method, params)
+        if method in self.answers:
+            answer = self.answers[method](params)
+        elif method in ("auth.test", "oauth.v2.access") and self.workspaces:
+            answer = self._installs(method, params, token)
+        else:
+            answer = self._answer(method, params)
         for hook in self.on_call:
             hook(method, params)
         return web.json_response(answer)
@@ -123,6 +160,31 @@ class SlackStandIn:
         self.calls.append(ApiCall(method="response_url", params=await request.json()))
         self._changed.set()
         return web.Response(text="ok")
+
+    def _installs(self, method: str, p: dict[str, Any], token: str) -> dict[str, Any]:
+        """auth.test by token and oauth.v2.access by code, for the workspaces added."""
+        if method == "auth.test":
+            found = [w for w in self.workspaces if w.bot_token == token]
+            if not found:
+                return {"ok": False, "error": "invalid_auth"}
+            w = found[0]
+            return {"ok": True, "user_id": w.bot_user_id, "bot_id": w.bot_id, "team_id": w.team_id, "team": w.team_name}
+        found = [w for w in self.workspaces if w.code == p.get("code")]
+        if not found:
+            return {"ok": False, "error": "invalid_code"}
+        w = found[0]
+        return {
+            "ok": True,
+            "app_id": "A0AGENTBOT",
+            "authed_user": {"id": w.installer},
+            "scope": "app_mentions:read,assistant:write,chat:write,commands,im:history",
+            "token_type": "bot",
+            "access_token": w.bot_token,
+            "bot_user_id": w.bot_user_id,
+            "team": {"id": w.team_id, "name": w.team_name},
+            "enterprise": None,
+            "is_enterprise_install": False,
+        }
 
     def _answer(self, method: str, p: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":

@@ -231,8 +231,10 @@ async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(
 
     from agent.types import Alert
     from bots.slack.alerts import SlackAlertNotifier
+    from bots.slack.workspaces import SingleWorkspace
 
-    notifier = SlackAlertNotifier(AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/"), ADMIN_CHANNEL)
+    client = AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/")
+    notifier = SlackAlertNotifier(SingleWorkspace(client, ADMIN_CHANNEL))
     await notifier.notify(
         Alert(kind="provider_outage", session_id="console:ops", summary="openai down <!here>", details={})
     )

@@ -130,3 +130,70 @@ def test_missing_secrets_stop_startup_naming_them() -> None:
 )
 def test_model_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
     assert to_mrkdwn(markdown, escape) == mrkdwn
+
+
+def test_oauth_settings_need_the_client_secret_and_http_mode() -> None:
+    oauth = SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "x"})
+    assert oauth.oauth and oauth.bot_token == ""
+    with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET not set"):
+        SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_SIGNING_SECRET": "x"})
+    with pytest.raises(ConfigError, match="SLACK_APP_TOKEN set"):
+        SlackSettings.from_env(
+            {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "x", "SLACK_APP_TOKEN": "a"}
+        )
+
+
+def test_the_manifest_asks_for_what_an_oauth_install_asks_for_and_the_assistant_events() -> None:
+    import yaml
+
+    from bots.slack.serve import BOT_SCOPES
+    from tests.helpers import REPO
+
+    manifest = yaml.safe_load((REPO / "slack_manifest.yaml").read_text(encoding="utf-8"))
+    assert manifest["oauth_config"]["scopes"]["bot"] == BOT_SCOPES
+    assert manifest["oauth_config"]["redirect_urls"][0].endswith("/slack/oauth_redirect")
+    assert "assistant_view" in manifest["features"]
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert {"assistant_thread_started", "assistant_thread_context_changed", "message.im"} <= events
+    assert {"app_uninstalled", "tokens_revoked"} <= events
+
+
+def test_a_pre_message_reads_as_a_status_line_and_titles_are_short() -> None:
+    from bots.slack.assistant import WORKING, status_line, title_for
+
+    assert status_line("Checking order O-12345...") == "is checking order O-12345..."
+    assert status_line("One moment while I look") == WORKING
+    assert title_for("where is   my order") == "where is my order"
+    assert len(title_for("refund " * 30)) == 60 and title_for("refund " * 30).endswith("…")
+
+
+def test_each_store_offers_two_to_four_prompts_and_nothing_else() -> None:
+    from pydantic import ValidationError
+
+    from agent.catalog import load_store_settings
+    from agent.config import AssistantSettings
+    from tests.helpers import REPO
+
+    for store in (REPO / "config", REPO / "config" / "stores" / "outdoor"):
+        assert 2 <= len(load_store_settings(store).assistant.prompts) <= 4
+    prompt = {"title": "Where is my order?", "message": "Where is my order?"}
+    for wrong in ({"prompts": [prompt]}, {"prompts": [prompt] * 5}, {"prompts": [prompt] * 2, "colour": "red"}):
+        with pytest.raises(ValidationError):
+            AssistantSettings.model_validate(wrong)
+
+
+def test_a_button_naming_another_workspaces_conversation_is_not_a_click() -> None:
+    from bots.slack.events import from_button
+
+    body = {
+        "team": {"id": "T0BBBBBBB"},
+        "user": {"id": "U1"},
+        "channel": {"id": "C1"},
+        "container": {"message_ts": "1.2", "channel_id": "C1"},
+        "message": {"ts": "1.2", "text": "Refund?"},
+        "actions": [{"action_id": "agentbot_confirm", "value": "slack:T0AAAAAAA:C1:1.1#abc"}],
+    }
+    assert from_button(body) is None
+    body["team"] = {"id": "T0AAAAAAA"}
+    ev = from_button(body)
+    assert ev is not None and ev.session_key == "slack:T0AAAAAAA:C1:1.1" and ev.action_hash == "abc"

@@ -1,0 +1,138 @@
+"""Slack's records in the bot's own database: assistant thread contexts, installations, OAuth states.
+
+Plain rows and units of work on the session store's runner; the bolt-facing stores that speak
+slack_sdk's models sit in `bots/slack/` and translate to and from these.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Connection, delete, select, update
+
+from adapters.storage.schema import slack_assistant_threads, slack_installations, slack_oauth_states
+from adapters.storage.sql import SqlStore
+from adapters.storage.writes import upsert
+from agent.types import utcnow
+
+
+def team_key(team_id: str | None, enterprise_id: str | None = None, *, org_wide: bool = False) -> str:
+    """A workspace's install is found by its team; an org-wide (Enterprise Grid) one by its org."""
+    return f"{enterprise_id or '-'}:-" if org_wide else f"-:{team_id or '-'}"
+
+
+class InstallationRow(BaseModel):
+    team_key: str  # team_key(): "-:<team id>", or "<enterprise id>:-" for an org-wide install
+    enterprise_id: str | None = None
+    team_id: str | None = None
+    team_name: str | None = None
+    bot_user_id: str | None = None
+    bot_token: str
+    installation: dict[str, Any]  # slack_sdk's Installation.to_dict(), timestamps as epoch seconds
+    admin_channel: str | None = None
+    installed_at: datetime
+
+
+class SlackRecords:
+    """
+    Args:
+        store: the session store; these tables live in its database and run on its runner.
+    """
+
+    def __init__(self, store: SqlStore):
+        self.store = store
+
+    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
+        await self.store.ensure_schema()
+        return await self.store.run(fn, *args, what=what)
+
+    # Assistant threads
+
+    async def save_thread_context(self, channel_id: str, thread_ts: str, context: dict[str, Any]) -> None:
+        row = {"channel_id": channel_id, "thread_ts": thread_ts, "context": json.dumps(context), "updated_at": utcnow()}
+
+        def unit(conn: Connection) -> None:
+            done = conn.execute(
+                update(slack_assistant_threads)
+                .where(slack_assistant_threads.c.channel_id == channel_id)
+                .where(slack_assistant_threads.c.thread_ts == thread_ts)
+                .values(context=row["context"], updated_at=row["updated_at"])
+            )
+            if done.rowcount == 0:
+                conn.execute(slack_assistant_threads.insert().values(**row))
+
+        await self._run(unit, what="save an assistant thread's context")
+
+    async def thread_context(self, channel_id: str, thread_ts: str) -> dict[str, Any] | None:
+        """The thread's context; None when the thread is not an assistant thread the bot was told of."""
+
+        def unit(conn: Connection) -> dict[str, Any] | None:
+            found = conn.execute(
+                select(slack_assistant_threads.c.context).where(
+                    slack_assistant_threads.c.channel_id == channel_id, slack_assistant_threads.c.thread_ts == thread_ts
+                )
+            ).scalar()
+            return json.loads(found) if found is not None else None
+
+        return await self._run(unit, what="read an assistant thread's context")  # type: ignore[no-any-return]
+
+    # Installations
+
+    async def save_installation(self, row: InstallationRow) -> None:
+        """The workspace's newest install replaces the last one; its admin channel stays."""
+        values = row.model_dump(exclude={"admin_channel"})
+        values["installation"] = json.dumps(row.installation)
+
+        def unit(conn: Connection) -> None:
+            upsert(conn, slack_installations, "team_key", values)
+
+        await self._run(unit, what="save a Slack installation")
+
+    async def installation(self, key: str) -> InstallationRow | None:
+        def unit(conn: Connection) -> InstallationRow | None:
+            r = conn.execute(select(slack_installations).where(slack_installations.c.team_key == key)).first()
+            if r is None:
+                return None
+            return InstallationRow.model_validate({**r._asdict(), "installation": json.loads(r.installation)})
+
+        return await self._run(unit, what="read a Slack installation")  # type: ignore[no-any-return]
+
+    async def delete_installation(self, key: str) -> bool:
+        def unit(conn: Connection) -> bool:
+            return bool(conn.execute(delete(slack_installations).where(slack_installations.c.team_key == key)).rowcount)
+
+        return await self._run(unit, what="delete a Slack installation")  # type: ignore[no-any-return]
+
+    async def set_admin_channel(self, key: str, channel: str) -> bool:
+        def unit(conn: Connection) -> bool:
+            done = conn.execute(
+                update(slack_installations).where(slack_installations.c.team_key == key).values(admin_channel=channel)
+            )
+            return bool(done.rowcount)
+
+        return await self._run(unit, what="set a workspace's admin channel")  # type: ignore[no-any-return]
+
+    # OAuth states
+
+    async def issue_state(self, state: str, seconds: float) -> None:
+        expires_at = utcnow() + timedelta(seconds=seconds)
+
+        def unit(conn: Connection) -> None:
+            conn.execute(slack_oauth_states.insert().values(state=state, expires_at=expires_at))
+
+        await self._run(unit, what="issue an OAuth state")
+
+    async def consume_state(self, state: str) -> bool:
+        """True once for a state that was issued and has not expired."""
+
+        def unit(conn: Connection) -> bool:
+            expires = conn.execute(
+                select(slack_oauth_states.c.expires_at).where(slack_oauth_states.c.state == state)
+            ).scalar()
+            conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.state == state))
+            return expires is not None and expires > utcnow()
+
+        return await self._run(unit, what="consume an OAuth state")  # type: ignore[no-any-return]

@@ -1,0 +1,219 @@
+"""Which workspace an event belongs to, and the token, bot identity and admin channel to answer it with.
+
+One workspace by `SLACK_BOT_TOKEN` (`SingleWorkspace`), or every workspace that installed the app
+through OAuth (`InstalledWorkspaces`, over the installations bolt's flow saved in the bot's own
+database through `SqlInstallationStore`). A turn runs after its event was acked, outside bolt's
+request, so it looks its workspace up here rather than using bolt's per-request client.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.installation_store.models.bot import Bot
+from slack_sdk.oauth.installation_store.models.installation import Installation
+from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+
+from adapters.storage.slack_records import InstallationRow, SlackRecords, team_key
+from bots.slack.threads import Me
+
+log = logging.getLogger("agentbot.slack")
+
+
+@dataclass
+class Workspace:
+    team_id: str
+    client: Any  # an AsyncWebClient carrying this workspace's bot token
+    me: Me = field(default_factory=Me)
+    admin_channel: str = ""
+    admins: frozenset[str] = frozenset()  # besides SLACK_ADMIN_USERS: who installed the app here
+
+
+class Workspaces(Protocol):
+    """The workspaces this app serves."""
+
+    async def start(self) -> None:
+        """Ready before the first event (a single token is checked with auth.test here)."""
+        ...
+
+    async def get(self, team: str) -> Workspace | None:
+        """The workspace of `team`; None when the app is not installed there. An empty team (an
+        alert about a conversation outside Slack) names the default workspace, if there is one."""
+        ...
+
+    async def set_admin_channel(self, team: str, channel: str) -> bool:
+        """Send this workspace's admin alerts to `channel`; False where it is fixed by configuration."""
+        ...
+
+
+class SingleWorkspace:
+    """`SLACK_BOT_TOKEN`: the workspace the token belongs to, learnt from auth.test at start.
+
+    Args:
+        client: the `AsyncWebClient` with the bot token.
+        admin_channel: `SLACK_ADMIN_CHANNEL`.
+    """
+
+    def __init__(self, client: Any, admin_channel: str = ""):
+        self.workspace = Workspace(team_id="", client=client, admin_channel=admin_channel)
+
+    async def start(self) -> None:
+        me = await self.workspace.client.auth_test()  # this also checks the token
+        self.workspace.me = Me(me.get("user_id", ""), me.get("bot_id", ""))
+        self.workspace.team_id = me.get("team_id", "")
+
+    async def get(self, team: str) -> Workspace | None:
+        if team and self.workspace.team_id and team != self.workspace.team_id:
+            return None
+        return self.workspace
+
+    async def set_admin_channel(self, team: str, channel: str) -> bool:
+        return False
+
+
+class InstalledWorkspaces:
+    """Every workspace that installed the app through OAuth, from the installations table.
+
+    Args:
+        records: Slack's records in the bot's database.
+        api_url: the Web API base URL for the clients made per workspace.
+        client_options: further `AsyncWebClient` arguments (retry handlers).
+    """
+
+    def __init__(self, records: SlackRecords, api_url: str, **client_options: Any):
+        self.records = records
+        self.api_url = api_url
+        self.client_options = client_options
+        self._clients: dict[str, Any] = {}  # by token: a reinstall's new token gets a new client
+
+    async def start(self) -> None:
+        return None
+
+    async def get(self, team: str) -> Workspace | None:
+        row = await self.records.installation(team_key(team)) if team else None
+        if row is None:
+            return None
+        return Workspace(
+            team_id=row.team_id or team,
+            client=self._client(row.bot_token),
+            me=Me(row.bot_user_id or "", str(row.installation.get("bot_id") or "")),
+            admin_channel=row.admin_channel or "",
+            admins=frozenset({str(row.installation.get("user_id") or "")} - {""}),
+        )
+
+    async def set_admin_channel(self, team: str, channel: str) -> bool:
+        return await self.records.set_admin_channel(team_key(team), channel)
+
+    def _client(self, token: str) -> Any:
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        if token not in self._clients:
+            self._clients[token] = AsyncWebClient(token=token, base_url=self.api_url, **self.client_options)
+        return self._clients[token]
+
+
+class SqlInstallationStore(AsyncInstallationStore):
+    """slack_sdk's installation store over the installations table: one bot install per workspace.
+
+    bolt's OAuth flow saves here; its authorize step finds the bot token of each request's
+    workspace here; uninstalling and revoked tokens delete the row (logged by the channel).
+    """
+
+    def __init__(self, records: SlackRecords):
+        self.records = records
+
+    @property
+    def logger(self) -> logging.Logger:
+        return log
+
+    async def async_save(self, installation: Installation) -> None:
+        if not installation.bot_token:
+            return  # a user-token-only install: this app acts as its bot only
+        data = installation.to_dict()
+        data["installed_at"] = installation.installed_at  # epoch seconds, as slack_sdk reads it back
+        for name in ("bot_token_expires_at", "user_token_expires_at"):
+            if isinstance(data.get(name), datetime):
+                data[name] = data[name].timestamp()
+        org_wide = bool(installation.is_enterprise_install)
+        await self.records.save_installation(
+            InstallationRow(
+                team_key=team_key(installation.team_id, installation.enterprise_id, org_wide=org_wide),
+                enterprise_id=installation.enterprise_id,
+                team_id=installation.team_id,
+                team_name=installation.team_name,
+                bot_user_id=installation.bot_user_id,
+                bot_token=installation.bot_token,
+                installation=data,
+                installed_at=datetime.fromtimestamp(installation.installed_at, UTC),
+            )
+        )
+        log.warning(
+            "slack: installed in workspace %s (%s) by %s",
+            installation.team_id or installation.enterprise_id,
+            installation.team_name or "",
+            installation.user_id,
+        )
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        raise NotImplementedError("bots are saved with their installation")
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        row = await self.records.installation(team_key(team_id, enterprise_id, org_wide=bool(is_enterprise_install)))
+        if row is None or (user_id is not None and row.installation.get("user_id") != user_id):
+            return None
+        return Installation(**row.installation)
+
+    async def async_find_bot(
+        self, *, enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None = False
+    ) -> Bot | None:
+        found = await self.async_find_installation(
+            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
+        )
+        return found.to_bot() if found is not None else None
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        if user_id is not None:
+            return  # no user tokens are kept; the workspace's bot install stays
+        key = team_key(team_id) if team_id else team_key(None, enterprise_id, org_wide=True)
+        if await self.records.delete_installation(key):
+            log.warning("slack: forgot the installation %s (its tokens are deleted)", key)
+
+    async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+
+
+class SqlOAuthStateStore(AsyncOAuthStateStore):
+    """OAuth `state` values in the bot's database, so any worker can finish an install another began."""
+
+    def __init__(self, records: SlackRecords, expiration_seconds: int = 600):
+        self.records = records
+        self.expiration_seconds = expiration_seconds
+
+    @property
+    def logger(self) -> logging.Logger:
+        return log
+
+    async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        state = secrets.token_urlsafe(24)
+        await self.records.issue_state(state, self.expiration_seconds)
+        return state
+
+    async def async_consume(self, state: str) -> bool:
+        return await self.records.consume_state(state)
