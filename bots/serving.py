@@ -74,9 +74,10 @@ def add_health_routes(web_app: Any, store: SqlStore) -> None:
 
 
 def settle_process(env: Mapping[str, str]) -> int | None:
-    """What a long-running process does once its app is built: settle its heap and pin it to one
-    CPU (`bots/cpu.py`). Returns the CPU, or None when left unpinned. Blocks for about a tenth of
-    a second: call it before the event loop runs, or in a thread."""
+    """What a long-running process does once its app is built: settle its heap, and pin it to one
+    CPU only when `AGENTBOT_CPU` asks for it (`bots/cpu.py`). Returns the CPU, or None when left
+    unpinned. Blocks for about a tenth of a second under `auto`: call it before the event loop runs,
+    or in a thread."""
     settle_heap()
     return pin_to_one_cpu(env)
 
@@ -85,8 +86,11 @@ def settle_heap() -> None:
     """For a long-running process, once its app is built. The start-up objects (config, banks,
     compiled patterns: ~120,000 of them) live as long as the process, so they are moved out of the
     cyclic collector's reach, and young collections run less often. Collections cost 0.24 ms per
-    turn before, 0.10 after (gc callbacks timed over 2,000 conversations, 50 at a time). Not done by
-    `build_app`: a process that builds apps over and over (tests, eval) must keep collecting them.
+    turn before, 0.10 after (gc callbacks timed over 2,000 conversations, 50 at a time). Kept on by
+    default because it is process-local: unlike pinning it takes nothing from other processes on the
+    host, and costs only the frozen objects never being freed, which live as long as the process
+    anyway. Not done by `build_app`: a process that builds apps over and over (tests, eval) must
+    keep collecting them.
     """
     gc.collect()
     gc.freeze()
