@@ -36,6 +36,7 @@ from agent.interfaces import (
 from agent.locks import SessionLocks
 from agent.preferences import PreferenceRecorder, TurnPreferences
 from agent.records import TurnRecord
+from agent.redaction import Redactor
 from agent.session import SessionState
 from agent.snapshot import turn_reads
 from agent.text import check_input, clean
@@ -65,11 +66,14 @@ class RouterParts:
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per conversation, a span per turn (OpenTelemetry); None = off
     currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
+    # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
+    redactor: Redactor | None = None
 
 
 class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
+        self.redactor = parts.redactor or Redactor(parts.registry.redacted_params)
         self.locks = SessionLocks()
         s = parts.settings
         self.confirmations = parts.confirmations
@@ -131,7 +135,7 @@ class AgentRouter:
         self, interaction: Interaction, reply: Reply | None, sent: list[OutboundMessage], trace: TurnTrace | None = None
     ) -> Turn:
         p = self.p
-        return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, sent, trace)
+        return Turn(interaction, interaction.session_key, p.telemetry, self.redactor, reply, sent, trace)
 
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""

@@ -57,6 +57,7 @@ from agent.understanding.banks import load_banks
 from agent.understanding.hybrid import HybridReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
+from bots.secrets import scrubber
 from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, preference_memory, resolve_dir
 
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
@@ -164,7 +165,9 @@ def build_app(
     gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
     policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
-    tracer = tracer or make_tracer(settings, url, env)
+    # One scrubber for every writer: the known secrets by value, named parameters whole, the patterns.
+    redactor = scrubber(env, config.intents.redaction.params, [url])
+    tracer = tracer or make_tracer(settings, url, env, redactor)
     executor: ToolExecutor = gateway
     if tracer is not None:
         from adapters.telemetry.otel import OTelTracer
@@ -228,6 +231,7 @@ def build_app(
             handoffs=records,
             tracer=tracer,
             currency=store_settings.currency,
+            redactor=redactor,
         )
     )
     return App(

@@ -12,6 +12,7 @@ from agent.catalog import StoreSettings
 from agent.config import BotConfig, Settings
 from agent.errors import ConfigError
 from agent.interfaces import PreferenceMemory, ReleaseSource, SessionStore, Tracer
+from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
 
@@ -76,7 +77,7 @@ def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
     return Path("var/traces")
 
 
-def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Tracer | None:
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> Tracer | None:
     """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
     if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
         return None
@@ -87,6 +88,7 @@ def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Trac
         traces_dir(settings, db_url, env),
         env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         sample_rate=settings.trace_sample_rate if rate is None else _rate(rate),
+        redactor=redactor,
     )
 
 

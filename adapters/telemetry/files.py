@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from adapters.encoding import dumps
 from adapters.telemetry.writer import ChildSpan, Item, TurnSpans
-from agent.redaction import DEFAULT as REDACT
+from agent.redaction import DEFAULT, Redactor
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:
@@ -37,13 +37,13 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
     }
 
 
-def turn_record(turn: TurnSpans) -> dict[str, Any]:
+def turn_record(turn: TurnSpans, redact: Redactor = DEFAULT) -> dict[str, Any]:
     """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored).
 
     The stage payloads were redacted when the turn emitted them (with the config's named parameters
     too), so only the root's attributes and its error (a message and a stack trace) are scanned here.
     """
-    error = REDACT.value(turn.error) if turn.error else None
+    error = redact.value(turn.error) if turn.error else None
     return {
         "name": "turn",
         "trace_id": format(turn.trace_id, "032x"),
@@ -54,7 +54,7 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
         "end_ns": turn.end_ns,
         "status": "ERROR" if error else "UNSET",
         "status_description": error["exception.type"] if error else None,
-        "attributes": REDACT.value(turn.attributes),
+        "attributes": redact.value(turn.attributes),
         "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
         "stages": [
             # The turn gave each event its span's id in hex when it emitted it.
@@ -64,7 +64,7 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
     }
 
 
-def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
+def child_record(turn: TurnSpans, child: ChildSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
     """A span noted under a turn (a tool run) as its own line, in the form of an SDK span's."""
     return {
         "name": child.name,
@@ -75,8 +75,8 @@ def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
         "start_ns": child.start_ns,
         "end_ns": child.end_ns,
         "status": "ERROR" if child.error else "UNSET",
-        "status_description": child.error,
-        "attributes": REDACT.value(child.attributes),  # the ids above are ours: nothing to scan
+        "status_description": redact.text(child.error) if child.error else None,
+        "attributes": redact.value(child.attributes),  # the ids above are ours: nothing to scan
         "events": [],
     }
 
@@ -114,9 +114,11 @@ class TraceFiles:
     Args:
         directory: where trace files go (created if missing).
         open_files: how many files to keep open between batches.
+        redactor: masks what is written (the process's known secrets, and the patterns).
     """
 
-    def __init__(self, directory: str | Path, open_files: int = 256):
+    def __init__(self, directory: str | Path, open_files: int = 256, redactor: Redactor = DEFAULT):
+        self.redactor = redactor
         self.directory = Path(directory)
         self.open_files = open_files
         self._fds: OrderedDict[str, int] = OrderedDict()
@@ -128,10 +130,10 @@ class TraceFiles:
         """The span's lines, each ended by a newline, and the conversation file they go to."""
         # Exception events carry provider messages and stack traces: scanned like everything written.
         if isinstance(item, TurnSpans):
-            record = turn_record(item)
-            lines = [dumps(record), *(dumps(child_record(item, c)) for c in item.children), b""]
+            record = turn_record(item, self.redactor)
+            lines = [dumps(record), *(dumps(child_record(item, c, self.redactor)) for c in item.children), b""]
             return record["trace_id"], b"\n".join(lines)
-        record = REDACT.value(span_record(item))
+        record = self.redactor.value(span_record(item))
         return record["trace_id"], dumps(record) + b"\n"
 
     def write(self, batch: Sequence[tuple[str, bytes]]) -> None:

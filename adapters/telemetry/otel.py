@@ -32,6 +32,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCod
 from adapters.telemetry.files import JsonFileMetricExporter, TraceFiles
 from adapters.telemetry.writer import ExporterSink, Item, SpanSink, TraceWriter, TurnSpans
 from agent.records import TelemetryEvent
+from agent.redaction import DEFAULT, Redactor
 from agent.types import Interaction
 
 
@@ -217,13 +218,19 @@ class OTelTracer:
             await asyncio.to_thread(self._shutdown)
 
 
-def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None, sample_rate: float = 1.0) -> OTelTracer:
+def build_tracer(
+    traces_dir: str | Path,
+    otlp_endpoint: str | None = None,
+    sample_rate: float = 1.0,
+    redactor: Redactor = DEFAULT,
+) -> OTelTracer:
     """A JSON-lines file per conversation under `traces_dir`, metrics in `traces_dir/metrics.jsonl`; or OTLP/HTTP.
 
     Args:
         traces_dir: the folder for trace files (created if missing).
         otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://collector:4318`; set = OTLP instead of files.
         sample_rate: the share of conversations traced.
+        redactor: masks what trace files carry (the process's known secrets, and the patterns).
     """
     if otlp_endpoint:
         try:
@@ -235,7 +242,7 @@ def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None, sampl
         exporter: SpanExporter | SpanSink = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
         metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
     else:
-        exporter = TraceFiles(traces_dir)
+        exporter = TraceFiles(traces_dir, redactor=redactor)
         metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
     reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
     return OTelTracer(exporter, [reader], sample_rate=sample_rate)
