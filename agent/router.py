@@ -7,6 +7,7 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,7 @@ from agent.interfaces import (
     TelemetrySink,
     ToolExecutor,
     Tracer,
+    TurnMetrics,
     TurnTrace,
 )
 from agent.locks import SessionLocks
@@ -68,6 +70,7 @@ class RouterParts:
     currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
     # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
     redactor: Redactor | None = None
+    metrics: TurnMetrics | None = None  # turns counted and timed for operators
 
 
 class AgentRouter:
@@ -101,11 +104,22 @@ class AgentRouter:
 
     async def handle(self, interaction: Interaction, reply: Reply | None = None) -> AgentResponse:
         """Run one turn. Messages go to `reply` as soon as they exist; the response sums them up."""
+        metrics = self.p.metrics
+        started, outcome = time.perf_counter(), "failed"
+        try:
+            response, outcome = await self._handle(interaction, reply)
+            return response
+        finally:
+            if metrics is not None:
+                metrics.turn_ended(interaction.context.channel_type.value, outcome, time.perf_counter() - started)
+
+    async def _handle(self, interaction: Interaction, reply: Reply | None) -> tuple[AgentResponse, str]:
+        """The turn, and its outcome for the metrics: answered, refused or duplicate."""
         interaction = interaction.model_copy(update={"text": clean(interaction.text)})
         try:
             check_input(interaction.text, self.p.messages, self.p.settings.max_message_chars)
         except InputError as e:
-            return await self._refuse(interaction, e.user_message, reply)
+            return await self._refuse(interaction, e.user_message, reply), "refused"
         delivered: list[OutboundMessage] = []
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:
@@ -115,20 +129,23 @@ class AgentRouter:
                         with turn_reads():  # each attempt reads fresh data, once
                             response = await self._turn(interaction, t)
                     except TurnDeadline:
-                        return await self._refuse(interaction, self.p.messages.too_slow, reply)
+                        return await self._refuse(interaction, self.p.messages.too_slow, reply), "refused"
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
-                        return AgentResponse(text="", session_id=interaction.session_key, interaction_id=interaction.id)
+                        key = interaction.session_key
+                        return AgentResponse(text="", session_id=key, interaction_id=interaction.id), "duplicate"
                     except VersionConflict:
+                        if self.p.metrics is not None:
+                            self.p.metrics.commit_conflict()
                         await settle_conflict(attempt, self.p.settings.commit_retries, interaction.from_inbox)
                         if attempt + 1 == self.p.settings.commit_retries:
-                            return await self._refuse(interaction, self.p.messages.busy, reply)
+                            return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
                     except StorageError:
                         if interaction.from_inbox:
                             raise  # the event stays in the inbox; the channel retries it later
-                        return await self._refuse(interaction, self.p.messages.busy, reply)
+                        return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
                     else:
                         await t.flush()
-                        return response
+                        return response, "answered"
         raise AssertionError("unreachable")
 
     def _new_turn(

@@ -13,7 +13,7 @@ from adapters.storage.inbox import SqlInbox
 from adapters.storage.records import SqlRecords
 from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
-from adapters.telemetry.sinks import LogSink
+from adapters.telemetry.sinks import FanoutSink, LogSink
 from agent.app import App
 from agent.catalog import load_store_settings
 from agent.config import BotConfig
@@ -57,6 +57,7 @@ from agent.understanding.banks import load_banks
 from agent.understanding.hybrid import HybridReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
+from bots.metrics import PrometheusMetrics
 from bots.secrets import scrubber
 from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, preference_memory, resolve_dir
 
@@ -101,6 +102,7 @@ def build_app(
     provider: str | None = None,
     model: str | None = None,
     llm: LLMProvider | None = None,
+    metrics: PrometheusMetrics | None = None,
 ) -> App:
     """Wire the whole app from config, data and environment.
 
@@ -120,6 +122,7 @@ def build_app(
         provider: `openai`, `anthropic` or `compat`; overrides settings `llm.provider`.
         model: overrides settings `llm.model`.
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
+        metrics: the Prometheus metrics to count into (default: a registry of the app's own).
     """
     env = os.environ if env is None else env
     config = load_config(resolve_dir(config_dir, "config", env))
@@ -192,6 +195,8 @@ def build_app(
         slots["feature"].values if "feature" in slots else [],
     )
     memory = preference_memory(url, env, settings.db_busy_timeout_ms, store)
+    metrics = metrics or PrometheusMetrics(store if isinstance(store, SqlStore) else None)
+    sinks = [s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None]
     classifier: Classifier = rules
     closers: list[Callable[[], Awaitable[None]]] = []
     if mode != "rules":
@@ -209,6 +214,7 @@ def build_app(
             tracer=tracer,
             alerts=fanout,
             spend=SqlSpend(store) if isinstance(store, SqlStore) else None,
+            metrics=metrics,
         )
         planners = llm_agents or planners
     policy = YamlPolicyEngine(policies, data, records, currency=store_settings.currency)
@@ -224,7 +230,7 @@ def build_app(
             data=data,
             messages=config.intents.messages,
             settings=settings,
-            telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
+            telemetry=FanoutSink([*sinks, metrics]),
             alerts=fanout,
             planners=planners,
             confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
@@ -232,6 +238,7 @@ def build_app(
             tracer=tracer,
             currency=store_settings.currency,
             redactor=redactor,
+            metrics=metrics,
         )
     )
     return App(
@@ -245,4 +252,5 @@ def build_app(
         inbox=SqlInbox(store) if isinstance(store, SqlStore) else None,
         tracer=tracer,
         closers=closers,
+        metrics=metrics,
     )

@@ -62,6 +62,11 @@ ENV_VARS: list[EnvVar] = [
         purpose="`agentbot slack` interface (default 0.0.0.0 in a container, else 127.0.0.1)",
     ),
     EnvVar(
+        name="AGENTBOT_METRICS_PORT",
+        group="server",
+        purpose="`agentbot discord`'s port for `/metrics`, `/healthz`, `/readyz` (default 9464; `off`: none)",
+    ),
+    EnvVar(
         name="AGENTBOT_CPU",
         group="server",
         purpose="`off` (default), `auto` (a dedicated machine: each `slack`/`discord` process takes a CPU no other "
