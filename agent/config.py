@@ -255,6 +255,10 @@ class Settings(Strict):
     tracing: bool = True
     traces_dir: str | None = None
     trace_sample_rate: float = Field(1.0, ge=0, le=1)  # share of conversations traced
+    # Trace files are removed by the writer once untouched this many days, then oldest first while
+    # they hold more than this many megabytes together; 0 = no limit.
+    trace_retention_days: float = Field(7.0, ge=0)
+    trace_retention_mb: float = Field(1024.0, ge=0)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 

@@ -132,6 +132,16 @@ ENV_VARS: list[EnvVar] = [
         purpose="the share of conversations traced, 0 to 1 (default: settings `trace_sample_rate`)",
     ),
     EnvVar(
+        name="AGENTBOT_TRACE_RETENTION_DAYS",
+        group="observability",
+        purpose="trace files untouched this many days are removed (default 7: `trace_retention_days`; 0: kept)",
+    ),
+    EnvVar(
+        name="AGENTBOT_TRACE_RETENTION_MB",
+        group="observability",
+        purpose="then the oldest go while all hold more MB than this (default 1024: `trace_retention_mb`; 0: none)",
+    ),
+    EnvVar(
         name="OTEL_EXPORTER_OTLP_ENDPOINT", group="observability", purpose="send traces over OTLP/HTTP instead of files"
     ),
     EnvVar(name="AGENTBOT_BASELINES_DIR", group="observability", purpose="where `agentbot eval` keeps baselines"),

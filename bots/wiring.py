@@ -84,12 +84,29 @@ def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redacto
     from adapters.telemetry.otel import build_tracer
 
     rate = env.get("AGENTBOT_TRACE_SAMPLE_RATE")
+    days = _limit(env, "AGENTBOT_TRACE_RETENTION_DAYS", settings.trace_retention_days)
+    megabytes = _limit(env, "AGENTBOT_TRACE_RETENTION_MB", settings.trace_retention_mb)
     return build_tracer(
         traces_dir(settings, db_url, env),
         env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         sample_rate=settings.trace_sample_rate if rate is None else _rate(rate),
         redactor=redactor,
+        max_age_seconds=days * 86_400 if days else None,
+        max_bytes=int(megabytes * 1_000_000) if megabytes else None,
     )
+
+
+def _limit(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ConfigError(name, f"{text!r} is not a number of 0 or more (0: no limit)")
+    return value
 
 
 def _rate(text: str) -> float:

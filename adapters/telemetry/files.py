@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import time
 from collections import OrderedDict
@@ -101,6 +103,9 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
 
 _yield = getattr(os, "sched_yield", lambda: None)
 YIELD_EVERY = 0.0005  # seconds
+DEFAULT_MAX_AGE = 7 * 86_400.0  # seconds: a week of conversations
+DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of trace files (about 200,000 conversations)
+METRICS_FILE = "metrics.jsonl"
 
 
 class TraceFiles:
@@ -111,14 +116,28 @@ class TraceFiles:
     is one `write` per file opened for appending, so two workers adding to the same conversation's
     file interleave whole lines. Recently used files stay open.
 
+    Retention (`maintain`, on the writer thread every minute): files not written to for
+    `max_age_seconds` are removed, then the oldest until the folder holds at most `max_bytes`, so
+    the newest conversations are always kept.
+
     Args:
         directory: where trace files go (created if missing).
         open_files: how many files to keep open between batches.
         redactor: masks what is written (the process's known secrets, and the patterns).
+        max_age_seconds: a file untouched this long is removed (None: kept whatever its age).
+        max_bytes: the most the trace files may hold together (None: no limit).
     """
 
-    def __init__(self, directory: str | Path, open_files: int = 256, redactor: Redactor = DEFAULT):
+    def __init__(
+        self,
+        directory: str | Path,
+        open_files: int = 256,
+        redactor: Redactor = DEFAULT,
+        max_age_seconds: float | None = DEFAULT_MAX_AGE,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+    ):
         self.redactor = redactor
+        self.max_age_seconds, self.max_bytes = max_age_seconds, max_bytes
         self.directory = Path(directory)
         self.open_files = open_files
         self._fds: OrderedDict[str, int] = OrderedDict()
@@ -164,6 +183,46 @@ class TraceFiles:
                 os.close(self._fds.popitem(last=False)[1])
         self._fds[trace_id] = fd
         return fd
+
+    def maintain(self) -> None:
+        """Apply the retention: by age, then by total size, oldest first."""
+        if self.max_age_seconds is None and self.max_bytes is None:
+            return
+        files: list[tuple[float, int, str]] = []  # modified, size, name
+        due = time.perf_counter() + YIELD_EVERY
+        try:
+            entries = os.scandir(self.directory)
+        except FileNotFoundError:
+            return
+        with entries:
+            for entry in entries:
+                if entry.name.endswith(".jsonl") and entry.name != METRICS_FILE:
+                    try:
+                        st = entry.stat()
+                    except FileNotFoundError:
+                        continue  # removed by another worker meanwhile
+                    files.append((st.st_mtime, st.st_size, entry.name))
+                if time.perf_counter() > due:  # tens of thousands of files: the turns go on meanwhile
+                    _yield()
+                    due = time.perf_counter() + YIELD_EVERY
+        files.sort()
+        total = sum(size for _, size, _ in files)
+        cutoff = time.time() - self.max_age_seconds if self.max_age_seconds is not None else -math.inf
+        for modified, size, name in files:
+            if modified >= cutoff and (self.max_bytes is None or total <= self.max_bytes):
+                break  # the rest are newer
+            self._remove(name)
+            total -= size
+            if time.perf_counter() > due:
+                _yield()
+                due = time.perf_counter() + YIELD_EVERY
+
+    def _remove(self, name: str) -> None:
+        fd = self._fds.pop(name.removesuffix(".jsonl"), None)
+        if fd is not None:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.directory / name)
 
     def shutdown(self) -> None:
         while self._fds:

@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
-from adapters.telemetry.files import JsonFileMetricExporter, TraceFiles
+from adapters.telemetry.files import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, JsonFileMetricExporter, TraceFiles
 from adapters.telemetry.writer import ExporterSink, Item, SpanSink, TraceWriter, TurnSpans
 from agent.records import TelemetryEvent
 from agent.redaction import DEFAULT, Redactor
@@ -223,6 +223,8 @@ def build_tracer(
     otlp_endpoint: str | None = None,
     sample_rate: float = 1.0,
     redactor: Redactor = DEFAULT,
+    max_age_seconds: float | None = DEFAULT_MAX_AGE,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> OTelTracer:
     """A JSON-lines file per conversation under `traces_dir`, metrics in `traces_dir/metrics.jsonl`; or OTLP/HTTP.
 
@@ -231,6 +233,7 @@ def build_tracer(
         otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://collector:4318`; set = OTLP instead of files.
         sample_rate: the share of conversations traced.
         redactor: masks what trace files carry (the process's known secrets, and the patterns).
+        max_age_seconds, max_bytes: the trace files' retention (`TraceFiles`); None = no limit.
     """
     if otlp_endpoint:
         try:
@@ -242,7 +245,7 @@ def build_tracer(
         exporter: SpanExporter | SpanSink = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
         metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
     else:
-        exporter = TraceFiles(traces_dir, redactor=redactor)
+        exporter = TraceFiles(traces_dir, redactor=redactor, max_age_seconds=max_age_seconds, max_bytes=max_bytes)
         metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
     reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
     return OTelTracer(exporter, [reader], sample_rate=sample_rate)

@@ -17,7 +17,10 @@ in the turn, at the same p50). What is left for the thread is the file calls, wh
 from __future__ import annotations
 
 import json
+import logging
+import math
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -32,6 +35,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 
 from agent.records import TelemetryEvent
 
+log = logging.getLogger("agentbot.traces")
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 Primitive = str | bool | int | float
 SCOPE = InstrumentationScope("agentbot")
@@ -162,11 +166,14 @@ Item = TurnSpans | ReadableSpan
 
 class SpanSink(Protocol):
     """Where spans go. `prepare` runs where a span arrives (a turn's end, an SDK span's end), once
-    per span; `write` and `shutdown` run on the writer thread, with what `prepare` returned."""
+    per span; `write`, `maintain` and `shutdown` run on the writer thread, `write` with what
+    `prepare` returned, `maintain` between batches every so often (retention)."""
 
     def prepare(self, item: Item) -> Any: ...
 
     def write(self, batch: Sequence[Any]) -> None: ...
+
+    def maintain(self) -> None: ...
 
     def shutdown(self) -> None: ...
 
@@ -189,6 +196,9 @@ class ExporterSink:
                 spans.append(item)
         self.exporter.export(spans)
 
+    def maintain(self) -> None:
+        return None  # what is exported is the collector's to keep
+
     def shutdown(self) -> None:
         self.exporter.shutdown()
 
@@ -200,6 +210,8 @@ class TraceWriter(SpanProcessor):
         sink: receives every batch, on the writer thread.
         interval: seconds between writes; a flush or a full batch writes sooner.
         max_queue: items held before new ones are dropped (and counted in `dropped`).
+        maintain_every: seconds between the sink's housekeeping (`maintain`: trace retention),
+            the first at the writer's first cycle.
     """
 
     def __init__(
@@ -209,8 +221,11 @@ class TraceWriter(SpanProcessor):
         max_queue: int = 50_000,
         batch: int = 4096,
         observe: Callable[[Item], None] | None = None,
+        maintain_every: float = 60.0,
     ):
         self.sink, self.interval, self.max_queue, self.batch = sink, interval, max_queue, batch
+        self.maintain_every = maintain_every
+        self._maintained_at = -math.inf
         self.observe = observe  # sees every span as it arrives (metrics from the spans' values)
         self.dropped = 0
         self._queue: deque[Any] = deque()
@@ -249,6 +264,16 @@ class TraceWriter(SpanProcessor):
             self._wake.wait(self.interval)
             self._wake.clear()
             self._drain()
+            if time.monotonic() - self._maintained_at >= self.maintain_every:
+                self._maintain()
+
+    def _maintain(self) -> None:
+        with self._write_lock:  # the sink's files are not written meanwhile
+            self._maintained_at = time.monotonic()
+            try:
+                self.sink.maintain()
+            except Exception:  # noqa: BLE001 - housekeeping that fails is tried again next time
+                log.exception("trace housekeeping failed")
 
     def _drain(self) -> None:
         with self._write_lock:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +31,9 @@ class BrokenSink:
         self.calls += 1
         raise OSError("disk full")
 
+    def maintain(self) -> None:
+        return None
+
     def shutdown(self) -> None:
         return None
 
@@ -45,6 +51,9 @@ class WhereSink:
 
     def write(self, items: Sequence[Item]) -> None:
         self.written += len(items)
+
+    def maintain(self) -> None:
+        return None
 
     def shutdown(self) -> None:
         return None
@@ -147,3 +156,40 @@ async def test_a_span_that_cannot_be_encoded_is_dropped_and_the_turn_goes_on(tmp
     assert tracer.writer.dropped == 1
     [path] = conversation_files(tmp_path)
     assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept
+
+
+async def test_retention_removes_old_files_then_the_oldest_over_the_size_limit_within_one_cycle(tmp_path: Path) -> None:
+    traces, now = tmp_path / "traces", time.time()
+    traces.mkdir()
+    stale = [traces / f"{n:032x}.jsonl" for n in range(3)]  # untouched for eight days
+    recent = [traces / f"{n:032x}.jsonl" for n in range(10, 15)]  # an hour old to ten minutes old
+    for path in stale:
+        path.write_text('{"name": "turn"}\n')
+        os.utime(path, (now - 8 * 86_400, now - 8 * 86_400))
+    for k, path in enumerate(recent):
+        path.write_bytes(b"x" * 999 + b"\n")
+        os.utime(path, (now - 3600 + k * 600, now - 3600 + k * 600))
+    (traces / "metrics.jsonl").write_text("{}\n")  # not a conversation: never removed
+    os.utime(traces / "metrics.jsonl", (now - 9 * 86_400, now - 9 * 86_400))
+
+    files = TraceFiles(traces, max_age_seconds=7 * 86_400, max_bytes=3_500)
+    tracer = OTelTracer(files, interval=0.05)
+    try:
+        for _ in range(200):  # the first writer cycle, 0.05 s in; up to 10 s on a loaded machine
+            if not any(p.exists() for p in [*stale, *recent[:2]]):
+                break
+            await asyncio.sleep(0.05)
+        kept = sorted(p.name for p in traces.glob("*.jsonl"))
+        # The stale ones by age; then the two oldest of the rest, which held 5,000 bytes against 3,500.
+        assert kept == sorted(["metrics.jsonl", *(p.name for p in recent[2:])])
+        turn_in(tracer, "s-kept")  # what is written after a sweep is found as before
+        tracer.flush()
+    finally:
+        await tracer.aclose()
+    (written,) = [p for p in traces.glob("*.jsonl") if p.name not in kept]
+    assert [s["name"] for s in read_trace(written)] == ["turn", "received", "memory_updated"]
+
+
+def test_the_shipped_retention_is_a_week_and_a_gigabyte(tmp_path: Path) -> None:
+    files = TraceFiles(tmp_path)
+    assert (files.max_age_seconds, files.max_bytes) == (7 * 86_400, 1 << 30)
