@@ -143,6 +143,8 @@ def build_app(
     inventory = FileInventory(data_path, store_settings.inventory)
     knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
     draw_slot_values(config, store_settings, inventory)
+    if (settle := env.get("AGENTBOT_INBOX_SETTLE_MS")) is not None:
+        settings.inbox_settle_seconds = _settle_seconds(settle)
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
     synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
     if synchronous not in ("normal", "full"):
@@ -254,3 +256,13 @@ def build_app(
         closers=closers,
         metrics=metrics,
     )
+
+
+def _settle_seconds(text: str) -> float:
+    try:
+        ms = float(text)
+    except ValueError:
+        ms = -1.0
+    if not 0 <= ms <= 5000:
+        raise ConfigError("AGENTBOT_INBOX_SETTLE_MS", f"{text!r} is not a number of milliseconds from 0 to 5000")
+    return ms / 1000

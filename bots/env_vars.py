@@ -42,6 +42,12 @@ ENV_VARS: list[EnvVar] = [
         purpose="SQLite durability: `normal` (default) or `full`; overrides settings `db_synchronous`",
     ),
     EnvVar(
+        name="AGENTBOT_INBOX_SETTLE_MS",
+        group="project",
+        purpose="how long a channel event waits before its turn, for an earlier-written message still on its way "
+        "(default 50; settings `inbox_settle_seconds`)",
+    ),
+    EnvVar(
         name="AGENTBOT_LOG_LEVEL",
         group="project",
         purpose="`DEBUG`, `INFO`, `WARNING` (default) or `ERROR`",

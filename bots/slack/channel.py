@@ -79,7 +79,12 @@ class SlackChannel:
             raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
         self.app, self.store, self.inbox = app, app.store, app.inbox
         self.router, self.data, self.client, self.options = app.router, app.data, client, options
-        self.dispatcher = Dispatcher(app.inbox, self.run, lease_seconds=app.settings.lease_seconds)
+        self.dispatcher = Dispatcher(
+            app.inbox,
+            self.run,
+            lease_seconds=app.settings.lease_seconds,
+            settle_seconds=app.settings.inbox_settle_seconds,
+        )
         self.outbox = SqlOutbox(app.store)
         self.me, self.team_id = Me(), ""
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
@@ -173,7 +178,9 @@ class SlackChannel:
         """Store and schedule; a StorageError propagates so the caller does not ack what it lost."""
         if ev is None:
             return
-        await self.dispatcher.submit(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
+        written = _seconds(ev.ts) if ev.kind == "message" else None  # Slack's ts: when it was written
+        event = InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump(), written_at=written)
+        await self.dispatcher.submit(event)
 
     def _is_admin(self, user: str) -> bool:
         return user in self.options.admins
@@ -255,3 +262,10 @@ class SlackChannel:
             return []
         saved, _ = await self.store.load(ev.session_key, 0)
         return [] if saved is not None else await thread_history(self.client, ev, self.me)
+
+
+def _seconds(ts: str) -> float | None:
+    try:
+        return float(ts)
+    except ValueError:
+        return None
