@@ -59,7 +59,15 @@ from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.metrics import PrometheusMetrics
 from bots.secrets import scrubber
-from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, preference_memory, resolve_dir
+from bots.wiring import (
+    check_tools,
+    draw_slot_values,
+    env_number,
+    make_release_source,
+    make_tracer,
+    preference_memory,
+    resolve_dir,
+)
 
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
@@ -143,8 +151,10 @@ def build_app(
     inventory = FileInventory(data_path, store_settings.inventory)
     knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
     draw_slot_values(config, store_settings, inventory)
-    if (settle := env.get("AGENTBOT_INBOX_SETTLE_MS")) is not None:
-        settings.inbox_settle_seconds = _settle_seconds(settle)
+    settle_ms = env_number(
+        env, "AGENTBOT_INBOX_SETTLE_MS", settings.inbox_settle_seconds * 1000, 0, 5000, "0 to 5000 ms"
+    )
+    settings.inbox_settle_seconds = settle_ms / 1000
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
     synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
     if synchronous not in ("normal", "full"):
@@ -256,13 +266,3 @@ def build_app(
         closers=closers,
         metrics=metrics,
     )
-
-
-def _settle_seconds(text: str) -> float:
-    try:
-        ms = float(text)
-    except ValueError:
-        ms = -1.0
-    if not 0 <= ms <= 5000:
-        raise ConfigError("AGENTBOT_INBOX_SETTLE_MS", f"{text!r} is not a number of milliseconds from 0 to 5000")
-    return ms / 1000

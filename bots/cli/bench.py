@@ -228,6 +228,7 @@ COLUMNS: tuple[tuple[str, int, str], ...] = (
     ("p50 ms", 8, ".3f"),
     ("p99 ms", 8, ".2f"),
     ("turns/s", 9, ",.0f"),
+    ("conc p50", 9, ",.1f"),
     ("conc p99", 9, ",.1f"),
     ("CPU ms", 8, ".3f"),
     ("stmts", 7, ".1f"),
@@ -256,16 +257,18 @@ def print_report(report: dict[str, Any]) -> None:
         f"telemetry and messages stored); the median of {report['rounds']} interleaved rounds"
     )
     print(f"{'':<40}" + "".join(f"{title:>{width}}" for title, width, _ in COLUMNS))
-    print(f"{'':<40}{'(sequential)':>16}{'(' + str(report['concurrency']) + ' sessions)':>18}{'per turn':>15}")
+    in_flight = f"({report['concurrency']} sessions in flight)"
+    print(f"{'':<40}{'(sequential)':>16}{in_flight:>27}{'per turn':>15}")
     for label, r in report["configurations"].items():
         seq, conc = r["sequential"], r["concurrent"]
         name = f"agentbot, {label}" + NOTES.get(label, "")
         size = conc["bytes_per_conversation"] or seq["bytes_per_conversation"]
-        cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p99_ms"], conc.get("cpu_ms_per_turn")]
+        cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p50_ms"], conc["p99_ms"]]
+        cells.append(conc.get("cpu_ms_per_turn"))
         cells += [r["counted"]["statements_per_turn"], r["counted"]["rows_per_turn"], size]
         print(_row(name, [*cells, r["trace_bytes_per_conversation"] or None, r["peak_rss_mb"]]))
     for sync, f in report["floor"].items():
-        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, f.get("cpu_ms_per_turn")]
+        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, None, f.get("cpu_ms_per_turn")]
         cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
         name = "floor: asyncpg, same server" if sync == "postgresql" else f"floor: sqlite3, synchronous={sync.upper()}"
         print(_row(name, cells))
@@ -290,8 +293,14 @@ def print_report(report: dict[str, Any]) -> None:
         for label, r in report["configurations"].items()
     )
     print(f"turns/s by round: {spread}")
+    loaded = "; ".join(
+        f"{label} {r['concurrent']['p99_ms'] / r['concurrent']['p50_ms']:.1f}x"
+        for label, r in report["configurations"].items()
+        if r["concurrent"]["p50_ms"]
+    )
+    print(f"loaded p99 / loaded p50 (target <= 3x): {loaded}")
     print(
-        f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; "
+        f"conc p50/p99: per-turn latency with {report['concurrency']} sessions in flight on one event loop; "
         "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"
     )
 

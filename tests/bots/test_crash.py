@@ -86,19 +86,14 @@ async def test_one_worker_killed_at_every_point_answers_each_event_once(tmp_path
     check(await play(run), 12)
 
 
+# A quarter of the messages come as crossed pairs: the later of two texts delivered first to one
+# worker, the earlier one 1-5 ms after to the other.
+TWO_WORKERS: dict = {"workers": 2, "kills": ["after_pre", "after_ack"], "threads": 12, "per_thread": 8, "crossed": 0.25}
+
+
 async def test_two_workers_on_one_sqlite_file(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'crash.db'}"
-    run = CrashRun(
-        "sqlite, 2 workers",
-        db_url,
-        tmp_path,
-        workers=2,
-        kills=["after_pre", "after_ack"],
-        threads=12,
-        per_thread=8,
-        crossed=0.25,
-    )
-    result = await play(run)
+    result = await play(CrashRun("sqlite, 2 workers", db_url, tmp_path, **TWO_WORKERS))
     check(result, 2)
     assert result.crossed_pairs > 0  # answered in the order written, though the later one was stored first
 
@@ -109,17 +104,7 @@ async def test_two_workers_on_one_postgres_database(tmp_path: Path) -> None:
         store = SqlStore(db_url)  # a deploy runs `agentbot db upgrade` before it starts the workers
         await store.upgrade()
         await store.aclose()
-        run = CrashRun(
-            "postgres, 2 workers",
-            db_url,
-            tmp_path,
-            workers=2,
-            kills=["after_pre", "after_ack"],
-            threads=12,
-            per_thread=8,
-            crossed=0.25,
-        )
-        result = await play(run)
+        result = await play(CrashRun("postgres, 2 workers", db_url, tmp_path, **TWO_WORKERS))
         check(result, 2)
         assert result.crossed_pairs > 0
 
