@@ -145,6 +145,7 @@ class OTelTracer:
         sample_rate: the share of conversations traced (whole conversations, decided by trace id,
             so every worker keeps or drops the same ones).
         interval: seconds between the writer's batches.
+        redactor: masks what an SDK exporter sends (trace files are masked by `TraceFiles`).
     """
 
     def __init__(
@@ -154,9 +155,10 @@ class OTelTracer:
         service_name: str = "agentbot",
         sample_rate: float = 1.0,
         interval: float = 0.05,
+        redactor: Redactor = DEFAULT,
     ):
         resource = Resource.create({"service.name": service_name})
-        sink = ExporterSink(exporter, resource) if isinstance(exporter, SpanExporter) else exporter
+        sink = ExporterSink(exporter, resource, redactor) if isinstance(exporter, SpanExporter) else exporter
         # No exemplars: a tool run is recorded inside its turn's span, and sampling one cost a quarter
         # of the recording (5 of 22 us); the trace is found from the turn's id instead.
         self.meter_provider = MeterProvider(
@@ -248,4 +250,4 @@ def build_tracer(
         exporter = TraceFiles(traces_dir, redactor=redactor, max_age_seconds=max_age_seconds, max_bytes=max_bytes)
         metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
     reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
-    return OTelTracer(exporter, [reader], sample_rate=sample_rate)
+    return OTelTracer(exporter, [reader], sample_rate=sample_rate, redactor=redactor)

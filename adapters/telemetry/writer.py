@@ -34,6 +34,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from agent.records import TelemetryEvent
+from agent.redaction import DEFAULT, Redactor
 
 log = logging.getLogger("agentbot.traces")
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
@@ -178,11 +179,39 @@ class SpanSink(Protocol):
     def shutdown(self) -> None: ...
 
 
-class ExporterSink:
-    """Any OpenTelemetry SpanExporter (OTLP, in-memory): turns become SDK spans first."""
+def scrubbed(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
+    """A copy of the span with its attributes, events and status description masked."""
+    status = span.status
+    if status.description:
+        status = Status(status.status_code, redactor.text(status.description))
+    return ReadableSpan(
+        span.name,
+        span.context,
+        span.parent,
+        span.resource,
+        redactor.value(dict(span.attributes or {})),
+        [Event(e.name, redactor.value(dict(e.attributes or {})), e.timestamp) for e in span.events],
+        span.links,
+        kind=span.kind,
+        status=status,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )
 
-    def __init__(self, exporter: SpanExporter, resource: Resource):
-        self.exporter, self.resource = exporter, resource
+
+class ExporterSink:
+    """Any OpenTelemetry SpanExporter (OTLP, in-memory): turns become SDK spans first, every
+    attribute, event and status description masked on the way out (spans leave the process).
+
+    Args:
+        exporter: where the spans go.
+        resource: the spans' resource (`service.name`).
+        redactor: masks the process's known secrets and the patterns (`agent.redaction`).
+    """
+
+    def __init__(self, exporter: SpanExporter, resource: Resource, redactor: Redactor = DEFAULT):
+        self.exporter, self.resource, self.redactor = exporter, resource, redactor
 
     def prepare(self, item: Item) -> Item:
         return item  # made into SDK spans on the writer thread, where the exporter runs
@@ -194,7 +223,7 @@ class ExporterSink:
                 spans += item.spans(self.resource)
             else:
                 spans.append(item)
-        self.exporter.export(spans)
+        self.exporter.export([scrubbed(span, self.redactor) for span in spans])
 
     def maintain(self) -> None:
         return None  # what is exported is the collector's to keep

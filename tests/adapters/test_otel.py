@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import Status, StatusCode
 
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
@@ -146,6 +146,26 @@ async def test_spans_are_redacted_like_telemetry() -> None:
     assert span.attributes["agentbot.payload.params.order_id"] == "O-1"  # type: ignore[index]
     assert event.payload["params"]["email"] == "***"
     assert event.span_id == format(span.context.span_id, "016x")  # type: ignore[union-attr]
+
+
+async def test_a_known_secret_never_reaches_an_exporter_whatever_its_shape() -> None:
+    key = "tea.kettle!42+moss"  # no pattern knows this shape; only its value gives it away
+    exporter = InMemorySpanExporter()
+    tracer = OTelTracer(exporter, redactor=Redactor(secrets=[key]))
+    with tracer.tracer.start_as_current_span("llm.generate") as span:
+        span.set_status(Status(StatusCode.ERROR, f"Incorrect API key provided: {key}"))
+        span.set_attribute("error.message", f"401 {key}")
+        span.add_event("exception", {"exception.message": f"echo {key}"})
+    i = interaction("hello")
+    with pytest.raises(RuntimeError), observed_turn(tracer, i):
+        raise RuntimeError(f"provider said {key}")
+    await tracer.aclose()
+    spans = exporter.get_finished_spans()
+    assert {s.name for s in spans} >= {"llm.generate", "turn"}
+    text = repr(
+        [(s.status.description, dict(s.attributes or {}), [dict(e.attributes or {}) for e in s.events]) for s in spans]
+    )
+    assert key not in text and "[secret]" in text
 
 
 async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
