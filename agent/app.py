@@ -15,6 +15,7 @@ from agent.interfaces import (
     AlertNotifier,
     DataSource,
     EventInbox,
+    MetricsExport,
     PolicyEngine,
     SessionStore,
     ToolExecutor,
@@ -39,6 +40,7 @@ class App:
         storefront: the store's own settings (config/store.yaml): its name, currency, and how it
             greets people in Slack's assistant threads.
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
+        metrics: the operators' metrics, served on `/metrics` by the serving processes.
     """
 
     router: AgentRouter
@@ -52,6 +54,7 @@ class App:
     tracer: Tracer | None = None
     storefront: StoreSettings = field(default_factory=StoreSettings)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    metrics: MetricsExport | None = None
 
     async def aclose(self) -> None:
         for close in self.closers:

@@ -262,6 +262,9 @@ class Settings(Strict):
     # A channel worker owns a conversation's queue through a lease it renews while it works; a
     # crashed worker's conversations are taken over once their lease expires.
     lease_seconds: float = Field(10.0, ge=1)
+    # A channel event waits this long after it is stored before its turn runs, so a message written
+    # a few milliseconds earlier but stored later (another worker, Slack's delivery) runs first.
+    inbox_settle_seconds: float = Field(0.05, ge=0, le=5)
     max_agent_passes: int = Field(5, ge=2)
     db_busy_timeout_ms: int = Field(5000, ge=0)
     # SQLite durability. normal: WAL, a commit survives a process crash but the last ones may be
@@ -278,6 +281,10 @@ class Settings(Strict):
     tracing: bool = True
     traces_dir: str | None = None
     trace_sample_rate: float = Field(1.0, ge=0, le=1)  # share of conversations traced
+    # Trace files are removed by the writer once untouched this many days, then oldest first while
+    # they hold more than this many megabytes together; 0 = no limit.
+    trace_retention_days: float = Field(7.0, ge=0)
+    trace_retention_mb: float = Field(1024.0, ge=0)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 

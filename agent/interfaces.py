@@ -112,6 +112,24 @@ class TelemetrySink(Protocol):
     def record(self, event: TelemetryEvent) -> None: ...
 
 
+class TurnMetrics(Protocol):
+    """Counts turns for operators (Prometheus, `bots/metrics.py`); what happened inside a turn
+    arrives as telemetry events. Must not block."""
+
+    def turn_ended(self, channel: str, outcome: str, seconds: float) -> None:
+        """A turn ended. `outcome`: answered, refused (too long, too slow, busy), duplicate, failed."""
+
+    def commit_conflict(self) -> None:
+        """A turn lost its optimistic lock on the session and is run again (or given up)."""
+
+
+class MetricsExport(Protocol):
+    """The process's metrics as a scrape reads them (`/metrics`)."""
+
+    async def exposition(self) -> tuple[bytes, str]:
+        """The metrics in the scraper's text format, and its content type."""
+
+
 @runtime_checkable
 class TurnTrace(Protocol):
     """One turn in its conversation's trace: a root span, one child span per telemetry stage.

@@ -56,6 +56,10 @@ class InboxEvent(Model):
     payload: dict[str, Any]
     status: str = "accepted"  # accepted | committed (answers stored, some unsent) | done
     attempts: int = 0
+    # When the platform says the message was written (Slack ts, Discord snowflake), seconds since
+    # the epoch: a session's events run in this order. None: the time it is stored.
+    written_at: float | None = None
+    accepted_at: datetime | None = None  # when it was stored (set by the inbox)
 
 
 class TaskRecord(Model):

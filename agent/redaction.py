@@ -4,8 +4,9 @@ Two layers: parameter names listed in config (`redaction.params` in intents.yaml
 whole wherever they appear as keys, and every string is scanned for shapes that are personal or
 secret whatever the key: email addresses, phone numbers, card numbers (Luhn-checked, so order
 numbers and platform ids survive), and API keys or tokens (provider prefixes, bearer tokens, long
-mixed-case random strings). Exact secret values a component knows (its own API key) are masked
-by that component with `Redactor(secrets=...)`.
+mixed-case random strings). Exact secret values the process knows (the environment's keys and
+tokens, database passwords) are masked whatever their shape by the one `Redactor(secrets=...)` the
+composition root builds and hands to every writer.
 """
 
 from __future__ import annotations
@@ -113,10 +114,16 @@ class Redactor:
         self.params = frozenset(params)
         self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
 
-    def text(self, s: str) -> str:
+    def known(self, s: str) -> str:
+        """Only the exact secret values masked: for text people read (a reply), where an email
+        address or a phone number the bot repeats back must survive."""
         for secret in self.secrets:
-            s = s.replace(secret, "[secret]")
-        return _patterns(s)
+            if secret in s:
+                s = s.replace(secret, "[secret]")
+        return s
+
+    def text(self, s: str) -> str:
+        return _patterns(self.known(s))
 
     def value(self, v: Any, key: str = "") -> Any:
         """Any JSON-like value: named parameters and secret-named keys masked, strings scanned."""

@@ -7,6 +7,7 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,11 +32,13 @@ from agent.interfaces import (
     TelemetrySink,
     ToolExecutor,
     Tracer,
+    TurnMetrics,
     TurnTrace,
 )
 from agent.locks import SessionLocks
 from agent.preferences import PreferenceRecorder, TurnPreferences
 from agent.records import TurnRecord
+from agent.redaction import Redactor
 from agent.session import SessionState
 from agent.snapshot import turn_reads
 from agent.text import check_input, clean
@@ -65,11 +68,15 @@ class RouterParts:
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
     tracer: Tracer | None = None  # a trace per conversation, a span per turn (OpenTelemetry); None = off
     currency: str = "$"  # the store's (config/store.yaml), for amounts the bot words itself
+    # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
+    redactor: Redactor | None = None
+    metrics: TurnMetrics | None = None  # turns counted and timed for operators
 
 
 class AgentRouter:
     def __init__(self, parts: RouterParts):
         self.p = parts
+        self.redactor = parts.redactor or Redactor(parts.registry.redacted_params)
         self.locks = SessionLocks()
         s = parts.settings
         self.confirmations = parts.confirmations
@@ -97,11 +104,22 @@ class AgentRouter:
 
     async def handle(self, interaction: Interaction, reply: Reply | None = None) -> AgentResponse:
         """Run one turn. Messages go to `reply` as soon as they exist; the response sums them up."""
+        metrics = self.p.metrics
+        started, outcome = time.perf_counter(), "failed"
+        try:
+            response, outcome = await self._handle(interaction, reply)
+            return response
+        finally:
+            if metrics is not None:
+                metrics.turn_ended(interaction.context.channel_type.value, outcome, time.perf_counter() - started)
+
+    async def _handle(self, interaction: Interaction, reply: Reply | None) -> tuple[AgentResponse, str]:
+        """The turn, and its outcome for the metrics: answered, refused or duplicate."""
         interaction = interaction.model_copy(update={"text": clean(interaction.text)})
         try:
             check_input(interaction.text, self.p.messages, self.p.settings.max_message_chars)
         except InputError as e:
-            return await self._refuse(interaction, e.user_message, reply)
+            return await self._refuse(interaction, e.user_message, reply), "refused"
         delivered: list[OutboundMessage] = []
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:
@@ -111,27 +129,30 @@ class AgentRouter:
                         with turn_reads():  # each attempt reads fresh data, once
                             response = await self._turn(interaction, t)
                     except TurnDeadline:
-                        return await self._refuse(interaction, self.p.messages.too_slow, reply)
+                        return await self._refuse(interaction, self.p.messages.too_slow, reply), "refused"
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
-                        return AgentResponse(text="", session_id=interaction.session_key, interaction_id=interaction.id)
+                        key = interaction.session_key
+                        return AgentResponse(text="", session_id=key, interaction_id=interaction.id), "duplicate"
                     except VersionConflict:
+                        if self.p.metrics is not None:
+                            self.p.metrics.commit_conflict()
                         await settle_conflict(attempt, self.p.settings.commit_retries, interaction.from_inbox)
                         if attempt + 1 == self.p.settings.commit_retries:
-                            return await self._refuse(interaction, self.p.messages.busy, reply)
+                            return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
                     except StorageError:
                         if interaction.from_inbox:
                             raise  # the event stays in the inbox; the channel retries it later
-                        return await self._refuse(interaction, self.p.messages.busy, reply)
+                        return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
                     else:
                         await t.flush()
-                        return response
+                        return response, "answered"
         raise AssertionError("unreachable")
 
     def _new_turn(
         self, interaction: Interaction, reply: Reply | None, sent: list[OutboundMessage], trace: TurnTrace | None = None
     ) -> Turn:
         p = self.p
-        return Turn(interaction, interaction.session_key, p.telemetry, p.registry.redacted_params, reply, sent, trace)
+        return Turn(interaction, interaction.session_key, p.telemetry, self.redactor, reply, sent, trace)
 
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""

@@ -48,8 +48,8 @@ class Turn:
     Args:
         interaction: the message being handled.
         sink: receives every event as it is emitted (they are also committed with the turn).
-        redacted: parameter names whose values never reach telemetry; every other string in an
-            event is scanned for personal data and secrets (`agent.redaction`).
+        redactor: masks telemetry payloads (named parameters whole; every other string scanned for
+            personal data and secrets, `agent.redaction`) and the known secrets in outbound text.
         reply: the channel's delivery callable, or None to collect only.
         delivered: pre-messages already shown by an earlier attempt of this same turn; a retry
             after a version conflict does not send them twice.
@@ -61,7 +61,7 @@ class Turn:
         interaction: Interaction,
         session_id: str,
         sink: TelemetrySink | None,
-        redacted: frozenset[str],
+        redactor: Redactor,
         reply: Reply | None,
         delivered: list[OutboundMessage],
         trace: TurnTrace | None = None,
@@ -69,8 +69,7 @@ class Turn:
         self.interaction = interaction
         self.session_id = session_id
         self.sink = sink
-        self.redacted = redacted
-        self.redactor = Redactor(redacted)
+        self.redactor = redactor
         self.reply = reply
         self.delivered = delivered
         self._skip = list(delivered)
@@ -133,6 +132,8 @@ class Turn:
     async def send(self, message: OutboundMessage) -> None:
         """A pre-message goes out now (before slow tools run); everything else waits for the
         commit, so nothing that depends on the turn's side effects is shown before they are saved."""
+        if self.redactor.secrets:  # what is shown is also stored (messages, outbox): never a known secret
+            message = message.model_copy(update={"text": self.redactor.known(message.text)})
         if message.kind != "pre" or self.held:
             # A pre-message after held answers (the second of several requests) waits with them,
             # so the thread shows the turn's messages in the order they were made.

@@ -13,7 +13,7 @@ from adapters.storage.inbox import SqlInbox
 from adapters.storage.records import SqlRecords
 from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
-from adapters.telemetry.sinks import LogSink
+from adapters.telemetry.sinks import FanoutSink, LogSink
 from agent.app import App
 from agent.catalog import load_store_settings
 from agent.config import BotConfig
@@ -57,7 +57,17 @@ from agent.understanding.banks import load_banks
 from agent.understanding.hybrid import HybridReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
-from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, preference_memory, resolve_dir
+from bots.metrics import PrometheusMetrics
+from bots.secrets import scrubber
+from bots.wiring import (
+    check_tools,
+    draw_slot_values,
+    env_number,
+    make_release_source,
+    make_tracer,
+    preference_memory,
+    resolve_dir,
+)
 
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
@@ -100,6 +110,7 @@ def build_app(
     provider: str | None = None,
     model: str | None = None,
     llm: LLMProvider | None = None,
+    metrics: PrometheusMetrics | None = None,
 ) -> App:
     """Wire the whole app from config, data and environment.
 
@@ -119,6 +130,7 @@ def build_app(
         provider: `openai`, `anthropic` or `compat`; overrides settings `llm.provider`.
         model: overrides settings `llm.model`.
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
+        metrics: the Prometheus metrics to count into (default: a registry of the app's own).
     """
     env = os.environ if env is None else env
     config = load_config(resolve_dir(config_dir, "config", env))
@@ -139,6 +151,10 @@ def build_app(
     inventory = FileInventory(data_path, store_settings.inventory)
     knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
     draw_slot_values(config, store_settings, inventory)
+    settle_ms = env_number(
+        env, "AGENTBOT_INBOX_SETTLE_MS", settings.inbox_settle_seconds * 1000, 0, 5000, "0 to 5000 ms"
+    )
+    settings.inbox_settle_seconds = settle_ms / 1000
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
     synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
     if synchronous not in ("normal", "full"):
@@ -164,7 +180,9 @@ def build_app(
     gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
     policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
-    tracer = tracer or make_tracer(settings, url, env)
+    # One scrubber for every writer: the known secrets by value, named parameters whole, the patterns.
+    redactor = scrubber(env, config.intents.redaction.params, [url])
+    tracer = tracer or make_tracer(settings, url, env, redactor)
     executor: ToolExecutor = gateway
     if tracer is not None:
         from adapters.telemetry.otel import OTelTracer
@@ -189,6 +207,8 @@ def build_app(
         slots["feature"].values if "feature" in slots else [],
     )
     memory = preference_memory(url, env, settings.db_busy_timeout_ms, store)
+    metrics = metrics or PrometheusMetrics(store if isinstance(store, SqlStore) else None)
+    sinks = [s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None]
     classifier: Classifier = rules
     closers: list[Callable[[], Awaitable[None]]] = []
     if mode != "rules":
@@ -206,6 +226,7 @@ def build_app(
             tracer=tracer,
             alerts=fanout,
             spend=SqlSpend(store) if isinstance(store, SqlStore) else None,
+            metrics=metrics,
         )
         planners = llm_agents or planners
     policy = YamlPolicyEngine(policies, data, records, currency=store_settings.currency)
@@ -221,13 +242,15 @@ def build_app(
             data=data,
             messages=config.intents.messages,
             settings=settings,
-            telemetry=telemetry or (LogSink() if settings.log_telemetry else None),
+            telemetry=FanoutSink([*sinks, metrics]),
             alerts=fanout,
             planners=planners,
             confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
             handoffs=records,
             tracer=tracer,
             currency=store_settings.currency,
+            redactor=redactor,
+            metrics=metrics,
         )
     )
     return App(
@@ -242,4 +265,5 @@ def build_app(
         tracer=tracer,
         storefront=store_settings,
         closers=closers,
+        metrics=metrics,
     )

@@ -1,14 +1,18 @@
-"""One CPU per serving process (Linux; `AGENTBOT_CPU`).
+"""Pinning a serving process to one CPU, opt-in (Linux; `AGENTBOT_CPU`, default `off`).
 
 A process's threads (the event loop, the SQLite thread, the trace writer) take turns at CPython's
 interpreter lock, so one process runs one CPU's worth of Python. Spread over several CPUs, every
-hand-over of the lock wakes another CPU: on a 2-CPU VM, 50 concurrent sessions ran 1,260 turns/s
-pinned to one CPU against 900 unpinned, at 0.79 ms of CPU per turn against 1.13 (in-process bench
-turns, interleaved runs). More CPUs are put to work by more processes (`--workers`), and each
-claims a CPU of its own: a lock file per CPU in the system's temporary folder, held while the
-process lives, so two workers on one machine never share one. Of the free CPUs it takes the one
-least busy over a tenth of a second, so processes that cannot see each other's lock files (one
-container each) still spread over a machine's CPUs rather than all taking the first.
+hand-over of the lock wakes another CPU: on a dedicated 2-CPU VM, 50 concurrent sessions ran 0.79
+ms of CPU per turn pinned against 1.13 unpinned (in-process bench turns). That is about 0.3 ms a
+turn, for a bot whose turns wait on chat platforms and LLMs, so it is off unless asked for: on a
+shared host a pinned process can never move off a busy core, and every thread it starts (the
+embedding model's too) inherits the mask.
+
+`auto` is for a machine the bot has to itself: each process claims a CPU of its own through a lock
+file per CPU in `AGENTBOT_CPU_LOCK_DIR` (a folder every worker on the machine shares; not the
+temporary folder, which each container has its own of), taking the least busy over a tenth of a
+second. Under a cgroup CPU quota (a Kubernetes CPU limit, `docker --cpus`) it never pins: a quota is
+time on any CPU, not a set of cores, so binding to one would cut a 2-CPU limit to 1.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +28,8 @@ from agent.errors import ConfigError
 
 log = logging.getLogger("agentbot")
 FIELD = "AGENTBOT_CPU"
+DEFAULT_LOCK_DIR = "var/cpu-locks"
+DEFAULT_CGROUP_DIR = "/sys/fs/cgroup"
 _claims: list[int] = []  # the claimed CPU's lock file, open for the life of the process
 _pinned: list[int] = []
 
@@ -32,11 +37,13 @@ _pinned: list[int] = []
 def pin_to_one_cpu(env: Mapping[str, str]) -> int | None:
     """Pin every thread of this process to one CPU and return it; None when left unpinned.
 
-    `AGENTBOT_CPU`: `auto` (the default: the least busy CPU no other agentbot process here holds;
-    none free, or only one CPU allowed, leaves the process as it is), `off`, or a CPU number.
+    `AGENTBOT_CPU`: `off` (the default), `auto` (the least busy CPU no other agentbot process here
+    holds; none free, one CPU allowed, or a cgroup CPU quota leaves the process as it is), or a CPU
+    number. `AGENTBOT_CPU_LOCK_DIR` holds the lock files (default `var/cpu-locks`);
+    `AGENTBOT_CGROUP_DIR` is where the cgroup files are read (default `/sys/fs/cgroup`).
     Blocks for a tenth of a second in `auto`: call it before the event loop runs, or in a thread.
     """
-    setting = env.get("AGENTBOT_CPU", "auto").strip().lower() or "auto"
+    setting = env.get("AGENTBOT_CPU", "off").strip().lower() or "off"
     if setting == "off" or not hasattr(os, "sched_setaffinity"):
         return None
     if _pinned:
@@ -45,7 +52,12 @@ def pin_to_one_cpu(env: Mapping[str, str]) -> int | None:
     if setting == "auto":
         if len(allowed) < 2:
             return None
-        cpu = _claim(_least_busy_first(allowed))
+        quota = cpu_quota(Path(env.get("AGENTBOT_CGROUP_DIR") or DEFAULT_CGROUP_DIR))
+        if quota is not None:
+            log.info("agentbot: a cgroup CPU quota of %.2f CPUs is set; this process is not pinned", quota)
+            return None
+        lock_dir = Path(env.get("AGENTBOT_CPU_LOCK_DIR") or DEFAULT_LOCK_DIR)
+        cpu = _claim(lock_dir, _least_busy_first(allowed))
         if cpu is None:
             log.info("agentbot: every CPU is held by another agentbot process; this one is not pinned")
             return None
@@ -62,15 +74,47 @@ def pin_to_one_cpu(env: Mapping[str, str]) -> int | None:
     return cpu
 
 
-def _claim(cpus: list[int]) -> int | None:
+def cpu_quota(cgroup_dir: Path) -> float | None:
+    """The CPUs' worth of time the cgroup allows (cgroup v2 `cpu.max`, v1 `cpu.cfs_quota_us`), None if unlimited.
+
+    Looked for at the cgroup root (what a container sees) and at this process's own cgroup path.
+    """
+    for folder in _cgroup_folders(cgroup_dir):
+        with contextlib.suppress(OSError, ValueError):
+            quota, period = (folder / "cpu.max").read_text().split()[:2]
+            if quota != "max":
+                return int(quota) / int(period)
+        for v1 in (folder / "cpu", folder / "cpu,cpuacct", folder):
+            with contextlib.suppress(OSError, ValueError):
+                quota_us = int((v1 / "cpu.cfs_quota_us").read_text())
+                if quota_us > 0:
+                    return quota_us / int((v1 / "cpu.cfs_period_us").read_text())
+    return None
+
+
+def _cgroup_folders(root: Path) -> list[Path]:
+    folders = [root]
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            path = line.split(":", 2)[-1].strip("/")
+            if path:
+                folders.append(root / path)
+    return folders
+
+
+def _claim(lock_dir: Path, cpus: list[int]) -> int | None:
     import fcntl
 
+    try:
+        lock_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # no shared folder to coordinate in: better unpinned than two on one CPU
     for cpu in cpus:
-        path = Path(tempfile.gettempdir()) / f"agentbot-cpu-{cpu}.lock"
+        path = lock_dir / f"agentbot-cpu-{cpu}.lock"
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # read-only: another user's file locks too
         except OSError:
-            return None  # no shared folder to coordinate in: better unpinned than two on one CPU
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

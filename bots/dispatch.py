@@ -2,9 +2,12 @@
 
 A channel acks the platform at once and hands the event here. The event is stored in the inbox by
 its platform key before any work (a retry or duplicate is dropped there). The inbox is also the
-queue: a worker that holds a conversation's lease runs its unfinished events oldest first, one at
-a time, renewing the lease while it works, so a thread's events run in arrival order even when
-several workers share the database. A crashed worker's lease expires after a few seconds and the
+queue: a worker that holds a conversation's lease runs its unfinished events one at a time in the
+order their messages were written (Slack `ts`, Discord snowflake), renewing the lease while it
+works. An event runs only once it has been stored for a short settle window (`settle_seconds`), so
+that a message written a few milliseconds earlier but stored later (two people typing at once, a
+second worker, the platform delivering out of order) runs first, even when several workers share
+the database. A crashed worker's lease expires after a few seconds and the
 next poll of any worker takes its conversations over.
 """
 
@@ -21,6 +24,7 @@ from typing import Protocol
 
 from agent.errors import StorageError
 from agent.records import InboxEvent
+from agent.types import utcnow
 
 log = logging.getLogger("agentbot.dispatch")
 
@@ -52,6 +56,8 @@ class Dispatcher:
         lease_seconds: how long a conversation stays ours without a renewal; renewed every third.
         poll_seconds: how often housekeeping looks for conversations nobody holds.
         max_attempts: deliveries of a committed event tried before it is given up (logged).
+        settle_seconds: how long an event waits after it was stored before it runs, for an
+            earlier-written message still on its way.
         worker: this worker's name in leases. A name that survives a restart (a Slack worker's
             host and port) lets the restarted process take its own conversations back at once;
             by default it is unique per process and a crashed one's leases are waited out.
@@ -66,12 +72,14 @@ class Dispatcher:
         poll_seconds: float = 1.0,
         max_attempts: int = 5,
         worker: str | None = None,
+        settle_seconds: float = 0.0,
     ):
         self.inbox = inbox
         self.handler = handler
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.max_attempts = max_attempts
+        self.settle_seconds = settle_seconds
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.shutdown_grace_seconds = 10.0
         self._owned: dict[str, asyncio.Task[None]] = {}
@@ -146,12 +154,24 @@ class Dispatcher:
     async def _run_due(self, session_key: str) -> None:
         while session_key not in self._lost:
             try:
-                event = await self.inbox.next_event(session_key)
+                event = await self._next_settled(session_key)
             except StorageError:
                 log.exception("cannot read the queue of %s", session_key)
                 return
             if event is None or not await self._run(event):
                 return
+
+    async def _next_settled(self, session_key: str) -> InboxEvent | None:
+        """The conversation's next event once it has been stored for `settle_seconds`; an event
+        written earlier that arrives meanwhile comes first (the inbox orders by when written)."""
+        while True:
+            event = await self.inbox.next_event(session_key)
+            if event is None or event.accepted_at is None:
+                return event
+            wait = self.settle_seconds - (utcnow() - event.accepted_at).total_seconds()
+            if wait <= 0:
+                return event
+            await asyncio.sleep(wait)
 
     async def _renew(self, session_key: str) -> None:
         while True:

@@ -42,6 +42,12 @@ ENV_VARS: list[EnvVar] = [
         purpose="SQLite durability: `normal` (default) or `full`; overrides settings `db_synchronous`",
     ),
     EnvVar(
+        name="AGENTBOT_INBOX_SETTLE_MS",
+        group="project",
+        purpose="how long a channel event waits before its turn, for an earlier-written message still on its way "
+        "(default 50; settings `inbox_settle_seconds`)",
+    ),
+    EnvVar(
         name="AGENTBOT_LOG_LEVEL",
         group="project",
         purpose="`DEBUG`, `INFO`, `WARNING` (default) or `ERROR`",
@@ -62,9 +68,25 @@ ENV_VARS: list[EnvVar] = [
         purpose="`agentbot slack` interface (default 0.0.0.0 in a container, else 127.0.0.1)",
     ),
     EnvVar(
+        name="AGENTBOT_METRICS_PORT",
+        group="server",
+        purpose="`agentbot discord`'s port for `/metrics`, `/healthz`, `/readyz` (default 9464; `off`: none)",
+    ),
+    EnvVar(
         name="AGENTBOT_CPU",
         group="server",
-        purpose="`auto` (default: each `slack`/`discord` process takes a CPU no other holds), `off`, or a CPU number",
+        purpose="`off` (default), `auto` (a dedicated machine: each `slack`/`discord` process takes a CPU no other "
+        "holds; never under a cgroup CPU quota), or a CPU number",
+    ),
+    EnvVar(
+        name="AGENTBOT_CPU_LOCK_DIR",
+        group="server",
+        purpose="`auto`'s lock files, one per CPU, in a folder the machine's workers share (default `var/cpu-locks`)",
+    ),
+    EnvVar(
+        name="AGENTBOT_CGROUP_DIR",
+        group="server",
+        purpose="where `auto` reads the cgroup's CPU quota (`cpu.max`, `cpu.cfs_quota_us`; default `/sys/fs/cgroup`)",
     ),
     EnvVar(name="OPENAI_API_KEY", group="llm", purpose="OpenAI key for `llm`/`cascade` mode", secret=True),
     EnvVar(name="OPENAI_BASE_URL", group="llm", purpose="another OpenAI endpoint (ends in `/v1`)"),
@@ -134,6 +156,16 @@ ENV_VARS: list[EnvVar] = [
         name="AGENTBOT_TRACE_SAMPLE_RATE",
         group="observability",
         purpose="the share of conversations traced, 0 to 1 (default: settings `trace_sample_rate`)",
+    ),
+    EnvVar(
+        name="AGENTBOT_TRACE_RETENTION_DAYS",
+        group="observability",
+        purpose="trace files untouched this many days are removed (default 7: `trace_retention_days`; 0: kept)",
+    ),
+    EnvVar(
+        name="AGENTBOT_TRACE_RETENTION_MB",
+        group="observability",
+        purpose="then the oldest go while all hold more MB than this (default 1024: `trace_retention_mb`; 0: none)",
     ),
     EnvVar(
         name="OTEL_EXPORTER_OTLP_ENDPOINT", group="observability", purpose="send traces over OTLP/HTTP instead of files"

@@ -17,6 +17,7 @@ from agent.planners.llm_agent import LLMAgent
 from agent.tools.gateway import ToolGateway
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.rules import RulesClassifier
+from bots.metrics import PrometheusMetrics
 from bots.wiring import resolve_dir
 
 # Money-moving and destructive tools: an LLM agent asks before it requests them.
@@ -55,6 +56,7 @@ def llm_understanding(
     tracer: Tracer | None = None,
     alerts: AlertNotifier | None = None,
     spend: SpendLedger | None = None,
+    metrics: PrometheusMetrics | None = None,
 ) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
     """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
     and what to close with the router. Each LLM agent wraps the rules planner of the same name
@@ -66,6 +68,8 @@ def llm_understanding(
     budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
     breaker = CircuitBreaker(settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds)
     calls = LLMCalls(model_api, settings, budget, alerts, breaker)
+    if metrics is not None:
+        metrics.watch(breaker)
     understand = LLMClassifier(calls, rules)
     if mode == "cascade":
         return CascadeClassifier(rules, understand, settings.cascade_threshold), None, closers

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -12,10 +11,10 @@ from typing import TextIO
 
 from agent.errors import ConfigError
 from agent.redaction import Redactor
+from bots.secrets import scrubber
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 FORMATS = ("text", "json")
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 
 class RedactingFilter(logging.Filter):
@@ -37,8 +36,8 @@ class RedactingFilter(logging.Filter):
 
 
 def redacting_filter(env: Mapping[str, str]) -> RedactingFilter:
-    """Variables named *KEY, *TOKEN, *SECRET, *PASSWORD are masked by value as well as by shape."""
-    return RedactingFilter(Redactor(secrets=[v for k, v in env.items() if _SECRET_NAME.search(k)]))
+    """The environment's secrets (`bots/secrets.py`) are masked by value as well as by shape."""
+    return RedactingFilter(scrubber(env))
 
 
 class JsonFormatter(logging.Formatter):

@@ -1,14 +1,16 @@
-"""What every HTTP process shares: where it binds ($PORT, $HOST) and its health endpoints.
+"""What every HTTP process shares: where it binds ($PORT, $HOST), its health endpoints and metrics.
 
 - `/healthz`: the process is up and serving (200, no dependencies checked).
 - `/readyz`: the database answers and its schema is at the newest migration (200), else 503 with
   the reason, so a load balancer sends no traffic to a worker that would fail every turn.
+- `/metrics`: Prometheus' text format (`bots/metrics.py`).
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +18,11 @@ from pydantic import BaseModel
 
 from adapters.storage.sql import SqlStore
 from agent.errors import ConfigError, StorageError
+from agent.interfaces import MetricsExport
 from bots.cpu import pin_to_one_cpu
 
 DEFAULT_PORT = 3000
+DEFAULT_METRICS_PORT = 9464  # `agentbot discord`'s health and metrics port (OpenTelemetry's Prometheus port)
 # Young collections every 5,000 new container objects instead of 700: the 50 turns a worker may
 # have in flight were walked over and over. At 20,000 a single collection paused a turn 10-13 ms.
 GC_YOUNG = 5_000
@@ -54,8 +58,21 @@ def bind_address(host: str | None, port: int | None, env: Mapping[str, str]) -> 
     return BindAddress(host=host, port=DEFAULT_PORT if port is None else port, why="; ".join(reasons) or "flags")
 
 
-def add_health_routes(web_app: Any, store: SqlStore) -> None:
-    """Register /healthz and /readyz on an aiohttp application."""
+def metrics_port(env: Mapping[str, str]) -> int | None:
+    """`AGENTBOT_METRICS_PORT` (default 9464; `off` serves none), for a process without HTTP of its own."""
+    text = (env.get("AGENTBOT_METRICS_PORT") or str(DEFAULT_METRICS_PORT)).strip().lower()
+    if text == "off":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(
+            "environment", f"a port number or `off`, not {text!r}", field="AGENTBOT_METRICS_PORT"
+        ) from None
+
+
+def add_health_routes(web_app: Any, store: SqlStore, metrics: MetricsExport | None = None) -> None:
+    """Register /healthz, /readyz and (given metrics) /metrics on an aiohttp application."""
     from aiohttp import web
 
     async def healthz(_request: web.Request) -> web.Response:
@@ -69,14 +86,42 @@ def add_health_routes(web_app: Any, store: SqlStore) -> None:
         body = {"status": "ok" if not status.behind else "unavailable", **status.model_dump(), "behind": status.behind}
         return web.json_response(body, status=503 if status.behind else 200)
 
+    async def scrape(_request: web.Request) -> web.Response:
+        try:
+            body, content_type = await metrics.exposition()  # type: ignore[union-attr]
+        except StorageError as e:
+            return web.Response(status=503, text=f"database unavailable: {e}\n")
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
     web_app.router.add_get("/healthz", healthz)
     web_app.router.add_get("/readyz", readyz)
+    if metrics is not None:
+        web_app.router.add_get("/metrics", scrape)
+
+
+@asynccontextmanager
+async def serve_health(store: SqlStore, metrics: MetricsExport | None, host: str, port: int) -> AsyncIterator[str]:
+    """/healthz, /readyz and /metrics on a port of their own (`agentbot discord`, which serves no
+    HTTP otherwise); yields the base URL."""
+    from aiohttp import web
+
+    web_app = web.Application()
+    add_health_routes(web_app, store, metrics)
+    runner = web.AppRunner(web_app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        bound = runner.addresses[0]
+        yield f"http://{bound[0]}:{bound[1]}"
+    finally:
+        await runner.cleanup()
 
 
 def settle_process(env: Mapping[str, str]) -> int | None:
-    """What a long-running process does once its app is built: settle its heap and pin it to one
-    CPU (`bots/cpu.py`). Returns the CPU, or None when left unpinned. Blocks for about a tenth of
-    a second: call it before the event loop runs, or in a thread."""
+    """What a long-running process does once its app is built: settle its heap, and pin it to one
+    CPU only when `AGENTBOT_CPU` asks for it (`bots/cpu.py`). Returns the CPU, or None when left
+    unpinned. Blocks for about a tenth of a second under `auto`: call it before the event loop runs,
+    or in a thread."""
     settle_heap()
     return pin_to_one_cpu(env)
 
@@ -85,8 +130,11 @@ def settle_heap() -> None:
     """For a long-running process, once its app is built. The start-up objects (config, banks,
     compiled patterns: ~120,000 of them) live as long as the process, so they are moved out of the
     cyclic collector's reach, and young collections run less often. Collections cost 0.24 ms per
-    turn before, 0.10 after (gc callbacks timed over 2,000 conversations, 50 at a time). Not done by
-    `build_app`: a process that builds apps over and over (tests, eval) must keep collecting them.
+    turn before, 0.10 after (gc callbacks timed over 2,000 conversations, 50 at a time). Kept on by
+    default because it is process-local: unlike pinning it takes nothing from other processes on the
+    host, and costs only the frozen objects never being freed, which live as long as the process
+    anyway. Not done by `build_app`: a process that builds apps over and over (tests, eval) must
+    keep collecting them.
     """
     gc.collect()
     gc.freeze()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +13,7 @@ from agent.catalog import StoreSettings
 from agent.config import BotConfig, Settings
 from agent.errors import ConfigError
 from agent.interfaces import PreferenceMemory, ReleaseSource, SessionStore, Tracer
+from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
 
@@ -76,28 +78,38 @@ def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
     return Path("var/traces")
 
 
-def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str]) -> Tracer | None:
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> Tracer | None:
     """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
     if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
         return None
     from adapters.telemetry.otel import build_tracer
 
-    rate = env.get("AGENTBOT_TRACE_SAMPLE_RATE")
+    rate = env_number(env, "AGENTBOT_TRACE_SAMPLE_RATE", settings.trace_sample_rate, 0, 1, "a number from 0 to 1")
+    no_limit = "a number of 0 or more (0: no limit)"
+    days = env_number(env, "AGENTBOT_TRACE_RETENTION_DAYS", settings.trace_retention_days, 0, math.inf, no_limit)
+    megabytes = env_number(env, "AGENTBOT_TRACE_RETENTION_MB", settings.trace_retention_mb, 0, math.inf, no_limit)
     return build_tracer(
         traces_dir(settings, db_url, env),
         env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
-        sample_rate=settings.trace_sample_rate if rate is None else _rate(rate),
+        sample_rate=rate,
+        redactor=redactor,
+        max_age_seconds=days * 86_400 if days else None,
+        max_bytes=int(megabytes * 1_000_000) if megabytes else None,
     )
 
 
-def _rate(text: str) -> float:
+def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float, meaning: str) -> float:
+    """A number from the environment within [low, high], else `default`; anything else names the variable."""
+    text = env.get(name)
+    if text is None:
+        return default
     try:
-        rate = float(text)
+        value = float(text)
     except ValueError:
-        rate = -1.0
-    if not 0.0 <= rate <= 1.0:
-        raise ConfigError("AGENTBOT_TRACE_SAMPLE_RATE", f"{text!r} is not a number from 0 to 1")
-    return rate
+        value = low - 1
+    if not low <= value <= high:
+        raise ConfigError(name, f"{text!r} is not {meaning}")
+    return value
 
 
 def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:

@@ -48,6 +48,7 @@ class DiscordCrashRun:
             "DISCORD_API_BASE": self.standin.api_base,
             "DISCORD_GATEWAY_URL": self.standin.gateway_url,
             "AGENTBOT_DB_URL": self.db_url,
+            "AGENTBOT_METRICS_PORT": "0",  # any free port: restarts and parallel runs never collide
         }
         self.starts += 1
         self.standin.identified.clear()

@@ -57,6 +57,10 @@ class Worker:
             "SLACK_SIGNING_SECRET": SECRET,
             "SLACK_API_URL": self.api_url,
             "AGENTBOT_DB_URL": self.db_url,
+            # Two workers, a model loading after each kill and other jobs on two shared CPUs put up
+            # to ~50 ms between deliveries sent 1-5 ms apart; a real deployment sets this to its
+            # own delivery jitter (shipped: 50 ms).
+            "AGENTBOT_INBOX_SETTLE_MS": "250",
         }
         env.pop("SLACK_APP_TOKEN", None)
         self.starts += 1
@@ -133,6 +137,7 @@ class Result(BaseModel):
     user_turns_stored_twice: int
     max_recovery_s: float  # interrupted event: restart -> its first answer
     kill_kinds: dict[str, int]
+    crossed_pairs: int = 0  # double texts delivered later-first to two workers
 
 
 class CrashRun:
@@ -143,6 +148,9 @@ class CrashRun:
         kills: the kill points, in order; each fires once the previous restart is settled.
         threads, per_thread: the workload (every thread's first event mentions the bot).
         pace: at most this many seconds between two events of a thread (the run's length).
+        crossed: with several workers, this share of a thread's messages come as a crossed pair:
+            two texts a few milliseconds apart, the later one delivered first to one worker and
+            the earlier 1-5 ms after to another (two people typing at once, Slack reordering).
     """
 
     def __init__(
@@ -156,11 +164,15 @@ class CrashRun:
         threads: int,
         per_thread: int,
         pace: float = 0.4,
+        crossed: float = 0.0,
     ):
         self.name, self.db_url, self.tmp = name, db_url, tmp
         self.slack = SlackStandIn()
         self.workers_n, self.plan_kills = workers, list(kills)
         self.threads, self.per_thread, self.pace = threads, per_thread, pace
+        self.crossed = crossed
+        self.crossed_pairs = 0
+        self.out_of_order_roots: list[tuple[str, list[int]]] = []  # for the failure message
         self.kill_every = threads * per_thread * 0.8 / (len(kills) + 1)
         self.workers: list[Worker] = []
         self.kills: list[Kill] = []
@@ -222,7 +234,9 @@ class CrashRun:
 
     # Slack's side: signed deliveries with retries, and duplicates
 
-    async def _deliver(self, session: aiohttp.ClientSession, e: Planned, first: Worker) -> None:
+    async def _deliver(self, session: aiohttp.ClientSession, e: Planned, first: Worker, delay: float = 0.0) -> None:
+        if delay:
+            await asyncio.sleep(delay)
         event: dict[str, Any] = {"user": e.user, "ts": e.ts, "channel": CHANNEL}
         if e.index == 0:
             event |= {"type": "app_mention", "text": f"<@{BOT_USER_ID}> {e.text}"}
@@ -274,14 +288,28 @@ class CrashRun:
         texts = ["where is O-12345?", "add a task: call supplier {t}-{k}", "where is O-23456?", "what's on my list?"]
         self.slack.seed_thread(CHANNEL, [{"ts": root, "user": user, "text": f"<@{BOT_USER_ID}> hello"}])
         k = -1
-        # Threads go on past `per_thread` (up to three times as far) until every planned kill landed.
-        while (k := k + 1) < self.per_thread or (self.plan_kills and k < 3 * self.per_thread):
+
+        def planned(k: int) -> Planned:
             ts = root if k == 0 else f"{1700000000 + t}.{k + 200:06d}"
             text = texts[(t + k) % len(texts)].format(t=t, k=k)
             e = Planned(id=f"Ev{t:02d}x{k:02d}", thread=t, index=k, user=user, text=text, ts=ts, root=root)
             self.events[e.id] = e
+            return e
+
+        # Threads go on past `per_thread` (up to three times as far) until every planned kill landed.
+        while (k := k + 1) < self.per_thread or (self.plan_kills and k < 3 * self.per_thread):
+            e = planned(k)
             first = self.workers[k % len(self.workers)]  # consecutive events of a thread hit different workers
-            await self._deliver(session, e, first)
+            if k > 0 and len(self.workers) > 1 and self.rng.random() < self.crossed:
+                later = planned(k := k + 1)
+                await asyncio.gather(
+                    self._deliver(session, later, self.workers[k % len(self.workers)]),
+                    self._deliver(session, e, first, delay=self.rng.uniform(0.001, 0.005)),
+                )
+                self.crossed_pairs += 1
+                e = later
+            else:
+                await self._deliver(session, e, first)
             if self.rng.random() < 0.5:  # double texting half the time; otherwise wait for the answer
                 await self._until(lambda e=e: e.id in self.first_answer_at, 60)
             await asyncio.sleep(self.rng.uniform(0.05, self.pace))
@@ -371,6 +399,8 @@ class CrashRun:
                 in self.events
             ]
             out_of_order += order != sorted(order)
+            if order != sorted(order):
+                self.out_of_order_roots.append((_root, order))
         numbers = Counter(task_rows)
         restarts = [k.restarted_at for k in self.kills]
         interrupted = {e for k in self.kills for e in k.interrupted if e in self.first_answer_at}
@@ -394,4 +424,5 @@ class CrashRun:
             user_turns_stored_twice=sum(1 for n in Counter(user_turns or []).values() if n > 1),
             max_recovery_s=round(max(recoveries, default=0.0), 2),
             kill_kinds=dict(Counter(k.kind for k in self.kills)),
+            crossed_pairs=self.crossed_pairs,
         )

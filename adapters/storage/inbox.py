@@ -15,7 +15,15 @@ from agent.records import InboxEvent
 from agent.types import utcnow
 
 OPEN = ("accepted", "committed")
-EVENT_COLUMNS = (inbox.c.key, inbox.c.session_key, inbox.c.payload, inbox.c.status, inbox.c.attempts)
+EVENT_COLUMNS = (
+    inbox.c.key,
+    inbox.c.session_key,
+    inbox.c.payload,
+    inbox.c.status,
+    inbox.c.attempts,
+    inbox.c.written_at,
+    inbox.c.accepted_at,
+)
 SELECT_UNFINISHED = (
     select(*EVENT_COLUMNS)
     .where(inbox.c.status.in_(OPEN), inbox.c.accepted_at <= bindparam("b_before"))
@@ -28,7 +36,8 @@ SELECT_NEXT = (
         inbox.c.status.in_(OPEN),
         or_(inbox.c.retry_at.is_(None), inbox.c.retry_at <= bindparam("b_now")),
     )
-    .order_by(inbox.c.accepted_at, inbox.c.key)
+    # In the order the messages were written; events stored before that was recorded first.
+    .order_by(inbox.c.written_at.nulls_first(), inbox.c.accepted_at, inbox.c.key)
     .limit(1)
 )
 SELECT_READY = (
@@ -58,18 +67,28 @@ TAKE_LEASE = (
 
 def _event(r: Any) -> InboxEvent:
     payload = json.loads(r.payload)
-    return InboxEvent(key=r.key, session_key=r.session_key, payload=payload, status=r.status, attempts=r.attempts)
+    return InboxEvent(
+        key=r.key,
+        session_key=r.session_key,
+        payload=payload,
+        status=r.status,
+        attempts=r.attempts,
+        written_at=r.written_at,
+        accepted_at=r.accepted_at,
+    )
 
 
 def accept_unit(conn: Connection, event: InboxEvent) -> bool:
+    now = utcnow()
     res = conn.execute(
         insert_ignore(conn, inbox, "key").values(
             key=event.key,
             session_key=event.session_key,
             payload=json.dumps(event.payload),
             status="accepted",
-            accepted_at=utcnow(),
+            accepted_at=now,
             attempts=0,
+            written_at=event.written_at if event.written_at is not None else now.timestamp(),
         )
     )
     return res.rowcount == 1

@@ -142,6 +142,8 @@ inbox = Table(
     # accepted -> committed (the turn's answers are in the outbox) -> done (they were sent)
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("retry_at", UTCDateTime),  # a failed delivery waits until then before it is tried again
+    # The platform's time of the message (seconds since the epoch): a session's events run in this order.
+    Column("written_at", Float),
     Index("ix_inbox_status", "status", "accepted_at"),
     Index("ix_inbox_session", "session_key", "status", "accepted_at"),
 )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import time
 from collections import OrderedDict
@@ -15,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from adapters.encoding import dumps
 from adapters.telemetry.writer import ChildSpan, Item, TurnSpans
-from agent.redaction import DEFAULT as REDACT
+from agent.redaction import DEFAULT, Redactor
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:
@@ -37,13 +39,13 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
     }
 
 
-def turn_record(turn: TurnSpans) -> dict[str, Any]:
+def turn_record(turn: TurnSpans, redact: Redactor = DEFAULT) -> dict[str, Any]:
     """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored).
 
     The stage payloads were redacted when the turn emitted them (with the config's named parameters
     too), so only the root's attributes and its error (a message and a stack trace) are scanned here.
     """
-    error = REDACT.value(turn.error) if turn.error else None
+    error = redact.value(turn.error) if turn.error else None
     return {
         "name": "turn",
         "trace_id": format(turn.trace_id, "032x"),
@@ -54,7 +56,7 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
         "end_ns": turn.end_ns,
         "status": "ERROR" if error else "UNSET",
         "status_description": error["exception.type"] if error else None,
-        "attributes": REDACT.value(turn.attributes),
+        "attributes": redact.value(turn.attributes),
         "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
         "stages": [
             # The turn gave each event its span's id in hex when it emitted it.
@@ -64,7 +66,7 @@ def turn_record(turn: TurnSpans) -> dict[str, Any]:
     }
 
 
-def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
+def child_record(turn: TurnSpans, child: ChildSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
     """A span noted under a turn (a tool run) as its own line, in the form of an SDK span's."""
     return {
         "name": child.name,
@@ -75,8 +77,8 @@ def child_record(turn: TurnSpans, child: ChildSpan) -> dict[str, Any]:
         "start_ns": child.start_ns,
         "end_ns": child.end_ns,
         "status": "ERROR" if child.error else "UNSET",
-        "status_description": child.error,
-        "attributes": REDACT.value(child.attributes),  # the ids above are ours: nothing to scan
+        "status_description": redact.text(child.error) if child.error else None,
+        "attributes": redact.value(child.attributes),  # the ids above are ours: nothing to scan
         "events": [],
     }
 
@@ -101,6 +103,9 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
 
 _yield = getattr(os, "sched_yield", lambda: None)
 YIELD_EVERY = 0.0005  # seconds
+DEFAULT_MAX_AGE = 7 * 86_400.0  # seconds: a week of conversations
+DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of trace files (about 200,000 conversations)
+METRICS_FILE = "metrics.jsonl"
 
 
 class TraceFiles:
@@ -111,12 +116,28 @@ class TraceFiles:
     is one `write` per file opened for appending, so two workers adding to the same conversation's
     file interleave whole lines. Recently used files stay open.
 
+    Retention (`maintain`, on the writer thread every minute): files not written to for
+    `max_age_seconds` are removed, then the oldest until the folder holds at most `max_bytes`, so
+    the newest conversations are always kept.
+
     Args:
         directory: where trace files go (created if missing).
         open_files: how many files to keep open between batches.
+        redactor: masks what is written (the process's known secrets, and the patterns).
+        max_age_seconds: a file untouched this long is removed (None: kept whatever its age).
+        max_bytes: the most the trace files may hold together (None: no limit).
     """
 
-    def __init__(self, directory: str | Path, open_files: int = 256):
+    def __init__(
+        self,
+        directory: str | Path,
+        open_files: int = 256,
+        redactor: Redactor = DEFAULT,
+        max_age_seconds: float | None = DEFAULT_MAX_AGE,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+    ):
+        self.redactor = redactor
+        self.max_age_seconds, self.max_bytes = max_age_seconds, max_bytes
         self.directory = Path(directory)
         self.open_files = open_files
         self._fds: OrderedDict[str, int] = OrderedDict()
@@ -128,10 +149,10 @@ class TraceFiles:
         """The span's lines, each ended by a newline, and the conversation file they go to."""
         # Exception events carry provider messages and stack traces: scanned like everything written.
         if isinstance(item, TurnSpans):
-            record = turn_record(item)
-            lines = [dumps(record), *(dumps(child_record(item, c)) for c in item.children), b""]
+            record = turn_record(item, self.redactor)
+            lines = [dumps(record), *(dumps(child_record(item, c, self.redactor)) for c in item.children), b""]
             return record["trace_id"], b"\n".join(lines)
-        record = REDACT.value(span_record(item))
+        record = self.redactor.value(span_record(item))
         return record["trace_id"], dumps(record) + b"\n"
 
     def write(self, batch: Sequence[tuple[str, bytes]]) -> None:
@@ -162,6 +183,46 @@ class TraceFiles:
                 os.close(self._fds.popitem(last=False)[1])
         self._fds[trace_id] = fd
         return fd
+
+    def maintain(self) -> None:
+        """Apply the retention: by age, then by total size, oldest first."""
+        if self.max_age_seconds is None and self.max_bytes is None:
+            return
+        files: list[tuple[float, int, str]] = []  # modified, size, name
+        due = time.perf_counter() + YIELD_EVERY
+        try:
+            entries = os.scandir(self.directory)
+        except FileNotFoundError:
+            return
+        with entries:
+            for entry in entries:
+                if entry.name.endswith(".jsonl") and entry.name != METRICS_FILE:
+                    try:
+                        st = entry.stat()
+                    except FileNotFoundError:
+                        continue  # removed by another worker meanwhile
+                    files.append((st.st_mtime, st.st_size, entry.name))
+                if time.perf_counter() > due:  # tens of thousands of files: the turns go on meanwhile
+                    _yield()
+                    due = time.perf_counter() + YIELD_EVERY
+        files.sort()
+        total = sum(size for _, size, _ in files)
+        cutoff = time.time() - self.max_age_seconds if self.max_age_seconds is not None else -math.inf
+        for modified, size, name in files:
+            if modified >= cutoff and (self.max_bytes is None or total <= self.max_bytes):
+                break  # the rest are newer
+            self._remove(name)
+            total -= size
+            if time.perf_counter() > due:
+                _yield()
+                due = time.perf_counter() + YIELD_EVERY
+
+    def _remove(self, name: str) -> None:
+        fd = self._fds.pop(name.removesuffix(".jsonl"), None)
+        if fd is not None:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.directory / name)
 
     def shutdown(self) -> None:
         while self._fds:

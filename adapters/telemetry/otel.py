@@ -29,9 +29,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
-from adapters.telemetry.files import JsonFileMetricExporter, TraceFiles
+from adapters.telemetry.files import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, JsonFileMetricExporter, TraceFiles
 from adapters.telemetry.writer import ExporterSink, Item, SpanSink, TraceWriter, TurnSpans
 from agent.records import TelemetryEvent
+from agent.redaction import DEFAULT, Redactor
 from agent.types import Interaction
 
 
@@ -142,6 +143,7 @@ class OTelTracer:
         sample_rate: the share of conversations traced (whole conversations, decided by trace id,
             so every worker keeps or drops the same ones).
         interval: seconds between the writer's batches.
+        redactor: masks what an SDK exporter sends (trace files are masked by `TraceFiles`).
     """
 
     def __init__(
@@ -151,9 +153,10 @@ class OTelTracer:
         service_name: str = "agentbot",
         sample_rate: float = 1.0,
         interval: float = 0.05,
+        redactor: Redactor = DEFAULT,
     ):
         resource = Resource.create({"service.name": service_name})
-        sink = ExporterSink(exporter, resource) if isinstance(exporter, SpanExporter) else exporter
+        sink = ExporterSink(exporter, resource, redactor) if isinstance(exporter, SpanExporter) else exporter
         # No exemplars: a tool run is recorded inside its turn's span, and sampling one cost a quarter
         # of the recording (5 of 22 us); the trace is found from the turn's id instead.
         self.meter_provider = MeterProvider(
@@ -215,13 +218,22 @@ class OTelTracer:
             await asyncio.to_thread(self._shutdown)
 
 
-def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None, sample_rate: float = 1.0) -> OTelTracer:
+def build_tracer(
+    traces_dir: str | Path,
+    otlp_endpoint: str | None = None,
+    sample_rate: float = 1.0,
+    redactor: Redactor = DEFAULT,
+    max_age_seconds: float | None = DEFAULT_MAX_AGE,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> OTelTracer:
     """A JSON-lines file per conversation under `traces_dir`, metrics in `traces_dir/metrics.jsonl`; or OTLP/HTTP.
 
     Args:
         traces_dir: the folder for trace files (created if missing).
         otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://collector:4318`; set = OTLP instead of files.
         sample_rate: the share of conversations traced.
+        redactor: masks what trace files carry (the process's known secrets, and the patterns).
+        max_age_seconds, max_bytes: the trace files' retention (`TraceFiles`); None = no limit.
     """
     if otlp_endpoint:
         try:
@@ -233,7 +245,7 @@ def build_tracer(traces_dir: str | Path, otlp_endpoint: str | None = None, sampl
         exporter: SpanExporter | SpanSink = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
         metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
     else:
-        exporter = TraceFiles(traces_dir)
+        exporter = TraceFiles(traces_dir, redactor=redactor, max_age_seconds=max_age_seconds, max_bytes=max_bytes)
         metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
     reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
-    return OTelTracer(exporter, [reader], sample_rate=sample_rate)
+    return OTelTracer(exporter, [reader], sample_rate=sample_rate, redactor=redactor)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
+from agent.interfaces import TelemetrySink
 from agent.records import TelemetryEvent
 
 
@@ -32,3 +34,14 @@ class CollectingSink:
 
     def clear(self) -> None:
         self.events.clear()
+
+
+class FanoutSink:
+    """Every event to each of several sinks, in order (a log and the metrics)."""
+
+    def __init__(self, sinks: Sequence[TelemetrySink]):
+        self.sinks = list(sinks)
+
+    def record(self, event: TelemetryEvent) -> None:
+        for sink in self.sinks:
+            sink.record(event)

@@ -17,7 +17,10 @@ in the turn, at the same p50). What is left for the thread is the file calls, wh
 from __future__ import annotations
 
 import json
+import logging
+import math
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -31,7 +34,9 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from agent.records import TelemetryEvent
+from agent.redaction import DEFAULT, Redactor
 
+log = logging.getLogger("agentbot.traces")
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 Primitive = str | bool | int | float
 SCOPE = InstrumentationScope("agentbot")
@@ -162,20 +167,51 @@ Item = TurnSpans | ReadableSpan
 
 class SpanSink(Protocol):
     """Where spans go. `prepare` runs where a span arrives (a turn's end, an SDK span's end), once
-    per span; `write` and `shutdown` run on the writer thread, with what `prepare` returned."""
+    per span; `write`, `maintain` and `shutdown` run on the writer thread, `write` with what
+    `prepare` returned, `maintain` between batches every so often (retention)."""
 
     def prepare(self, item: Item) -> Any: ...
 
     def write(self, batch: Sequence[Any]) -> None: ...
 
+    def maintain(self) -> None: ...
+
     def shutdown(self) -> None: ...
 
 
-class ExporterSink:
-    """Any OpenTelemetry SpanExporter (OTLP, in-memory): turns become SDK spans first."""
+def scrubbed(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
+    """A copy of the span with its attributes, events and status description masked."""
+    status = span.status
+    if status.description:
+        status = Status(status.status_code, redactor.text(status.description))
+    return ReadableSpan(
+        span.name,
+        span.context,
+        span.parent,
+        span.resource,
+        redactor.value(dict(span.attributes or {})),
+        [Event(e.name, redactor.value(dict(e.attributes or {})), e.timestamp) for e in span.events],
+        span.links,
+        kind=span.kind,
+        status=status,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )
 
-    def __init__(self, exporter: SpanExporter, resource: Resource):
-        self.exporter, self.resource = exporter, resource
+
+class ExporterSink:
+    """Any OpenTelemetry SpanExporter (OTLP, in-memory): turns become SDK spans first, every
+    attribute, event and status description masked on the way out (spans leave the process).
+
+    Args:
+        exporter: where the spans go.
+        resource: the spans' resource (`service.name`).
+        redactor: masks the process's known secrets and the patterns (`agent.redaction`).
+    """
+
+    def __init__(self, exporter: SpanExporter, resource: Resource, redactor: Redactor = DEFAULT):
+        self.exporter, self.resource, self.redactor = exporter, resource, redactor
 
     def prepare(self, item: Item) -> Item:
         return item  # made into SDK spans on the writer thread, where the exporter runs
@@ -187,7 +223,10 @@ class ExporterSink:
                 spans += item.spans(self.resource)
             else:
                 spans.append(item)
-        self.exporter.export(spans)
+        self.exporter.export([scrubbed(span, self.redactor) for span in spans])
+
+    def maintain(self) -> None:
+        return None  # what is exported is the collector's to keep
 
     def shutdown(self) -> None:
         self.exporter.shutdown()
@@ -200,6 +239,8 @@ class TraceWriter(SpanProcessor):
         sink: receives every batch, on the writer thread.
         interval: seconds between writes; a flush or a full batch writes sooner.
         max_queue: items held before new ones are dropped (and counted in `dropped`).
+        maintain_every: seconds between the sink's housekeeping (`maintain`: trace retention),
+            the first at the writer's first cycle.
     """
 
     def __init__(
@@ -209,8 +250,11 @@ class TraceWriter(SpanProcessor):
         max_queue: int = 50_000,
         batch: int = 4096,
         observe: Callable[[Item], None] | None = None,
+        maintain_every: float = 60.0,
     ):
         self.sink, self.interval, self.max_queue, self.batch = sink, interval, max_queue, batch
+        self.maintain_every = maintain_every
+        self._maintained_at = -math.inf
         self.observe = observe  # sees every span as it arrives (metrics from the spans' values)
         self.dropped = 0
         self._queue: deque[Any] = deque()
@@ -249,6 +293,16 @@ class TraceWriter(SpanProcessor):
             self._wake.wait(self.interval)
             self._wake.clear()
             self._drain()
+            if time.monotonic() - self._maintained_at >= self.maintain_every:
+                self._maintain()
+
+    def _maintain(self) -> None:
+        with self._write_lock:  # the sink's files are not written meanwhile
+            self._maintained_at = time.monotonic()
+            try:
+                self.sink.maintain()
+            except Exception:  # noqa: BLE001 - housekeeping that fails is tried again next time
+                log.exception("trace housekeeping failed")
 
     def _drain(self) -> None:
         with self._write_lock:

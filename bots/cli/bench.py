@@ -6,14 +6,16 @@ second also runs the tool. Configurations, each in a fresh process on its own da
 `--rounds` interleaved rounds (shipped, tracing off, FULL, shipped, ...) and reported as the median
 of the rounds, since two processes of the same build can differ by a quarter on a shared machine:
 
-- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL);
-- tracing off: the same without traces, so the difference is what tracing costs;
+- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL, not pinned to a CPU);
+- pinned: the same with `AGENTBOT_CPU=auto`, so the difference is what pinning buys;
+- tracing off: the shipped settings without traces, so the difference is what tracing costs;
 - synchronous=FULL: the shipped app syncing every commit to disk (SQLite only).
 
 The floor does one SELECT and one UPSERT of a JSON row per turn with the stdlib sqlite3 module,
 committed, at each durability, in the same run on the same disk: compare ratios across runs. A
 second floor times what the trace writer asks of the disk per conversation (a new file), before
-and after the rounds. Each process pins itself to one CPU as the servers do (bots/cpu.py).
+and after the rounds. Each process settles its heap as the servers do (bots/serving.py). "conc p99"
+is the loaded p99: a turn's latency with `--concurrency` sessions in flight on one event loop.
 """
 
 from __future__ import annotations
@@ -125,11 +127,12 @@ async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
 
 def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> list[Config]:
     sqlite = not args.db_url or args.db_url.startswith("sqlite")
-    runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
+    runs = [("shipped", True, "normal", "off"), ("pinned", True, "normal", "auto")]
+    runs.append(("tracing off", False, "normal", "off"))
     if sqlite:
-        runs.append(("synchronous=FULL", True, "full"))
+        runs.append(("synchronous=FULL", True, "full", "off"))
     out = []
-    for label, tracing, synchronous in runs:
+    for label, tracing, synchronous, cpu in runs:
         slug = label.replace(" ", "-").replace("=", "-") + f"-r{round_no}"
         out.append(
             Config(
@@ -138,6 +141,7 @@ def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> li
                 traces_dir=str(tmp / f"traces-{slug}"),
                 tracing=tracing,
                 synchronous=synchronous,
+                cpu=cpu,
                 conversations=args.conversations,
                 concurrency=args.concurrency,
                 workers=args.workers,
@@ -224,6 +228,7 @@ COLUMNS: tuple[tuple[str, int, str], ...] = (
     ("p50 ms", 8, ".3f"),
     ("p99 ms", 8, ".2f"),
     ("turns/s", 9, ",.0f"),
+    ("conc p50", 9, ",.1f"),
     ("conc p99", 9, ",.1f"),
     ("CPU ms", 8, ".3f"),
     ("stmts", 7, ".1f"),
@@ -241,6 +246,9 @@ def _row(name: str, cells: list[Any]) -> str:
     return out
 
 
+NOTES = {"shipped": " (tracing on, NORMAL)", "pinned": " (AGENTBOT_CPU=auto)"}
+
+
 def print_report(report: dict[str, Any]) -> None:
     workers = f", {report['workers']} worker processes" if report["workers"] > 1 else ""
     print(
@@ -249,16 +257,18 @@ def print_report(report: dict[str, Any]) -> None:
         f"telemetry and messages stored); the median of {report['rounds']} interleaved rounds"
     )
     print(f"{'':<40}" + "".join(f"{title:>{width}}" for title, width, _ in COLUMNS))
-    print(f"{'':<40}{'(sequential)':>16}{'(' + str(report['concurrency']) + ' sessions)':>18}{'per turn':>15}")
+    in_flight = f"({report['concurrency']} sessions in flight)"
+    print(f"{'':<40}{'(sequential)':>16}{in_flight:>27}{'per turn':>15}")
     for label, r in report["configurations"].items():
         seq, conc = r["sequential"], r["concurrent"]
-        name = f"agentbot, {label}" + (" (tracing on, NORMAL)" if label == "shipped" else "")
+        name = f"agentbot, {label}" + NOTES.get(label, "")
         size = conc["bytes_per_conversation"] or seq["bytes_per_conversation"]
-        cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p99_ms"], conc.get("cpu_ms_per_turn")]
+        cells = [seq["p50_ms"], seq["p99_ms"], conc["turns_per_s"], conc["p50_ms"], conc["p99_ms"]]
+        cells.append(conc.get("cpu_ms_per_turn"))
         cells += [r["counted"]["statements_per_turn"], r["counted"]["rows_per_turn"], size]
         print(_row(name, [*cells, r["trace_bytes_per_conversation"] or None, r["peak_rss_mb"]]))
     for sync, f in report["floor"].items():
-        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, f.get("cpu_ms_per_turn")]
+        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, None, f.get("cpu_ms_per_turn")]
         cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
         name = "floor: asyncpg, same server" if sync == "postgresql" else f"floor: sqlite3, synchronous={sync.upper()}"
         print(_row(name, cells))
@@ -283,8 +293,14 @@ def print_report(report: dict[str, Any]) -> None:
         for label, r in report["configurations"].items()
     )
     print(f"turns/s by round: {spread}")
+    loaded = "; ".join(
+        f"{label} {r['concurrent']['p99_ms'] / r['concurrent']['p50_ms']:.1f}x"
+        for label, r in report["configurations"].items()
+        if r["concurrent"]["p50_ms"]
+    )
+    print(f"loaded p99 / loaded p50 (target <= 3x): {loaded}")
     print(
-        f"conc p99: per-turn latency with {report['concurrency']} sessions queued on one event loop; "
+        f"conc p50/p99: per-turn latency with {report['concurrency']} sessions in flight on one event loop; "
         "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"
     )
 

@@ -36,6 +36,7 @@ class Config(BaseModel):
     traces_dir: str
     tracing: bool
     synchronous: str
+    cpu: str = "off"  # AGENTBOT_CPU: `auto` pins each worker to a CPU of its own
     conversations: int
     concurrency: int
     workers: int = 1
@@ -189,6 +190,8 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
         "AGENTBOT_TRACING": "on" if config.tracing else "off",
         "AGENTBOT_TRACES_DIR": config.traces_dir,
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
+        "AGENTBOT_CPU": config.cpu,
+        "AGENTBOT_CPU_LOCK_DIR": str(Path(config.traces_dir).parent / "cpu-locks"),
     }
     counter = Counter()
     out: dict[str, Any] = {}

@@ -77,7 +77,13 @@ class DiscordBot(SlashCommands, discord.Client):
         # One gateway session per shard and host: a restart under this name takes its conversations
         # back at once instead of waiting out its own leases.
         worker = f"discord@{socket.gethostname()}:shard{self.shard_id or 0}"
-        self.dispatcher = Dispatcher(app.inbox, self._run, lease_seconds=app.settings.lease_seconds, worker=worker)
+        self.dispatcher = Dispatcher(
+            app.inbox,
+            self._run,
+            lease_seconds=app.settings.lease_seconds,
+            worker=worker,
+            settle_seconds=app.settings.inbox_settle_seconds,
+        )
         self.tree = app_commands.CommandTree(self)
         self.recent = RecentIds()
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
@@ -147,7 +153,10 @@ class DiscordBot(SlashCommands, discord.Client):
         return saved is not None
 
     async def _submit(self, key: str, session: str, event: DiscordEvent) -> None:
-        await self.dispatcher.submit(InboxEvent(key=key, session_key=session, payload=event.model_dump(mode="json")))
+        event_in = InboxEvent(
+            key=key, session_key=session, payload=event.model_dump(mode="json"), written_at=written(key)
+        )
+        await self.dispatcher.submit(event_in)
 
     # one event, in its session's turn
 
@@ -248,3 +257,11 @@ class DiscordBot(SlashCommands, discord.Client):
                 )
             )
         return list(reversed(seen))[-limit:] if limit else []
+
+
+DISCORD_EPOCH_MS = 1_420_070_400_000  # the first millisecond of 2015, where Discord's ids count from
+
+
+def written(snowflake: str) -> float | None:
+    """When Discord made this id (message, interaction), in seconds since the epoch: ids carry their time."""
+    return ((int(snowflake) >> 22) + DISCORD_EPOCH_MS) / 1000 if snowflake.isdigit() else None

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import sys
 from collections.abc import Mapping
 
+from adapters.storage.sql import SqlStore
 from agent.interfaces import AlertNotifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
 from bots.discord.events import DiscordSettings
-from bots.serving import settle_process
+from bots.serving import bind_address, metrics_port, serve_health, settle_process
 
 log = logging.getLogger("agentbot.discord")
 
@@ -27,10 +29,16 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
     notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
     async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
         await check_store(app)
-        await asyncio.to_thread(settle_process, env)  # it samples the CPUs' load for 0.1 s
-        bot = DiscordBot(settings, app, admin_alerts=admin)
-        async with bot:
-            await bot.start(settings.token)
+        await asyncio.to_thread(settle_process, env)  # under AGENTBOT_CPU=auto it samples the CPUs' load for 0.1 s
+        async with contextlib.AsyncExitStack() as stack:
+            port = metrics_port(env)
+            if port is not None and isinstance(app.store, SqlStore):
+                host = bind_address(None, port, env).host
+                url = await stack.enter_async_context(serve_health(app.store, app.metrics, host, port))
+                log.warning("agentbot discord: /metrics, /healthz and /readyz on %s", url)
+            bot = DiscordBot(settings, app, admin_alerts=admin)
+            async with bot:
+                await bot.start(settings.token)
 
 
 def run_discord(args: argparse.Namespace, env: Mapping[str, str]) -> int:

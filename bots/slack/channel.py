@@ -94,7 +94,12 @@ class SlackChannel:
             raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
         self.app, self.store, self.inbox = app, app.store, app.inbox
         self.router, self.data, self.workspaces, self.options = app.router, app.data, workspaces, options
-        self.dispatcher = Dispatcher(app.inbox, self.run, lease_seconds=app.settings.lease_seconds)
+        self.dispatcher = Dispatcher(
+            app.inbox,
+            self.run,
+            lease_seconds=app.settings.lease_seconds,
+            settle_seconds=app.settings.inbox_settle_seconds,
+        )
         self.outbox = SqlOutbox(app.store)
         self.records = SlackRecords(app.store)
         self.thread_contexts = assistant.SqlThreadContextStore(self.records)
@@ -254,7 +259,9 @@ class SlackChannel:
         """Store and schedule; a StorageError propagates so the caller does not ack what it lost."""
         if ev is None:
             return
-        await self.dispatcher.submit(InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump()))
+        written = _seconds(ev.ts) if ev.kind == "message" else None  # Slack's ts: when it was written
+        event = InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump(), written_at=written)
+        await self.dispatcher.submit(event)
 
     async def is_admin(self, team: str, user: str) -> bool:
         """SLACK_ADMIN_USERS anywhere, and in an OAuth workspace the person who installed the app."""
@@ -381,3 +388,10 @@ class SlackChannel:
             return []
         saved, _ = await self.store.load(ev.session_key, 0)
         return [] if saved is not None else await thread_history(ws.client, ev, ws.me)
+
+
+def _seconds(ts: str) -> float | None:
+    try:
+        return float(ts)
+    except ValueError:
+        return None

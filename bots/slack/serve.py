@@ -196,7 +196,7 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
     web_app = channel.bolt.web_app(path="/slack/events", port=port)
     if channel.options.signing_secret:
         web_app.middlewares.append(signature_first(channel.options.signing_secret, "/slack/events"))
-    add_health_routes(web_app, channel.store)
+    add_health_routes(web_app, channel.store, channel.app.metrics)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import Status, StatusCode
 
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
@@ -21,6 +21,7 @@ from agent.config import LLMSettings
 from agent.errors import ProviderRateLimited
 from agent.llm.calls import LLMCalls
 from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.redaction import Redactor
 from agent.session import SessionState
 from agent.tracing import observed_turn
 from agent.turn import Turn
@@ -137,7 +138,7 @@ async def test_spans_are_redacted_like_telemetry() -> None:
     tracer = OTelTracer(exporter)
     i = interaction("my email is a@b.example")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-1", None, frozenset({"email"}), None, [], trace)
+        t = Turn(i, "s-1", None, Redactor({"email"}), None, [], trace)
         event = t.emit("intent_classified", {"params": {"email": "a@b.example", "order_id": "O-1"}})
     await tracer.aclose()
     [span] = [s for s in exporter.get_finished_spans() if s.name == "intent_classified"]
@@ -145,6 +146,26 @@ async def test_spans_are_redacted_like_telemetry() -> None:
     assert span.attributes["agentbot.payload.params.order_id"] == "O-1"  # type: ignore[index]
     assert event.payload["params"]["email"] == "***"
     assert event.span_id == format(span.context.span_id, "016x")  # type: ignore[union-attr]
+
+
+async def test_a_known_secret_never_reaches_an_exporter_whatever_its_shape() -> None:
+    key = "tea.kettle!42+moss"  # no pattern knows this shape; only its value gives it away
+    exporter = InMemorySpanExporter()
+    tracer = OTelTracer(exporter, redactor=Redactor(secrets=[key]))
+    with tracer.tracer.start_as_current_span("llm.generate") as span:
+        span.set_status(Status(StatusCode.ERROR, f"Incorrect API key provided: {key}"))
+        span.set_attribute("error.message", f"401 {key}")
+        span.add_event("exception", {"exception.message": f"echo {key}"})
+    i = interaction("hello")
+    with pytest.raises(RuntimeError), observed_turn(tracer, i):
+        raise RuntimeError(f"provider said {key}")
+    await tracer.aclose()
+    spans = exporter.get_finished_spans()
+    assert {s.name for s in spans} >= {"llm.generate", "turn"}
+    text = repr(
+        [(s.status.description, dict(s.attributes or {}), [dict(e.attributes or {}) for e in s.events]) for s in spans]
+    )
+    assert key not in text and "[secret]" in text
 
 
 async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
@@ -160,7 +181,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
     state = SessionState(session_id="s-1")
     i = interaction("hello")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-1", None, frozenset(), None, [], trace)
+        t = Turn(i, "s-1", None, Redactor(), None, [], trace)
         t.emit("received")
         with pytest.raises(ProviderRateLimited):
             await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
@@ -290,7 +311,7 @@ async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_coun
     state = SessionState(session_id="s-1")
     i = interaction("hello")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-1", None, frozenset(), None, [], trace)
+        t = Turn(i, "s-1", None, Redactor(), None, [], trace)
         response = await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
     tracer.flush()
     assert response.attempts == 3 and t.usage.requests == 3 and t.usage.calls == 1

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +14,7 @@ from pathlib import Path
 from adapters.telemetry.files import TraceFiles, read_trace
 from adapters.telemetry.otel import OTelTracer
 from adapters.telemetry.writer import Item
+from agent.redaction import Redactor
 from agent.tracing import observed_turn
 from agent.turn import Turn
 from tests.helpers import interaction
@@ -26,6 +30,9 @@ class BrokenSink:
     def write(self, items: Sequence[Item]) -> None:
         self.calls += 1
         raise OSError("disk full")
+
+    def maintain(self) -> None:
+        return None
 
     def shutdown(self) -> None:
         return None
@@ -45,6 +52,9 @@ class WhereSink:
     def write(self, items: Sequence[Item]) -> None:
         self.written += len(items)
 
+    def maintain(self) -> None:
+        return None
+
     def shutdown(self) -> None:
         return None
 
@@ -60,7 +70,7 @@ def read_lines(path: Path) -> list[str]:
 def turn_in(tracer: OTelTracer, session: str, text: str = "hello") -> list[str | None]:
     i = interaction(text, session)
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, session, None, frozenset(), None, [], trace)
+        t = Turn(i, session, None, Redactor(), None, [], trace)
         return [t.emit("received", {"text": text}).span_id, t.emit("memory_updated").span_id]
 
 
@@ -119,7 +129,7 @@ async def test_every_payload_value_reaches_the_trace_file(tmp_path: Path) -> Non
     i = interaction("hello", "s-wide")
     when = datetime(2026, 11, 23, 0, 30, tzinfo=UTC)
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-wide", None, frozenset(), None, [], trace)
+        t = Turn(i, "s-wide", None, Redactor(), None, [], trace)
         t.emit("received", {"big": 2**70, "at": when, "by_number": {3: "three"}})
     await tracer.aclose()
     [path] = conversation_files(tmp_path)
@@ -139,10 +149,47 @@ async def test_a_span_that_cannot_be_encoded_is_dropped_and_the_turn_goes_on(tmp
     tracer = OTelTracer(TraceFiles(tmp_path), interval=60)
     i = interaction("hello", "s-odd")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-odd", None, frozenset(), None, [], trace)
+        t = Turn(i, "s-odd", None, Redactor(), None, [], trace)
         t.emit("received", {"odd": Unprintable()})
     kept = turn_in(tracer, "s-odd")
     await tracer.aclose()
     assert tracer.writer.dropped == 1
     [path] = conversation_files(tmp_path)
     assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept
+
+
+async def test_retention_removes_old_files_then_the_oldest_over_the_size_limit_within_one_cycle(tmp_path: Path) -> None:
+    traces, now = tmp_path / "traces", time.time()
+    traces.mkdir()
+    stale = [traces / f"{n:032x}.jsonl" for n in range(3)]  # untouched for eight days
+    recent = [traces / f"{n:032x}.jsonl" for n in range(10, 15)]  # an hour old to ten minutes old
+    for path in stale:
+        path.write_text('{"name": "turn"}\n')
+        os.utime(path, (now - 8 * 86_400, now - 8 * 86_400))
+    for k, path in enumerate(recent):
+        path.write_bytes(b"x" * 999 + b"\n")
+        os.utime(path, (now - 3600 + k * 600, now - 3600 + k * 600))
+    (traces / "metrics.jsonl").write_text("{}\n")  # not a conversation: never removed
+    os.utime(traces / "metrics.jsonl", (now - 9 * 86_400, now - 9 * 86_400))
+
+    files = TraceFiles(traces, max_age_seconds=7 * 86_400, max_bytes=3_500)
+    tracer = OTelTracer(files, interval=0.05)
+    try:
+        for _ in range(200):  # the first writer cycle, 0.05 s in; up to 10 s on a loaded machine
+            if not any(p.exists() for p in [*stale, *recent[:2]]):
+                break
+            await asyncio.sleep(0.05)
+        kept = sorted(p.name for p in traces.glob("*.jsonl"))
+        # The stale ones by age; then the two oldest of the rest, which held 5,000 bytes against 3,500.
+        assert kept == sorted(["metrics.jsonl", *(p.name for p in recent[2:])])
+        turn_in(tracer, "s-kept")  # what is written after a sweep is found as before
+        tracer.flush()
+    finally:
+        await tracer.aclose()
+    (written,) = [p for p in traces.glob("*.jsonl") if p.name not in kept]
+    assert [s["name"] for s in read_trace(written)] == ["turn", "received", "memory_updated"]
+
+
+def test_the_shipped_retention_is_a_week_and_a_gigabyte(tmp_path: Path) -> None:
+    files = TraceFiles(tmp_path)
+    assert (files.max_age_seconds, files.max_bytes) == (7 * 86_400, 1 << 30)

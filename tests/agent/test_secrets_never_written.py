@@ -14,18 +14,21 @@ import pytest
 
 from bots.app import build_app
 from bots.logs import redacting_filter
+from bots.secrets import known_secrets, scrubber
 from tests.helpers import REPO, say
 from tests.standins.llm_server import Reply, StandInLLM
 
 KEY = "sk-proj-Zx9Qw7Er5Ty3Ui1Op0AsDf2Gh4Jk6Lz8Mn"
 ANTHROPIC_KEY = "sk-ant-api03-Qw7Er5Ty3Ui1Op0AsDf2Gh4Jk6Lz8MnBv"
+# Shaped like nothing the patterns know (no prefix, short, no mixed-case run): only its value gives it away.
+ODD_KEY = "tea.kettle!42+moss"
 
 
 def written(folder: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize(("provider", "key"), [("openai", KEY), ("anthropic", ANTHROPIC_KEY)])
+@pytest.mark.parametrize(("provider", "key"), [("openai", KEY), ("anthropic", ANTHROPIC_KEY), ("compat", ODD_KEY)])
 async def test_an_echoed_key_is_in_no_written_file(
     tmp_path: Path, llm_server: StandInLLM, provider: str, key: str
 ) -> None:
@@ -37,6 +40,8 @@ async def test_an_echoed_key_is_in_no_written_file(
         "OPENAI_BASE_URL": llm_server.openai_url,
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
         "ANTHROPIC_BASE_URL": llm_server.anthropic_url,
+        "AGENTBOT_COMPAT_API_KEY": ODD_KEY,
+        "AGENTBOT_COMPAT_BASE_URL": llm_server.openai_url,
         "AGENTBOT_TRACES_DIR": str(tmp_path / "traces"),
     }
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
@@ -65,3 +70,19 @@ def test_log_lines_and_tracebacks_are_masked() -> None:
     redacting_filter({"OPENAI_API_KEY": "plain-looking-secret-value"}).filter(record)
     line = logging.Formatter().format(record)
     assert KEY not in line and "bob@example.com" not in line and "[secret]" in line
+
+
+def test_known_secrets_are_the_secret_variables_and_database_passwords() -> None:
+    env = {
+        "AGENTBOT_COMPAT_API_KEY": ODD_KEY,
+        "SLACK_SIGNING_SECRET": "s1gning",
+        "AGENTBOT_DB_URL": "postgresql+asyncpg://bot:pa%24%24word9@db:5432/agentbot",
+        "HOME": "/home/bot",
+        "AGENTBOT_TOKEN_BUDGET_NOTE": "not-a-secret-value",
+    }
+    found = known_secrets(env, ["postgresql://other:hunter22@db/x"])
+    assert {ODD_KEY, "s1gning", "pa$$word9", "hunter22"} <= set(found)
+    assert "/home/bot" not in found and "not-a-secret-value" not in found
+    text = f"connect postgresql+asyncpg://bot:pa%24%24word9@db:5432/agentbot failed; key {ODD_KEY}; pw hunter22"
+    scrubbed = scrubber(env, urls=["postgresql://other:hunter22@db/x"]).text(text)
+    assert ODD_KEY not in scrubbed and "pa%24%24word9" not in scrubbed and "hunter22" not in scrubbed

@@ -21,7 +21,7 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
     report = json.loads(out.stdout)
     configs = report["configurations"]
     assert report["rounds"] == 2 and all(len(c["turns_per_s_by_round"]) == 2 for c in configs.values())
-    assert list(configs) == ["shipped", "tracing off", "synchronous=FULL"]
+    assert list(configs) == ["shipped", "pinned", "tracing off", "synchronous=FULL"]
     assert (configs["shipped"]["tracing"], configs["shipped"]["synchronous"]) == (True, "normal")
     assert (configs["tracing off"]["tracing"], configs["synchronous=FULL"]["synchronous"]) == (False, "full")
     for config in configs.values():
@@ -46,6 +46,7 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
     table = agentbot("bench", "--conversations", "5", "--concurrency", "2", "--rounds", "1")
     assert table.returncode == 0, table.stderr
     assert "agentbot, shipped (tracing on, NORMAL)" in table.stdout
+    assert "agentbot, pinned (AGENTBOT_CPU=auto)" in table.stdout
     assert "floor: sqlite3, synchronous=FULL" in table.stdout
     assert "floor: a new trace file" in table.stdout
 
@@ -53,10 +54,11 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
 def test_two_workers_share_one_database() -> None:
     out = agentbot("bench", "--conversations", "8", "--concurrency", "4", "--workers", "2", "--rounds", "1", "--json")
     assert out.returncode == 0, out.stderr
-    shipped = json.loads(out.stdout)["configurations"]["shipped"]
-    assert shipped["workers"] == 2
-    if hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2:  # each worker on a CPU of its own
-        assert len(set(shipped["cpus"])) == 2 and None not in shipped["cpus"]
+    configs = json.loads(out.stdout)["configurations"]
+    shipped, pinned = configs["shipped"], configs["pinned"]
+    assert shipped["workers"] == 2 and shipped["cpus"] == [None, None]  # the shipped default pins nothing
+    if hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2:  # pinned: each on a CPU of its own
+        assert len(set(pinned["cpus"])) == 2 and None not in pinned["cpus"]
     assert shipped["concurrent"]["turns"] == 16  # 8 conversations split over two processes
 
 
@@ -77,6 +79,6 @@ def test_the_bench_runs_against_postgresql_with_its_own_floor() -> None:
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["database"] == "postgresql+asyncpg"
-    assert list(report["configurations"]) == ["shipped", "tracing off"]  # durability is the server's
+    assert list(report["configurations"]) == ["shipped", "pinned", "tracing off"]  # durability is the server's
     assert report["configurations"]["shipped"]["counted"]["statements_per_turn"] >= 3
     assert report["floor"]["postgresql"]["turns"] == 12

@@ -199,3 +199,34 @@ async def test_a_hung_turn_ends_at_its_deadline_and_frees_the_conversation(db_ur
         after, _ = await say(app.router, "hello there", session="hung")
     assert [m.kind for m in delivered] == ["pre", "error"] and r.text == Messages.model_fields["too_slow"].default
     assert after.text  # the conversation goes on
+
+
+async def test_a_message_written_earlier_but_stored_later_by_another_worker_runs_first(db_url: str) -> None:
+    """Two people type in one thread a few milliseconds apart; Slack delivers the later message to
+    worker 1 first and the earlier one to worker 2 three milliseconds after. With the settle window
+    the earlier one runs first, whoever holds the session (without it, here, the later one did)."""
+    settle = 0.05
+    store = SqlStore(db_url)
+    await store.ensure_schema()
+    ran: list[str] = []
+
+    async def handle(e: InboxEvent) -> None:
+        ran.append(e.key)
+
+    one = Dispatcher(SqlInbox(store), handle, worker="w1", settle_seconds=settle)
+    two = Dispatcher(SqlInbox(store), handle, worker="w2", settle_seconds=settle)
+    session = "slack:T1:C1:1700000000.000100"
+    later = InboxEvent(key="EvB", session_key=session, payload={}, written_at=1700000001.004)
+    earlier = InboxEvent(key="EvA", session_key=session, payload={}, written_at=1700000001.001)
+    try:
+        await one.submit(later)
+        await asyncio.sleep(0.003)
+        await two.submit(earlier)
+        await asyncio.gather(one.drain(), two.drain())
+        for _ in range(100):  # the second worker found the session leased; the first runs both
+            if len(ran) == 2:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await store.aclose()
+    assert ran == ["EvA", "EvB"]

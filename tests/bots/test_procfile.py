@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.storage.migrate import head_revision
 from bots.testing.discord_standin import StandInDiscord
@@ -25,7 +26,7 @@ def test_the_procfile_has_no_interactive_entry() -> None:
 
 async def test_honcho_start_serves_slack_on_port_and_is_ready(tmp_path: Path, slack: SlackStandIn) -> None:
     discord = await StandInDiscord().start()
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     keep = {
         k: v for k, v in os.environ.items() if k not in PROXY and not k.startswith(("AGENTBOT_", "SLACK_", "DISCORD_"))
     }
@@ -38,6 +39,7 @@ async def test_honcho_start_serves_slack_on_port_and_is_ready(tmp_path: Path, sl
         "DISCORD_BOT_TOKEN": "standin-token",
         "DISCORD_API_BASE": discord.api_base,
         "DISCORD_GATEWAY_URL": discord.gateway_url,
+        "AGENTBOT_METRICS_PORT": str(metrics_port),
         "PYTHONUNBUFFERED": "1",
     }
     honcho = await asyncio.create_subprocess_exec(
@@ -60,6 +62,14 @@ async def test_honcho_start_serves_slack_on_port_and_is_ready(tmp_path: Path, sl
         await slack.wait_for("chat.postMessage", 2, within=20)
         assert "shipped" in in_thread(slack, CHANNEL, root)[1]["text"]
         await asyncio.wait_for(discord.identified.wait(), 20)  # the discord entry is up beside it
+        await wait_until_listening(metrics_port)
+        async with aiohttp.ClientSession() as http:
+            for base in (f"http://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}"):  # slack's port, discord's own
+                async with http.get(f"{base}/metrics") as scraped:
+                    names = {f.name for f in text_string_to_metric_families(await scraped.text())}
+                assert scraped.status == 200 and {"agentbot_turns", "agentbot_outbox_unsent_messages"} <= names
+            async with http.get(f"http://127.0.0.1:{metrics_port}/readyz") as ready:
+                assert ready.status == 200
         assert honcho.returncode is None  # nothing stopped the formation
     finally:
         if honcho.returncode is None:
