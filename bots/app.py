@@ -6,6 +6,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
+from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
 from adapters.data.overlay import OverlayDataSource
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
@@ -148,7 +149,7 @@ def build_app(
     # store without SQL leaves refunds unseen by lookups and tasks unavailable.
     records = SqlRecords(store) if isinstance(store, SqlStore) else None
     if records is not None:
-        data = OverlayDataSource(data, records)
+        data = OverlayDataSource(DemoCalendar(data, records), records)
     data = TurnSnapshot(data)  # a turn's policy check and tool read an order once
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
     releases = releases or make_release_source(data_dir, env)

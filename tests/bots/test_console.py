@@ -61,7 +61,7 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.sendline("/resume")
     child.expect_exact("I'm back in this conversation")
     child.sendline("refund O-23456")  # Alice's order: the refund is hers to ask for
-    child.expect_exact("Refund ฿89.50 for order O-23456?")
+    child.expect_exact("Refund ฿3,290 for order O-23456?")
     child.sendline("no")
     child.sendline("where is O-12345")
     child.expect_exact("has shipped via UPS")
