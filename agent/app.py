@@ -13,6 +13,7 @@ from agent.config import Settings
 from agent.interfaces import (
     AlertNotifier,
     DataSource,
+    DemoReset,
     EventInbox,
     PolicyEngine,
     SessionStore,
@@ -36,6 +37,7 @@ class App:
         inbox: exactly-once intake of channel events, on the store's database (None for a custom store).
         tracer: OpenTelemetry traces, or None when tracing is off.
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
+        demo: puts the demo data back (`agentbot demo reset`); None for a custom store.
     """
 
     router: AgentRouter
@@ -48,6 +50,7 @@ class App:
     inbox: EventInbox | None = None
     tracer: Tracer | None = None
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    demo: DemoReset | None = None
 
     async def aclose(self) -> None:
         for close in self.closers:

@@ -256,6 +256,9 @@ class Settings(Strict):
     traces_dir: str | None = None
     trace_sample_rate: float = Field(1.0, ge=0, le=1)  # share of conversations traced
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    # Who `agentbot chat` speaks as when not told (`--customer`, `/customer`): the demo's customer, so a
+    # first question about an order gets an answer. None: a guest.
+    console_customer: str | None = None
 
 
 class BotConfig(Strict):

@@ -141,6 +141,14 @@ class Tracer(Protocol):
 
 
 @runtime_checkable
+class DemoReset(Protocol):
+    """Puts the demo data back as shipped: forgets what the bot changed about it (refunds, reports)."""
+
+    async def reset_demo(self) -> int:
+        """Drops the bot's changes to the demo data and its first day; returns how many changes."""
+        ...
+
+
 class ReleaseSource(Protocol):
     """Release summaries for the release-risk agent (a JSON file, or an HTTP endpoint)."""
 

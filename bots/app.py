@@ -242,4 +242,5 @@ def build_app(
         inbox=SqlInbox(store) if isinstance(store, SqlStore) else None,
         tracer=tracer,
         closers=closers,
+        demo=records,
     )
