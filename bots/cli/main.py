@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         env_file = load_env_file(os.environ)  # before anything reads the environment
-        configure_logging(os.environ)
+        # A server's healthy start ("listening on ...") is INFO, and a server's log is where people look.
+        configure_logging(os.environ, default_level="INFO" if args.command in ("slack", "discord") else "WARNING")
         if args.command == "init":
             from pathlib import Path
 
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_slack(args, os.environ)
     except Exception as e:
-        failure = explain(e)
+        failure = explain(e, args.command)
         if failure is None:
             raise
         print(f"agentbot: {failure.message}", file=sys.stderr)
