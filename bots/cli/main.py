@@ -105,7 +105,9 @@ def parser() -> argparse.ArgumentParser:
     slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
-    demo = sub.add_parser("demo", help="`agentbot demo reset`: put the demo data back (refunds undone, dates from today)")
+    demo = sub.add_parser(
+        "demo", help="`agentbot demo reset`: put the demo data back (refunds undone, dates from today)"
+    )
     demo.add_argument("action", choices=["reset"])
     _common(demo)
     add_observe_commands(sub, _common)

@@ -39,7 +39,9 @@ def test_the_metrics_table_fits_100_columns_and_keeps_whole_suite_names() -> Non
 
     names = ["conversation_control", "recommendation_followups", "orders", "goal_scheduling", "handoff"]
     metrics = {"pass_rate": 1.0, "turns_to_resolution": 2.5}
-    run = baselines.Baseline.model_validate({"name": "now", "overall": metrics, "suites": dict.fromkeys(names, metrics)})
+    run = baselines.Baseline.model_validate(
+        {"name": "now", "overall": metrics, "suites": dict.fromkeys(names, metrics)}
+    )
     out = io.StringIO()
     print_metrics(run, out)
     lines = out.getvalue().splitlines()
