@@ -125,7 +125,9 @@ class SupportPlanner:
             return plan
         top = hits[0]
         body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
-        message = f"{body}\nSource: {top['title']} - {top['heading']} ({top['ref']})."
+        # The article's title and section, as a person would cite it; the file it lives in is internal.
+        source = f"{top['title']} ({top['heading']})" if top.get("heading") not in (None, "", top["title"]) else top["title"]
+        message = f"{body}\nSource: {source}."
         plan.steps = [Respond(when="post", message=message)]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan
