@@ -126,7 +126,8 @@ class SupportPlanner:
         top = hits[0]
         body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
         # The article's title and section, as a person would cite it; the file it lives in is internal.
-        source = f"{top['title']} ({top['heading']})" if top.get("heading") not in (None, "", top["title"]) else top["title"]
+        heading = top.get("heading")
+        source = f"{top['title']} ({heading})" if heading and heading != top["title"] else top["title"]
         message = f"{body}\nSource: {source}."
         plan.steps = [Respond(when="post", message=message)]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
