@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from agent.catalog import Item, KBSection
@@ -154,6 +154,18 @@ class ReleaseSource(Protocol):
 
     async def get_release(self, release_id: str) -> dict[str, Any] | None:
         """The summary, or None if there is no such release. Raises DataSourceError if unreachable."""
+        ...
+
+    async def list_releases(self) -> list[str]:
+        """Every release id it holds (empty when the source cannot list). Raises DataSourceError if unreachable."""
+        ...
+
+
+class RiskReports(Protocol):
+    """Risk reports already filed, so asking about a release again the same day files nothing new."""
+
+    async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
+        """The report filed for this release and severity on this UTC day (`id`, `created_at`), or None."""
         ...
 
 

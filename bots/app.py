@@ -160,7 +160,7 @@ def build_app(
         *inventory_tools(inventory),
         *knowledge_tools(knowledge),
         *math_tools(),
-        *release_tools(releases),
+        *release_tools(releases, records),
     ]
     gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)

@@ -105,15 +105,16 @@ class SqlRecords:
 
         return await self._run(unit, what="read the handoff queue")  # type: ignore[no-any-return]
 
-    async def risk_report_on(self, release_id: str, day: date) -> dict[str, Any] | None:
-        """The report already filed for a release on a UTC day, if any (the first one filed)."""
+    async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
+        """The report filed for a release and severity on a UTC day, if any (the first one filed)."""
         start = datetime(day.year, day.month, day.day, tzinfo=UTC)
 
         def unit(conn: Connection) -> dict[str, Any] | None:
             row = conn.execute(
-                select(risk_reports.c.id, risk_reports.c.severity, risk_reports.c.created_at)
+                select(risk_reports.c.id, risk_reports.c.created_at)
                 .where(
                     risk_reports.c.release_id == release_id,
+                    risk_reports.c.severity == severity,
                     risk_reports.c.created_at >= start,
                     risk_reports.c.created_at < start + timedelta(days=1),
                 )

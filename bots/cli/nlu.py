@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from agent.catalog import load_store_settings
 from agent.config_files import load_config
@@ -63,7 +63,7 @@ def measure_all(
     return reports
 
 
-def ink(cell: tuple[float, ...]) -> str:
+def ink(cell: Any) -> str:
     """Black on a light cell, white on a dark one: a count reads on whatever shade its cell has."""
     r, g, b = cell[:3]
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
@@ -88,7 +88,7 @@ def heat_map(result: NluReport, path: Path) -> bool:
     for i, row in enumerate(result.confusion):
         for j, n in enumerate(row):
             if n:
-                cell = image.cmap(image.norm(n))
+                cell = image.cmap(image.norm(n))  # type: ignore[arg-type]  # a scalar is normalised like an array
                 ax.text(j, i, str(n), ha="center", va="center", fontsize=7, color=ink(cell))
     ax.set_title(f"intent accuracy {result.intent_accuracy:.1%} on {result.cases} messages")
     fig.tight_layout()
