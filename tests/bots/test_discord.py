@@ -54,7 +54,7 @@ async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(
         assert {c["name"] for c in sync.body} == {"ask", "agentbot"}  # guild-scoped sync at startup
 
         iid, thread = await ask_in_general(standin, "I want to check my order")
-        assert await posted(standin, thread, 1) == ["What's your order ID? It looks like O-12345."]
+        assert await posted(standin, thread, 1) == ["What's your order ID? Order IDs look like O-12345."]
         callback, anchor = (
             standin.calls_to("POST", f"/interactions/{iid}")[0],
             standin.calls_to("POST", "/webhooks/")[0],
