@@ -41,7 +41,7 @@ def stored_user_lines(tmp_path: Path, session: str) -> list[str]:
 
 
 def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
-    child = spawn(tmp_path)
+    child = spawn(tmp_path, "--customer", "guest")
     child.expect_exact("understanding: rules (offline, no LLM)")
     child.expect_exact("You are a guest")
     child.expect_exact("you> ")
