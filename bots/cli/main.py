@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             try:
                 # Alerts are a quiet line of their own; with --json they stay off the JSON on stdout.
-                notifier = ConsoleNotifier(sys.stderr if args.json else sys.stdout)
+                notifier = ConsoleNotifier(sys.stderr if args.json else sys.stdout, os.environ)
                 alerts = AlertFanout([notifier])
                 app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args), alerts=alerts)
             except KeyboardInterrupt:  # Ctrl-C while the console starts: it ends like Ctrl-C at its prompt

@@ -6,6 +6,7 @@ was about; the details stay in telemetry and the admin channels of the real depl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TextIO
 
 from agent.types import Alert
@@ -30,14 +31,17 @@ def alert_line(alert: Alert) -> str:
 class ConsoleNotifier:
     """
     Args:
-        out: where the console prints; the line is dimmed when it is a terminal.
+        out: where the console prints; the line is dimmed on a terminal that draws it.
+        env: the environment, read for TERM and NO_COLOR.
     """
 
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, env: Mapping[str, str]):
+        # Dim only for a person at a terminal that draws it (no-color.org's NO_COLOR, TERM=dumb).
+        self.dim = out.isatty() and env.get("TERM", "") != "dumb" and "NO_COLOR" not in env
         self.out = out
 
     async def notify(self, alert: Alert) -> None:
         line = alert_line(alert)
-        if self.out.isatty():
+        if self.dim:
             line = f"\x1b[2m{line}\x1b[0m"
         print(line, file=self.out, flush=True)
