@@ -14,6 +14,7 @@ from agent.config import Settings
 from agent.interfaces import (
     AlertNotifier,
     DataSource,
+    DemoReset,
     EventInbox,
     MetricsExport,
     PolicyEngine,
@@ -41,6 +42,7 @@ class App:
             greets people in Slack's assistant threads.
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
         metrics: the operators' metrics, served on `/metrics` by the serving processes.
+        demo: puts the demo data back (`agentbot demo reset`); None for a custom store.
     """
 
     router: AgentRouter
@@ -55,6 +57,7 @@ class App:
     storefront: StoreSettings = field(default_factory=StoreSettings)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     metrics: MetricsExport | None = None
+    demo: DemoReset | None = None
 
     async def aclose(self) -> None:
         for close in self.closers:

@@ -286,6 +286,9 @@ class Settings(Strict):
     trace_retention_days: float = Field(7.0, ge=0)
     trace_retention_mb: float = Field(1024.0, ge=0)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    # Who `agentbot chat` speaks as when not told (`--customer`, `/customer`): the demo's customer, so a
+    # first question about an order gets an answer. None: a guest.
+    console_customer: str | None = None
 
 
 class BotConfig(Strict):

@@ -28,6 +28,8 @@ AgentbotError                  root; `user_message` is safe to show in chat
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent.redaction import redact_text
 
 
@@ -181,8 +183,9 @@ class PolicyDenied(AgentbotError):
 class ToolError(AgentbotError):
     user_message = "That didn't work on my side. Please try again, or ask for a human."
 
-    def __init__(self, tool: str, message: str, *, code: str = "tool_failed"):
-        self.tool, self.code = tool, code
+    def __init__(self, tool: str, message: str, *, code: str = "tool_failed", data: dict[str, Any] | None = None):
+        # `data`: what the answer may say about the failure (the releases nearest an unknown one).
+        self.tool, self.code, self.data = tool, code, data
         super().__init__(f"{tool}: {message}")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from agent.catalog import Item, KBSection
@@ -159,11 +159,31 @@ class Tracer(Protocol):
 
 
 @runtime_checkable
+class DemoReset(Protocol):
+    """Puts the demo data back as shipped: forgets what the bot changed about it (refunds, reports)."""
+
+    async def reset_demo(self) -> int:
+        """Drops the bot's changes to the demo data and its first day; returns how many changes."""
+        ...
+
+
 class ReleaseSource(Protocol):
     """Release summaries for the release-risk agent (a JSON file, or an HTTP endpoint)."""
 
     async def get_release(self, release_id: str) -> dict[str, Any] | None:
         """The summary, or None if there is no such release. Raises DataSourceError if unreachable."""
+        ...
+
+    async def list_releases(self) -> list[str]:
+        """Every release id it holds (empty when the source cannot list). Raises DataSourceError if unreachable."""
+        ...
+
+
+class RiskReports(Protocol):
+    """Risk reports already filed, so asking about a release again the same day files nothing new."""
+
+    async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
+        """The report filed for this release and severity on this UTC day (`id`, `created_at`), or None."""
         ...
 
 

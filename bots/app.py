@@ -6,6 +6,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
+from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
 from adapters.data.overlay import OverlayDataSource
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
@@ -164,7 +165,7 @@ def build_app(
     # store without SQL leaves refunds unseen by lookups and tasks unavailable.
     records = SqlRecords(store) if isinstance(store, SqlStore) else None
     if records is not None:
-        data = OverlayDataSource(data, records)
+        data = OverlayDataSource(DemoCalendar(data, records), records)
     data = TurnSnapshot(data)  # a turn's policy check and tool read an order once
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
     releases = releases or make_release_source(data_dir, env)
@@ -175,7 +176,7 @@ def build_app(
         *inventory_tools(inventory),
         *knowledge_tools(knowledge),
         *math_tools(),
-        *release_tools(releases),
+        *release_tools(releases, records),
     ]
     gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
     check_tools(config, gateway)
@@ -266,4 +267,5 @@ def build_app(
         storefront=store_settings,
         closers=closers,
         metrics=metrics,
+        demo=records,
     )

@@ -50,7 +50,7 @@ ENV_VARS: list[EnvVar] = [
     EnvVar(
         name="AGENTBOT_LOG_LEVEL",
         group="project",
-        purpose="`DEBUG`, `INFO`, `WARNING` (default) or `ERROR`",
+        purpose="`DEBUG`, `INFO`, `WARNING` or `ERROR` (default `WARNING`; `INFO` for `slack` and `discord`)",
         example="INFO",
     ),
     EnvVar(

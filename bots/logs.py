@@ -57,8 +57,8 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(env: Mapping[str, str], stream: TextIO | None = None) -> None:
-    level = (env.get("AGENTBOT_LOG_LEVEL") or "WARNING").upper()
+def configure_logging(env: Mapping[str, str], stream: TextIO | None = None, default_level: str = "WARNING") -> None:
+    level = (env.get("AGENTBOT_LOG_LEVEL") or default_level).upper()
     if level not in LEVELS:
         raise ConfigError("environment", f"{level!r} is not one of {', '.join(LEVELS)}", field="AGENTBOT_LOG_LEVEL")
     fmt = (env.get("AGENTBOT_LOG_FORMAT") or "text").lower()

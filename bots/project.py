@@ -10,7 +10,7 @@ A folder is found in this order, and the CLI says which one it uses:
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -45,6 +45,23 @@ def find_dir(explicit: str | Path | None, name: str, env: Mapping[str, str]) -> 
     if local.is_dir():
         return Found(path=local.resolve(), source="current folder")
     return Found(path=packaged_defaults() / name, source="packaged defaults")
+
+
+def load_env_file(env: MutableMapping[str, str]) -> Path | None:
+    """Read `.env` from the current folder, else from `$AGENTBOT_HOME`, into the environment; returns the
+    file read. Variables already set win over the file, so a deploy's own settings are never overridden."""
+    from dotenv import dotenv_values
+
+    candidates = [Path(".env")]
+    if home := env.get("AGENTBOT_HOME"):
+        candidates.append(Path(home) / ".env")
+    for path in candidates:
+        if path.is_file():
+            for name, value in dotenv_values(path).items():
+                if value is not None:
+                    env.setdefault(name, value)
+            return path.resolve()
+    return None
 
 
 def describe(config: Found, data: Found) -> str:
@@ -99,7 +116,13 @@ EXTRAS = {
 }
 
 
-def project_info(config_dir: str | None, data_dir: str | None, db_url: str | None, env: Mapping[str, str]) -> str:
+def project_info(
+    config_dir: str | None,
+    data_dir: str | None,
+    db_url: str | None,
+    env: Mapping[str, str],
+    env_file: Path | None = None,
+) -> str:
     """What `agentbot info` prints: which project, database, understanding mode and extras this process would use."""
     import importlib.util
 
@@ -114,6 +137,7 @@ def project_info(config_dir: str | None, data_dir: str | None, db_url: str | Non
     return "\n".join(
         [
             describe(config, data),
+            f"environment file: {env_file if env_file else 'none (no .env in this folder or $AGENTBOT_HOME)'}",
             f"database: {make_url(url).render_as_string(hide_password=True)}",
             f"understanding: {env.get('AGENTBOT_UNDERSTANDING') or settings.understanding}",
             f"extras: {extras}",

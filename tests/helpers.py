@@ -39,3 +39,12 @@ async def say(
 
     response = await router.handle(interaction(text, session, customer), reply=reply)
     return response, delivered
+
+
+def demo_day(offset: int) -> str:
+    """A demo date as the bot shows it: `offset` days from today, the demo's first day in a fresh database."""
+    from datetime import timedelta
+
+    from agent.types import utcnow
+
+    return (utcnow().date() + timedelta(days=offset)).isoformat()

@@ -37,6 +37,9 @@ class JSONReleaseSource:
         found = data.get(release_id)
         return found if isinstance(found, dict) or found is None else {"version": release_id, "invalid": found}
 
+    async def list_releases(self) -> list[str]:
+        return list(await asyncio.to_thread(self._read))
+
 
 class HTTPReleaseSource:
     """GET `{base_url}/releases/{id}` (the spec's GET /release-summary); 404 means no such release.
@@ -61,8 +64,24 @@ class HTTPReleaseSource:
         self.headers = headers or {}
 
     async def get_release(self, release_id: str) -> dict[str, Any] | None:
+        body = await self._get(f"/releases/{quote(release_id, safe='')}")
+        if body is not None and not isinstance(body, dict):
+            raise DataSourceError("release service sent JSON that is not an object")
+        return body
+
+    async def list_releases(self) -> list[str]:
+        """GET `/releases`: a list of ids, or `{"releases": [...]}`; a service without the listing lists none."""
+        body = await self._get("/releases")
+        if isinstance(body, dict):
+            body = body.get("releases")
+        if not isinstance(body, list):
+            return []
+        return [str(r.get("version") if isinstance(r, dict) else r).lstrip("vV") for r in body]
+
+    async def _get(self, path: str) -> Any:
+        """The JSON body, or None on 404."""
         aiohttp = self._aiohttp
-        url = f"{self.base_url}/releases/{quote(release_id, safe='')}"
+        url = f"{self.base_url}{path}"
         try:
             async with (
                 aiohttp.ClientSession(timeout=self.timeout, headers=self.headers) as session,
@@ -77,6 +96,4 @@ class HTTPReleaseSource:
             raise DataSourceError(f"release service unreachable ({type(e).__name__})") from e
         except ValueError as e:
             raise DataSourceError("release service sent a body that is not JSON") from e
-        if not isinstance(body, dict):
-            raise DataSourceError("release service sent JSON that is not an object")
         return body

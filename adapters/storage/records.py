@@ -7,14 +7,23 @@ reads the tools, the policy engine and the handoff sweep need, over the same dat
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, bindparam, delete, func, select
 
 from adapters.storage.prepared import Prepared
-from adapters.storage.schema import handoff_queue, order_updates, refunds, tasks
+from adapters.storage.schema import (
+    demo_calendar,
+    handoff_queue,
+    order_updates,
+    refunds,
+    risk_reports,
+    tasks,
+    tool_ledger,
+)
 from adapters.storage.sql import SqlStore
+from adapters.storage.writes import insert_ignore
 from agent.records import TaskRecord
 
 # Built once: a statement built per call is compiled from the cache but its result columns are
@@ -29,7 +38,7 @@ COUNT_REFUNDS = select(func.count()).where(
 
 
 class SqlRecords:
-    """TaskReader, RefundHistory and HandoffQueue over the session store's database.
+    """TaskReader, RefundHistory, HandoffQueue, RiskReports and the demo's calendar over the session store's database.
 
     Args:
         store: the SqlStore whose database holds the turn's side effects.
@@ -95,3 +104,52 @@ class SqlRecords:
             return [r.session_id for r in conn.execute(q).all()]
 
         return await self._run(unit, what="read the handoff queue")  # type: ignore[no-any-return]
+
+    async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
+        """The report filed for a release and severity on a UTC day, if any (the first one filed)."""
+        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+        def unit(conn: Connection) -> dict[str, Any] | None:
+            row = conn.execute(
+                select(risk_reports.c.id, risk_reports.c.created_at)
+                .where(
+                    risk_reports.c.release_id == release_id,
+                    risk_reports.c.severity == severity,
+                    risk_reports.c.created_at >= start,
+                    risk_reports.c.created_at < start + timedelta(days=1),
+                )
+                .order_by(risk_reports.c.created_at)
+                .limit(1)
+            ).first()
+            return row._asdict() if row else None
+
+        return await self._run(unit, what="read risk reports")  # type: ignore[no-any-return]
+
+    async def demo_started_on(self, today: date) -> date:
+        """The day the demo first ran; `today` becomes it when none is recorded yet."""
+
+        def unit(conn: Connection) -> date:
+            query = select(demo_calendar.c.started_on).where(demo_calendar.c.id == 1)
+            found = conn.execute(query).scalar()
+            if found is None:
+                # Two workers' first lookups may race to record it: the first one's day stands.
+                conn.execute(insert_ignore(conn, demo_calendar, "id").values(id=1, started_on=today.isoformat()))
+                found = conn.execute(query).scalar_one()
+            return date.fromisoformat(found)
+
+        return await self._run(unit, what="read the demo calendar")  # type: ignore[no-any-return]
+
+    async def reset_demo(self) -> int:
+        """Forget what the bot changed about the demo data (refunds, order updates, risk reports) and
+        the demo's first day, so it starts afresh; returns how many changes were dropped."""
+
+        def unit(conn: Connection) -> int:
+            dropped = 0
+            for table in (refunds, order_updates, risk_reports):
+                dropped += conn.execute(delete(table)).rowcount or 0
+            # A replayed confirmation must run the refund again, not return the forgotten result.
+            conn.execute(delete(tool_ledger).where(tool_ledger.c.tool.in_(("issue_refund", "file_risk_report"))))
+            conn.execute(delete(demo_calendar))
+            return dropped
+
+        return await self._run(unit, what="reset the demo data")  # type: ignore[no-any-return]

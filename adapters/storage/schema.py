@@ -271,6 +271,15 @@ slack_oauth_states = Table(
     Column("state", String(64), primary_key=True),
     Column("expires_at", UTCDateTime, nullable=False),
 )
+# The day the demo first ran: demo data's dates are day offsets from it ("+6d"), so an order shipped
+# yesterday arrives next week whenever the demo starts (migration 0007_demo_calendar). One row;
+# `agentbot demo reset` deletes it with the bot's changes to the demo orders.
+demo_calendar = Table(
+    "demo_calendar",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("started_on", String(10), nullable=False),
+)
 
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
 

@@ -64,7 +64,11 @@ class ReleasePlanner:
         if not report.success:
             return self._failed(plan, report, values, code="report_failed")
         values |= report.data or {}
-        template = spec.answer.get(assessment.severity) or spec.answer.get("default", "{severity} risk.")
+        # Asked again the same day (in another conversation, or replayed from this one's ledger): the answer
+        # names the report already filed instead of claiming a new one.
+        filed_before = values.get("filed_before") or report.replayed
+        again = spec.answer.get(f"{assessment.severity}_again") if filed_before else None
+        template = again or spec.answer.get(assessment.severity) or spec.answer.get("default", "{severity} risk.")
         plan.steps = [Respond(when="post", message=render(template, values))]
         plan.goal_status = "done"
         return plan
@@ -79,8 +83,11 @@ class ReleasePlanner:
     ) -> Plan:
         errors = self.templates.specs[plan.intent_id or ""].templates.error
         code = code or result.error_code or ""
-        template = errors.get(code) or errors.get("default") or self.templates.messages.tool_error
-        text = render(template, {**values, "error": result.error or ""})
+        details = result.data or {}
+        # An unknown release with known ones near it: the answer suggests them (error `not_found_nearest`).
+        suggest = errors.get(f"{code}_nearest") if details.get("nearest") else None
+        template = suggest or errors.get(code) or errors.get("default") or self.templates.messages.tool_error
+        text = render(template, {**values, **details, "error": result.error or ""})
         settle_failure(plan, text, retry_slot)
         return plan
 

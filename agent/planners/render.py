@@ -33,7 +33,19 @@ def _list(v: Any) -> str:
     return str(v)
 
 
-FILTERS = {"date": _date, "money": money_text, "list": _list, "title": lambda v: str(v).replace("_", " ")}
+def _list_or(v: Any) -> str:
+    if isinstance(v, list | tuple) and len(v) > 1:
+        return ", ".join(str(x) for x in v[:-1]) + " or " + str(v[-1])
+    return _list(v)
+
+
+FILTERS = {
+    "date": _date,
+    "money": money_text,
+    "list": _list,
+    "list_or": _list_or,
+    "title": lambda v: str(v).replace("_", " "),
+}
 
 
 def render(template: str, values: dict[str, Any], currency: str = "$") -> str:

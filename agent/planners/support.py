@@ -102,8 +102,13 @@ class SupportPlanner:
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
         cited = [h for h in hits if h["score"] >= hits[0]["score"] / 2]
         refs = [h["ref"] for h in cited]
-        # Customers see the article's title and section, never the file it is kept in.
-        titles = list(dict.fromkeys(f"{h['title']}: {h['heading']}" if h.get("heading") else h["title"] for h in cited))
+        # Customers see each article's title once, with its sections, never the file it is kept in.
+        sections: dict[str, list[str]] = {}
+        for h in cited:
+            named = sections.setdefault(h["title"], [])
+            if h.get("heading") and h["heading"] != h["title"] and h["heading"] not in named:
+                named.append(h["heading"])
+        titles = [f"{title} ({'; '.join(named)})" if named else title for title, named in sections.items()]
         lines.append(f"Source: {'; '.join(titles)}. If that doesn't fix it, I can open a ticket for you.")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": refs, "answer_sent": True}
@@ -125,7 +130,10 @@ class SupportPlanner:
             return plan
         top = hits[0]
         body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
-        message = f"{body}\nSource: {top['title']} - {top['heading']} ({top['ref']})."
+        # The article's title and section, as a person would cite it; the file it lives in is internal.
+        heading = top.get("heading")
+        source = f"{top['title']} ({heading})" if heading and heading != top["title"] else top["title"]
+        message = f"{body}\nSource: {source}."
         plan.steps = [Respond(when="post", message=message)]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan

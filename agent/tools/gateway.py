@@ -82,6 +82,7 @@ class ToolGateway:
                 success=False,
                 error=str(e),
                 error_code=e.code,
+                data=e.data,
                 execution_time_ms=(time.perf_counter() - started) * 1000,
             )
 

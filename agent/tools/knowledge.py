@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections import Counter
 
 from pydantic import Field
@@ -19,7 +20,7 @@ from agent.tools.registry import Tool, ToolOutput, ToolParams
 
 K1 = 1.5
 B = 0.75
-SNIPPET_CHARS = 280
+SNIPPET_CHARS = 400
 
 
 class KBSearchParams(ToolParams):
@@ -61,8 +62,17 @@ class BM25Index:
 
 
 def _snippet(text: str) -> str:
+    """Whole sentences up to SNIPPET_CHARS: an answer read to a customer never stops mid-sentence."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 3].rsplit(" ", 1)[0] + "..."
+    if len(flat) <= SNIPPET_CHARS:
+        return flat
+    kept = ""
+    for sentence in re.split(r"(?<=[.!?])\s+", flat):
+        if len(kept) + len(sentence) + 1 > SNIPPET_CHARS:
+            break
+        kept = f"{kept} {sentence}".strip()
+    # One sentence longer than the limit: cut at a word, and say so.
+    return kept or flat[: SNIPPET_CHARS - 3].rsplit(" ", 1)[0] + "..."
 
 
 def knowledge_tools(source: KnowledgeSource) -> list[Tool]:

@@ -1,15 +1,17 @@
-"""Release tools: fetch a release summary, file a risk report (a database row, once per key)."""
+"""Release tools: fetch a release summary, list the releases, file a risk report (once per release, severity
+and day: asking again the same day returns the report already filed and alerts nobody)."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
 from agent.contexts import ToolContext
 from agent.errors import DataSourceError, ToolError
-from agent.interfaces import ReleaseSource
+from agent.interfaces import ReleaseSource, RiskReports
 from agent.planners.release_risk import ReleaseSummary, risk_alert
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.types import SideEffect, utcnow
@@ -32,7 +34,49 @@ def canonical_release(release_id: str) -> str:
     return release_id.strip().lstrip("vV")
 
 
-def release_tools(source: ReleaseSource) -> list[Tool]:
+class ListParams(ToolParams):
+    pass
+
+
+def _numbers(release_id: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", release_id.split("-", 1)[0]))
+
+
+def by_version(ids: list[str]) -> list[str]:
+    """Newest first: 2.5.0-rc1, 2.4.1, 2.4.0, 2.3.9 (a pre-release after its own version's final)."""
+    return sorted(ids, key=lambda r: (_numbers(r), "-" not in r), reverse=True)
+
+
+def nearest(asked: str, known: list[str], count: int = 3) -> list[str]:
+    """The releases someone asking for `asked` most likely meant: those it is the start of ("2.3" ->
+    2.3.9, "2.5.0" -> 2.5.0-rc1), else the closest by major, minor and patch number."""
+    started = [r for r in known if r.startswith(asked + ".") or r.startswith(asked + "-")]
+    if started:
+        return by_version(started)[:count]
+    want = _numbers(asked)
+    if not want:
+        return []
+
+    def distance(r: str) -> tuple[int, ...]:
+        have = _numbers(r)
+        return tuple(abs(a - b) for a, b in zip(want + (0,) * 3, have + (0,) * 3, strict=False))[:3]
+
+    return sorted(known, key=distance)[:count]
+
+
+def release_tools(source: ReleaseSource, reports: RiskReports | None = None) -> list[Tool]:
+    """
+    Args:
+        source: where release summaries come from.
+        reports: reports already filed; without it every assessment files a new report.
+    """
+
+    async def known_releases(tool: str) -> list[str]:
+        try:
+            return await source.list_releases()
+        except DataSourceError as e:
+            raise ToolError(tool, str(e), code="source_unavailable") from e
+
     async def get_release_summary(p: ReleaseParams, ctx: ToolContext) -> ToolOutput:
         release_id = canonical_release(p.release_id)
         try:
@@ -40,7 +84,13 @@ def release_tools(source: ReleaseSource) -> list[Tool]:
         except DataSourceError as e:
             raise ToolError("get_release_summary", str(e), code="source_unavailable") from e
         if raw is None:
-            raise ToolError("get_release_summary", f"Release {release_id} not found", code="not_found")
+            close = nearest(release_id, await known_releases("get_release_summary"))
+            raise ToolError(
+                "get_release_summary",
+                f"Release {release_id} not found" + (f"; nearest: {', '.join(close)}" if close else ""),
+                code="not_found",
+                data={"nearest": close} if close else None,
+            )
         try:
             summary = ReleaseSummary.model_validate(raw)
         except ValidationError as e:
@@ -50,9 +100,21 @@ def release_tools(source: ReleaseSource) -> list[Tool]:
             raise ToolError("get_release_summary", problem, code="malformed") from e
         return ToolOutput(data={"release_id": release_id, **summary.model_dump()})
 
+    async def list_releases(p: ListParams, ctx: ToolContext) -> ToolOutput:
+        releases = by_version(await known_releases("list_releases"))
+        status = "listed" if releases else "empty"
+        return ToolOutput(data={"releases": releases, "count": len(releases), "status": status})
+
     async def file_risk_report(p: RiskReportParams, ctx: ToolContext) -> ToolOutput:
         release_id = canonical_release(p.release_id)
-        digest = hashlib.sha256(f"{ctx.session_id}|{ctx.interaction_id}|{release_id}|{p.severity}".encode())
+        today = utcnow().date()
+        filed = await reports.risk_report_on(release_id, today, p.severity) if reports else None
+        if filed is not None:
+            # The same assessment today: the report stands, and the admins heard about it already.
+            data = {"report_id": filed["id"], "release_id": release_id, "severity": p.severity, "filed_before": True}
+            return ToolOutput(data=data)
+        # One report per release, severity and day, whoever asks: two workers racing write one row.
+        digest = hashlib.sha256(f"{release_id}|{p.severity}|{today.isoformat()}".encode())
         report_id = f"R-{digest.hexdigest()[:8].upper()}"
         row = {
             "id": report_id,
@@ -63,7 +125,7 @@ def release_tools(source: ReleaseSource) -> list[Tool]:
             "created_at": utcnow().isoformat(),
         }
         return ToolOutput(
-            data={"report_id": report_id, "release_id": release_id, "severity": p.severity},
+            data={"report_id": report_id, "release_id": release_id, "severity": p.severity, "filed_before": False},
             effects=[SideEffect(kind="risk_report", key=report_id, data=row)],
             alerts=[risk_alert(ctx.session_id, row)] if p.severity == "high" else [],
         )
@@ -75,6 +137,7 @@ def release_tools(source: ReleaseSource) -> list[Tool]:
             ReleaseParams,
             get_release_summary,
         ),
+        Tool("list_releases", "List the releases whose risk can be assessed, newest first.", ListParams, list_releases),
         Tool(
             "file_risk_report",
             "File a risk report for a release with a severity (high, medium, low) and the key findings.",

@@ -77,19 +77,32 @@ METRIC_ROWS = (
 )
 
 
-WIDTH, LABEL, COLUMN = 100, 24, 12  # the table fits a 100-column terminal: blocks of six suites
+WIDTH, LABEL, COLUMN = 100, 24, 12  # the table fits a 100-column terminal
+
+
+def _blocks(names: list[str]) -> list[list[tuple[int, int]]]:
+    """Columns (index, width) grouped into blocks that fit WIDTH; a column is as wide as its whole name."""
+    blocks: list[list[tuple[int, int]]] = [[]]
+    used = LABEL + 2
+    for i, name in enumerate(names):
+        width = max(COLUMN, len(name) + 2)
+        if blocks[-1] and used + width > WIDTH:
+            blocks.append([])
+            used = LABEL + 2
+        blocks[-1].append((i, width))
+        used += width
+    return blocks
 
 
 def print_metrics(run: baselines.Baseline, out: TextIO) -> None:
-    """One column per suite plus the overall run, six columns to a block; `-` where a metric does not apply."""
+    """One column per suite plus the overall run, as many to a block as fit; `-` where a metric does not apply."""
     columns = [("overall", run.overall), *run.suites.items()]
-    per_block = (WIDTH - LABEL - 2) // COLUMN
-    for start in range(0, len(columns), per_block):
-        block = columns[start : start + per_block]
-        header = "".join(f"{name[: COLUMN - 1]:>{COLUMN}}" for name, _ in block)
+    for block in _blocks([name for name, _ in columns]):
+        header = "".join(f"{columns[i][0]:>{w}}" for i, w in block)
         print("\n  " + f"{'metric':<{LABEL}}" + header, file=out)
         for key in METRIC_ROWS:
-            print(f"  {key:<{LABEL}}" + "".join(f"{_fmt(m.get(key)):>{COLUMN}}" for _, m in block), file=out)
+            cells = "".join(f"{_fmt(columns[i][1].get(key)):>{w}}" for i, w in block)
+            print(f"  {key:<{LABEL}}" + cells, file=out)
 
 
 def warn_regressions(cmp: baselines.Comparison, err: TextIO) -> None:

@@ -51,8 +51,16 @@ EXTRAS = {
 DATABASE_DRIVERS = {"MySQLdb": "mysql", "psycopg2": "postgresql (use postgresql+asyncpg://)", "pymysql": "mysql"}
 
 
-def explain(error: BaseException) -> Failure | None:
-    """A one-line explanation for the failures a user can fix; None for bugs (they keep their traceback)."""
+PLATFORMS = {"slack": "Slack", "discord": "Discord"}
+
+
+def explain(error: BaseException, command: str | None = None) -> Failure | None:
+    """A one-line explanation for the failures a user can fix; None for bugs (they keep their traceback).
+
+    Args:
+        error: what ended the command.
+        command: the command that ran (`slack`, `discord`), so a network failure names the platform.
+    """
     if isinstance(error, ConfigError):
         return Failure(code=Exit.CONFIG, message=f"configuration error: {error}")
     if isinstance(error, RecordingMissing):
@@ -61,7 +69,7 @@ def explain(error: BaseException) -> Failure | None:
         return Failure(code=Exit.DATABASE, message=_database(str(error)))
     if isinstance(error, ModuleNotFoundError):
         return _missing(error.name or "")
-    return _sqlalchemy(error) or _slack(error) or _network(error)
+    return _sqlalchemy(error) or _slack(error) or _network(error, PLATFORMS.get(command or ""))
 
 
 def _database(problem: str) -> str:
@@ -109,7 +117,7 @@ def _slack(error: BaseException) -> Failure | None:
     return None
 
 
-def _network(error: BaseException) -> Failure | None:
+def _network(error: BaseException, platform: str | None) -> Failure | None:
     import socket
 
     connection_errors: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
@@ -122,5 +130,6 @@ def _network(error: BaseException) -> Failure | None:
     if isinstance(error, socket.gaierror):
         return Failure(code=Exit.PLATFORM, message=f"cannot resolve a host name ({error}); is this machine online?")
     if isinstance(error, connection_errors):
-        return Failure(code=Exit.PLATFORM, message=f"cannot reach the platform: {error}")
+        where = platform or "the platform"
+        return Failure(code=Exit.PLATFORM, message=f"cannot reach {where}: {error}")
     return None

@@ -169,11 +169,15 @@ async def _sessions(store: SqlStore, args: argparse.Namespace, out: TextIO) -> i
     if args.json:
         print(json.dumps(items, indent=2), file=out)
         return 0
-    print(f"{'session':<40}{'turns':>6}  {'channel':<8}{'updated':<21}last message", file=out)
+    # A session key is what `agentbot trace` takes, so it is never cut; the last message fills what is left of 100.
+    key = max([len("session"), *(len(i["session"]) for i in items)]) + 1
+    room = max(20, 100 - key - 6 - 2 - 8 - 21)
+    print(f"{'session':<{key}}{'turns':>6}  {'channel':<8}{'updated':<21}last message", file=out)
     for i in items:
-        last = (i["last_message"] or "")[:50]
+        last = i["last_message"] or ""
+        last = last if len(last) <= room else last[: room - 3] + "..."
         print(
-            f"{i['session'][:39]:<40}{i['turns']:>6}  {i['channel'] or '-':<8}{i['updated_at'][:19]:<21}{last}",
+            f"{i['session']:<{key}}{i['turns']:>6}  {i['channel'] or '-':<8}{i['updated_at'][:19]:<21}{last}",
             file=out,
         )
     return 0

@@ -37,7 +37,7 @@ def _llm_args(args: argparse.Namespace) -> dict:
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="agentbot", description="Task-resolving agents in team chat.")
     root.add_argument("--version", action="version", version=f"agentbot {version()}")
-    sub = root.add_subparsers(dest="command", required=True)
+    sub = root.add_subparsers(dest="command")
     init = sub.add_parser("init", help="write a new project folder (config, data, .env.example, Procfile) to edit")
     init.add_argument("directory", help="the folder to create, e.g. mybot")
     info = sub.add_parser("info", help="which project, database, understanding mode and extras agentbot would use")
@@ -47,7 +47,9 @@ def parser() -> argparse.ArgumentParser:
     _llm(chat)
     chat.add_argument("-m", "--message", help="send one message and exit")
     chat.add_argument("--session", help="session key (default: console:<your user name>)")
-    chat.add_argument("--customer", help="customer id, e.g. C-001 (default: guest)")
+    chat.add_argument(
+        "--customer", help="customer id, e.g. C-001, or `guest` (default: settings console_customer, the demo's C-001)"
+    )
     chat.add_argument("--json", action="store_true", help="print the AgentResponse and every delivered message")
     ev = sub.add_parser(
         "eval", help="run conversation suites (exit 1 if any scenario fails), or --nlu on a labelled corpus"
@@ -103,6 +105,11 @@ def parser() -> argparse.ArgumentParser:
     slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
+    demo = sub.add_parser(
+        "demo", help="`agentbot demo reset`: put the demo data back (refunds undone, dates from today)"
+    )
+    demo.add_argument("action", choices=["reset"])
+    _common(demo)
     add_observe_commands(sub, _common)
     add_db_commands(sub, _common)
     return root
@@ -144,6 +151,21 @@ def run_eval(args: argparse.Namespace) -> int:
     return evaluate(args, _print_results, _llm_args(args))
 
 
+def reset_demo_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bots.app import check_store
+    from bots.console.commands import demo_reset_text
+
+    async def run() -> str:
+        async with build_app(args.config_dir, args.data_dir, args.db_url) as app:
+            await check_store(app)
+            return await demo_reset_text(app)
+
+    print(asyncio.run(run()))
+    return 0
+
+
 def version() -> str:
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed
@@ -157,9 +179,17 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     import os
 
-    args = parser().parse_args(argv)
+    from bots.project import load_env_file
+
+    root = parser()
+    args = root.parse_args(argv)
+    if args.command is None:
+        root.print_help()
+        return 0
     try:
-        configure_logging(os.environ)
+        env_file = load_env_file(os.environ)  # before anything reads the environment
+        # A server's healthy start ("listening on ...") is INFO, and a server's log is where people look.
+        configure_logging(os.environ, default_level="INFO" if args.command in ("slack", "discord") else "WARNING")
         if args.command == "init":
             from pathlib import Path
 
@@ -171,10 +201,12 @@ def main(argv: list[str] | None = None) -> int:
             from bots.project import project_info
 
             print(f"agentbot {version()}")
-            print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ))
+            print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ, env_file))
             return 0
         if args.command == "chat":
+            from bots.alerts import AlertFanout
             from bots.console import default_session, run_chat
+            from bots.console.alerts import ConsoleNotifier
             from bots.console.session import session_key
             from bots.project import describe, find_dir
 
@@ -182,11 +214,16 @@ def main(argv: list[str] | None = None) -> int:
                 find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ)
             )
             try:
-                app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args))
+                # Alerts are a quiet line of their own; with --json they stay off the JSON on stdout.
+                notifier = ConsoleNotifier(sys.stderr if args.json else sys.stdout, os.environ)
+                alerts = AlertFanout([notifier])
+                app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args), alerts=alerts)
             except KeyboardInterrupt:  # Ctrl-C while the console starts: it ends like Ctrl-C at its prompt
                 print("\nbye")
                 return 0
-            customer = args.customer.upper() if args.customer else None
+            # Unless told, the console speaks as settings' console_customer (the demo's customer).
+            chosen = args.customer or app.settings.console_customer
+            customer = None if not chosen or chosen.lower() == "guest" else chosen.upper()
             session = args.session or session_key(default_session(), customer)
             return run_chat(
                 app,
@@ -200,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.command == "eval":
             return run_eval(args)
+        if args.command == "demo":
+            return reset_demo_command(args)
         if args.command == "bench" and args.target == "discord":
             from bots.cli.bench_discord import run_discord_bench
 
@@ -237,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_slack(args, os.environ)
     except Exception as e:
-        failure = explain(e)
+        failure = explain(e, args.command)
         if failure is None:
             raise
         print(f"agentbot: {failure.message}", file=sys.stderr)

@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from agent.catalog import load_store_settings
 from agent.config_files import load_config
@@ -63,6 +63,12 @@ def measure_all(
     return reports
 
 
+def ink(cell: Any) -> str:
+    """Black on a light cell, white on a dark one: a count reads on whatever shade its cell has."""
+    r, g, b = cell[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
 def heat_map(result: NluReport, path: Path) -> bool:
     """The confusion matrix as a PNG; False when matplotlib is not installed."""
     try:
@@ -74,7 +80,7 @@ def heat_map(result: NluReport, path: Path) -> bool:
         return False
     size = max(6.0, 0.5 * len(result.labels))
     fig, ax = plt.subplots(figsize=(size, size))
-    ax.imshow(result.confusion, cmap="Blues")
+    image = ax.imshow(result.confusion, cmap="Blues")
     ax.set_xticks(range(len(result.labels)), result.labels, rotation=90)
     ax.set_yticks(range(len(result.labels)), result.labels)
     ax.set_xlabel("predicted")
@@ -82,7 +88,8 @@ def heat_map(result: NluReport, path: Path) -> bool:
     for i, row in enumerate(result.confusion):
         for j, n in enumerate(row):
             if n:
-                ax.text(j, i, str(n), ha="center", va="center", fontsize=7, color="black" if i != j else "white")
+                cell = image.cmap(image.norm(n))  # type: ignore[arg-type]  # a scalar is normalised like an array
+                ax.text(j, i, str(n), ha="center", va="center", fontsize=7, color=ink(cell))
     ax.set_title(f"intent accuracy {result.intent_accuracy:.1%} on {result.cases} messages")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The console's slash commands: /help, /customer, /new, /resume, /sessions, /quit."""
+"""The console's slash commands: /help, /customer, /new, /resume, /sessions, /session, /reset, /quit."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ Type a message to talk to the bot. Commands:
   /new              start a new conversation
   /resume           hand a conversation a person took over back to the bot (here you are the admin)
   /sessions         recent conversations; /session KEY switches to one
+  /reset            put the demo data back (refunds undone, dates counted from today)
   /help             this list
   /quit             leave (or Ctrl-D, Ctrl-C)
 Up and down arrows recall earlier lines."""
@@ -93,8 +94,28 @@ async def switch(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
     if not arg:
         print(f"(this is {state.session}; /sessions lists the others)", file=out)
         return
+    found, _ = await app.store.load(arg, 0)
+    if found is None:
+        print(f"(there is no conversation {arg}; /sessions lists them, /new starts a new one)", file=out)
+        return
     state.session = arg
     print(f"(switched to {arg})", file=out)
+
+
+async def demo_reset_text(app: App) -> str:
+    """Put the demo data back; what `/reset` and `agentbot demo reset` print."""
+    if app.demo is None:
+        return "(this session store keeps no demo changes; nothing to reset)"
+    dropped = await app.demo.reset_demo()
+    changes = f"{dropped} change{'' if dropped == 1 else 's'}" if dropped else "no changes"
+    return (
+        f"(demo data reset: {changes} undone (refunds, order updates, risk reports); "
+        "order dates count from today again)"
+    )
+
+
+async def reset(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
+    print(await demo_reset_text(app), file=out)
 
 
 async def leave(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
@@ -108,6 +129,7 @@ COMMANDS: dict[str, Command] = {
     "/resume": resume,
     "/sessions": list_sessions,
     "/session": switch,
+    "/reset": reset,
     "/quit": leave,
     "/exit": leave,
 }

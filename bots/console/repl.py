@@ -137,11 +137,22 @@ class Repl:
     def banner(self, version: str, project: str) -> None:
         print(f"agentbot {version} console - understanding: {mode_line(self.app.settings)}", file=self.out)
         print(project, file=self.out)
-        who = f"customer {self.state.customer}" if self.state.customer else "a guest (/customer C-001 to be one)"
-        print(f"You are {who} in conversation {self.state.session}.", file=self.out)
+        print(f"You are {self.who} in conversation {self.state.session}.", file=self.out)
+        print(
+            "/customer C-002 speaks as another customer, /customer alone as a guest; /reset puts the demo data back.",
+            file=self.out,
+        )
         print('Try "Where\'s my order O-12345?". /help lists commands; Ctrl-D or Ctrl-C quits.', file=self.out)
         if self.runner.run(handed_off(self.app, self.state.session)):
             print(HANDED_OFF, file=self.out)
+
+    @property
+    def who(self) -> str:
+        if not self.state.customer:
+            return "a guest"
+        customer = self.runner.run(self.app.data.get_customer(self.state.customer)) or {}
+        name = customer.get("name")
+        return f"{name} (customer {self.state.customer})" if name else f"customer {self.state.customer}"
 
     def read(self) -> str | None:
         """The next line, or None at the end of input."""
@@ -186,8 +197,13 @@ def run_chat(
     repl: Repl | None = None
     try:
         runner.run(check_store(app))
+        if customer and runner.run(app.data.get_customer(customer)) is None:
+            print(f"(no customer {customer} in the data, so you are a guest)", file=sys.stderr)
+            customer = None
         if message is not None:
-            runner.run(one_shot(app, message, session, customer, as_json, out))
+            response = runner.run(one_shot(app, message, session, customer, as_json, out))
+            if not as_json and not response.text and runner.run(handed_off(app, session)):
+                print(HANDED_OFF, file=out)  # the bot stayed quiet: say why, instead of printing nothing
             return 0
         state = ConsoleState(session=session, customer=customer, base=base or session)
         repl = Repl(app, runner, state, sys.stdin, out)

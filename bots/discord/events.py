@@ -56,8 +56,8 @@ class DiscordSettings(BaseModel):
         if not token:
             raise ConfigError(
                 "environment",
-                "DISCORD_BOT_TOKEN is not set; create a bot at https://discord.com/developers/applications "
-                "and export its token (see README, 'Discord')",
+                "not set; create a Discord bot at https://discord.com/developers/applications "
+                "and set its token (see README, 'Discord')",
                 field="DISCORD_BOT_TOKEN",
             )
         command = env.get("DISCORD_ASK_COMMAND", "ask").strip().lower()

@@ -81,10 +81,12 @@ class SlackSettings(BaseModel):
         if not env.get("SLACK_APP_TOKEN") and not env.get("SLACK_SIGNING_SECRET"):
             missing.append("SLACK_SIGNING_SECRET")
         if missing:
+            # The platform and each variable named once: the missing ones, then the Socket Mode alternative.
+            alternative = "; for Socket Mode set SLACK_APP_TOKEN instead of the signing secret"
             raise ConfigError(
                 "environment",
-                f"{' and '.join(missing)} not set (HTTP mode needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET; "
-                "Socket Mode needs SLACK_BOT_TOKEN and SLACK_APP_TOKEN)",
+                f"Slack needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not set"
+                + (alternative if "SLACK_SIGNING_SECRET" in missing else ""),
             )
         return cls(
             bot_token="" if oauth else env["SLACK_BOT_TOKEN"],
@@ -236,14 +238,14 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
         loop.add_signal_handler(sig, stop.set)
     async with channel.app:
         if settings.oauth:
-            log.warning("agentbot slack: installs through OAuth (install page /slack/install)")
+            log.info("agentbot slack: installs through OAuth (install page /slack/install)")
         if settings.app_token:
             async with serve_socket_mode(channel, settings.app_token):
-                log.warning("agentbot slack: Socket Mode connected")
+                log.info("agentbot slack: Socket Mode connected")
                 await stop.wait()
         else:
             async with serve_http(channel, bind.host, bind.port) as server:
-                log.warning("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)
+                log.info("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)
                 await stop.wait()
 
 

@@ -1,6 +1,6 @@
 """Consent bound to the requester and the exact action, through the real router on a real SQLite file.
 
-Alice (C-001) asks for a refund of O-23456 ($89.50, delivered) and then answers in many ways. Each
+Alice (C-001) asks for a refund of O-23456 (฿3,290, delivered) and then answers in many ways. Each
 test says what she sees and what was stored (refund rows, the open confirmation).
 """
 
@@ -27,7 +27,7 @@ async def refunds(app: App) -> list[tuple]:
 
 async def ask_refund(app: App) -> None:
     r, _ = await say(app.router, "please refund order O-23456")
-    assert r.confirmation and "89.50" in r.text
+    assert r.confirmation and "3,290" in r.text
 
 
 @pytest.mark.parametrize(
@@ -36,8 +36,8 @@ async def ask_refund(app: App) -> None:
 async def test_a_standalone_assent_confirms(app: App, text: str) -> None:
     await ask_refund(app)
     r, _ = await say(app.router, text)
-    assert "89.50 for order O-23456 (reference" in r.text  # Alice sees the refund done
-    assert await refunds(app) == [("O-23456", 89.5)]
+    assert "3,290 for order O-23456 (reference" in r.text  # Alice sees the refund done
+    assert await refunds(app) == [("O-23456", 3290.0)]
 
 
 @pytest.mark.parametrize("text", ["no", "nope", "hold on", "wait", "no thanks", "cancel that"])
@@ -52,10 +52,10 @@ async def test_a_yes_with_a_question_answers_it_and_asks_again(app: App) -> None
     await ask_refund(app)
     r, _ = await say(app.router, "sure, but where's O-12345 first?")
     assert "shipped" in r.text  # the question is answered...
-    assert "Still waiting on your earlier request: Refund ฿89.50 for order O-23456?" in r.text  # ...and asked again
+    assert "Still waiting on your earlier request: Refund ฿3,290 for order O-23456?" in r.text  # ...and asked again
     assert r.confirmation and await refunds(app) == []
     done, _ = await say(app.router, "yes")
-    assert "89.50 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 89.5)]
+    assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
 
 @pytest.mark.parametrize(("text", "amount"), [("yes, but just $15 of it", "15"), ("no, make that $25 instead", "25")])
@@ -70,14 +70,14 @@ async def test_changed_parameters_ask_again_with_the_new_exact_action(app: App, 
 
 async def test_a_changed_amount_over_the_order_total_is_refused_by_policy(app: App) -> None:
     await ask_refund(app)
-    r, _ = await say(app.router, "yes but make it $500")
+    r, _ = await say(app.router, "yes but make it $5000")
     assert "can't be more than the order's total" in r.text and await refunds(app) == []
 
 
 async def test_a_greeting_while_waiting_is_answered_and_the_question_restated(app: App) -> None:
     await ask_refund(app)
     r, delivered = await say(app.router, "hi again")
-    assert len(delivered) == 2 and "89.50 for order O-23456?" in delivered[-1].text
+    assert len(delivered) == 2 and "3,290 for order O-23456?" in delivered[-1].text
     assert delivered[-1].buttons == ["confirm", "cancel"] and await refunds(app) == []
 
 
@@ -89,7 +89,7 @@ async def test_someone_else_cannot_answer_and_the_requester_still_can(app: App) 
     assert "Only the person who asked" in r2.text
     assert await refunds(app) == []
     done, _ = await say(app.router, "yes")  # Alice
-    assert "89.50 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 89.5)]
+    assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
 
 def test_the_consent_vocabulary_reads_only_whole_answers() -> None:

@@ -63,7 +63,7 @@ async def test_claim_silences_and_release_gives_the_conversation_back(db_url: st
 async def test_a_cold_start_in_an_existing_thread_is_seeded_from_it(db_url: str) -> None:
     thread = [
         Message(role="user", text="I want to check my order"),
-        Message(role="agent", kind="question", text="What's your order ID? It looks like O-12345."),
+        Message(role="agent", kind="question", text="What's your order ID? Order IDs look like O-12345."),
     ]
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         router = app.router
@@ -75,7 +75,7 @@ async def test_a_cold_start_in_an_existing_thread_is_seeded_from_it(db_url: str)
         )
     assert [(r.role, r.text) for r in rows][:3] == [
         ("user", "I want to check my order"),
-        ("agent", "What's your order ID? It looks like O-12345."),
+        ("agent", "What's your order ID? Order IDs look like O-12345."),
         ("user", "thanks. also, can you open a ticket"),
     ]
 

@@ -326,3 +326,20 @@ async def test_a_topic_the_bot_cannot_help_with_gets_its_honest_answer_in_llm_mo
     assert r.intent_id is None and r.tool_results == []
     assert delivered[-1].text.startswith("I can't change account settings or sign-in details here.")
     assert state is not None and state.active_goal is None
+
+
+@pytest.mark.parametrize("text", ["how are you today?", "tell me a joke"])
+async def test_small_talk_gets_a_friendly_answer_and_no_person_on_offer(
+    db_url: str, llm_server: StandInLLM, text: str
+) -> None:
+    """Small talk is an intent of its own (config/intents.yaml `smalltalk`), answered from its template:
+    what the bot can do, and no human offer, unlike a topic the bot cannot serve."""
+    llm_server.queue.append(classified("smalltalk"))
+    sink = CollectingSink()
+    async with llm_router(db_url, sink, llm_server) as app:
+        r, delivered = await say(app.router, text)
+        state, _ = await app.store.load("s-1", 10)
+    assert r.intent_id == "smalltalk" and r.tool_results == [] and not r.handoff
+    assert "doing well" in delivered[-1].text and "refund an order" in delivered[-1].text
+    assert "human" not in delivered[-1].text and "person" not in delivered[-1].text
+    assert state is not None and state.active_goal is None and state.pending_confirmation is None

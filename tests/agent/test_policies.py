@@ -24,7 +24,7 @@ async def test_refund_happy_path_writes_one_row_and_marks_the_order(db_url: str)
         asked, delivered = await say(router, "refund order o-23456 please", customer="C-001")
         assert asked.confirmation and asked.tool_results == []
         assert delivered[-1].buttons == ["confirm", "cancel"]
-        assert "Refund ฿89.50 for order O-23456?" in asked.text
+        assert "Refund ฿3,290 for order O-23456?" in asked.text
         confirm = interaction("Confirm", customer="C-001").model_copy(update={"action": "confirm"})
         done = await router.handle(confirm)
         again = await router.handle(confirm.model_copy(update={"id": "i-retry"}))  # a second click
@@ -32,7 +32,7 @@ async def test_refund_happy_path_writes_one_row_and_marks_the_order(db_url: str)
         assert again.tool_results[0].replayed and again.text == done.text
         rows = await app.store.fetch("SELECT order_id, amount, customer_id, status FROM refunds")  # type: ignore[attr-defined]
         status, _ = await say(router, "where is O-23456?", customer="C-001")
-    assert [tuple(r) for r in rows] == [("O-23456", 89.5, "C-001", "issued")]
+    assert [tuple(r) for r in rows] == [("O-23456", 3290.0, "C-001", "issued")]
     assert "was refunded" in status.text
 
 

@@ -116,3 +116,75 @@ async def test_a_bare_version_answers_the_question(router) -> None:  # type: ign
     assert first.missing_param == "release_id"
     second, _ = await say(router, "2.3.9")
     assert "LOW risk" in second.text
+
+
+async def test_the_same_release_asked_again_the_same_day_is_one_report_and_one_alert(db_url: str) -> None:
+    """Two workers (each with its own de-duplicating alert fan-out) and two conversations: the report
+    filed first stands, its id is the answer both times, and the admins hear about it once."""
+    first_admins, second_admins = Admins(), Admins()
+    async with build_app(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([first_admins])) as app:
+        first, _ = await say(app.router, "how risky is release 2.4.1?", session="monday")
+        again, _ = await say(app.router, "and how risky is 2.4.1 now?", session="monday")
+    async with build_app(REPO / "config", REPO / "data", db_url, alerts=AlertFanout([second_admins])) as app:
+        other, _ = await say(app.router, "risk report for v2.4.1 please", session="tuesday-standup")
+    store = SqlStore(db_url)
+    rows = await store.fetch("SELECT id FROM risk_reports")
+    await store.aclose()
+    [row] = rows
+    assert all(row.id in r.text for r in (first, again, other))
+    assert "I filed risk report" in first.text
+    assert all("filed earlier today" in r.text and "haven't alerted them again" in r.text for r in (again, other))
+    assert first.alerts == ["risk_report"] and again.alerts == [] and other.alerts == []
+    assert len(first_admins.alerts) == 1 and second_admins.alerts == []
+
+
+@pytest.mark.parametrize(
+    ("asked", "suggested"),
+    [("2.3", "Did you mean 2.3.9?"), ("2.5.0", "Did you mean 2.5.0-rc1?"), ("2.4.2", "2.4.1")],
+)
+async def test_an_unknown_release_suggests_the_nearest_known_ones(router, asked: str, suggested: str) -> None:  # type: ignore[no-untyped-def]
+    response, _ = await say(router, f"how risky is release {asked}?")
+    assert f"I couldn't find release {asked}." in response.text and suggested in response.text
+    assert response.missing_param == "release_id"  # the suggestion is a question: "2.3.9" answers it
+    answered, _ = await say(router, suggested.removeprefix("Did you mean ").rstrip("?").split(",")[0].split(" or ")[0])
+    assert "risk" in answered.text and "report" in answered.text
+
+
+def test_nearest_releases_by_prefix_then_by_version_distance() -> None:
+    from agent.tools.release import by_version, nearest
+
+    known = ["2.4.1", "2.4.0", "2.3.9", "2.1.0", "2.5.0-rc1", "3.0.0-corrupt"]
+    assert nearest("2.3", known) == ["2.3.9"]
+    assert nearest("2.5.0", known) == ["2.5.0-rc1"]
+    assert nearest("2.4.2", known)[0] == "2.4.1"
+    assert nearest("banana", known) == []
+    assert by_version(known) == ["3.0.0-corrupt", "2.5.0-rc1", "2.4.1", "2.4.0", "2.3.9", "2.1.0"]
+
+
+async def test_which_releases_can_you_check_is_answered_from_the_list_newest_first() -> None:
+    """`release_list` (config/intents.yaml): the release agent asks for list_releases, the tool reads the
+    release source, and the answer names every release, newest first."""
+    from adapters.data.releases import JSONReleaseSource
+    from agent.config_files import load_config
+    from agent.contexts import AgentRequest, ToolContext
+    from agent.intents import IntentsRegistry
+    from agent.planners.release import ReleasePlanner
+    from agent.session import Goal, SessionState
+    from agent.tools.release import ListParams, release_tools
+    from agent.types import Respond, ToolCall, ToolResult
+
+    config = load_config(REPO / "config")
+    intent = IntentsRegistry(config).get("release_list")
+    assert intent is not None
+    planner = ReleasePlanner(config)
+    goal = Goal(id="g", type="release.release_list", agent="release", intent_id="release_list")
+    request = AgentRequest(goal=goal, intent=intent, state=SessionState(session_id="s"))
+    first = await planner.plan(request)
+    assert [type(s) for s in first.steps] == [ToolCall] and first.steps[0].tool_name == "list_releases"
+    [tool] = [t for t in release_tools(JSONReleaseSource(REPO / "data" / "releases.json")) if t.name == "list_releases"]
+    output = await tool.handler(ListParams(), ToolContext(session_id="s", interaction_id="i", agent="release"))
+    result = ToolResult(tool="list_releases", success=True, data=output.data)
+    second = await planner.plan(request.model_copy(update={"results": [result]}))
+    [answer] = second.steps
+    assert isinstance(answer, Respond)
+    assert "these 6 releases, newest first: 3.0.0-corrupt, 2.5.0-rc1, 2.4.1, 2.4.0, 2.3.9 and 2.1.0" in answer.message

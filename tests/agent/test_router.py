@@ -17,7 +17,7 @@ from agent.records import TelemetryEvent
 from agent.router import AgentRouter
 from agent.types import OutboundMessage
 from bots.app import build_app
-from tests.helpers import REPO, interaction, say
+from tests.helpers import REPO, demo_day, interaction, say
 
 DESIGN_STAGES = [
     "received",
@@ -42,7 +42,7 @@ async def rows(app: App, query: str) -> list[Any]:
 async def test_single_turn_with_complete_info(router: AgentRouter) -> None:
     response, _ = await say(router, "Where's order O-12345?", session="test-1")
     assert "shipped" in response.text.lower()
-    assert "UPS" in response.text and "2025-10-20" in response.text
+    assert "UPS" in response.text and demo_day(6) in response.text
     assert response.needs_user_input is False
     assert [r.tool for r in response.tool_results] == ["check_order_status"]
 

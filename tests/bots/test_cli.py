@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import REPO
+from tests.helpers import REPO, demo_day
 
 
 def agentbot(*args: str, stdin: str = "", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -29,7 +29,7 @@ def test_piped_repl_answers_and_exits_on_eof(db_url: str) -> None:
         "chat", "--db-url", db_url, "--session", "pipe", "--customer", "C-001", stdin="Where's my order O-12345?\n"
     )
     assert out.returncode == 0, out.stderr
-    assert "shipped" in out.stdout and "UPS" in out.stdout and "2025-10-20" in out.stdout
+    assert "shipped" in out.stdout and "UPS" in out.stdout and demo_day(6) in out.stdout
     assert out.stdout.index("Checking order O-12345") < out.stdout.index("has shipped")
 
 

@@ -41,7 +41,7 @@ def stored_user_lines(tmp_path: Path, session: str) -> list[str]:
 
 
 def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
-    child = spawn(tmp_path)
+    child = spawn(tmp_path, "--customer", "guest")
     child.expect_exact("understanding: rules (offline, no LLM)")
     child.expect_exact("You are a guest")
     child.expect_exact("you> ")
@@ -61,7 +61,7 @@ def test_history_customer_handoff_resume_and_ctrl_c(tmp_path: Path) -> None:
     child.sendline("/resume")
     child.expect_exact("I'm back in this conversation")
     child.sendline("refund O-23456")  # Alice's order: the refund is hers to ask for
-    child.expect_exact("Refund ฿89.50 for order O-23456?")
+    child.expect_exact("Refund ฿3,290 for order O-23456?")
     child.sendline("no")
     child.sendline("where is O-12345")
     child.expect_exact("has shipped via UPS")

@@ -54,7 +54,7 @@ async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(
         assert {c["name"] for c in sync.body} == {"ask", "agentbot"}  # guild-scoped sync at startup
 
         iid, thread = await ask_in_general(standin, "I want to check my order")
-        assert await posted(standin, thread, 1) == ["What's your order ID? It looks like O-12345."]
+        assert await posted(standin, thread, 1) == ["What's your order ID? Order IDs look like O-12345."]
         callback, anchor = (
             standin.calls_to("POST", f"/interactions/{iid}")[0],
             standin.calls_to("POST", "/webhooks/")[0],
@@ -264,7 +264,7 @@ async def test_a_refund_is_confirmed_by_button_and_a_second_click_replays_the_re
         _, thread = await ask_in_general(standin, "please refund order O-23456")
         await posted(standin, thread, 1)
         question = standin.posted(thread)[0]
-        assert "฿89.50" in question["content"]
+        assert "฿3,290" in question["content"]
         custom_ids = [b["custom_id"] for b in question["components"][0]["components"]]
         assert custom_ids == [f"agentbot:confirm:{ALICE['id']}", f"agentbot:cancel:{ALICE['id']}"]
         await standin.click(question, custom_ids[0], ALICE)
@@ -272,5 +272,5 @@ async def test_a_refund_is_confirmed_by_button_and_a_second_click_replays_the_re
         await standin.click(question, custom_ids[0], ALICE)  # a second click: its own interaction id
         replies = await posted(standin, thread, 3)
         refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
-    assert "refunded ฿89.50" in replies[1] and "refunded ฿89.50" in replies[2]  # the original result, again
-    assert [tuple(r) for r in refunds] == [("O-23456", 89.5)]
+    assert "refunded ฿3,290" in replies[1] and "refunded ฿3,290" in replies[2]  # the original result, again
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]

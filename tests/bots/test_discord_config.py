@@ -55,7 +55,8 @@ def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None
 def test_a_missing_token_stops_startup_with_a_clear_message() -> None:
     out = agentbot("discord")
     assert out.returncode == 2
-    assert "DISCORD_BOT_TOKEN is not set" in out.stderr
+    assert "DISCORD_BOT_TOKEN: not set; create a Discord bot" in out.stderr
+    assert out.stderr.count("DISCORD_BOT_TOKEN") == 1
 
 
 def test_long_answers_are_split_at_word_boundaries_within_the_limit() -> None:

@@ -45,4 +45,4 @@ async def test_only_the_requester_confirms_by_button_or_by_yes(standin: StandInD
     texts = [m["content"] for m in standin.posted(thread)]
     assert "Only the person who asked" in texts[1]  # Mallory's "yes" changed nothing
     assert refunds_meanwhile == []
-    assert "refunded" in texts[2] and [tuple(r) for r in refunds] == [("O-23456", 89.5)]
+    assert "refunded" in texts[2] and [tuple(r) for r in refunds] == [("O-23456", 3290.0)]

@@ -29,3 +29,21 @@ def test_a_terminal_sees_pass_in_green() -> None:
     )  # fmt: skip
     child.expect_exact("\x1b[32mPASS\x1b[0m  smalltalk/")
     child.expect(pexpect.EOF)
+
+
+def test_the_metrics_table_fits_100_columns_and_keeps_whole_suite_names() -> None:
+    import io
+
+    from agent.eval import baseline as baselines
+    from bots.cli.eval_report import print_metrics
+
+    names = ["conversation_control", "recommendation_followups", "orders", "goal_scheduling", "handoff"]
+    metrics = {"pass_rate": 1.0, "turns_to_resolution": 2.5}
+    run = baselines.Baseline.model_validate(
+        {"name": "now", "overall": metrics, "suites": dict.fromkeys(names, metrics)}
+    )
+    out = io.StringIO()
+    print_metrics(run, out)
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert all(any(name in line for line in lines) for name in names)

@@ -79,3 +79,13 @@ def test_eval_nlu_reads_a_mapped_corpus_and_prints_corpora_side_by_side(tmp_path
     header = text.splitlines()[0]
     assert "own.jsonl" in header and "mapped.jsonl" in header
     assert "intent accuracy" in text.splitlines()[2]
+
+
+def test_counts_in_the_heat_map_contrast_with_their_cell() -> None:
+    import matplotlib
+
+    from bots.cli.nlu import ink
+
+    blues = matplotlib.colormaps["Blues"]
+    assert ink(blues(0.15)) == "black"  # a small count on the diagonal: pale blue, dark ink
+    assert ink(blues(1.0)) == "white"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+import re
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,12 @@ def test_a_recording_made_on_another_day_replays_with_its_own_dates(
     yesterday = today - timedelta(days=1)
     body = json.dumps(data["responses"])
     assert today.date().isoformat() in body  # the model quoted the refund's date
-    data["responses"] = json.loads(body.replace(today.date().isoformat(), yesterday.date().isoformat()))
+    # Made yesterday, every date it quotes is a day earlier: the refund's, and the demo orders' (day
+    # offsets from the demo's first run, which was yesterday too).
+    earlier = re.sub(
+        r"\b\d{4}-\d\d-\d\d\b", lambda m: (date.fromisoformat(m.group(0)) - timedelta(days=1)).isoformat(), body
+    )
+    data["responses"] = json.loads(earlier)
     data["started_at"] = yesterday.isoformat()
     recording.write_text(json.dumps(data))
 

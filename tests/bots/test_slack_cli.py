@@ -21,7 +21,8 @@ PROXY = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", 
 def test_a_missing_token_or_secret_stops_startup_naming_it(db_url: str) -> None:
     out = agentbot("slack", "--db-url", db_url)
     assert out.returncode == 2
-    assert "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET not set" in out.stderr
+    assert "Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET, which are not set" in out.stderr
+    assert out.stderr.count("SLACK_BOT_TOKEN") == 1
 
 
 def free_port() -> int:

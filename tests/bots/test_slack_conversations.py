@@ -264,7 +264,7 @@ async def test_a_refund_is_confirmed_by_button_and_runs_once(db_url: str, slack:
     async with running_app(db_url, slack) as app:
         root, _ = await app.client.mention("please refund order O-23456")
         (question,) = await slack.wait_for("chat.postMessage", 1)
-        assert "฿89.50" in question["text"] and "O-23456" in question["text"]
+        assert "฿3,290" in question["text"] and "O-23456" in question["text"]
         buttons = question["blocks"][-1]["elements"]
         assert [b["action_id"] for b in buttons] == ["agentbot_confirm", "agentbot_cancel"]
         clicked = {"ts": slack.threads[(CHANNEL, root)][0]["ts"], "text": question["text"], "thread_ts": root}
@@ -272,7 +272,7 @@ async def test_a_refund_is_confirmed_by_button_and_runs_once(db_url: str, slack:
         await app.client.click("agentbot_confirm", buttons[0]["value"], clicked, CHANNEL)  # a double click
         await app.channel.dispatcher.drain()
     thread = in_thread(slack, CHANNEL, root)
-    assert "refunded ฿89.50" in thread[-1]["text"]
-    assert sum("refunded ฿89.50" in p["text"] for p in thread) == 1
+    assert "refunded ฿3,290" in thread[-1]["text"]
+    assert sum("refunded ฿3,290" in p["text"] for p in thread) == 1
     refunds = await rows(db_url, "SELECT order_id, amount, customer_id FROM refunds")
-    assert [tuple(r) for r in refunds] == [("O-23456", 89.5, "C-001")]
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0, "C-001")]

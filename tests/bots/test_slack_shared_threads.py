@@ -62,11 +62,11 @@ async def test_only_the_requester_can_confirm_a_refund_in_a_shared_thread(db_url
     assert refunds_meanwhile == []
     assert waiting is not None and waiting.tool == "issue_refund" and waiting.params["order_id"] == "O-23456"
     thread = [p["text"] for p in in_thread(slack, CHANNEL, root)]
-    assert len(thread) == 2 and "refunded ฿89.50" in thread[-1]
+    assert len(thread) == 2 and "refunded ฿3,290" in thread[-1]
     updates = slack.to("chat.update")
     assert len(updates) == 1 and f"Confirmed by <@{ALICE}>" in json.dumps(updates[0]["blocks"])
     refunds = await rows(db_url, "SELECT order_id, amount, customer_id FROM refunds")
-    assert [tuple(r) for r in refunds] == [("O-23456", 89.5, "C-001")]
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0, "C-001")]
 
 
 async def test_each_person_in_a_thread_has_their_own_list_orders_and_slots(db_url: str, slack: SlackStandIn) -> None:

@@ -106,9 +106,9 @@ def test_commands_parse() -> None:
 
 
 def test_missing_secrets_stop_startup_naming_them() -> None:
-    with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET not set"):
+    with pytest.raises(ConfigError, match="Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET, which are not set"):
         SlackSettings.from_env({})
-    with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET not set"):
+    with pytest.raises(ConfigError, match="Slack needs SLACK_SIGNING_SECRET, which is not set"):
         SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1"})
     socket_mode = SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
     assert socket_mode.app_token == "xapp-1" and socket_mode.api_url == "https://slack.com/api/"

@@ -148,7 +148,7 @@ def answer(
         device = f" on your {known['model']}" if known.get("model") else ""
         lines = [f"Here's what to try{device} ({top.get('heading', '')}):"]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
-        cited = f"{top.get('title')}: {top.get('heading')}" if titles and top.get("title") else top.get("ref")
+        cited = f"{top.get('title')} ({top.get('heading')})" if titles and top.get("title") else top.get("ref")
         lines.append(f"Source: {cited}.")
         return "\n".join(lines)
     items = data.get("items")

@@ -1,0 +1,47 @@
+"""Admin alerts in the console: one short, quiet line of their own between the bot's lines, never a log record.
+
+In the console the person typing is also the admin, so they see that an alert went out and what it
+was about; the details stay in telemetry and the admin channels of the real deployments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TextIO
+
+from agent.types import Alert
+
+KINDS = {
+    "handoff": "a person was asked to join",
+    "policy_denied": "a request was refused",
+    "policy_escalation": "a request needs a person's approval",
+    "tool_failure": "a tool failed",
+    "provider_outage": "the language model is unreachable",
+    "risk_report": "a high-risk release report",
+}
+
+
+def alert_line(alert: Alert) -> str:
+    """`(admins alerted: a high-risk release report - Release 2.4.1 assessed HIGH risk (report R-1A2B3C4D))`."""
+    what = KINDS.get(alert.kind, alert.kind.replace("_", " "))
+    headline = alert.summary.split(": ", 1)[0].strip()  # the summary's subject, before its details
+    return f"(admins alerted: {what} - {headline})" if headline else f"(admins alerted: {what})"
+
+
+class ConsoleNotifier:
+    """
+    Args:
+        out: where the console prints; the line is dimmed on a terminal that draws it.
+        env: the environment, read for TERM and NO_COLOR.
+    """
+
+    def __init__(self, out: TextIO, env: Mapping[str, str]):
+        # Dim only for a person at a terminal that draws it (no-color.org's NO_COLOR, TERM=dumb).
+        self.dim = out.isatty() and env.get("TERM", "") != "dumb" and "NO_COLOR" not in env
+        self.out = out
+
+    async def notify(self, alert: Alert) -> None:
+        line = alert_line(alert)
+        if self.dim:
+            line = f"\x1b[2m{line}\x1b[0m"
+        print(line, file=self.out, flush=True)
