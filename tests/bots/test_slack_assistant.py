@@ -128,7 +128,7 @@ async def test_an_assistant_thread_from_start_to_a_confirmed_refund(db_url: str,
     assert slack.to("assistant.threads.setTitle") == [
         {"channel_id": DM, "thread_ts": THREAD, "title": "please refund order O-23456"}
     ]
-    assert "฿89.50" in question["text"] and [b["action_id"] for b in buttons_of(question)] == [
+    assert "฿3,290" in question["text"] and [b["action_id"] for b in buttons_of(question)] == [
         "agentbot_confirm",
         "agentbot_cancel",
     ]
@@ -152,7 +152,7 @@ async def test_an_assistant_thread_from_start_to_a_confirmed_refund(db_url: str,
         "",
     ]
     answer = slack.to("chat.postMessage")[2]
-    assert answer["thread_ts"] == THREAD and "refunded ฿89.50" in answer["text"]
+    assert answer["thread_ts"] == THREAD and "refunded ฿3,290" in answer["text"]
     # The pre-message of the order lookup is the status line (and only that), the answer a message.
     order = [(c.method, c.params) for c in slack.calls[refund_calls:] if c.method != "conversations.replies"]
     assert [m for m, _ in order] == [
@@ -165,7 +165,7 @@ async def test_an_assistant_thread_from_start_to_a_confirmed_refund(db_url: str,
     assert "shipped" in order[2][1]["text"] and order[3][1]["status"] == ""
     assert sum("refunded" in p["text"] for p in slack.to("chat.postMessage")) == 1
     refunds = await rows(db_url, "SELECT order_id, amount, customer_id FROM refunds")
-    assert [tuple(r) for r in refunds] == [("O-23456", 89.5, "C-001")]
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0, "C-001")]
 
     session = f"slack:{TEAM_ID}:{DM}:{THREAD}"
     received = await rows(

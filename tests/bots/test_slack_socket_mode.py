@@ -102,7 +102,7 @@ async def test_a_conversation_a_button_and_a_command_over_socket_mode(
     order = [p["text"] for p in in_thread(slack, CHANNEL, root)]
     assert "order id" in order[0].lower() and "O-12345" in order[1] and "shipped" in order[2]
     refund = in_thread(slack, CHANNEL, refund_root)
-    assert [p["text"].count("refunded ฿89.50") for p in refund] == [0, 1]
+    assert [p["text"].count("refunded ฿3,290") for p in refund] == [0, 1]
     assert [tuple(r) for r in await rows(db_url, "SELECT order_id FROM refunds")] == [("O-23456",)]
     (ask_root,) = [ts for (_, ts), thread in slack.threads.items() if "asked:" in thread[0]["text"]]
     asked = [p["text"] for p in in_thread(slack, CHANNEL, ask_root)]
