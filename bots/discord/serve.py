@@ -35,7 +35,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
             if port is not None and isinstance(app.store, SqlStore):
                 host = bind_address(None, port, env).host
                 url = await stack.enter_async_context(serve_health(app.store, app.metrics, host, port))
-                log.warning("agentbot discord: /metrics, /healthz and /readyz on %s", url)
+                log.info("agentbot discord: /metrics, /healthz and /readyz on %s", url)
             bot = DiscordBot(settings, app, admin_alerts=admin)
             async with bot:
                 await bot.start(settings.token)
