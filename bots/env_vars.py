@@ -51,7 +51,7 @@ ENV_VARS: list[EnvVar] = [
         name="AGENTBOT_LOG_LEVEL",
         group="project",
         purpose="`DEBUG`, `INFO`, `WARNING` or `ERROR` (default `WARNING`; `INFO` for `slack` and `discord`)",
-        example="INFO",
+        # Left commented: `.env` is read by every command, and INFO would put log records in the console chat.
     ),
     EnvVar(
         name="AGENTBOT_LOG_FORMAT",

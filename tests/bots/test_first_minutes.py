@@ -129,6 +129,16 @@ def test_dot_env_is_read_and_info_names_it(tmp_path: Path) -> None:
     assert "environment file: none" in bare.stdout and "understanding: rules" in bare.stdout
 
 
+def test_the_shipped_env_example_copied_to_dot_env_keeps_the_console_free_of_log_records(tmp_path: Path) -> None:
+    """`agentbot init` says to copy .env.example to .env; every command then reads it."""
+    (tmp_path / ".env").write_text((REPO / ".env.example").read_text(encoding="utf-8"), encoding="utf-8")
+    out = agentbot("chat", "-m", "talk to a human", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "human support agent" in out.stdout
+    records = [line for line in (out.stdout + out.stderr).splitlines() if re.search(r"\b(INFO|WARNING)\b", line)]
+    assert records == []
+
+
 async def test_one_shot_into_a_conversation_a_person_has_says_so(db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         await say(app.router, "talk to a human", session="taken")
