@@ -112,6 +112,9 @@ class Planned:
     root: str
     acked_at: float = 0.0
     worker: str = ""
+    # Its first delivery found no worker up (one was being killed or restarted), so it was stored a
+    # retry later: the platform delivered it late, and a later message may rightly have run first.
+    delivered_late: bool = False
 
 
 @dataclass
@@ -261,7 +264,7 @@ class CrashRun:
                 break
             attempt += 1
             await asyncio.sleep(0.25)
-        e.acked_at, e.worker = time.monotonic(), worker.name
+        e.acked_at, e.worker, e.delivered_late = time.monotonic(), worker.name, attempt > 0
         if self._armed() == "after_ack":
             self._kill("after_ack", worker)
         if self.rng.random() < 0.15:  # Slack delivers some events twice
@@ -397,6 +400,7 @@ class CrashRun:
                 for m in messages
                 if (ev := str(((m.get("metadata") or {}).get("event_payload") or {}).get("id", "")).split(":")[0])
                 in self.events
+                and not self.events[ev].delivered_late
             ]
             out_of_order += order != sorted(order)
             if order != sorted(order):
