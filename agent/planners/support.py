@@ -33,6 +33,13 @@ _NORM = Normalizer({}, [])
 GENERIC = {"keep", "kept", "when", "while", "during", "after", "on", "in", "start", "always", "sometim", "again"}
 
 
+def cited_as(title: str, headings: list[str]) -> str:
+    """An article as a person would cite it: its title, with the sections used ("Returns policy
+    (Refunds)"); the file it lives in is internal."""
+    named = [h for h in headings if h != title]
+    return f"{title} ({'; '.join(named)})" if named else title
+
+
 def relevant(hit: dict, slots: dict) -> bool:
     """The article is about the customer's device (when we know which kind it is) and names the
     symptom: "my laptop is slow" gets no fix from an article about freezing while gaming."""
@@ -106,9 +113,9 @@ class SupportPlanner:
         sections: dict[str, list[str]] = {}
         for h in cited:
             named = sections.setdefault(h["title"], [])
-            if h.get("heading") and h["heading"] != h["title"] and h["heading"] not in named:
+            if h.get("heading") and h["heading"] not in named:
                 named.append(h["heading"])
-        titles = [f"{title} ({'; '.join(named)})" if named else title for title, named in sections.items()]
+        titles = [cited_as(title, named) for title, named in sections.items()]
         lines.append(f"Source: {'; '.join(titles)}. If that doesn't fix it, I can open a ticket for you.")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": refs, "answer_sent": True}
@@ -130,9 +137,7 @@ class SupportPlanner:
             return plan
         top = hits[0]
         body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
-        # The article's title and section, as a person would cite it; the file it lives in is internal.
-        heading = top.get("heading")
-        source = f"{top['title']} ({heading})" if heading and heading != top["title"] else top["title"]
+        source = cited_as(top["title"], [top["heading"]] if top.get("heading") else [])
         message = f"{body}\nSource: {source}."
         plan.steps = [Respond(when="post", message=message)]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
