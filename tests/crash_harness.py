@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import random
-import signal
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import aiohttp
 from pydantic import BaseModel
 
 from bots.testing.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
-from tests.helpers import REPO
+from tests.helpers import REPO, sigkill, terminate
 from tests.slack_harness import ALICE, CHANNEL, SECRET, sign
 
 USERS = [ALICE, "U0BILAL02", "U0CHEN003"]  # three customers: one task list each, across many threads
@@ -83,18 +82,11 @@ class Worker:
 
     def kill(self) -> None:
         self.killed = True
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        sigkill(self.proc)
         self.ready_at = 0.0
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        terminate(self.proc)
 
     @property
     def alive(self) -> bool:

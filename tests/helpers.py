@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -48,3 +51,20 @@ def demo_day(offset: int) -> str:
     from agent.types import utcnow
 
     return (utcnow().date() + timedelta(days=offset)).isoformat()
+
+
+def sigkill(proc: subprocess.Popen[bytes] | None) -> None:
+    """Kill a child process the way a crash would, and reap it."""
+    if proc is not None and proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def terminate(proc: subprocess.Popen[bytes] | None, timeout: float = 20) -> None:
+    """Stop a child process as a platform would (SIGTERM), killing it if it does not exit in time."""
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            sigkill(proc)

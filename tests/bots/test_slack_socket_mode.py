@@ -25,7 +25,7 @@ from bots.slack.channel import SlackChannel
 from bots.slack.serve import SlackSettings, build_slack, serve_socket_mode
 from bots.testing.slack_socket_mode import SocketModeStandIn
 from bots.testing.slack_standin import SlackStandIn
-from tests.helpers import REPO
+from tests.helpers import REPO, sigkill, terminate
 from tests.slack_harness import ADMIN, ADMIN_CHANNEL, ALICE, CHANNEL, SlackClient, in_thread, rows
 
 
@@ -165,17 +165,10 @@ class SocketWorker:
             self.proc = subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=log, stderr=log)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        sigkill(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        terminate(self.proc)
 
 
 async def test_a_socket_mode_process_killed_mid_turn_answers_every_event_once_in_order(
