@@ -71,9 +71,6 @@ class IntentSpec(Strict):
     priority: int | None = None  # defaults to the agent's
     constraints: Constraints = Field(default_factory=Constraints)
     keywords: dict[str, float] = Field(default_factory=dict)
-    # Word sequences matched as written (case-insensitive), for phrases made only of words the
-    # keyword matcher drops as filler: "do you have" asks about stock.
-    phrases: dict[str, float] = Field(default_factory=dict)
     examples: list[str] = Field(default_factory=list)
     templates: IntentTemplates = Field(default_factory=IntentTemplates)
     # Outcome of the tool that leaves the goal blocked on a slot (e.g. not_found -> order_id).
@@ -88,9 +85,6 @@ class IntentSpec(Strict):
     # first whose fields are all known is used ("your {category} recommendation", "your recommendation").
     goal_name: list[str] = Field(default_factory=list)
     follow_up: FollowUp | None = None
-    # When set, the intent is chosen only if the message contains one of these words or phrases
-    # (a purchase needs purchase words: "my laptop is slow" is not a shopping request).
-    requires_words: list[str] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod

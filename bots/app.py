@@ -55,7 +55,7 @@ from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.task_list import task_tools
 from agent.understanding.banks import load_banks
-from agent.understanding.hybrid import HybridReader
+from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.metrics import PrometheusMetrics
@@ -73,20 +73,17 @@ from bots.wiring import (
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
-def embedded_reader(config: BotConfig, inventory: FileInventory, scorer: ExampleScorer | None = None) -> HybridReader:
+def embedded_reader(config: BotConfig, inventory: FileInventory, scorer: ExampleScorer | None = None) -> BankReader:
     """The embedded understanding: the store's example banks read by wordllama's embedded model."""
+    banks = load_banks(Path(config.directory), config.intents)
     if scorer is None:
         from adapters.nlu.wordllama import WordLlamaScorer
 
-        scorer = WordLlamaScorer()
-    banks = load_banks(Path(config.directory), config.intents)
+        scorer = WordLlamaScorer(banks.embedding.dimensions, banks.embedding.top_k)
     slots = config.intents.slots
-    goods = [*inventory.distinct("category"), *inventory.distinct("brand")]
-    goods += [v for name in ("category", "device") if name in slots for v in slots[name].values]
-    symptoms = slots["symptom"].pattern if "symptom" in slots else None
-    words = getattr(scorer, "words", None)
-    known = words() if callable(words) else None
-    return HybridReader(banks, [scorer], inventory.distinct("name"), goods, symptoms, known)
+    store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
+    store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
+    return BankReader(banks, [scorer], inventory.distinct("name"), store_words, scorer.words())
 
 
 async def check_store(app: App) -> None:

@@ -1,4 +1,8 @@
-"""Nearest-example similarity with wordllama's embedded 256-dimension model (shipped in its wheel)."""
+"""Nearest-example similarity with wordllama's embedded model (the table ships in its wheel).
+
+The table has 256 columns; it was trained so that its leading columns are a smaller model of their
+own (Matryoshka training), so `dimensions=128` reads with the first half of each row.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,11 @@ class WordLlamaScorer:
     """Scores a message by its cosine similarity to the closest bank sentences of each label.
 
     Args:
+        dimensions: how many leading columns of the embedding table to use.
         top_k: how many of a label's closest sentences are averaged (1 = nearest example).
     """
 
-    def __init__(self, top_k: int = 2):
+    def __init__(self, dimensions: int = 128, top_k: int = 2):
         try:
             import wordllama
             from wordllama import WordLlama
@@ -23,15 +28,17 @@ class WordLlamaScorer:
             raise RuntimeError("rules understanding needs wordllama: pip install wordllama") from e
         # The wheel ships the weights and tokenizer; pointing cache_dir at the package never downloads.
         self.model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
+        self.tokenizer = self.model.tokenizer
+        self.table = np.ascontiguousarray(self.model.embedding[:, :dimensions], dtype=np.float32)
         self.top_k = top_k
         self.labels: list[str] = []
-        self._bank: np.ndarray = np.zeros((0, 256), dtype=np.float32)
+        self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
 
     def words(self) -> set[str]:
-        """Whole English words of four letters or more in the model's tokenizer: common enough that a
-        typo repair must leave them alone ("think" is not a misspelt "thank")."""
-        vocab = self.model.tokenizer.get_vocab()
+        """Whole English words of five letters or more in the model's tokenizer: common enough that
+        a typo repair must leave them alone ("think" is not a misspelt "thank")."""
+        vocab = self.tokenizer.get_vocab()
         return {k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 4}
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
@@ -48,24 +55,35 @@ class WordLlamaScorer:
             [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in rows],
             dtype=np.intp,
         )
+        bank = np.stack([self.embed(s) for _, s in examples])
         # A last row of zeros is the padding position; `scores` sets its similarity to -inf.
-        bank = self.model.embed([s for _, s in examples], norm=True)
-        self._bank = np.vstack([bank, np.zeros((1, bank.shape[1]), dtype=bank.dtype)])
+        self._bank = np.vstack([bank, np.zeros((1, bank.shape[1]), dtype=np.float32)])
 
     def embed(self, text: str) -> np.ndarray:
-        """One message's normalized embedding: wordllama's own pooling without its batch padding,
-        masks and copies, which cost more than the arithmetic for a single short message."""
-        ids = self.model.tokenizer.encode(text, add_special_tokens=False).ids
-        if not ids:
-            return self.model.embed([text], norm=True)[0]  # type: ignore[no-any-return]
-        table = self.model.embedding
-        last = table.shape[0] - 1
-        vector = table[[i if i < last else last for i in ids]].sum(axis=0, dtype=np.float32)
-        # The mean's scale cancels in the normalization.
-        return np.asarray(vector / math.sqrt(float(vector @ vector)))
+        """One message's normalized embedding: the mean of its tokens' rows (the mean's scale
+        cancels in the normalization), without wordllama's batch padding, masks and copies."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+        last = self.table.shape[0] - 1
+        vector = self.table[[i if i < last else last for i in ids]].sum(axis=0, dtype=np.float32)
+        norm = math.sqrt(float(vector @ vector)) if ids else 0.0
+        return np.asarray(vector / norm) if norm else np.zeros(self.table.shape[1], dtype=np.float32)
+
+    def _top(self, sims: np.ndarray) -> np.ndarray:
+        sims[..., -1] = -np.inf
+        return np.partition(sims[..., self._slots], -self.top_k, axis=-1)[..., -self.top_k :].mean(axis=-1)
 
     def scores(self, text: str) -> dict[str, float]:
-        sims = self._bank @ self.embed(text)
-        sims[-1] = -np.inf
-        top = np.partition(sims[self._slots], -self.top_k, axis=1)[:, -self.top_k :].sum(axis=1) / self.top_k
+        top = self._top(self._bank @ self.embed(text))
         return dict(zip(self.labels, top.tolist(), strict=True))
+
+    def held_out_scores(self) -> list[dict[str, float]]:
+        """For each fitted sentence, its scores against the banks without itself (leave-one-out)."""
+        out: list[dict[str, float]] = []
+        bank = self._bank[:-1]
+        for start in range(0, len(bank), 512):
+            sims = bank[start : start + 512] @ self._bank.T
+            for row in range(sims.shape[0]):
+                sims[row, start + row] = -np.inf
+            top = self._top(sims)
+            out += [dict(zip(self.labels, r.tolist(), strict=True)) for r in top]
+        return out

@@ -1,4 +1,9 @@
-"""Example banks (config/nlu.yaml): sentences per intent and per out-of-scope topic, validated at startup."""
+"""Example banks (config/nlu.yaml): sentences per intent and per out-of-scope topic, validated at startup.
+
+A store's nlu.yaml may `include` other bank files (paths relative to it): their intents and
+topics are added to its own. The shipped config includes a general out-of-scope bank, so a new
+store starts with a wide sense of what it does not do.
+"""
 
 from __future__ import annotations
 
@@ -15,16 +20,40 @@ OUT_OF_SCOPE = "out_of_scope"
 
 
 class OutOfScopeTopic(Strict):
-    answer: str  # the honest short answer ("I can't change account settings here.")
+    # The honest short answer ("I can't change account settings here."); a topic without one gets
+    # the bot's general out-of-scope answer.
+    answer: str | None = None
+    human_offer: bool = True  # small talk is answered in kind, with no person offered
     examples: list[str] = Field(min_length=1)
 
 
-class NluBanks(Strict):
-    """What the embedded semantic model compares a message with."""
+class Embedding(Strict):
+    """How the embedded model reads: the table's leading columns it uses, and how many of a
+    label's nearest sentences make its score."""
 
-    threshold: float = Field(0.42, ge=0, le=1)  # best fused score below this: out of scope
+    dimensions: int = Field(128, ge=16, le=1024)
+    top_k: int = Field(2, ge=1, le=10)
+
+
+class BankFile(Strict):
+    """An included bank file: sentences only, no thresholds."""
+
+    intents: dict[str, list[str]] = Field(default_factory=dict)
+    out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
+
+
+class NluBanks(Strict):
+    """What the embedded semantic model compares a message with, and where it draws its lines.
+
+    The four levels are written by `agentbot nlu calibrate` (leave-one-out over the banks).
+    """
+
+    threshold: float = Field(0.42, ge=0, le=1)  # best in-scope score below this: out of scope
     margin: float = Field(0.02, ge=0, le=1)  # in scope must beat the best out-of-scope topic by this
     confident: float = Field(0.55, ge=0, le=1)  # a side-effecting intent acts only at or above this
+    topic: float = Field(0.6, ge=0, le=1)  # an out-of-scope topic's own answer only at or above this
+    embedding: Embedding = Field(default_factory=Embedding)
+    include: list[str] = Field(default_factory=list)
     intents: dict[str, list[str]] = Field(default_factory=dict)
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
 
@@ -40,11 +69,17 @@ class NluBanks(Strict):
         pairs += [(OUT_OF_SCOPE, s) for topic in self.out_of_scope.values() for s in topic.examples]
         return pairs
 
-    def topic_of(self, sentence: str) -> str | None:
-        for name, topic in self.out_of_scope.items():
-            if sentence in topic.examples:
-                return name
-        return None
+    def merged(self, other: BankFile) -> NluBanks:
+        intents = {k: list(v) for k, v in self.intents.items()}
+        for intent, sentences in other.intents.items():
+            intents.setdefault(intent, []).extend(sentences)
+        topics = dict(self.out_of_scope)
+        for name, topic in other.out_of_scope.items():
+            if name in topics:
+                mine = topics[name]
+                topic = mine.model_copy(update={"examples": mine.examples + topic.examples})
+            topics[name] = topic
+        return self.model_copy(update={"intents": intents, "out_of_scope": topics})
 
 
 def normalized(sentence: str) -> str:
@@ -53,12 +88,18 @@ def normalized(sentence: str) -> str:
 
 
 def load_banks(config_dir: Path, intents: IntentsFile) -> NluBanks:
-    """config_dir/nlu.yaml, or banks drawn from intents.yaml's examples when the file is absent."""
+    """config_dir/nlu.yaml with its includes, or banks drawn from intents.yaml's examples when the
+    file is absent."""
     path = config_dir / "nlu.yaml"
     known = {i.id for i in intents.intents}
     if not path.exists():
         return NluBanks(intents={i.id: list(i.examples) for i in intents.intents if i.examples})
     banks = load_yaml_model(path, NluBanks)
+    for name in banks.include:
+        included = (path.parent / name).resolve()
+        if not included.is_file():
+            raise ConfigError(str(path), f"included bank file not found: {name}", field="include")
+        banks = banks.merged(load_yaml_model(included, BankFile))
     unknown = sorted(set(banks.intents) - known)
     if unknown:
         raise ConfigError(str(path), f"intents not in intents.yaml: {', '.join(unknown)}", field="intents")

@@ -1,4 +1,4 @@
-"""Typed values in a message: order ids, money, invoice/reference numbers, dates, plain numbers, models.
+"""Typed values in a message: order ids, money, invoice/reference numbers, versions, dates, numbers, models.
 
 Reading order matters: references are found first so "invoice 88213" never becomes an order id or
 a budget, then order ids, then money (which needs a currency), then what numbers are left.
@@ -73,6 +73,11 @@ _DATE = re.compile(
     r"|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?)\b"
 )
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
+# 2.4.1, v2.5.0-rc1; a two-part version only after "release", "version" or "v" (29.99 is a price).
+_VERSION = re.compile(
+    r"(?i)(?<![\w.$])v?(\d+\.\d+\.\d+(?:-[0-9a-z][0-9a-z.]*)?)(?!\w)(?!\.\d)"
+    r"|(?<=\b(?:release|version) )v?(\d+\.\d+)(?!\w)(?!\.\d)|\bv(\d+\.\d+)(?!\w)(?!\.\d)"
+)
 
 
 class Money(BaseModel):
@@ -89,6 +94,7 @@ class Entities(BaseModel):
     dates: list[str] = Field(default_factory=list)
     numbers: list[str] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)
+    versions: list[str] = Field(default_factory=list)
     masked: str = ""
 
 
@@ -123,6 +129,8 @@ class EntityReader:
                 collect(m)
                 # "invoice INV-4471" -> "invoice reference": the kind of document still says what is asked.
                 lead = m.group(0)[: m.start(1) - m.start(0)].strip(" #:-") if rx is _REFERENCE else ""
+                if rx is _DATE and not any(c.isdigit() for c in m.group(0)):
+                    return m.group(0)  # "today", "next friday": words the model reads as they are
                 return f" {lead} {word} " if lead else f" {word} "
 
             masked = rx.sub(repl, masked)
@@ -130,11 +138,14 @@ class EntityReader:
         sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
         sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
         sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
+        sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
         sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
         if self._names:
             sub(self._names, "product", lambda m: found.models.append(m.group(1)))
         sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
         found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
+        # A number's digits mean nothing to the model; that there is one does ("task number").
+        masked = _NUMBER.sub(" number ", masked)
         found.masked = " ".join(masked.split())
         return found
 

@@ -1,8 +1,6 @@
-"""The offline classifier: keywords and examples from config/intents.yaml, slot patterns, yes/no."""
+"""The offline classifier: the embedded model over the banks names the intent; slot patterns read values."""
 
 from __future__ import annotations
-
-import re
 
 from agent.config import BotConfig, IntentSpec
 from agent.conversation.consent import Consent
@@ -11,8 +9,7 @@ from agent.session import SessionState
 from agent.text import Normalizer, clean
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import NluBanks
-from agent.understanding.cues import not_ours
-from agent.understanding.hybrid import HybridReader, Reading, plain_request, problem_summary
+from agent.understanding.reading import BankReader, Reading, plain_request, problem_summary
 from agent.understanding.slots import SlotExtractor
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
@@ -23,55 +20,26 @@ SLOT_BONUS = 0.25
 class _IntentModel:
     def __init__(self, spec: IntentSpec, norm: Normalizer):
         self.spec = spec
-        self.keywords = [(frozenset(norm.tokens(k)), w) for k, w in spec.keywords.items()]
-        self.keywords = [(k, w) for k, w in self.keywords if k]
         self.examples = [frozenset(t) for e in spec.examples if (t := norm.tokens(e))]
         self.params = set(spec.required_params) | set(spec.optional_params)
-        self.triggers = frozenset().union(*(k for k, _ in self.keywords), *self.examples)
-        self.phrases = [
-            (re.compile(r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b", re.I), w)
-            for p, w in spec.phrases.items()
-        ]
-        # Words the message must contain for this intent at all (a purchase needs purchase words).
-        self.required = (
-            re.compile(
-                r"\b(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in spec.requires_words) + ")", re.I
-            )
-            if spec.requires_words
-            else None
-        )
+        self.triggers = frozenset().union(*self.examples)
 
     def example_score(self, tokens: frozenset[str]) -> float:
         return max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
-
-    def score(self, tokens: frozenset[str], slots: set[str], text: str) -> float:
-        kw = sum(w for k, w in self.keywords if k <= tokens) + sum(w for rx, w in self.phrases if rx.search(text))
-        kw = min(1.0, kw)
-        ex = max((len(e & tokens) / len(e) for e in self.examples), default=0.0)
-        bonus = SLOT_BONUS if slots & self.params else 0.0
-        return min(1.0, max(kw, ex) + bonus)
 
 
 class RulesClassifier:
     """Deterministic understanding with zero LLM calls.
 
     Args:
-        config: the loaded bot config; intents.yaml supplies keywords, examples, slots, vocabulary.
-        threshold: the lowest score that names an intent; below it the message is unknown.
-        reader: the embedded understanding (typed values, sure rules, example banks); without it
-            only the keyword rules of intents.yaml read the message.
-        banks: the banks the reader uses, for the out-of-scope answers.
+        config: the loaded bot config; intents.yaml supplies slots and vocabulary.
+        reader: the embedded understanding (typed values, the model over the example banks).
+        threshold: this classifier's confidence for the banks' threshold (see `_calibrated`).
     """
 
-    def __init__(
-        self,
-        config: BotConfig,
-        threshold: float = 0.5,
-        reader: HybridReader | None = None,
-        banks: NluBanks | None = None,
-    ):
+    def __init__(self, config: BotConfig, reader: BankReader, threshold: float = 0.5):
         self.reader = reader
-        self.banks = banks or (reader.banks if reader else None)
+        self.banks: NluBanks = reader.banks
         vocab = config.intents.vocabulary
         self.norm = Normalizer(vocab.synonyms, vocab.filler)
         self.slots = SlotExtractor(config.intents.slots)
@@ -79,7 +47,7 @@ class RulesClassifier:
         self.threshold = threshold
         self.consent = Consent(vocab)  # only a standalone yes/no answers an open question
 
-    def _owner(self, params: dict, intents: list[Intent], lookups: bool = True, text: str | None = None) -> str | None:
+    def _owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
         intents opt out with bare_id_starts. Without `lookups`, a lookup value ("office") is no id."""
         specs = self.slots.specs
@@ -90,64 +58,41 @@ class RulesClassifier:
             if ids & set(i.required_params)
             and (m := self.models.get(i.id))
             and m.spec.bare_id_starts
-            and (text is None or m.required is None or m.required.search(text))
         ]
         return owners[0] if len(owners) == 1 else None
 
     def _calibrated(self, reading: Reading) -> float:
-        """The reading's confidence on this classifier's scale: a sure rule is 1.0, the banks'
-        `confident` level is STRONG (where a new request overrides an awaited answer and cascade
-        needs no LLM), their `threshold` is this classifier's threshold."""
-        if reading.sure or self.banks is None:
-            return 1.0 if reading.sure else max(self.threshold, reading.confidence)
+        """The reading's confidence on this classifier's scale: the banks' `confident` level is
+        STRONG (where a new request overrides an awaited answer and cascade needs no LLM), their
+        `threshold` is this classifier's threshold."""
         low, high = self.banks.threshold, self.banks.confident
         score = reading.confidence
         if score >= high:
             return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
         return self.threshold + (STRONG - self.threshold) * max(0.0, score - low) / max(1e-9, high - low)
 
-    def read(self, text: str, intents: list[Intent]) -> Reading | None:
-        return self.reader.read(text, {i.id for i in intents}) if self.reader else None
+    def read(self, text: str, intents: list[Intent]) -> Reading:
+        return self.reader.read(text, {i.id for i in intents})
 
     def score(
         self, text: str, intents: list[Intent], reading: Reading | None = None
     ) -> tuple[str | None, float, dict, frozenset[str]]:
-        """Best intent, its score, the slot values found, and the message's content tokens."""
+        """Best intent, its confidence, the slot values found, and the message's content tokens."""
+        reading = reading or self.read(text, intents)
         params, rest = self.slots.extract(text)
         tokens = frozenset(self.norm.tokens(rest))
-        if reading is not None:
-            refs = {r.lstrip("#").split("-")[-1] for r in reading.entities.references}
-            if refs:
-                # "invoice 88213" is a reference: never an order id, a budget or an amount.
-                params = {k: v for k, v in params.items() if str(v).replace("O-", "").strip("#") not in refs}
-            if reading.entities.money and "amount" in self.slots.specs and "amount" not in params:
-                params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
-            if reading.intent is not None:
-                return reading.intent, self._calibrated(reading), params, tokens
-            # An id the models could not place ("I paid 29.99 for O-12345") still belongs to the one
-            # intent that owns it, unless the message asks for what this bot cannot do ("cancel O-12345").
-            owner = None if not_ours(reading.entities.masked) else self._owner(params, intents, lookups=False)
-            return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
-        best: dict[str, tuple[str | None, float]] = {"task": (None, 0.0), "chat": (None, 0.0)}
-        for intent in intents:
-            model = self.models.get(intent.id)
-            if model is None or (model.required is not None and not model.required.search(text)):
-                continue
-            score = model.score(tokens, set(params), rest)
-            if score > best[intent.kind][1]:
-                best[intent.kind] = (intent.id, score)
-        best_id, score = best["task"]
-        # An ID with no other signal ("O-12345", "hey, any news on o12345?") belongs to the one
-        # intent that requires that parameter (money-moving intents opt out with bare_id_starts).
-        # A lookup value ("keyboard") names a product, not a wish to buy one: no bare id.
-        if score < self.threshold and (owner := self._owner(params, intents, lookups=False, text=text)):
-            best_id, score = owner, self.threshold + 0.1
-        # Small talk is what is left when nothing in the message asks for a task.
-        if score < self.threshold:
-            best_id, score = best["chat"]
-        if score < self.threshold:
-            best_id = None
-        return best_id, score, params, tokens
+        refs = {r.lstrip("#").split("-")[-1] for r in reading.entities.references}
+        if refs:
+            # "invoice 88213" is a reference: never an order id, a budget or an amount.
+            params = {k: v for k, v in params.items() if str(v).replace("O-", "").strip("#") not in refs}
+        if reading.entities.money and "amount" in self.slots.specs and "amount" not in params:
+            params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
+        if reading.intent is not None:
+            return reading.intent, self._calibrated(reading), params, tokens
+        # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
+        # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
+        owner = self._owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
+        return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
 
     def _new_request(
         self, intent_id: str | None, awaiting: str, params: dict, tokens: frozenset[str], confidence: float, text: str
@@ -230,20 +175,24 @@ class RulesClassifier:
                     intent_id=goal.intent_id, params=params, confidence=max(confidence, 0.9), fills_slot=True
                 )
         if intent_id is None:
-            topic_answer = None
-            if reading is not None and reading.topic and self.banks and reading.topic in self.banks.out_of_scope:
-                topic_answer = self.banks.out_of_scope[reading.topic].answer
-            return Classification(intent_id=None, params=params, confidence=confidence, out_of_scope=topic_answer)
+            topic = self.banks.out_of_scope[reading.topic] if reading.topic else None
+            return Classification(
+                intent_id=None,
+                params=params,
+                confidence=confidence,
+                out_of_scope=topic.answer if topic else None,
+                human_offer=topic.human_offer if topic else True,
+            )
         model = self.models[intent_id]
         spec = model.spec
         params = {k: v for k, v in params.items() if k in model.params}
-        if reading is not None and "summary" in params and (summary := problem_summary(text)) is not None:
+        if "summary" in params and (summary := problem_summary(text)) is not None:
             params["summary"] = summary  # the problem, without the request words and sign-off
         for p in spec.required_params:
             slot = self.slots.specs[p]
             if p in params:
                 continue
-            if slot.from_request and reading is not None and reading.intent == intent_id:
+            if slot.from_request and reading.intent == intent_id:
                 summary = problem_summary(text) if p == "summary" else plain_request(text)
                 if summary is not None:
                     params[p] = summary
@@ -253,12 +202,6 @@ class RulesClassifier:
             elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
                 params[p] = value
         missing = [p for p in spec.required_params if p not in params]
-        unsure = (
-            reading is not None
-            and self.banks is not None
-            and reading.intent == intent_id
-            and not reading.sure
-            and reading.confidence < self.banks.confident
-        )
+        unsure = reading.intent == intent_id and reading.confidence < self.banks.confident
         offer = spec.templates.offer if unsure and spec.templates.offer else None
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)

@@ -69,6 +69,10 @@ def parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
+    nlu = sub.add_parser("nlu", help="the embedded understanding's banks: `agentbot nlu calibrate`")
+    _common(nlu)
+    nlu.add_argument("action", choices=["calibrate"], help="calibrate: recompute nlu.yaml's levels from its banks")
+    nlu.add_argument("--dry-run", action="store_true", help="print the levels without writing nlu.yaml")
     bench = sub.add_parser("bench", help="measure router turns as shipped, Slack ack, Discord defer, or eval cost")
     _common(bench)
     bench.add_argument(
@@ -239,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_eval(args)
         if args.command == "demo":
             return reset_demo_command(args)
+        if args.command == "nlu":
+            from bots.cli.nlu import run_calibrate
+
+            return run_calibrate(args)
         if args.command == "bench" and args.target == "discord":
             from bots.cli.bench_discord import run_discord_bench
 

@@ -1,10 +1,13 @@
-"""`agentbot eval --nlu [CORPUS ...]`: understanding measured on labelled single messages.
+"""`agentbot eval --nlu [CORPUS ...]` and `agentbot nlu calibrate`: the embedded understanding measured and tuned.
 
-Reads every line of each corpus with the configured rules understanding and prints the corpora's
-figures side by side, then each one's per-intent table, confusion matrix and worst misses; `--json`
-prints the whole reports instead. With no file it measures the shipped corpus and CLINC150's val and
-test splits (`../shared/data/clinc150`), where they are found. The first corpus's confusion matrix
-is also drawn as a PNG heat map when matplotlib is installed (`pip install agentbot[plots]`).
+`eval --nlu` reads every line of each labelled corpus with the configured rules understanding and
+prints the corpora's figures side by side, then each one's per-intent table, confusion matrix and
+worst misses; `--json` prints the whole reports instead. With no file it measures the shipped corpus
+and CLINC150's val and test splits (`../shared/data/clinc150`), where they are found. The first
+corpus's confusion matrix is also drawn as a PNG heat map when matplotlib is installed
+(`pip install agentbot[plots]`).
+
+`nlu calibrate` recomputes nlu.yaml's levels from its own banks (leave-one-out) and writes them.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -21,6 +25,9 @@ from agent.catalog import load_store_settings
 from agent.config_files import load_config
 from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
 from agent.intents import IntentsRegistry
+from agent.understanding.banks import OUT_OF_SCOPE
+from agent.understanding.calibration import calibrate
+from agent.understanding.reading import TOPIC_SEP, BankReader
 from agent.understanding.rules import RulesClassifier
 from bots.app import embedded_reader
 from bots.wiring import draw_slot_values, resolve_dir
@@ -28,6 +35,19 @@ from bots.wiring import draw_slot_values, resolve_dir
 # The acceptance figures of the shipped config; the command exits 1 when a run misses one.
 TARGETS = {"intent_accuracy": 0.95, "out_of_scope_recall": 0.95, "order_id_accuracy": 0.99}
 DEFAULT_CORPORA = (Path("tests/nlu/corpus.jsonl"), Path("../shared/data/clinc150/clinc150_agentbot.jsonl"))
+
+
+def reader_for(config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> tuple[BankReader, float]:
+    """The configured embedded understanding, and the seconds it took to load."""
+    from adapters.data.store_files import FileInventory
+
+    config = load_config(resolve_dir(config_dir, "config"))
+    store = load_store_settings(config.directory)
+    inventory = FileInventory(resolve_dir(data_dir, "data"), store.inventory)
+    draw_slot_values(config, store, inventory)
+    start = time.perf_counter()
+    reader = embedded_reader(config, inventory)
+    return reader, time.perf_counter() - start
 
 
 def measure(corpus: Path, config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> NluReport:
@@ -38,18 +58,8 @@ def measure(corpus: Path, config_dir: str | Path | None = None, data_dir: str | 
 def measure_all(
     corpora: list[Path], config_dir: str | Path | None = None, data_dir: str | Path | None = None
 ) -> list[NluReport]:
-    from adapters.data.store_files import FileInventory
-    from adapters.nlu.wordllama import WordLlamaScorer
-
+    reader, seconds = reader_for(config_dir, data_dir)
     config = load_config(resolve_dir(config_dir, "config"))
-    store = load_store_settings(config.directory)
-    inventory = FileInventory(resolve_dir(data_dir, "data"), store.inventory)
-    draw_slot_values(config, store, inventory)
-    start = time.perf_counter()
-    scorer = WordLlamaScorer()
-    loaded = time.perf_counter()
-    reader = embedded_reader(config, inventory, scorer)
-    ready = time.perf_counter()
     classifier = RulesClassifier(config, reader=reader)
     intents = list(IntentsRegistry(config).intents.values())
     reports = []
@@ -57,7 +67,7 @@ def measure_all(
         cases = load_corpus(corpus)
         result = report(asyncio.run(read_all(cases, classifier, intents)))
         result.corpus = str(corpus)
-        result.load_seconds = {"model": round(loaded - start, 4), "bank_embeddings": round(ready - loaded, 4)}
+        result.load_seconds = {"model_and_banks": round(seconds, 4)}
         result.bank_overlap = overlap(cases, [s for _, s in reader.banks.examples()])
         reports.append(result)
     return reports
@@ -175,3 +185,31 @@ def run_nlu(args: argparse.Namespace) -> int:
         print("no heat map: install matplotlib (pip install 'agentbot[plots]')", file=sys.stderr)
     missed = [k for r in results for k, v in TARGETS.items() if getattr(r, k) < v]
     return 1 if missed or any(r.false_actions for r in results) else 0
+
+
+_LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[^\n#]*", re.M)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
+    reader, _ = reader_for(args.config_dir, args.data_dir)
+    scorer = reader.scorers[0]
+    labels = [label for label, _ in reader.examples]
+    answered = {name for name, topic in reader.banks.out_of_scope.items() if topic.answer}
+    levels = calibrate(labels, scorer.held_out_scores(), answered)
+    values = {"threshold": levels.threshold, "margin": levels.margin, "confident": levels.confident, "topic": levels.topic}
+    print(
+        f"levels: {', '.join(f'{k} {v}' for k, v in values.items())} (held out: in-scope accuracy "
+        f"{levels.in_scope_accuracy:.2%}, out-of-scope recall {levels.out_of_scope_recall:.2%}, "
+        f"{len(labels)} sentences, {sum(1 for x in labels if x.startswith(OUT_OF_SCOPE + TOPIC_SEP))} out of scope)"
+    )
+    if args.dry_run:
+        return 0
+    path = Path(load_config(resolve_dir(args.config_dir, "config")).directory) / "nlu.yaml"
+    text = path.read_text(encoding="utf-8")
+    found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
+    text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
+    missing = "".join(f"{k}: {v}\n" for k, v in values.items() if k not in found)
+    path.write_text(missing + text, encoding="utf-8")
+    print(f"wrote {path}")
+    return 0

@@ -12,7 +12,7 @@ from agent.errors import ConfigError
 from agent.eval.nlu import load_corpus, overlap
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
-from agent.understanding.hybrid import problem_summary
+from agent.understanding.reading import problem_summary
 from agent.understanding.spelling import Speller
 from bots.cli.nlu import measure
 from tests.helpers import REPO

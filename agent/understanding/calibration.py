@@ -1,0 +1,104 @@
+"""Calibration: the banks' own levels (threshold, margin, confident, topic), found by leave-one-out.
+
+Every bank sentence is read as a message against the banks without itself. The levels are then
+the ones under which those readings come out best, so a store that edits its banks recalibrates
+with one command (`agentbot nlu calibrate`), with no test corpus involved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from agent.understanding.banks import OUT_OF_SCOPE
+from agent.understanding.reading import TOPIC_SEP
+
+# Out-of-scope sentences read as in scope cost more than the reverse: a tool nobody asked for.
+OUT_OF_SCOPE_WEIGHT = 2.0
+# `confident`: the lowest score at which the held-out readings name the right intent this often.
+CONFIDENT_PRECISION = 0.97
+# `topic`: the lowest score at which the nearest topic is the sentence's own this often.
+TOPIC_PRECISION = 0.75
+
+
+class Levels(BaseModel):
+    threshold: float
+    margin: float
+    confident: float
+    topic: float
+    in_scope_accuracy: float  # held-out bank sentences of intents read as their own intent
+    out_of_scope_recall: float  # held-out out-of-scope sentences read as out of scope
+
+
+class _Held(BaseModel):
+    label: str  # the intent, or "out_of_scope/<topic>"
+    best: str
+    score: float
+    topic: str
+    topic_score: float
+
+
+def _summarize(label: str, scores: dict[str, float]) -> _Held:
+    prefix = OUT_OF_SCOPE + TOPIC_SEP
+    best, score = max(((k, v) for k, v in scores.items() if not k.startswith(prefix)), key=lambda kv: kv[1])
+    topic, topic_score = max(((k, v) for k, v in scores.items() if k.startswith(prefix)), key=lambda kv: kv[1])
+    return _Held(label=label, best=best, score=score, topic=topic, topic_score=topic_score)
+
+
+def _grid(low: float, high: float, step: float) -> list[float]:
+    return [round(low + i * step, 3) for i in range(int(round((high - low) / step)) + 1)]
+
+
+def calibrate(labels: Sequence[str], held_out: Sequence[dict[str, float]], answered: set[str]) -> Levels:
+    """The levels from held-out scores.
+
+    Args:
+        labels: each bank sentence's label, as the scorer was fitted ("out_of_scope/<topic>" for topics).
+        held_out: each sentence's scores against the banks without itself, in the same order.
+        answered: the topics that have an answer of their own.
+    """
+    rows = [_summarize(label, scores) for label, scores in zip(labels, held_out, strict=True)]
+    oos = [r for r in rows if r.label.startswith(OUT_OF_SCOPE)]
+    ins = [r for r in rows if not r.label.startswith(OUT_OF_SCOPE)]
+    best_levels: tuple[float, float, float, float, float] | None = None
+    for threshold in _grid(0.3, 0.8, 0.01):
+        for margin in _grid(0.0, 0.15, 0.01):
+            right = sum(r.best == r.label and r.score >= threshold and r.score >= r.topic_score + margin for r in ins)
+            caught = sum(r.score < threshold or r.score < r.topic_score + margin for r in oos)
+            in_acc, oos_recall = right / max(1, len(ins)), caught / max(1, len(oos))
+            value = (in_acc + OUT_OF_SCOPE_WEIGHT * oos_recall) / (1 + OUT_OF_SCOPE_WEIGHT)
+            if best_levels is None or value > best_levels[0]:
+                best_levels = (value, threshold, margin, in_acc, oos_recall)
+    assert best_levels is not None
+    _, threshold, margin, in_acc, oos_recall = best_levels
+    accepted = sorted(
+        (r for r in ins if r.score >= threshold and r.score >= r.topic_score + margin), key=lambda r: -r.score
+    )
+    confident = _lowest_precise([(r.score, r.best == r.label) for r in accepted], CONFIDENT_PRECISION, threshold)
+    # Every sentence read as out of scope whose nearest topic has an answer of its own would be given it.
+    named = [
+        (r.topic_score, r.topic == r.label)
+        for r in rows
+        if (r.score < threshold or r.score < r.topic_score + margin) and r.topic.split(TOPIC_SEP, 1)[1] in answered
+    ]
+    topic = _lowest_precise(named, TOPIC_PRECISION, threshold)
+    return Levels(
+        threshold=threshold,
+        margin=margin,
+        confident=max(confident, threshold),
+        topic=topic,
+        in_scope_accuracy=round(in_acc, 4),
+        out_of_scope_recall=round(oos_recall, 4),
+    )
+
+
+def _lowest_precise(ranked: list[tuple[float, bool]], precision: float, floor: float) -> float:
+    """The lowest score such that everything at or above it is right at least `precision` of the time."""
+    ranked = sorted(ranked, key=lambda x: -x[0])
+    level, right = 1.0, 0
+    for n, (score, ok) in enumerate(ranked, start=1):
+        right += ok
+        if right / n >= precision:
+            level = score
+    return round(max(level, floor), 3)
