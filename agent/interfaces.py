@@ -336,8 +336,9 @@ class ExampleScorer(Protocol):
 
     def scores(self, text: str) -> dict[str, float]: ...
 
-    def held_out_scores(self) -> list[dict[str, float]]:
-        """For each fitted sentence, in order, its scores with itself left out (for calibration)."""
+    def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
+        """For each fitted sentence, in order, its scores with its whole group left out (for
+        calibration: sentences that share a group are held out together)."""
         ...
 
     def words(self) -> set[str]:

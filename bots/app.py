@@ -26,7 +26,6 @@ from agent.interfaces import (
     AlertNotifier,
     Classifier,
     DataSource,
-    ExampleScorer,
     LLMProvider,
     Planner,
     ReleaseSource,
@@ -73,17 +72,18 @@ from bots.wiring import (
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
-def embedded_reader(config: BotConfig, inventory: FileInventory, scorer: ExampleScorer | None = None) -> BankReader:
-    """The embedded understanding: the store's example banks read by wordllama's embedded model."""
-    banks = load_banks(Path(config.directory), config.intents)
-    if scorer is None:
-        from adapters.nlu.wordllama import WordLlamaScorer
+def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
+    """The embedded understanding: the store's example banks read by two small models, wordllama's
+    word vectors (what words mean) and a linear model over the banks' words (which words decide)."""
+    from adapters.nlu.lexical import LexicalScorer
+    from adapters.nlu.wordllama import WordLlamaScorer
 
-        scorer = WordLlamaScorer(banks.embedding.dimensions, banks.embedding.top_k)
+    banks = load_banks(Path(config.directory), config.intents)
+    vectors = WordLlamaScorer(banks.embedding.dimensions, banks.embedding.top_k)
     slots = config.intents.slots
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
     store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
-    return BankReader(banks, [scorer], inventory.distinct("name"), store_words, scorer.words())
+    return BankReader(banks, [vectors, LexicalScorer()], inventory.kinds(), store_words, vectors.words())
 
 
 async def check_store(app: App) -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import uuid
 from pathlib import Path
 
+from agent.config_files import load_config
 from agent.router import AgentRouter
 from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.understanding.rules import RulesClassifier
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -53,6 +56,7 @@ def demo_day(offset: int) -> str:
     return (utcnow().date() + timedelta(days=offset)).isoformat()
 
 
+<<<<<<< HEAD
 def sigkill(proc: subprocess.Popen[bytes] | None) -> None:
     """Kill a child process the way a crash would, and reap it."""
     if proc is not None and proc.poll() is None:
@@ -68,3 +72,15 @@ def terminate(proc: subprocess.Popen[bytes] | None, timeout: float = 20) -> None
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             sigkill(proc)
+=======
+@functools.cache
+def rules_classifier(config_dir: Path = REPO / "config", data_dir: Path = REPO / "data") -> RulesClassifier:
+    """The shipped offline classifier, fitted once per test process (fitting the banks takes a second)."""
+    from adapters.data.store_files import FileInventory
+    from agent.catalog import load_store_settings
+    from bots.app import embedded_reader
+
+    config = load_config(config_dir)
+    inventory = FileInventory(data_dir, load_store_settings(config.directory).inventory)
+    return RulesClassifier(config, reader=embedded_reader(config, inventory))
+>>>>>>> 727911f (Understanding by two small models over the banks: word vectors and a linear model of the banks' words)

@@ -91,6 +91,10 @@ class FileInventory:
         """Sorted distinct values of an item field (the lookup lists understanding draws from the data)."""
         return sorted({str(getattr(i, field)) for i in self._items if getattr(i, field)})
 
+    def kinds(self) -> dict[str, str]:
+        """Each product name with its category ("Logitech G502 HERO" -> "mouse")."""
+        return {i.name: i.category for i in self._items if i.name and i.category}
+
 
 def _anchor(heading: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")

@@ -76,14 +76,15 @@ class WordLlamaScorer:
         top = self._top(self._bank @ self.embed(text))
         return dict(zip(self.labels, top.tolist(), strict=True))
 
-    def held_out_scores(self) -> list[dict[str, float]]:
-        """For each fitted sentence, its scores against the banks without itself (leave-one-out)."""
+    def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
+        """For each fitted sentence, its scores against the banks without its group."""
         out: list[dict[str, float]] = []
         bank = self._bank[:-1]
+        codes = {g: n for n, g in enumerate(dict.fromkeys(groups))}
+        group = np.array([codes[g] for g in groups] + [-1])
         for start in range(0, len(bank), 512):
             sims = bank[start : start + 512] @ self._bank.T
-            for row in range(sims.shape[0]):
-                sims[row, start + row] = -np.inf
+            sims[group[:-1][start : start + 512, None] == group[None, :]] = -np.inf
             top = self._top(sims)
             out += [dict(zip(self.labels, r.tolist(), strict=True)) for r in top]
         return out

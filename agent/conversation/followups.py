@@ -1,5 +1,5 @@
 """Follow-ups about an open goal's answer: "the cheapest one", "the second one", "that one", "is the
-Keychron any good?" after a recommendation go to the intent that answers about one item.
+second one any good?" after a recommendation go to the intent that answers about one item.
 
 An intent opts in with `follow_up` in config/intents.yaml (which intent answers, which of the goal's
 slots lists the items and which slot of the follow-up intent gets the message). The check is the
@@ -27,7 +27,7 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9-]+", re.I)
 
 
 def _name_words(items: list[dict]) -> set[str]:
-    """Words that tell the listed items apart ("keychron", "k2"), not words they share ("pro")."""
+    """Words that tell the listed items apart (a brand, a model number), not words they share ("pro")."""
     words = [set(_WORD.findall(str(i.get("name", "")).lower())) for i in items]
     common = set.intersection(*words) if len(words) > 1 else set()
     return {w for ws in words for w in ws if w not in common and len(w) > 1}

@@ -108,7 +108,7 @@ class SalesPlanner:
         prefs = r.preferences
         brand = slots.get("brand")
         if brand and prefs and str(brand).lower() in {b.lower() for b in prefs.disliked_brands}:
-            # "not Razer" names the brand too: the dislike wins over the brand filter.
+            # "not <brand>" names the brand too: the dislike wins over the brand filter.
             brand = plan.slots_patch["brand"] = None
         disliked = [b for b in (prefs.disliked_brands if prefs else []) if not brand or b.lower() != str(brand).lower()]
         features = [str(slots["feature"])] if slots.get("feature") else []
@@ -205,7 +205,7 @@ class SalesPlanner:
                 return recent[index]
         if (m := re.search(r"(?:option|number|no\.?|#)\s*(\d)", lowered)) and 0 < int(m.group(1)) <= len(recent):
             return recent[int(m.group(1)) - 1]
-        # "is the Keychron any good?": a word of one item's name that the others do not share.
+        # "is the <brand> any good?": a word of one item's name that the others do not share.
         named = [
             i
             for i in recent

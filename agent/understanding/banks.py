@@ -99,7 +99,11 @@ def load_banks(config_dir: Path, intents: IntentsFile) -> NluBanks:
         included = (path.parent / name).resolve()
         if not included.is_file():
             raise ConfigError(str(path), f"included bank file not found: {name}", field="include")
-        banks = banks.merged(load_yaml_model(included, BankFile))
+        shared = load_yaml_model(included, BankFile)
+        # A shared file may bank intents this store does not have: those sentences are not its own.
+        banks = banks.merged(
+            shared.model_copy(update={"intents": {k: v for k, v in shared.intents.items() if k in known}})
+        )
     unknown = sorted(set(banks.intents) - known)
     if unknown:
         raise ConfigError(str(path), f"intents not in intents.yaml: {', '.join(unknown)}", field="intents")

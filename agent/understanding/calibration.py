@@ -16,8 +16,9 @@ from agent.understanding.reading import TOPIC_SEP
 
 # Out-of-scope sentences read as in scope cost more than the reverse: a tool nobody asked for.
 OUT_OF_SCOPE_WEIGHT = 2.0
-# `confident`: the lowest score at which the held-out readings name the right intent this often.
-CONFIDENT_PRECISION = 0.97
+# `confident`: the lowest score at which the held-out readings name the right intent this often
+# (below it a side-effecting intent is asked about before it runs).
+CONFIDENT_PRECISION = 0.99
 # `topic`: the lowest score at which the nearest topic is the sentence's own this often.
 TOPIC_PRECISION = 0.75
 
@@ -62,7 +63,7 @@ def calibrate(labels: Sequence[str], held_out: Sequence[dict[str, float]], answe
     oos = [r for r in rows if r.label.startswith(OUT_OF_SCOPE)]
     ins = [r for r in rows if not r.label.startswith(OUT_OF_SCOPE)]
     best_levels: tuple[float, float, float, float, float] | None = None
-    for threshold in _grid(0.3, 0.8, 0.01):
+    for threshold in _grid(0.05, 0.8, 0.01):
         for margin in _grid(0.0, 0.15, 0.01):
             right = sum(r.best == r.label and r.score >= threshold and r.score >= r.topic_score + margin for r in ins)
             caught = sum(r.score < threshold or r.score < r.topic_score + margin for r in oos)
@@ -72,10 +73,11 @@ def calibrate(labels: Sequence[str], held_out: Sequence[dict[str, float]], answe
                 best_levels = (value, threshold, margin, in_acc, oos_recall)
     assert best_levels is not None
     _, threshold, margin, in_acc, oos_recall = best_levels
-    accepted = sorted(
-        (r for r in ins if r.score >= threshold and r.score >= r.topic_score + margin), key=lambda r: -r.score
-    )
-    confident = _lowest_precise([(r.score, r.best == r.label) for r in accepted], CONFIDENT_PRECISION, threshold)
+    # Out-of-scope sentences read as a request count too: acting on one is the costliest mistake.
+    accepted = [
+        (r.score, r.best == r.label) for r in rows if r.score >= threshold and r.score >= r.topic_score + margin
+    ]
+    confident = _lowest_precise(accepted, CONFIDENT_PRECISION, threshold)
     # Every sentence read as out of scope whose nearest topic has an answer of its own would be given it.
     named = [
         (r.topic_score, r.topic == r.label)

@@ -112,11 +112,17 @@ def _words_to_number(words: str) -> int:
 
 
 class EntityReader:
-    """Finds typed values. `names` are product and model names from the store's data."""
+    """Finds typed values.
 
-    def __init__(self, names: list[str] | None = None):
-        names = sorted({n.lower() for n in names or [] if n.strip()}, key=len, reverse=True)
-        self._names = re.compile(r"(?i)\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+    Args:
+        names: product and model names from the store's data, each with its kind ("mouse"): a name
+            is masked to its kind, so "my G502 overheats" reads like "my mouse overheats".
+    """
+
+    def __init__(self, names: dict[str, str] | None = None):
+        self._kinds = {n.lower(): k for n, k in (names or {}).items() if n.strip()}
+        ordered = sorted(self._kinds, key=len, reverse=True)
+        self._names = re.compile(r"(?i)\b(" + "|".join(map(re.escape, ordered)) + r")\b") if ordered else None
 
     def read(self, text: str) -> Entities:
         found = Entities()
@@ -141,13 +147,20 @@ class EntityReader:
         sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
         sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
         if self._names:
-            sub(self._names, "product", lambda m: found.models.append(m.group(1)))
+            masked = self._names.sub(self._kind_of(found), masked)
         sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
         found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
         # A number's digits mean nothing to the model; that there is one does ("task number").
         masked = _NUMBER.sub(" number ", masked)
         found.masked = " ".join(masked.split())
         return found
+
+    def _kind_of(self, found: Entities):
+        def repl(m: re.Match[str]) -> str:
+            found.models.append(m.group(1))
+            return f" {self._kinds.get(m.group(1).lower()) or 'product'} "
+
+        return repl
 
     @staticmethod
     def _money(m: re.Match[str]) -> Money:

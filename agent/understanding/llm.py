@@ -24,7 +24,6 @@ from agent.understanding.rules import RulesClassifier
 
 NONE = "none"
 EXAMPLES = 8  # per intent in the prompt
-STRONG = 0.8  # a rules phrase this sure of its intent is shown to the model as a strong sign
 # Strict structured output (OpenAI `strict: true`) allows no free-form objects, so parameters
 # come as a list of name/value pairs.
 SCHEMA: dict[str, Any] = {
@@ -75,23 +74,16 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
         params = [_param(p, specs.get(p), False) for p in i.required_params]
         params += [_param(p, specs.get(p), True) for p in i.optional_params]
         lines.append(f"- {i.id}: {i.description} Parameters: {'; '.join(params) or 'none'}.")
-        model = rules.models.get(i.id)
-        # An intent without examples of its own (refund_request has keywords) shows its bank's phrasings.
-        examples = model.spec.examples if model is not None else []
-        if not examples and rules.banks is not None:
-            examples = rules.banks.intents.get(i.id, [])
+        # The same banks the embedded model reads, so every mode learns an intent from one place.
+        examples = _spread(rules.banks.intents.get(i.id, []), EXAMPLES)
         if examples:
-            lines.append(f"  Examples: {' | '.join(examples[:EXAMPLES])}")
-        strong = [p for p, w in (model.spec.phrases.items() if model is not None else []) if w >= STRONG]
-        if strong:
-            lines.append(f"  Strong signs: {' | '.join(strong[:EXAMPLES])}")
-        if model is not None and model.spec.requires_words:
-            # The rules' own gate, told to the model: naming a product is not asking to buy one.
-            lines.append(f"  Only when the message says one of: {' | '.join(model.spec.requires_words)}")
-    for name, topic in rules.banks.out_of_scope.items() if rules.banks is not None else []:
+            lines.append(f"  Examples: {' | '.join(examples)}")
+    for name, topic in rules.banks.out_of_scope.items():
+        if not topic.answer:
+            continue  # topics with no answer of their own (other domains) are what `none` stands for
         # Topics the bot cannot help with get their honest answer rather than "I'm not sure".
         lines.append(f"- {OUT_OF_SCOPE}:{name}: outside what this bot can do ({topic.answer}) Parameters: none.")
-        lines.append(f"  Examples: {' | '.join(topic.examples[: EXAMPLES // 2])}")
+        lines.append(f"  Examples: {' | '.join(_spread(topic.examples, EXAMPLES // 2))}")
     lines.append(f"- {NONE}: anything else.")
     goal = state.active_goal
     if goal is not None:
@@ -111,6 +103,14 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
         )
     lines.append("Order IDs look like O-12345. Use 'none' rather than guessing.")
     return "\n".join(lines)
+
+
+def _spread(sentences: list[str], n: int) -> list[str]:
+    """n sentences drawn evenly from a bank, so the prompt shows its range and not its first page."""
+    if len(sentences) <= n:
+        return sentences
+    step = len(sentences) / n
+    return [sentences[int(k * step)] for k in range(n)]
 
 
 def _follow_up(goal: Goal, rules: RulesClassifier) -> str | None:
@@ -217,8 +217,7 @@ class LLMClassifier:
 
     def _topic(self, intent_id: str) -> OutOfScopeTopic | None:
         prefix, _, name = intent_id.partition(":")
-        banks = self.rules.banks
-        return banks.out_of_scope.get(name) if prefix == OUT_OF_SCOPE and banks is not None else None
+        return self.rules.banks.out_of_scope.get(name) if prefix == OUT_OF_SCOPE else None
 
     def _normalize(self, intent: Intent, raw: dict[str, Any]) -> dict[str, Any]:
         """Only the intent's parameters, in the same canonical form the rules produce (O-12345)."""

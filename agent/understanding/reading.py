@@ -50,6 +50,10 @@ class Reading(BaseModel):
     def out_of_scope(self) -> bool:
         return self.intent is None
 
+    def topic_scores(self) -> dict[str, float]:
+        prefix = OUT_OF_SCOPE + TOPIC_SEP
+        return {k.removeprefix(prefix): v for k, v in self.scores.items() if k.startswith(prefix)}
+
     @property
     def words_besides_values(self) -> int:
         """How many words the message has besides its typed values and greetings."""
@@ -105,7 +109,7 @@ class BankReader:
     Args:
         banks: the example banks and calibrated levels (config/nlu.yaml).
         scorers: embedded models fitted on the banks at construction; their scores are averaged.
-        names: product and model names from the store's data, read as one typed value.
+        names: product and model names from the store's data, each with its kind ("mouse").
         store_words: the store's own words (categories, brands) that the typo repair may restore.
         known_words: valid words the typo repair must leave alone (a dictionary).
     """
@@ -114,7 +118,7 @@ class BankReader:
         self,
         banks: NluBanks,
         scorers: list[ExampleScorer],
-        names: list[str] | None = None,
+        names: dict[str, str] | None = None,
         store_words: list[str] | None = None,
         known_words: set[str] | None = None,
     ):
@@ -123,7 +127,9 @@ class BankReader:
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
-        self.speller = Speller(vocabulary_of(sentences + list(names or []) + list(store_words or [])), known_words or ())
+        self.speller = Speller(
+            vocabulary_of(sentences + list(names or {}) + list(store_words or [])), known_words or ()
+        )
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
         self.examples = [(label, self.prepare(s)) for label, s in examples]
@@ -149,8 +155,7 @@ class BankReader:
 
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities = self.entities.read(self.speller(text))
-        scores = self.fused(core_text(entities.masked)) if self.scorers else {}
-        return self.decide(scores, entities, eligible)
+        return self.decide(self.fused(core_text(entities.masked)), entities, eligible)
 
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""

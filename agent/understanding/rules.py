@@ -55,9 +55,7 @@ class RulesClassifier:
         owners = [
             i.id
             for i in intents
-            if ids & set(i.required_params)
-            and (m := self.models.get(i.id))
-            and m.spec.bare_id_starts
+            if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
         ]
         return owners[0] if len(owners) == 1 else None
 
@@ -92,6 +90,8 @@ class RulesClassifier:
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
         owner = self._owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
+        if owner is not None and reading.scores.get(owner, 0.0) < max(reading.topic_scores().values(), default=0.0):
+            owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
         return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
 
     def _new_request(

@@ -193,11 +193,19 @@ _LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[^\n#]*", re.M)
 def run_calibrate(args: argparse.Namespace) -> int:
     """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
     reader, _ = reader_for(args.config_dir, args.data_dir)
-    scorer = reader.scorers[0]
     labels = [label for label, _ in reader.examples]
     answered = {name for name, topic in reader.banks.out_of_scope.items() if topic.answer}
-    levels = calibrate(labels, scorer.held_out_scores(), answered)
-    values = {"threshold": levels.threshold, "margin": levels.margin, "confident": levels.confident, "topic": levels.topic}
+    # An out-of-scope topic is held out whole: the levels must hold for requests from domains the
+    # banks never saw, not only for more sentences of a known one. An intent's sentence alone.
+    groups = [label if label.startswith(OUT_OF_SCOPE + TOPIC_SEP) else f"{n}" for n, label in enumerate(labels)]
+    per_scorer = [scorer.held_out_scores(groups) for scorer in reader.scorers]
+    # The scorers' held-out scores, averaged as BankReader fuses them for a message.
+    held_out = [
+        {label: sum(s.get(label, 0.0) for s in row) / len(row) for label in row[0]}
+        for row in zip(*per_scorer, strict=True)
+    ]
+    levels = calibrate(labels, held_out, answered)
+    values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     print(
         f"levels: {', '.join(f'{k} {v}' for k, v in values.items())} (held out: in-scope accuracy "
         f"{levels.in_scope_accuracy:.2%}, out-of-scope recall {levels.out_of_scope_recall:.2%}, "

@@ -25,8 +25,7 @@ from agent.llm.spend import DailyBudget
 from agent.session import Goal, SessionState
 from agent.types import Intent, Interaction, Message
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
-from agent.understanding.rules import RulesClassifier
-from tests.helpers import REPO
+from tests.helpers import REPO, rules_classifier
 
 ORDER = {"order_id": "O-12345", "status": "in_transit", "eta": "2025-10-20", "amount": 1299.0, "carrier": "UPS"}
 
@@ -157,7 +156,7 @@ def _answer(**body: object) -> LLMResponse:
 
 
 async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_output() -> None:
-    rules = RulesClassifier(load_config(REPO / "config"))
+    rules = rules_classifier()
     steps = [
         _answer(intent_id="order_status", params={"order_id": "o 12345", "colour": "red"}),
         LLMResponse(content="I think it's about an order"),
@@ -182,7 +181,7 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
 
 
 async def test_llm_classifier_prompt_carries_the_active_goal_and_awaited_slot() -> None:
-    rules = RulesClassifier(load_config(REPO / "config"))
+    rules = rules_classifier()
     provider = ScriptedProvider([_answer(intent_id="order_status", params={"order_id": "34567"}, fills_slot=True)])
     llm = LLMClassifier(LLMCalls(provider, LLMSettings()), rules)
     goal = Goal(
@@ -203,7 +202,7 @@ async def test_llm_classifier_prompt_carries_the_active_goal_and_awaited_slot() 
 
 
 async def test_cascade_calls_the_llm_only_when_the_rules_are_unsure() -> None:
-    rules = RulesClassifier(load_config(REPO / "config"))
+    rules = rules_classifier()
     provider = ScriptedProvider([_answer(intent_id="order_status")])
     cascade = CascadeClassifier(rules, LLMClassifier(LLMCalls(provider, LLMSettings()), rules), 0.75)
     state = SessionState(session_id="s")

@@ -9,11 +9,10 @@ from agent.intents import IntentsRegistry
 from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
 from agent.text import Normalizer, stem
 from agent.types import IntentContext
-from agent.understanding.rules import RulesClassifier
-from tests.helpers import REPO, interaction
+from tests.helpers import REPO, interaction, rules_classifier
 
 CONFIG = load_config(REPO / "config")
-CLASSIFIER = RulesClassifier(CONFIG)
+CLASSIFIER = rules_classifier()
 INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
 
 

@@ -8,12 +8,11 @@ from agent.config_files import load_config
 from agent.intents import IntentsRegistry
 from agent.session import SessionState
 from agent.types import IntentContext
-from agent.understanding.rules import RulesClassifier
 from bots.app import build_app
-from tests.helpers import REPO, interaction, say
+from tests.helpers import REPO, interaction, rules_classifier, say
 
 CONFIG = load_config(REPO / "config")
-CLASSIFIER = RulesClassifier(CONFIG)
+CLASSIFIER = rules_classifier()
 INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
 
 
