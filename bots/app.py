@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -53,7 +54,7 @@ from agent.tools.orders import support_tools
 from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.task_list import task_tools
-from agent.understanding.banks import load_banks
+from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
@@ -75,15 +76,23 @@ UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
     """The embedded understanding: the store's example banks read by two small models, wordllama's
     word vectors (what words mean) and a linear model over the banks' words (which words decide)."""
-    from adapters.nlu.lexical import LexicalScorer
-    from adapters.nlu.wordllama import WordLlamaScorer
-
     banks = load_banks(Path(config.directory), config.intents)
-    vectors = WordLlamaScorer(banks.embedding.dimensions, banks.embedding.top_k)
     slots = config.intents.slots
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
     store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
-    return BankReader(banks, [vectors, LexicalScorer()], inventory.kinds(), store_words, vectors.words())
+    return _fitted_reader(banks.model_dump_json(), tuple(sorted(inventory.kinds().items())), tuple(store_words))
+
+
+@functools.lru_cache(maxsize=4)
+def _fitted_reader(banks: str, names: tuple[tuple[str, str], ...], store_words: tuple[str, ...]) -> BankReader:
+    """Fitting the models takes a second or two; a process that builds the app again from the same
+    banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
+    from adapters.nlu.lexical import LexicalScorer
+    from adapters.nlu.wordllama import WordLlamaScorer
+
+    fitted = NluBanks.model_validate_json(banks)
+    vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
+    return BankReader(fitted, [vectors, LexicalScorer()], dict(names), list(store_words), vectors.words())
 
 
 async def check_store(app: App) -> None:
