@@ -15,10 +15,10 @@ from agent.understanding.banks import OUT_OF_SCOPE
 from agent.understanding.reading import TOPIC_SEP
 
 # Out-of-scope sentences read as in scope cost more than the reverse: a tool nobody asked for.
-OUT_OF_SCOPE_WEIGHT = 2.0
-# `confident`: the lowest score at which the held-out readings name the right intent this often
+OUT_OF_SCOPE_WEIGHT = 1.5
+# `confident`: the lowest score at which held-out readings of a guarded intent are right this often
 # (below it a side-effecting intent is asked about before it runs).
-CONFIDENT_PRECISION = 0.99
+CONFIDENT_PRECISION = 0.95
 # `topic`: the lowest score at which the nearest topic is the sentence's own this often.
 TOPIC_PRECISION = 0.75
 
@@ -51,15 +51,26 @@ def _grid(low: float, high: float, step: float) -> list[float]:
     return [round(low + i * step, 3) for i in range(int(round((high - low) / step)) + 1)]
 
 
-def calibrate(labels: Sequence[str], held_out: Sequence[dict[str, float]], answered: set[str]) -> Levels:
+def calibrate(
+    labels: Sequence[str],
+    held_out: Sequence[dict[str, float]],
+    held_out_alone: Sequence[dict[str, float]],
+    answered: set[str],
+    gated: set[str],
+) -> Levels:
     """The levels from held-out scores.
 
     Args:
         labels: each bank sentence's label, as the scorer was fitted ("out_of_scope/<topic>" for topics).
-        held_out: each sentence's scores against the banks without itself, in the same order.
+        held_out: each sentence's scores with its out-of-scope topic held out whole (an intent's
+            sentence alone): what a request from a domain the banks never saw looks like.
+        held_out_alone: each sentence's scores with only itself held out, for `topic` (whether the
+            nearest topic is the message's own needs its topic in the banks).
         answered: the topics that have an answer of their own.
+        gated: the intents the action gate guards (side-effecting ones with a yes/no offer).
     """
     rows = [_summarize(label, scores) for label, scores in zip(labels, held_out, strict=True)]
+    alone = [_summarize(label, scores) for label, scores in zip(labels, held_out_alone, strict=True)]
     oos = [r for r in rows if r.label.startswith(OUT_OF_SCOPE)]
     ins = [r for r in rows if not r.label.startswith(OUT_OF_SCOPE)]
     best_levels: tuple[float, float, float, float, float] | None = None
@@ -81,7 +92,7 @@ def calibrate(labels: Sequence[str], held_out: Sequence[dict[str, float]], answe
     # Every sentence read as out of scope whose nearest topic has an answer of its own would be given it.
     named = [
         (r.topic_score, r.topic == r.label)
-        for r in rows
+        for r in alone
         if (r.score < threshold or r.score < r.topic_score + margin) and r.topic.split(TOPIC_SEP, 1)[1] in answered
     ]
     topic = _lowest_precise(named, TOPIC_PRECISION, threshold)

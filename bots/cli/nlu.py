@@ -190,6 +190,15 @@ def run_nlu(args: argparse.Namespace) -> int:
 _LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[^\n#]*", re.M)
 
 
+def _held_out(reader: BankReader, groups: list[str]) -> list[dict[str, float]]:
+    """The scorers' held-out scores, averaged as BankReader fuses them for a message."""
+    per_scorer = [scorer.held_out_scores(groups) for scorer in reader.scorers]
+    return [
+        {label: sum(s.get(label, 0.0) for s in row) / len(row) for label in row[0]}
+        for row in zip(*per_scorer, strict=True)
+    ]
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
     reader, _ = reader_for(args.config_dir, args.data_dir)
@@ -197,14 +206,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
     answered = {name for name, topic in reader.banks.out_of_scope.items() if topic.answer}
     # An out-of-scope topic is held out whole: the levels must hold for requests from domains the
     # banks never saw, not only for more sentences of a known one. An intent's sentence alone.
-    groups = [label if label.startswith(OUT_OF_SCOPE + TOPIC_SEP) else f"{n}" for n, label in enumerate(labels)]
-    per_scorer = [scorer.held_out_scores(groups) for scorer in reader.scorers]
-    # The scorers' held-out scores, averaged as BankReader fuses them for a message.
-    held_out = [
-        {label: sum(s.get(label, 0.0) for s in row) / len(row) for label in row[0]}
-        for row in zip(*per_scorer, strict=True)
-    ]
-    levels = calibrate(labels, held_out, answered)
+    topics = [label if label.startswith(OUT_OF_SCOPE + TOPIC_SEP) else f"{n}" for n, label in enumerate(labels)]
+    alone = [str(n) for n in range(len(labels))]
+    config = load_config(resolve_dir(args.config_dir, "config"))
+    gated = {i.id for i in config.intents.intents if i.templates.offer}
+    levels = calibrate(labels, _held_out(reader, topics), _held_out(reader, alone), answered, gated)
     values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     print(
         f"levels: {', '.join(f'{k} {v}' for k, v in values.items())} (held out: in-scope accuracy "
@@ -213,7 +219,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     )
     if args.dry_run:
         return 0
-    path = Path(load_config(resolve_dir(args.config_dir, "config")).directory) / "nlu.yaml"
+    path = Path(config.directory) / "nlu.yaml"
     text = path.read_text(encoding="utf-8")
     found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
     text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
