@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from agent.understanding.banks import OUT_OF_SCOPE
 from agent.understanding.reading import TOPIC_SEP
 
-# Out-of-scope sentences read as in scope cost more than the reverse: a tool nobody asked for.
-OUT_OF_SCOPE_WEIGHT = 1.5
+# How much an out-of-scope sentence read as a request weighs against a request read as out of scope.
+OUT_OF_SCOPE_WEIGHT = 1.0
 # `confident`: the lowest score at which held-out readings of a guarded intent are right this often
 # (below it a side-effecting intent is asked about before it runs).
 CONFIDENT_PRECISION = 0.95

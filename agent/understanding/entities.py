@@ -72,6 +72,8 @@ _DATE = re.compile(
     r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
     r"|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?)\b"
 )
+# 'book the dentist', "renew passport": a quoted title is what a task or ticket is called.
+_TITLE = re.compile(r"(?<![\w])(['\"\u201c\u2018])([^'\"\u201c\u201d\u2018\u2019]{2,80})['\"\u201d\u2019](?![\w])")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
 # 2.4.1, v2.5.0-rc1; a two-part version only after "release", "version" or "v" (29.99 is a price).
 _VERSION = re.compile(
@@ -95,6 +97,7 @@ class Entities(BaseModel):
     numbers: list[str] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)
     versions: list[str] = Field(default_factory=list)
+    titles: list[str] = Field(default_factory=list)
     masked: str = ""
 
 
@@ -141,6 +144,7 @@ class EntityReader:
 
             masked = rx.sub(repl, masked)
 
+        sub(_TITLE, "title", lambda m: found.titles.append(m.group(2)))
         sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
         sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
         sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
