@@ -1,7 +1,7 @@
 """Customer preferences across sessions: read before a turn acts, written after it commits.
 
 `PreferenceRecorder` is the router's hook. Before acting it reads the stored preferences and
-folds in what this message says ("not Razer", "I prefer wireless", "keep it short"), so the
+folds in what this message says ("not <brand>", "I prefer wireless", "keep it short"), so the
 agents see them at once; after the commit it writes this turn's update, which is usually empty
 (a no-op for the store). Guests without a customer id are remembered per session only.
 """

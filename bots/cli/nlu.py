@@ -187,7 +187,8 @@ def run_nlu(args: argparse.Namespace) -> int:
     return 1 if missed or any(r.false_actions for r in results) else 0
 
 
-_LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[^\n#]*", re.M)
+# A level's line up to its value; a comment after the value stays.
+_LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[ \t]*[^\s#]*", re.M)
 
 
 def _held_out(reader: BankReader, groups: list[str]) -> list[dict[str, float]]:
