@@ -56,7 +56,6 @@ def demo_day(offset: int) -> str:
     return (utcnow().date() + timedelta(days=offset)).isoformat()
 
 
-<<<<<<< HEAD
 def sigkill(proc: subprocess.Popen[bytes] | None) -> None:
     """Kill a child process the way a crash would, and reap it."""
     if proc is not None and proc.poll() is None:
@@ -72,7 +71,8 @@ def terminate(proc: subprocess.Popen[bytes] | None, timeout: float = 20) -> None
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             sigkill(proc)
-=======
+
+
 @functools.cache
 def rules_classifier(config_dir: Path = REPO / "config", data_dir: Path = REPO / "data") -> RulesClassifier:
     """The shipped offline classifier, fitted once per test process (fitting the banks takes a second)."""
@@ -83,4 +83,3 @@ def rules_classifier(config_dir: Path = REPO / "config", data_dir: Path = REPO /
     config = load_config(config_dir)
     inventory = FileInventory(data_dir, load_store_settings(config.directory).inventory)
     return RulesClassifier(config, reader=embedded_reader(config, inventory))
->>>>>>> 727911f (Understanding by two small models over the banks: word vectors and a linear model of the banks' words)
