@@ -36,6 +36,9 @@ class SlotSpec(Strict):
     keep_words: bool = False
     # Several values in one message are several requests ("where are O-24680 and O-45678?").
     one_request_each: bool = False
+    # The word the embedded model reads in place of a value `pattern` finds ("title"), so what a
+    # task or ticket is about does not decide which intent it is.
+    mask: str | None = None
 
 
 class IntentTemplates(Strict):

@@ -27,6 +27,7 @@ from agent.interfaces import (
     AlertNotifier,
     Classifier,
     DataSource,
+    ExampleScorer,
     LLMProvider,
     Planner,
     ReleaseSource,
@@ -80,11 +81,19 @@ def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
     slots = config.intents.slots
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
     store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
-    return _fitted_reader(banks.model_dump_json(), tuple(sorted(inventory.kinds().items())), tuple(store_words))
+    masks = tuple((s.pattern, s.mask) for s in slots.values() if s.pattern and s.mask)
+    return _fitted_reader(
+        banks.model_dump_json(), tuple(sorted(inventory.kinds().items())), tuple(store_words), masks
+    )
 
 
 @functools.lru_cache(maxsize=4)
-def _fitted_reader(banks: str, names: tuple[tuple[str, str], ...], store_words: tuple[str, ...]) -> BankReader:
+def _fitted_reader(
+    banks: str,
+    names: tuple[tuple[str, str], ...],
+    store_words: tuple[str, ...],
+    masks: tuple[tuple[str, str], ...] = (),
+) -> BankReader:
     """Fitting the models takes a second or two; a process that builds the app again from the same
     banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
     from adapters.nlu.lexical import LexicalScorer
@@ -92,7 +101,8 @@ def _fitted_reader(banks: str, names: tuple[tuple[str, str], ...], store_words: 
 
     fitted = NluBanks.model_validate_json(banks)
     vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
-    return BankReader(fitted, [vectors, LexicalScorer()], dict(names), list(store_words), vectors.words())
+    scorers: list[ExampleScorer] = [vectors, LexicalScorer()]
+    return BankReader(fitted, scorers, dict(names), list(store_words), vectors.words(), list(masks))
 
 
 async def check_store(app: App) -> None:

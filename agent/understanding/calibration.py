@@ -18,7 +18,7 @@ from agent.understanding.reading import TOPIC_SEP
 OUT_OF_SCOPE_WEIGHT = 1.0
 # `confident`: the lowest score at which held-out readings of a guarded intent are right this often
 # (below it a side-effecting intent is asked about before it runs).
-CONFIDENT_PRECISION = 0.95
+CONFIDENT_PRECISION = 0.98
 # `topic`: the lowest score at which the nearest topic is the sentence's own this often.
 TOPIC_PRECISION = 0.75
 
@@ -84,9 +84,12 @@ def calibrate(
                 best_levels = (value, threshold, margin, in_acc, oos_recall)
     assert best_levels is not None
     _, threshold, margin, in_acc, oos_recall = best_levels
-    # Out-of-scope sentences read as a request count too: acting on one is the costliest mistake.
+    # The gate guards acting: what counts is how often a reading of a guarded intent is right, and
+    # out-of-scope sentences read as one count too (acting on one is the costliest mistake).
     accepted = [
-        (r.score, r.best == r.label) for r in rows if r.score >= threshold and r.score >= r.topic_score + margin
+        (r.score, r.best == r.label)
+        for r in rows
+        if r.best in gated and r.score >= threshold and r.score >= r.topic_score + margin
     ]
     confident = _lowest_precise(accepted, CONFIDENT_PRECISION, threshold)
     # Every sentence read as out of scope whose nearest topic has an answer of its own would be given it.

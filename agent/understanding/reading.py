@@ -22,7 +22,9 @@ from agent.understanding.spelling import Speller, vocabulary_of
 
 TOPIC_SEP = "/"
 # The words typed values are masked to (agent/understanding/entities.py).
-VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title"})
+VALUE_WORDS = frozenset(
+    {"order", "money", "reference", "version", "number", "product", "date", "title", "description"}
+)
 # Greetings, sign-offs and politeness say nothing about the request; the models read what is left.
 _LEAD = re.compile(
     r"^(?:(?:hi|hey|hello|hiya|yo|um+|uh+|so|ok(?:ay)?|right|well|good (?:morning|afternoon|evening)|morning|"
@@ -112,6 +114,9 @@ class BankReader:
         names: product and model names from the store's data, each with its kind ("mouse").
         store_words: the store's own words (categories, brands) that the typo repair may restore.
         known_words: valid words the typo repair must leave alone (a dictionary).
+        masks: free-text values found by the slots' own patterns (config/intents.yaml `mask`), each
+            with the word read in its place: "new task: buy oat milk" reads as "new task: title",
+            so the request's frame decides the intent and not what the task is about.
     """
 
     def __init__(
@@ -121,8 +126,10 @@ class BankReader:
         names: dict[str, str] | None = None,
         store_words: list[str] | None = None,
         known_words: set[str] | None = None,
+        masks: list[tuple[str, str]] | None = None,
     ):
         self.banks = banks
+        self.masks = [(re.compile(pattern, re.I), word) for pattern, word in masks or []]
         self.scorers = scorers
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
@@ -141,7 +148,15 @@ class BankReader:
 
     def prepare(self, text: str) -> str:
         """What the model reads: typed values as their type's word, without greeting and sign-off."""
-        return core_text(self.entities.read(text).masked)
+        return core_text(self._entities(text).masked)
+
+    def _entities(self, text: str) -> Entities:
+        for rx, word in self.masks:
+            m = rx.search(text)
+            group = next((g for g in range(1, rx.groups + 1) if m.group(g)), 0) if m else None
+            if m is not None and group is not None:
+                text = f"{text[: m.start(group)]}{word}{text[m.end(group) :]}"
+        return self.entities.read(text)
 
     def fused(self, text: str) -> dict[str, float]:
         return dict(self._recent(text))
@@ -154,7 +169,7 @@ class BankReader:
         return total
 
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
-        entities = self.entities.read(self.speller(text))
+        entities = self._entities(self.speller(text))
         return self.decide(self.fused(core_text(entities.masked)), entities, eligible)
 
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
