@@ -129,7 +129,6 @@ class Classification(Model):
     reply: Literal["yes", "no"] | None = None
     # Out of scope: the honest short answer for the topic ("I can't change account settings here.").
     out_of_scope: str | None = None
-    human_offer: bool = True  # whether the out-of-scope answer offers a person
     # Understanding named a side-effecting intent without being sure: ask this instead of acting.
     offer: str | None = None
     notice: str | None = None  # something the user must hear this turn (a spent LLM budget)

@@ -68,23 +68,19 @@ async def unknown(
         await t.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})
     elif not await confirmations.remind(state, t):
-        message = fallback(state, can_hand_off, m, cls.out_of_scope, cls.human_offer)
+        message = fallback(state, can_hand_off, m, cls.out_of_scope)
         await t.send(message)
         outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
         t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
 
 
-def fallback(
-    state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None, human_offer: bool = True
-) -> OutboundMessage:
+def fallback(state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None) -> OutboundMessage:
     """The answer to a message no intent fits (or an out-of-scope topic's own honest answer): the
     pending question again, and a person on offer."""
     goal = state.active_goal
     text = out_of_scope or m.fallback
     if goal and goal.next_question:
         text = f"{text} {goal.next_question}"
-    if not human_offer:
-        return OutboundMessage(kind="fallback", text=text)
     buttons: list = []
     if can_hand_off:
         state.pending_confirmation = PendingConfirmation(kind="offer", intent_id="human_handoff", prompt=m.human_offer)

@@ -20,8 +20,10 @@ from agent.turn import Turn
 from agent.types import Classification, Intent, Interaction, Message, ToolResult
 from agent.understanding.splitter import RequestSplitter
 
-# A part counts as a request of its own only when understood this surely ("by the way" is not one).
-SURE = 0.6
+# A part counts as a request of its own only when understood surely, at the level where the offline
+# classifier acts without asking (understanding/rules.py STRONG): "I bought a keyboard last week" is
+# context, not a request.
+SURE = 0.75
 
 
 class SmallTalk:
@@ -125,11 +127,19 @@ async def understand(
             await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, history, turn)
             for p in parts
         ]
-        tasks = [c for c in found if c.intent_id and kinds.get(c.intent_id) == "task" and c.confidence >= SURE]
+        tasks = [c for c in found if kinds.get(c.intent_id or "") == "task" and _request(c, eligible, slots)]
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
         if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
             return tasks
     return [await classifier.classify(interaction, eligible, state, history, turn)]
+
+
+def _request(cls: Classification, eligible: list[Intent], slots: dict[str, SlotSpec]) -> bool:
+    """A part is a request of its own when understood surely or when it names a typed value its
+    intent needs ("where are O-35791"); "I bought a keyboard last week" is context."""
+    intent = next((i for i in eligible if i.id == cls.intent_id), None)
+    needed = intent.required_params if intent else []
+    return cls.confidence >= SURE or any(p in cls.params and not _free_text(p, slots) for p in needed)
 
 
 def _free_text(slot: str, slots: dict[str, SlotSpec]) -> bool:

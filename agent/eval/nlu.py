@@ -118,13 +118,16 @@ def _plain(value: object) -> str:
 
 async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[Intent]) -> list[NluResult]:
     results = []
+    # A chat intent the corpus has no label for (smalltalk) answers without acting, as out of scope does.
+    labelled = {label for case in cases for label in [case.intent, *case.accept]}
+    unlabelled_chat = {i.id for i in intents if i.kind == "chat" and i.id not in labelled}
     for n, case in enumerate(cases):
         interaction = Interaction(id=f"nlu-{n}", session_key=f"nlu-{n}", text=case.text)
         state = SessionState(session_id=f"nlu-{n}")
         start, cpu = time.perf_counter(), time.thread_time()
         cls = await classifier.classify(interaction, intents, state, [])
         seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
-        predicted = cls.intent_id or OUT_OF_SCOPE
+        predicted = OUT_OF_SCOPE if cls.intent_id in unlabelled_chat else cls.intent_id or OUT_OF_SCOPE
         found = {k: str(v) for k, v in cls.params.items() if k in SLOTS}
         results.append(
             NluResult(
@@ -132,7 +135,7 @@ async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[I
                 # Where several answers count, a right one is counted under itself.
                 expected=predicted if case.accepts(predicted) else case.intent,
                 predicted=predicted,
-                acted=predicted in SIDE_EFFECTING and not cls.offer,
+                acted=predicted in SIDE_EFFECTING and not cls.offer and not cls.missing,
                 slots_expected=case.slots,
                 slots_found=found,
                 seconds=seconds,

@@ -23,7 +23,6 @@ class OutOfScopeTopic(Strict):
     # The honest short answer ("I can't change account settings here."); a topic without one gets
     # the bot's general out-of-scope answer.
     answer: str | None = None
-    human_offer: bool = True  # small talk is answered in kind, with no person offered
     examples: list[str] = Field(min_length=1)
 
 

@@ -18,7 +18,7 @@ from agent.understanding.reading import TOPIC_SEP
 OUT_OF_SCOPE_WEIGHT = 1.0
 # `confident`: the lowest score at which held-out readings of a guarded intent are right this often
 # (below it a side-effecting intent is asked about before it runs).
-CONFIDENT_PRECISION = 0.98
+CONFIDENT_PRECISION = 0.95
 # `topic`: the lowest score at which the nearest topic is the sentence's own this often.
 TOPIC_PRECISION = 0.75
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from agent.config import BotConfig, IntentSpec
 from agent.conversation.consent import Consent
 from agent.interfaces import TurnLog
@@ -9,7 +11,7 @@ from agent.session import SessionState
 from agent.text import Normalizer, clean
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import NluBanks
-from agent.understanding.reading import BankReader, Reading, plain_request, problem_summary
+from agent.understanding.reading import BankReader, Reading, core_text, plain_request, problem_summary
 from agent.understanding.slots import SlotExtractor
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
@@ -58,6 +60,15 @@ class RulesClassifier:
             if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
         ]
         return owners[0] if len(owners) == 1 else None
+
+    def _direct_answer(self, slot: str, text: str) -> object | None:
+        """A message that is nothing but a value of the awaited slot's kind answers it, whatever
+        else it resembles ("O-12345" to "which order?", "logitech g502" to "which device?")."""
+        found = self.slots.typed_reply(slot, text)
+        if found is None:
+            return None
+        value, rest = found
+        return value if not re.findall(r"\w+", core_text(rest)) else None
 
     def _calibrated(self, reading: Reading) -> float:
         """The reading's confidence on this classifier's scale: the banks' `confident` level is
@@ -145,6 +156,8 @@ class RulesClassifier:
                 return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
+        if goal and awaited and (value := self._direct_answer(awaited, text)) is not None:
+            return Classification(intent_id=goal.intent_id, params={awaited: value}, confidence=0.9, fills_slot=True)
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
         # "and O-34567?", "what about o-45678" while a free-text answer is awaited: an ID for another
         # request, not the answer.
@@ -168,7 +181,10 @@ class RulesClassifier:
             if free_text and (small_talk or self.consent(text)):
                 # "thank you" or "ok" is not the ticket's description: small talk answers as small talk.
                 return Classification(intent_id=intent_id if small_talk else None, confidence=confidence)
-            if awaited not in params and (value := self.slots.extract_reply(awaited, text)) is not None:
+            # A bare number answers "which order?" unless the message reads as a request of its own
+            # ("forget the order, recommend a webcam under 3000").
+            bare = free_text or intent_id in (None, goal.intent_id) or small_talk or reading.words_besides_values <= 3
+            if awaited not in params and bare and (value := self.slots.extract_reply(awaited, text)) is not None:
                 params = {awaited: value}
             if awaited in params:
                 return Classification(
@@ -181,7 +197,6 @@ class RulesClassifier:
                 params=params,
                 confidence=confidence,
                 out_of_scope=topic.answer if topic else None,
-                human_offer=topic.human_offer if topic else True,
             )
         model = self.models[intent_id]
         spec = model.spec
@@ -202,6 +217,8 @@ class RulesClassifier:
             elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
                 params[p] = value
         missing = [p for p in spec.required_params if p not in params]
-        unsure = reading.intent == intent_id and reading.confidence < self.banks.confident
+        # Below the gate, an action that would run now is asked about first; one that still needs a
+        # value asks for it, and that question is the check.
+        unsure = reading.intent == intent_id and reading.confidence < self.banks.confident and not missing
         offer = spec.templates.offer if unsure and spec.templates.offer else None
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)

@@ -47,6 +47,15 @@ class SlotExtractor:
                 found[name] = canonical[m.group(1).lower()]
         return found, rest
 
+    def typed_reply(self, name: str, text: str) -> tuple[Any, str] | None:
+        """The value of `name` a direct answer gives by its pattern ("O-12345", "logitech g502"),
+        and what the message says besides it."""
+        text = clean(text)
+        for rx in (self._patterns.get(name), self._reply.get(name)):
+            if rx is not None and (m := rx.search(text)):
+                return self._normalize(name, m), f"{text[: m.start()]} {text[m.end() :]}".strip()
+        return None
+
     def extract_reply(self, name: str, text: str, *, free_text: bool = True) -> Any | None:
         """The value of `name` in a direct answer to the question asking for it."""
         text = clean(text)
