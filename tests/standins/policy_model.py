@@ -1,8 +1,9 @@
 """The policy model behind the stand-in LLM server: it decides only from the request it receives.
 
 A classification request lists the intents offered (id, description, parameters and what they
-look like, a few examples), the active goal, the slot the bot waits for and any yes/no question
-open; the model picks the intent whose examples and description are closest to the message and
+look like, a few examples), the known messages most like this one with their answers, the active
+goal, the slot the bot waits for and any yes/no question open; the model picks the intent whose
+examples (the listed known messages among them) and description are closest to the message and
 reads the parameters a competent model would (IDs, money, numbers, names, the words after "to").
 An agent request (policy_agent.py) carries the constitution, the current request, the known
 details, the tools and their schemas and the tool results of this turn; the model calls the tool
@@ -15,6 +16,7 @@ Nothing here knows a test, a scenario or an expected answer.
 # ruff: noqa: E501 - the patterns read best on one line each
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +107,7 @@ class IntentOffer:
     examples: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)  # words the message must say for this intent
     signs: list[str] = field(default_factory=list)  # phrases that strongly mean this intent
+    near: list[str] = field(default_factory=list)  # known messages like this one that mean this intent
 
 
 def read_intents(system: str) -> list[IntentOffer]:
@@ -128,7 +131,22 @@ def read_intents(system: str) -> list[IntentOffer]:
             offers[-1].signs = line.removeprefix("  Strong signs: ").split(" | ")
         elif line.startswith("  Only when the message says one of: ") and offers:
             offers[-1].requires = line.removeprefix("  Only when the message says one of: ").split(" | ")
+    by_id = {o.id: o for o in offers}
+    for sentence, answer in read_nearest(system):
+        if answer in by_id:
+            by_id[answer].near.append(sentence)
     return offers
+
+
+def read_nearest(system: str) -> list[tuple[str, str]]:
+    """The known messages the prompt lists as most like this one, each with its answer."""
+    block = system.split("most like this one", 1)[1].split("\n\n", 1)[0] if "most like this one" in system else ""
+    out = []
+    for line in block.splitlines()[1:]:
+        m = re.match(r"\s+(\".*\") => ([\w:]+)$", line)
+        if m:
+            out.append((json.loads(m.group(1)), m.group(2)))
+    return out
 
 
 def _money(text: str, bare: bool) -> str | None:
@@ -230,7 +248,7 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
     best = 0.0
     # A clause that says what the intent is not for ("Not for a problem ...") is no evidence for it.
     clauses = [c for c in re.split(r"[;.]| - ", offer.description) if c.strip() and not NEGATED.match(c)]
-    for example in offer.examples + clauses:
+    for example in offer.examples + offer.near + clauses:
         ex = set(words(example))
         if ex:
             total = sum(weight.get(w, 1.0) for w in ex)
