@@ -244,7 +244,9 @@ def _weights(intents: list[IntentOffer]) -> dict[str, float]:
     return {w: 1.0 / n for w, n in seen.items()}
 
 
-def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user: str) -> float:
+def _score(
+    offer: IntentOffer, tokens: set[str], weight: dict[str, float], user: str, shared: frozenset[str] = frozenset()
+) -> float:
     best = 0.0
     # A clause that says what the intent is not for ("Not for a problem ...") is no evidence for it.
     clauses = [c for c in re.split(r"[;.]| - ", offer.description) if c.strip() and not NEGATED.match(c)]
@@ -259,14 +261,39 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
             best = max(best, sum(weight.get(w, 1.0) for w in ex & tokens) / total * (0.5 + 0.5 * cover))
     if any(_says(user, sign) for sign in offer.signs):
         best += 0.5
+    # A word of the intent's own name ("order" for order_status) in the message points at it.
+    best += 0.1 * min(1, len(set(words(offer.id.replace("_", " "))) & tokens))
     # Words of the description that no other intent uses name this one.
     own = {w for w in words(offer.description + " " + offer.id.replace("_", " ")) if weight.get(w, 1.0) >= 1.0}
     best += 0.5 * min(1, len(own & tokens))
-    # A message that carries one of the intent's required parameters is evidence for it.
+    # A message that carries one of the intent's required parameters is evidence for it, unless
+    # another intent reads the same word as a parameter of another kind ("laptop" is a product to
+    # buy and a device to fix).
     guesses = ("summary", "item", "model", "symptom")
-    if any(extract(p, offer.params[p], user, awaited=False) for p in offer.required if p not in guesses):
+    found = {
+        (p, v.lower()) for p in offer.required if p not in guesses and (v := extract(p, offer.params[p], user, False))
+    }
+    if {v for _, v in found} - shared:
         best += 0.25
     return best
+
+
+def _values(offers: list[IntentOffer], user: str) -> dict[str, set[tuple[str, str]]]:
+    """The (parameter, value) pairs each intent's parameters read from the message."""
+    return {
+        o.id: {
+            (p, v.lower()) for p, vs in o.params.items() if p not in FREE_TEXT and (v := extract(p, vs, user, False))
+        }
+        for o in offers
+    }
+
+
+def _shared(intent: str, values: dict[str, set[tuple[str, str]]]) -> frozenset[str]:
+    """Values of this intent's parameters that another intent reads as a parameter of another kind."""
+    mine = values[intent]
+    return frozenset(
+        v for other, vs in values.items() if other != intent for p, v in vs for q, w in mine if v == w and p != q
+    )
 
 
 def _says(text: str, phrase: str) -> bool:
@@ -314,7 +341,8 @@ def classify(system: str, user: str) -> dict[str, Any]:
     weight = _weights(intents)
     # The prompt's own conditions hold: an intent that needs certain words is out without them.
     allowed = [i for i in intents if not i.requires or any(_says(user, w) for w in i.requires)]
-    scored = sorted(((_score(i, tokens, weight, user), i) for i in allowed), key=lambda s: -s[0])
+    values = _values(intents, user)
+    scored = sorted(((_score(i, tokens, weight, user, _shared(i.id, values)), i) for i in allowed), key=lambda s: -s[0])
     goal = re.search(r"Active goal: (\w+) with", system)
     waiting = re.search(r"waiting for `(\w+)`", system)
     by_id = {i.id: i for i in intents}
