@@ -88,8 +88,8 @@ NEGATED = re.compile(r"\s*(not|never|no)\b", re.I)
 def words(text: str) -> list[str]:
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")):
-        if w in STOP:
-            continue
+        if w in STOP or (len(w) == 1 and w.isalpha()):
+            continue  # a lone letter ("o" of O-12345) is part of an ID, not a word
         for suffix in ("ing", "ed", "es", "s"):
             if len(w) > len(suffix) + 2 and w.endswith(suffix):
                 w = w[: -len(suffix)]
