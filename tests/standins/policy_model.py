@@ -307,8 +307,11 @@ DISMISS = re.compile(
     r"^\W*(?:forget|never ?mind|skip|drop|cancel|scrap)\s+(?:about\s+)?(?:the|my|that|this)\s+\w+\W*$", re.I
 )
 FREE_TEXT = ("summary", "item", "symptom", "task_title", "new_title", "question")
+# "that one", "is it wireless?" point at a listed item; "that's helpful" comments on the answer.
 POINTING = re.compile(
-    r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest|that one|this one|the one|it|that)\b", re.I
+    r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest|that one|this one|the one|it|that)\b"
+    r"(?!['’]s\b| is\b| was\b)",
+    re.I,
 )
 
 
