@@ -344,3 +344,8 @@ class ExampleScorer(Protocol):
     def words(self) -> set[str]:
         """Words the model knows well enough that a typo repair must leave them alone."""
         ...
+
+    def similarities(self, text: str) -> list[float]:
+        """The message's similarity to each fitted sentence, in fit order (the few-shot examples
+        an LLM prompt shows are the nearest ones); [] when the model has no sentence-level view."""
+        ...

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ class LexicalScorer:
         self._weights = np.zeros((0, 0), dtype=np.float32)
         self._bias = np.zeros(0, dtype=np.float32)
         self._examples: list[tuple[str, str]] = []
+        self._sentences: Any = None  # the fitted sentences' TF-IDF rows, by feature (scipy CSR)
 
     def words(self) -> set[str]:
         return set()
@@ -46,6 +48,7 @@ class LexicalScorer:
         # Features by row, so a message's few features are gathered as rows, not scattered columns.
         self._weights = np.ascontiguousarray(model.coef_.T, dtype=np.float32)
         self._bias = model.intercept_.astype(np.float32)
+        self._sentences = vectorizer.transform([s for _, s in examples]).T.tocsr().astype(np.float32)
 
     def _fitted(self, examples: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -78,6 +81,15 @@ class LexicalScorer:
         probs = 1.0 / (1.0 + np.exp(-logits))
         total = float(probs.sum())
         return dict(zip(self.labels, (probs / total if total else probs).tolist(), strict=True))
+
+    def similarities(self, text: str) -> list[float]:
+        """Cosine similarity of TF-IDF vectors to each fitted sentence: the words they share,
+        rare words weighing more."""
+        indices, values = self._features(text)
+        if not indices or self._sentences is None:
+            return [0.0] * len(self._examples)
+        sims: list[float] = np.asarray(self._sentences[indices].T @ values).ravel().tolist()
+        return sims
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """For each fitted sentence, its scores from a model fitted without its group (five folds,

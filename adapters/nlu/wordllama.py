@@ -76,6 +76,11 @@ class WordLlamaScorer:
         top = self._top(self._bank @ self.embed(text))
         return dict(zip(self.labels, top.tolist(), strict=True))
 
+    def similarities(self, text: str) -> list[float]:
+        """Cosine similarity to each fitted sentence."""
+        sims: list[float] = (self._bank[:-1] @ self.embed(text)).tolist()
+        return sims
+
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """For each fitted sentence, its scores against the banks without its group."""
         out: list[dict[str, float]] = []

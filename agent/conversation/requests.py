@@ -121,6 +121,8 @@ async def understand(
     goal = state.active_goal
     # An awaited description is one answer, however many sentences it has.
     parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
+    found: list[Classification] = []
+    tasks: list[Classification] = []
     if len(parts) > 1:
         kinds = {i.id: i.kind for i in eligible}
         found = [
@@ -131,7 +133,17 @@ async def understand(
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
         if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
             return tasks
-    return [await classifier.classify(interaction, eligible, state, history, turn)]
+    whole = await classifier.classify(interaction, eligible, state, history, turn)
+    if _unplaced(whole) and len(tasks) == 1 and all(c in tasks or _unplaced(c) for c in found):
+        # "Where's O-12345? mail me at alice@example.com": the one request is what the message
+        # asks; the rest (contact details, an aside) is no request the bot knows and no topic.
+        return tasks
+    return [whole]
+
+
+def _unplaced(cls: Classification) -> bool:
+    """Understood as nothing: no intent, no answer to wait for, no out-of-scope topic of its own."""
+    return cls.intent_id is None and cls.reply is None and cls.out_of_scope is None
 
 
 def _request(cls: Classification, eligible: list[Intent], slots: dict[str, SlotSpec]) -> bool:

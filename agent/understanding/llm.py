@@ -20,10 +20,12 @@ from agent.llm.context import history_messages
 from agent.session import Goal, SessionState
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
+from agent.understanding.reading import TOPIC_SEP
 from agent.understanding.rules import RulesClassifier
 
 NONE = "none"
 EXAMPLES = 8  # per intent in the prompt
+NEAREST = 8  # bank sentences closest to the message, shown first under their intents
 # Strict structured output (OpenAI `strict: true`) allows no free-form objects, so parameters
 # come as a list of name/value pairs.
 SCHEMA: dict[str, Any] = {
@@ -62,7 +64,8 @@ def _param(name: str, spec: SlotSpec | None, optional: bool) -> str:
     return label + (" optional" if optional else "")
 
 
-def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) -> str:
+def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier, text: str = "") -> str:
+    topics = {name: t for name, t in rules.banks.out_of_scope.items() if t.answer}
     lines = [
         "You route chat messages for a customer-support bot. Pick the one intent the latest user "
         "message expresses and extract its parameters. Answer with one JSON object only.",
@@ -78,13 +81,13 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
         examples = _spread(rules.banks.intents.get(i.id, []), EXAMPLES)
         if examples:
             lines.append(f"  Examples: {' | '.join(examples)}")
-    for name, topic in rules.banks.out_of_scope.items():
-        if not topic.answer:
-            continue  # topics with no answer of their own (other domains) are what `none` stands for
-        # Topics the bot cannot help with get their honest answer rather than "I'm not sure".
+    # Topics with no answer of their own (other domains) are what `none` stands for; the others
+    # get their honest answer rather than "I'm not sure".
+    for name, topic in topics.items():
         lines.append(f"- {OUT_OF_SCOPE}:{name}: outside what this bot can do ({topic.answer}) Parameters: none.")
         lines.append(f"  Examples: {' | '.join(_spread(topic.examples, EXAMPLES // 2))}")
     lines.append(f"- {NONE}: anything else.")
+    lines += _nearest(text, intents, topics, rules)
     goal = state.active_goal
     if goal is not None:
         lines += ["", f"Active goal: {goal.intent_id} with {json.dumps(goal.slots, default=str)}."]
@@ -105,10 +108,29 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier) 
     return "\n".join(lines)
 
 
+def _nearest(text: str, intents: list[Intent], topics: dict[str, OutOfScopeTopic], rules: RulesClassifier) -> list[str]:
+    """The bank sentences closest to the message, each with the answer it stands for (retrieved
+    few-shot examples): what the banks say about messages like this one. A sentence of a topic
+    without an answer of its own (another domain) stands for `none`."""
+    if not text:
+        return []
+    offered = {i.id: i.id for i in intents}
+    offered |= {OUT_OF_SCOPE + TOPIC_SEP + name: f"{OUT_OF_SCOPE}:{name}" for name in topics}
+    others = {OUT_OF_SCOPE + TOPIC_SEP + name: NONE for name in rules.banks.out_of_scope if name not in topics}
+    near = rules.reader.nearest(text, list(offered | others), NEAREST)
+    if not near:
+        return []
+    lines = ["", "Known messages most like this one, closest first (message => answer):"]
+    lines += [f"  {json.dumps(sentence)} => {(offered | others)[label]}" for label, sentence in near]
+    return lines
+
+
 def _spread(sentences: list[str], n: int) -> list[str]:
     """n sentences drawn evenly from a bank, so the prompt shows its range and not its first page."""
     if len(sentences) <= n:
         return sentences
+    if n <= 0:
+        return []
     step = len(sentences) / n
     return [sentences[int(k * step)] for k in range(n)]
 
@@ -164,7 +186,7 @@ class LLMClassifier:
     ) -> Classification | None:
         """The model's classification, or None when the model could not give one (the caller
         falls back to the rules)."""
-        system = _system(intents, state, self.rules)
+        system = _system(intents, state, self.rules, interaction.text)
         messages = await history_messages(
             self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
@@ -275,6 +297,10 @@ class CascadeClassifier:
             return cls
         if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
             # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
+            return cls
+        if cls.intent_id is not None and cls.intent_id == self.rules._owner(cls.params, intents, lookups=False):
+            # The reading agrees with the one intent that owns an ID the message names ("where's
+            # O-12345?"): the banks mask the ID, so their confidence leaves out what it says.
             return cls
         if await self.llm.calls.over_budget(state, turn):
             return await self.llm.classify(interaction, intents, state, history, turn)

@@ -140,6 +140,7 @@ class BankReader:
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
         self.examples = [(label, self.prepare(s)) for label, s in examples]
+        self._written = examples  # as the banks have them, for a prompt's few-shot examples
         for scorer in scorers:
             scorer.fit(self.examples)
         # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
@@ -167,6 +168,19 @@ class BankReader:
             for label, score in scorer.scores(text).items():
                 total[label] = total.get(label, 0.0) + score / len(self.scorers)
         return total
+
+    def nearest(self, text: str, labels: list[str], k: int) -> list[tuple[str, str]]:
+        """The `k` bank sentences closest to the message among those of `labels`, closest first,
+        each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
+        the few-shot examples an LLM prompt shows."""
+        prepared = core_text(self.entities.read(self.speller(text)).masked)
+        views = [sims for scorer in self.scorers if (sims := scorer.similarities(prepared))]
+        if not views:
+            return []
+        sims = [sum(col) / len(views) for col in zip(*views, strict=True)]
+        wanted = set(labels)
+        ranked = sorted((n for n, (label, _) in enumerate(self._written) if label in wanted), key=lambda n: -sims[n])
+        return [self._written[n] for n in ranked[:k]]
 
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities = self._entities(self.speller(text))

@@ -1,8 +1,9 @@
 """The policy model behind the stand-in LLM server: it decides only from the request it receives.
 
 A classification request lists the intents offered (id, description, parameters and what they
-look like, a few examples), the active goal, the slot the bot waits for and any yes/no question
-open; the model picks the intent whose examples and description are closest to the message and
+look like, a few examples), the known messages most like this one with their answers, the active
+goal, the slot the bot waits for and any yes/no question open; the model picks the intent whose
+examples (the listed known messages among them) and description are closest to the message and
 reads the parameters a competent model would (IDs, money, numbers, names, the words after "to").
 An agent request (policy_agent.py) carries the constitution, the current request, the known
 details, the tools and their schemas and the tool results of this turn; the model calls the tool
@@ -15,6 +16,7 @@ Nothing here knows a test, a scenario or an expected answer.
 # ruff: noqa: E501 - the patterns read best on one line each
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,8 +88,8 @@ NEGATED = re.compile(r"\s*(not|never|no)\b", re.I)
 def words(text: str) -> list[str]:
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")):
-        if w in STOP:
-            continue
+        if w in STOP or (len(w) == 1 and w.isalpha()):
+            continue  # a lone letter ("o" of O-12345) is part of an ID, not a word
         for suffix in ("ing", "ed", "es", "s"):
             if len(w) > len(suffix) + 2 and w.endswith(suffix):
                 w = w[: -len(suffix)]
@@ -105,6 +107,7 @@ class IntentOffer:
     examples: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)  # words the message must say for this intent
     signs: list[str] = field(default_factory=list)  # phrases that strongly mean this intent
+    near: list[str] = field(default_factory=list)  # known messages like this one that mean this intent
 
 
 def read_intents(system: str) -> list[IntentOffer]:
@@ -128,7 +131,22 @@ def read_intents(system: str) -> list[IntentOffer]:
             offers[-1].signs = line.removeprefix("  Strong signs: ").split(" | ")
         elif line.startswith("  Only when the message says one of: ") and offers:
             offers[-1].requires = line.removeprefix("  Only when the message says one of: ").split(" | ")
+    by_id = {o.id: o for o in offers}
+    for sentence, answer in read_nearest(system):
+        if answer in by_id:
+            by_id[answer].near.append(sentence)
     return offers
+
+
+def read_nearest(system: str) -> list[tuple[str, str]]:
+    """The known messages the prompt lists as most like this one, each with its answer."""
+    block = system.split("most like this one", 1)[1].split("\n\n", 1)[0] if "most like this one" in system else ""
+    out = []
+    for line in block.splitlines()[1:]:
+        m = re.match(r"\s+(\".*\") => ([\w:]+)$", line)
+        if m:
+            out.append((json.loads(m.group(1)), m.group(2)))
+    return out
 
 
 def _money(text: str, bare: bool) -> str | None:
@@ -226,11 +244,13 @@ def _weights(intents: list[IntentOffer]) -> dict[str, float]:
     return {w: 1.0 / n for w, n in seen.items()}
 
 
-def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user: str) -> float:
+def _score(
+    offer: IntentOffer, tokens: set[str], weight: dict[str, float], user: str, shared: frozenset[str] = frozenset()
+) -> float:
     best = 0.0
     # A clause that says what the intent is not for ("Not for a problem ...") is no evidence for it.
     clauses = [c for c in re.split(r"[;.]| - ", offer.description) if c.strip() and not NEGATED.match(c)]
-    for example in offer.examples + clauses:
+    for example in offer.examples + offer.near + clauses:
         ex = set(words(example))
         if ex:
             total = sum(weight.get(w, 1.0) for w in ex)
@@ -241,14 +261,39 @@ def _score(offer: IntentOffer, tokens: set[str], weight: dict[str, float], user:
             best = max(best, sum(weight.get(w, 1.0) for w in ex & tokens) / total * (0.5 + 0.5 * cover))
     if any(_says(user, sign) for sign in offer.signs):
         best += 0.5
+    # A word of the intent's own name ("order" for order_status) in the message points at it.
+    best += 0.1 * min(1, len(set(words(offer.id.replace("_", " "))) & tokens))
     # Words of the description that no other intent uses name this one.
     own = {w for w in words(offer.description + " " + offer.id.replace("_", " ")) if weight.get(w, 1.0) >= 1.0}
     best += 0.5 * min(1, len(own & tokens))
-    # A message that carries one of the intent's required parameters is evidence for it.
+    # A message that carries one of the intent's required parameters is evidence for it, unless
+    # another intent reads the same word as a parameter of another kind ("laptop" is a product to
+    # buy and a device to fix).
     guesses = ("summary", "item", "model", "symptom")
-    if any(extract(p, offer.params[p], user, awaited=False) for p in offer.required if p not in guesses):
+    found = {
+        (p, v.lower()) for p in offer.required if p not in guesses and (v := extract(p, offer.params[p], user, False))
+    }
+    if {v for _, v in found} - shared:
         best += 0.25
     return best
+
+
+def _values(offers: list[IntentOffer], user: str) -> dict[str, set[tuple[str, str]]]:
+    """The (parameter, value) pairs each intent's parameters read from the message."""
+    return {
+        o.id: {
+            (p, v.lower()) for p, vs in o.params.items() if p not in FREE_TEXT and (v := extract(p, vs, user, False))
+        }
+        for o in offers
+    }
+
+
+def _shared(intent: str, values: dict[str, set[tuple[str, str]]]) -> frozenset[str]:
+    """Values of this intent's parameters that another intent reads as a parameter of another kind."""
+    mine = values[intent]
+    return frozenset(
+        v for other, vs in values.items() if other != intent for p, v in vs for q, w in mine if v == w and p != q
+    )
 
 
 def _says(text: str, phrase: str) -> bool:
@@ -262,8 +307,11 @@ DISMISS = re.compile(
     r"^\W*(?:forget|never ?mind|skip|drop|cancel|scrap)\s+(?:about\s+)?(?:the|my|that|this)\s+\w+\W*$", re.I
 )
 FREE_TEXT = ("summary", "item", "symptom", "task_title", "new_title", "question")
+# "that one", "is it wireless?" point at a listed item; "that's helpful" comments on the answer.
 POINTING = re.compile(
-    r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest|that one|this one|the one|it|that)\b", re.I
+    r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest|that one|this one|the one|it|that)\b"
+    r"(?!['’]s\b| is\b| was\b)",
+    re.I,
 )
 
 
@@ -296,7 +344,8 @@ def classify(system: str, user: str) -> dict[str, Any]:
     weight = _weights(intents)
     # The prompt's own conditions hold: an intent that needs certain words is out without them.
     allowed = [i for i in intents if not i.requires or any(_says(user, w) for w in i.requires)]
-    scored = sorted(((_score(i, tokens, weight, user), i) for i in allowed), key=lambda s: -s[0])
+    values = _values(intents, user)
+    scored = sorted(((_score(i, tokens, weight, user, _shared(i.id, values)), i) for i in allowed), key=lambda s: -s[0])
     goal = re.search(r"Active goal: (\w+) with", system)
     waiting = re.search(r"waiting for `(\w+)`", system)
     by_id = {i.id: i for i in intents}
