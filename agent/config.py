@@ -133,6 +133,9 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
 class Messages(Strict):
     fallback: str
     human_offer: str = "Would you like me to loop in a human support agent?"
+    # To a message plainly outside what the bot does (no topic close enough for its own answer);
+    # `fallback` is for a message the bot could not place at all.
+    outside: str | None = None
     declined_offer: str = "No problem. What else can I help you with?"
     # {goal} is the goal's name in words people use (an intent's goal_name), else `goal_default`.
     resume: str = "Now, back to {goal}."

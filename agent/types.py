@@ -129,6 +129,7 @@ class Classification(Model):
     reply: Literal["yes", "no"] | None = None
     # Out of scope: the honest short answer for the topic ("I can't change account settings here.").
     out_of_scope: str | None = None
+    outside: bool = False  # out of scope: nearer what the bot cannot do than what it can, no topic close
     # Understanding named a side-effecting intent without being sure: ask this instead of acting.
     offer: str | None = None
     notice: str | None = None  # something the user must hear this turn (a spent LLM budget)

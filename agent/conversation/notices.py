@@ -68,17 +68,19 @@ async def unknown(
         await t.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})
     elif not await confirmations.remind(state, t):
-        message = fallback(state, can_hand_off, m, cls.out_of_scope)
+        message = fallback(state, can_hand_off, m, cls.out_of_scope, cls.outside)
         await t.send(message)
         outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
-        t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None})
+        t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None or cls.outside})
 
 
-def fallback(state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None) -> OutboundMessage:
-    """The answer to a message no intent fits (or an out-of-scope topic's own honest answer): the
-    pending question again, and a person on offer."""
+def fallback(
+    state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None, outside: bool = False
+) -> OutboundMessage:
+    """The answer to a message no intent fits (an out-of-scope topic's own honest answer, or the
+    general one): the pending question again, and a person on offer."""
     goal = state.active_goal
-    text = out_of_scope or m.fallback
+    text = out_of_scope or (m.outside if outside and m.outside else m.fallback)
     if goal and goal.next_question:
         text = f"{text} {goal.next_question}"
     buttons: list = []

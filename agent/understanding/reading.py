@@ -45,6 +45,7 @@ class Reading(BaseModel):
     intent: str | None  # None when out of scope
     confidence: float = 0.0
     topic: str | None = None  # the out-of-scope topic, when out of scope and close enough to it
+    outside: bool = False  # out of scope and nearer a topic than any intent
     entities: Entities = Field(default_factory=Entities)
     scores: dict[str, float] = Field(default_factory=dict)
 
@@ -195,5 +196,12 @@ class BankReader:
         best, score = max(in_scope.items(), key=lambda kv: kv[1], default=(None, 0.0))
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
-            return Reading(intent=None, confidence=max(oos, 1.0 - score), topic=named, entities=entities, scores=scores)
+            return Reading(
+                intent=None,
+                confidence=max(oos, 1.0 - score),
+                topic=named,
+                outside=oos > score,
+                entities=entities,
+                scores=scores,
+            )
         return Reading(intent=best, confidence=score, entities=entities, scores=scores)

@@ -63,7 +63,7 @@ class RulesClassifier:
 
     def _direct_answer(self, slot: str, text: str) -> object | None:
         """A message that is nothing but a value of the awaited slot's kind answers it, whatever
-        else it resembles ("O-12345" to "which order?", "logitech g502" to "which device?")."""
+        else it resembles ("O-12345" to "which order?", a make and model to "which device?")."""
         found = self.slots.typed_reply(slot, text)
         if found is None:
             return None
@@ -146,9 +146,9 @@ class RulesClassifier:
 
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
-        changing = (
-            intent_id == pending.intent_id or confidence < STRONG or self.consent.changes(text) if pending else False
-        )
+        # A new value for the waiting action, unless the message reads as another request
+        # ("sure, but where's O-12345 first?" asks about that order; it does not refund it).
+        changing = intent_id in (None, pending.intent_id) or self.consent.changes(text) if pending else False
         if pending is not None and pending.kind == "tool" and changing:
             # "yes, but just $15 of it", "the other order, O-24680" while a refund waits: new values for it.
             changes = {k: v for k, v in params.items() if k in pending.params}
@@ -197,6 +197,7 @@ class RulesClassifier:
                 params=params,
                 confidence=confidence,
                 out_of_scope=topic.answer if topic else None,
+                outside=reading.outside,
             )
         model = self.models[intent_id]
         spec = model.spec
@@ -217,8 +218,9 @@ class RulesClassifier:
             elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
                 params[p] = value
         missing = [p for p in spec.required_params if p not in params]
-        # Below the gate, an action that would run now is asked about first; one that still needs a
-        # value asks for it, and that question is the check.
-        unsure = reading.intent == intent_id and reading.confidence < self.banks.confident and not missing
+        # Below the gate, an action that would run now is asked about first. One that still needs a
+        # value asks for it, and one with a confirmation of its own asks that: the question is the check.
+        runs_now = not missing and not spec.templates.confirm
+        unsure = reading.intent == intent_id and reading.confidence < self.banks.confident and runs_now
         offer = spec.templates.offer if unsure and spec.templates.offer else None
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)

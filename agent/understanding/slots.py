@@ -48,7 +48,7 @@ class SlotExtractor:
         return found, rest
 
     def typed_reply(self, name: str, text: str) -> tuple[Any, str] | None:
-        """The value of `name` a direct answer gives by its pattern ("O-12345", "logitech g502"),
+        """The value of `name` a direct answer gives by its pattern ("O-12345", a make and model),
         and what the message says besides it."""
         text = clean(text)
         for rx in (self._patterns.get(name), self._reply.get(name)):
