@@ -82,9 +82,7 @@ def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
     store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
     masks = tuple((s.pattern, s.mask) for s in slots.values() if s.pattern and s.mask)
-    return _fitted_reader(
-        banks.model_dump_json(), tuple(sorted(inventory.kinds().items())), tuple(store_words), masks
-    )
+    return _fitted_reader(banks.model_dump_json(), tuple(sorted(inventory.kinds().items())), tuple(store_words), masks)
 
 
 @functools.lru_cache(maxsize=4)

@@ -22,9 +22,7 @@ from agent.understanding.spelling import Speller, vocabulary_of
 
 TOPIC_SEP = "/"
 # The words typed values are masked to (agent/understanding/entities.py).
-VALUE_WORDS = frozenset(
-    {"order", "money", "reference", "version", "number", "product", "date", "title", "description"}
-)
+VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
 # Greetings, sign-offs and politeness say nothing about the request; the models read what is left.
 _LEAD = re.compile(
     r"^(?:(?:hi|hey|hello|hiya|yo|um+|uh+|so|ok(?:ay)?|right|well|good (?:morning|afternoon|evening)|morning|"
