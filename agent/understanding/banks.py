@@ -50,6 +50,7 @@ class NluBanks(Strict):
     threshold: float = Field(0.42, ge=0, le=1)  # best in-scope score below this: out of scope
     margin: float = Field(0.02, ge=0, le=1)  # in scope must beat the best out-of-scope topic by this
     confident: float = Field(0.55, ge=0, le=1)  # a side-effecting intent acts only at or above this
+    gates: dict[str, float] = Field(default_factory=dict)  # `confident` for one intent, where calibrated
     topic: float = Field(0.6, ge=0, le=1)  # an out-of-scope topic's own answer only at or above this
     embedding: Embedding = Field(default_factory=Embedding)
     include: list[str] = Field(default_factory=list)

@@ -27,6 +27,7 @@ class Levels(BaseModel):
     threshold: float
     margin: float
     confident: float
+    gates: dict[str, float]  # the action gate's level for each guarded intent
     topic: float
     in_scope_accuracy: float  # held-out bank sentences of intents read as their own intent
     out_of_scope_recall: float  # held-out out-of-scope sentences read as out of scope
@@ -86,12 +87,17 @@ def calibrate(
     _, threshold, margin, in_acc, oos_recall = best_levels
     # The gate guards acting: what counts is how often a reading of a guarded intent is right, and
     # out-of-scope sentences read as one count too (acting on one is the costliest mistake).
-    accepted = [
-        (r.score, r.best == r.label)
-        for r in rows
-        if r.best in gated and r.score >= threshold and r.score >= r.topic_score + margin
-    ]
-    confident = _lowest_precise(accepted, CONFIDENT_PRECISION, threshold)
+    taken = [r for r in rows if r.best in gated and r.score >= threshold and r.score >= r.topic_score + margin]
+    confident = _lowest_precise([(r.score, r.best == r.label) for r in taken], CONFIDENT_PRECISION, threshold)
+    # Each guarded intent gets its own level: "add" is read into list questions ("did I add milk?")
+    # far more often than a refund into anything, so one level for all would be too low for one
+    # and needlessly high for the others.
+    gates = {
+        intent: _lowest_precise(
+            [(r.score, r.best == r.label) for r in taken if r.best == intent], CONFIDENT_PRECISION, threshold
+        )
+        for intent in sorted(gated)
+    }
     # Every sentence read as out of scope whose nearest topic has an answer of its own would be given it.
     named = [
         (r.topic_score, r.topic == r.label)
@@ -103,6 +109,7 @@ def calibrate(
         threshold=threshold,
         margin=margin,
         confident=max(confident, threshold),
+        gates=gates,
         topic=topic,
         in_scope_accuracy=round(in_acc, 4),
         out_of_scope_recall=round(oos_recall, 4),

@@ -221,6 +221,7 @@ class RulesClassifier:
         # Below the gate, an action that would run now is asked about first. One that still needs a
         # value asks for it, and one with a confirmation of its own asks that: the question is the check.
         runs_now = not missing and not spec.templates.confirm
-        unsure = reading.intent == intent_id and reading.confidence < self.banks.confident and runs_now
+        gate = self.banks.gates.get(intent_id, self.banks.confident)
+        unsure = reading.intent == intent_id and reading.confidence < gate and runs_now
         offer = spec.templates.offer if unsure and spec.templates.offer else None
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)
