@@ -87,12 +87,15 @@ def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
 def _fitted_reader(banks: str, names: tuple[tuple[str, str], ...], store_words: tuple[str, ...]) -> BankReader:
     """Fitting the models takes a second or two; a process that builds the app again from the same
     banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
+    from adapters.nlu.averaged import AveragedScorer
     from adapters.nlu.lexical import LexicalScorer
     from adapters.nlu.wordllama import WordLlamaScorer
 
     fitted = NluBanks.model_validate_json(banks)
     vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
-    return BankReader(fitted, [vectors, LexicalScorer()], dict(names), list(store_words), vectors.words())
+    # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
+    scorer = AveragedScorer([vectors, LexicalScorer()])
+    return BankReader(fitted, [scorer], dict(names), list(store_words), vectors.words())
 
 
 async def check_store(app: App) -> None:

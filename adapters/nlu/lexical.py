@@ -71,13 +71,17 @@ class LexicalScorer:
         norm = math.sqrt(float(values @ values)) if indices else 0.0
         return indices, values / norm if norm else values
 
-    def scores(self, text: str) -> dict[str, float]:
+    def vector(self, text: str) -> np.ndarray:
+        """The scores of `labels`, in that order (float32)."""
         indices, values = self._features(text)
         logits = values @ self._weights[indices] + self._bias if indices else self._bias.copy()
         # One-versus-rest logistic outputs, normalized as scikit-learn's predict_proba does.
         probs = 1.0 / (1.0 + np.exp(-logits))
         total = float(probs.sum())
-        return dict(zip(self.labels, (probs / total if total else probs).tolist(), strict=True))
+        return probs / total if total else probs
+
+    def scores(self, text: str) -> dict[str, float]:
+        return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """For each fitted sentence, its scores from a model fitted without its group (five folds,
