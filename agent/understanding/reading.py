@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -162,11 +163,28 @@ class BankReader:
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topics = {k.split(TOPIC_SEP, 1)[1]: v for k, v in scores.items() if k.startswith(OUT_OF_SCOPE + TOPIC_SEP)}
-        in_scope = {k: v for k, v in scores.items() if TOPIC_SEP not in k and (eligible is None or k in eligible)}
-        topic, oos = max(topics.items(), key=lambda kv: kv[1], default=(None, 0.0))
-        best, score = max(in_scope.items(), key=lambda kv: kv[1], default=(None, 0.0))
+        topic_labels, intent_labels = _label_kinds(tuple(scores))
+        label, oos = _best(scores, topic_labels)
+        topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
+        best, score = _best(scores, [k for k in intent_labels if eligible is None or k in eligible])
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
             return Reading(intent=None, confidence=max(oos, 1.0 - score), topic=named, entities=entities, scores=scores)
         return Reading(intent=best, confidence=score, entities=entities, scores=scores)
+
+
+@functools.lru_cache(maxsize=16)
+def _label_kinds(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The out-of-scope topics' labels and the intents' labels among a reading's, in their order
+    (every message is scored over the same labels: sorted out once, not for each message)."""
+    prefix = OUT_OF_SCOPE + TOPIC_SEP
+    return tuple(k for k in labels if k.startswith(prefix)), tuple(k for k in labels if TOPIC_SEP not in k)
+
+
+def _best(scores: dict[str, float], labels: Sequence[str]) -> tuple[str | None, float]:
+    """The first of `labels` with the highest score, as max() over the scores picks it."""
+    if not labels:
+        return None, 0.0
+    values = [scores[k] for k in labels]
+    top = max(values)
+    return labels[values.index(top)], top
