@@ -6,6 +6,7 @@ own (Matryoshka training), so `dimensions=128` reads with the first half of each
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -30,7 +31,12 @@ class WordLlamaScorer:
         self.model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
         self.tokenizer = self.model.tokenizer
         self.table = np.ascontiguousarray(self.model.embedding[:, :dimensions], dtype=np.float32)
-        self._last = self.table.shape[0] - 1
+        # The tokenizer joins no piece across a space: no token has "\u2581" (its space) after a
+        # first character, but for runs of it alone. A text of single spaces is then tokenized
+        # word by word, each word's ids remembered (most words recur; the tokenizer's call costs more).
+        vocab = self.tokenizer.get_vocab()
+        self._by_word = not any("\u2581" in k[1:] and k.strip("\u2581") for k in vocab)
+        self._word_ids = functools.lru_cache(maxsize=16384)(self._encoded)
         self.top_k = top_k
         self.labels: list[str] = []
         self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
@@ -73,12 +79,25 @@ class WordLlamaScorer:
         # A last row of zeros is the padding position; `_top` sets its similarity to -inf.
         self._bank = np.vstack([bank, np.zeros((1, bank.shape[1]), dtype=np.float32)])
 
+    def _encoded(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def ids(self, text: str) -> list[int]:
+        """The tokenizer's ids for `text` (word by word where that is the same)."""
+        words = text.split(" ")
+        if not self._by_word or "" in words or "\u2581" in text:
+            return self._encoded(text)
+        ids: list[int] = []
+        for word in words:
+            ids += self._word_ids(word)
+        return ids
+
     def embed(self, text: str) -> np.ndarray:
         """One message's normalized embedding: the mean of its tokens' rows (the mean's scale
         cancels in the normalization), without wordllama's batch padding, masks and copies."""
-        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
-        last = self._last
-        vector = self.table[[i if i < last else last for i in ids]].sum(axis=0, dtype=np.float32)
+        ids = self.ids(text)
+        # An id past the table reads its last row.
+        vector = self.table.take(ids, axis=0, mode="clip").sum(axis=0, dtype=np.float32)
         norm = math.sqrt(float(vector @ vector)) if ids else 0.0
         return np.asarray(vector / norm) if norm else np.zeros(self.table.shape[1], dtype=np.float32)
 
