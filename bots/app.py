@@ -27,7 +27,6 @@ from agent.interfaces import (
     AlertNotifier,
     Classifier,
     DataSource,
-    ExampleScorer,
     LLMProvider,
     Planner,
     ReleaseSource,
@@ -94,13 +93,15 @@ def _fitted_reader(
 ) -> BankReader:
     """Fitting the models takes a second or two; a process that builds the app again from the same
     banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
+    from adapters.nlu.averaged import AveragedScorer
     from adapters.nlu.lexical import LexicalScorer
     from adapters.nlu.wordllama import WordLlamaScorer
 
     fitted = NluBanks.model_validate_json(banks)
     vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
-    scorers: list[ExampleScorer] = [vectors, LexicalScorer()]
-    return BankReader(fitted, scorers, dict(names), list(store_words), vectors.words(), list(masks))
+    # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
+    scorer = AveragedScorer([vectors, LexicalScorer()])
+    return BankReader(fitted, [scorer], dict(names), list(store_words), vectors.words(), list(masks))
 
 
 async def check_store(app: App) -> None:

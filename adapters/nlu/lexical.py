@@ -62,25 +62,33 @@ class LexicalScorer:
         model.fit(matrix, [label for label, _ in examples])
         return vectorizer, model
 
-    def _features(self, text: str) -> tuple[list[int], np.ndarray]:
+    def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         words = _WORD.findall(text.lower())
         counts: dict[int, int] = {}
-        for term in [*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))]:
-            index = self._vocabulary.get(term)
+        terms = [*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))]
+        for index in map(self._vocabulary.get, terms):
             if index is not None:
                 counts[index] = counts.get(index, 0) + 1
-        indices = list(counts)
-        values = np.array([1.0 + math.log(counts[i]) for i in indices], dtype=np.float32) * self._idf[indices]
-        norm = math.sqrt(float(values @ values)) if indices else 0.0
+        indices = np.fromiter(counts, dtype=np.intp, count=len(counts))
+        values = np.array([1.0 + math.log(c) for c in counts.values()], dtype=np.float32) * self._idf.take(indices)
+        norm = math.sqrt(float(values @ values)) if counts else 0.0
         return indices, values / norm if norm else values
 
-    def scores(self, text: str) -> dict[str, float]:
+    def vector(self, text: str) -> np.ndarray:
+        """The scores of `labels`, in that order (float32)."""
         indices, values = self._features(text)
-        logits = values @ self._weights[indices] + self._bias if indices else self._bias.copy()
-        # One-versus-rest logistic outputs, normalized as scikit-learn's predict_proba does.
-        probs = 1.0 / (1.0 + np.exp(-logits))
+        logits = values @ self._weights.take(indices, axis=0) + self._bias if len(indices) else self._bias.copy()
+        # One-versus-rest logistic outputs, normalized as scikit-learn's predict_proba does:
+        # 1 / (1 + exp(-logits)), in place.
+        probs = np.negative(logits, out=logits)
+        np.exp(probs, out=probs)
+        probs += 1.0
+        np.divide(1.0, probs, out=probs)
         total = float(probs.sum())
-        return dict(zip(self.labels, (probs / total if total else probs).tolist(), strict=True))
+        return probs / total if total else probs
+
+    def scores(self, text: str) -> dict[str, float]:
+        return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
 
     def similarities(self, text: str) -> list[float]:
         """Cosine similarity of TF-IDF vectors to each fitted sentence: the words they share,

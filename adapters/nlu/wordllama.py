@@ -6,6 +6,7 @@ own (Matryoshka training), so `dimensions=128` reads with the first half of each
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -30,9 +31,20 @@ class WordLlamaScorer:
         self.model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
         self.tokenizer = self.model.tokenizer
         self.table = np.ascontiguousarray(self.model.embedding[:, :dimensions], dtype=np.float32)
+        # The tokenizer joins no piece across a space: no token has "\u2581" (its space) after a
+        # first character, but for runs of it alone. A text of single spaces is then tokenized
+        # word by word, each word's ids remembered (most words recur; the tokenizer's call costs more).
+        vocab = self.tokenizer.get_vocab()
+        self._by_word = not any("\u2581" in k[1:] and k.strip("\u2581") for k in vocab)
+        self._word_ids = functools.lru_cache(maxsize=16384)(self._encoded)
         self.top_k = top_k
         self.labels: list[str] = []
         self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
+        self._order: np.ndarray = np.zeros(0, dtype=np.intp)
+        self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
+        self._sizes: np.ndarray = np.zeros(0, dtype=np.intp)
+        self._single: np.ndarray = np.zeros(0, dtype=bool)
+        self._any_single = False
         self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
 
     def words(self) -> set[str]:
@@ -47,8 +59,16 @@ class WordLlamaScorer:
         index = {label: i for i, label in enumerate(self.labels)}
         for n, (label, _) in enumerate(examples):
             rows[index[label]].append(n)
-        # One row of sentence positions per label, padded with a position whose similarity is -inf,
-        # so a message is scored against every label with one matrix product and one partition.
+        # The similarities taken in label order (`_order`), each label's sentences in a run: a
+        # label's closest sentences are then found by reductions over the runs (np.maximum.reduceat).
+        # The bank keeps the examples' order, so each similarity is computed as before, to the bit.
+        self._order = np.array([n for r in rows for n in r], dtype=np.intp)
+        self._sizes = np.array([len(r) for r in rows], dtype=np.intp)
+        self._starts = np.concatenate([[0], np.cumsum(self._sizes)[:-1]]).astype(np.intp)
+        self._single = self._sizes == 1
+        self._any_single = bool(self._single.any())
+        # For top_k above 2: one row of sentence positions per label, padded with a position whose
+        # similarity is -inf (a label with fewer sentences than top_k repeats its first one).
         width = max(max(len(r) for r in rows), self.top_k)
         pad = len(examples)
         self._slots = np.array(
@@ -56,25 +76,59 @@ class WordLlamaScorer:
             dtype=np.intp,
         )
         bank = np.stack([self.embed(s) for _, s in examples])
-        # A last row of zeros is the padding position; `scores` sets its similarity to -inf.
+        # A last row of zeros is the padding position; `_top` sets its similarity to -inf.
         self._bank = np.vstack([bank, np.zeros((1, bank.shape[1]), dtype=np.float32)])
+
+    def _encoded(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def ids(self, text: str) -> list[int]:
+        """The tokenizer's ids for `text` (word by word where that is the same)."""
+        words = text.split(" ")
+        if not self._by_word or "" in words or "\u2581" in text:
+            return self._encoded(text)
+        ids: list[int] = []
+        for word in words:
+            ids += self._word_ids(word)
+        return ids
 
     def embed(self, text: str) -> np.ndarray:
         """One message's normalized embedding: the mean of its tokens' rows (the mean's scale
         cancels in the normalization), without wordllama's batch padding, masks and copies."""
-        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
-        last = self.table.shape[0] - 1
-        vector = self.table[[i if i < last else last for i in ids]].sum(axis=0, dtype=np.float32)
+        ids = self.ids(text)
+        # An id past the table reads its last row.
+        vector = self.table.take(ids, axis=0, mode="clip").sum(axis=0, dtype=np.float32)
         norm = math.sqrt(float(vector @ vector)) if ids else 0.0
         return np.asarray(vector / norm) if norm else np.zeros(self.table.shape[1], dtype=np.float32)
 
     def _top(self, sims: np.ndarray) -> np.ndarray:
-        sims[..., -1] = -np.inf
-        return np.partition(sims[..., self._slots], -self.top_k, axis=-1)[..., -self.top_k :].mean(axis=-1)
+        """Per label, the mean of its top_k similarities (`sims`' last column is the padding row's)."""
+        if self.top_k > 2:
+            sims[..., -1] = -np.inf
+            return np.partition(sims[..., self._slots], -self.top_k, axis=-1)[..., -self.top_k :].mean(axis=-1)
+        sims = sims.take(self._order, axis=-1)
+        best = np.maximum.reduceat(sims, self._starts, axis=-1)
+        if self.top_k < 2:
+            return best
+        # The runner-up is the best of a run without its best; it is the best again where the best
+        # occurs twice in a run, or where a label has one sentence (counted twice, as padded rows were).
+        at_best = sims == np.repeat(best, self._sizes, axis=-1)
+        again = self._single
+        if np.count_nonzero(at_best) > best.size:
+            again = again | (np.add.reduceat(at_best, self._starts, axis=-1) > 1)
+        np.copyto(sims, np.float32(-np.inf), where=at_best)
+        second = np.maximum.reduceat(sims, self._starts, axis=-1)
+        if again is not self._single or self._any_single:
+            second = np.where(again, best, second)
+        # The float32 arithmetic of the two's mean.
+        return (second + best) / np.float32(2)
+
+    def vector(self, text: str) -> np.ndarray:
+        """The scores of `labels`, in that order (float32)."""
+        return self._top(self._bank @ self.embed(text))
 
     def scores(self, text: str) -> dict[str, float]:
-        top = self._top(self._bank @ self.embed(text))
-        return dict(zip(self.labels, top.tolist(), strict=True))
+        return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
 
     def similarities(self, text: str) -> list[float]:
         """Cosine similarity to each fitted sentence."""

@@ -81,6 +81,14 @@ _VERSION = re.compile(
     r"|(?<=\b(?:release|version) )v?(\d+\.\d+)(?!\w)(?!\.\d)|\bv(\d+\.\d+)(?!\w)(?!\.\d)"
 )
 
+# What a pattern above cannot match without: a digit; for money without one, a currency word
+# (_MONEY's "fifty dollars"); for a date, a day's word (_DATE's "today", "next friday"); for a
+# title, an opening quote.
+_DIGIT = re.compile(r"\d")
+_CURRENCY_WORD = re.compile(r"(?i)dollar|usd|bucks|baht|thb|eur|pound|gbp")
+_DAY_WORD = re.compile(r"(?i)day|tomorrow|tonight")
+_QUOTES = re.compile(r"['\"\u201c\u2018]")
+
 
 class Money(BaseModel):
     amount: str  # plain decimal, "45.99"
@@ -144,18 +152,28 @@ class EntityReader:
 
             masked = rx.sub(repl, masked)
 
-        sub(_TITLE, "title", lambda m: found.titles.append(m.group(2)))
-        sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
-        sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
-        sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
-        sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
-        sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
+        # Most messages have no digit, and every pattern but the title's, the names' and a few
+        # words' needs one: those are not run (a mask's word never brings a digit in; a name's kind
+        # might, so the digits are looked for again after the names).
+        digits = _DIGIT.search(text) is not None
+        if _QUOTES.search(masked):
+            sub(_TITLE, "title", lambda m: found.titles.append(m.group(2)))
+        if digits:
+            sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
+            sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
+            sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
+            sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
+        if digits or _CURRENCY_WORD.search(masked):
+            sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
         if self._names:
             masked = self._names.sub(self._kind_of(found), masked)
-        sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
-        found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
-        # A number's digits mean nothing to the model; that there is one does ("task number").
-        masked = _NUMBER.sub(" number ", masked)
+            digits = _DIGIT.search(masked) is not None
+        if digits or _DAY_WORD.search(masked):
+            sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
+        if digits:
+            found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
+            # A number's digits mean nothing to the model; that there is one does ("task number").
+            masked = _NUMBER.sub(" number ", masked)
         found.masked = " ".join(masked.split())
         return found
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -162,6 +163,8 @@ class BankReader:
         return dict(self._recent(text))
 
     def _fused(self, text: str) -> dict[str, float]:
+        if len(self.scorers) == 1:
+            return self.scorers[0].scores(text)  # the average of one (adapters/nlu/averaged.py averages several)
         total: dict[str, float] = {}
         for scorer in self.scorers:
             for label, score in scorer.scores(text).items():
@@ -172,7 +175,7 @@ class BankReader:
         """The `k` bank sentences closest to the message among those of `labels`, closest first,
         each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
         the few-shot examples an LLM prompt shows."""
-        prepared = core_text(self.entities.read(self.speller(text)).masked)
+        prepared = core_text(self._entities(self.speller(text)).masked)
         views = [sims for scorer in self.scorers if (sims := scorer.similarities(prepared))]
         if not views:
             return []
@@ -188,10 +191,10 @@ class BankReader:
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topics = {k.split(TOPIC_SEP, 1)[1]: v for k, v in scores.items() if k.startswith(OUT_OF_SCOPE + TOPIC_SEP)}
-        in_scope = {k: v for k, v in scores.items() if TOPIC_SEP not in k and (eligible is None or k in eligible)}
-        topic, oos = max(topics.items(), key=lambda kv: kv[1], default=(None, 0.0))
-        best, score = max(in_scope.items(), key=lambda kv: kv[1], default=(None, 0.0))
+        topic_labels, intent_labels = _label_kinds(tuple(scores))
+        label, oos = _best(scores, topic_labels)
+        topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
+        best, score = _best(scores, [k for k in intent_labels if eligible is None or k in eligible])
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
             return Reading(
@@ -203,3 +206,20 @@ class BankReader:
                 scores=scores,
             )
         return Reading(intent=best, confidence=score, entities=entities, scores=scores)
+
+
+@functools.lru_cache(maxsize=16)
+def _label_kinds(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The out-of-scope topics' labels and the intents' labels among a reading's, in their order
+    (every message is scored over the same labels: sorted out once, not for each message)."""
+    prefix = OUT_OF_SCOPE + TOPIC_SEP
+    return tuple(k for k in labels if k.startswith(prefix)), tuple(k for k in labels if TOPIC_SEP not in k)
+
+
+def _best(scores: dict[str, float], labels: Sequence[str]) -> tuple[str | None, float]:
+    """The first of `labels` with the highest score, as max() over the scores picks it."""
+    if not labels:
+        return None, 0.0
+    values = [scores[k] for k in labels]
+    top = max(values)
+    return labels[values.index(top)], top

@@ -158,7 +158,14 @@ class Speller:
         return word
 
     def __call__(self, text: str) -> str:
-        return _WORD.sub(lambda m: m.group(0) if _is_name(text, m) else self.fix_word(m.group(0)), text)
+        known = self.known
+
+        def fixed(m: re.Match[str]) -> str:
+            word = m.group(0)
+            # A known word stays as it is, a name or not: the name test (a look back) only for the others.
+            return word if word.lower() in known or _is_name(text, m) else self.fix_word(word)
+
+        return _WORD.sub(fixed, text)
 
 
 def _is_name(text: str, m: re.Match[str]) -> bool:
