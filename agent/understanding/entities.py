@@ -122,6 +122,21 @@ def _words_to_number(words: str) -> int:
     return _WORD_NUMBERS.get(head, 0) + _UNITS.get(unit, 0)
 
 
+def _with_short_names(kinds: dict[str, str]) -> dict[str, str]:
+    """Names as people shorten them: "Razer DeathAdder" and "G502" name a product too. A part
+    counts when it says which product (a word of four letters or more, or a model code like
+    "g502") and every product it is part of has the same kind."""
+    parts: dict[str, set[str]] = {}
+    for name, kind in kinds.items():
+        words = name.split()
+        spans = [" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1)]
+        spans += [w for w in words if len(w) >= 4 and re.search(r"\d", w) and re.search(r"[a-z]", w)]
+        for span in spans:
+            if span != name and any(len(w) >= 4 and not w.isdigit() for w in span.split()):
+                parts.setdefault(span, set()).add(kind)
+    return {span: next(iter(k)) for span, k in parts.items() if len(k) == 1} | kinds
+
+
 class EntityReader:
     """Finds typed values.
 
@@ -131,7 +146,7 @@ class EntityReader:
     """
 
     def __init__(self, names: dict[str, str] | None = None):
-        self._kinds = {n.lower(): k for n, k in (names or {}).items() if n.strip()}
+        self._kinds = _with_short_names({n.lower(): k for n, k in (names or {}).items() if n.strip()})
         ordered = sorted(self._kinds, key=len, reverse=True)
         self._names = re.compile(r"(?i)\b(" + "|".join(map(re.escape, ordered)) + r")\b") if ordered else None
 
