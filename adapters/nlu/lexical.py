@@ -94,7 +94,7 @@ class LexicalScorer:
         """Cosine similarity of TF-IDF vectors to each fitted sentence: the words they share,
         rare words weighing more."""
         indices, values = self._features(text)
-        if not indices or self._sentences is None:
+        if len(indices) == 0 or self._sentences is None:
             return [0.0] * len(self._examples)
         sims: list[float] = np.asarray(self._sentences[indices].T @ values).ravel().tolist()
         return sims

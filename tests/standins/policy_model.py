@@ -108,6 +108,7 @@ class IntentOffer:
     requires: list[str] = field(default_factory=list)  # words the message must say for this intent
     signs: list[str] = field(default_factory=list)  # phrases that strongly mean this intent
     near: list[str] = field(default_factory=list)  # known messages like this one that mean this intent
+    vote: float = 0.0  # the share of the known messages like this one that mean this intent, by closeness
 
 
 def read_intents(system: str) -> list[IntentOffer]:
@@ -132,9 +133,12 @@ def read_intents(system: str) -> list[IntentOffer]:
         elif line.startswith("  Only when the message says one of: ") and offers:
             offers[-1].requires = line.removeprefix("  Only when the message says one of: ").split(" | ")
     by_id = {o.id: o for o in offers}
-    for sentence, answer in read_nearest(system):
+    nearest = read_nearest(system)
+    for rank, (sentence, answer) in enumerate(nearest):
         if answer in by_id:
             by_id[answer].near.append(sentence)
+            # The closer a known message like this one, the more its answer says (1, 1/2, 1/3, ...).
+            by_id[answer].vote += 1.0 / (rank + 1) / sum(1.0 / (n + 1) for n in range(len(nearest)))
     return offers
 
 
@@ -261,6 +265,8 @@ def _score(
             best = max(best, sum(weight.get(w, 1.0) for w in ex & tokens) / total * (0.5 + 0.5 * cover))
     if any(_says(user, sign) for sign in offer.signs):
         best += 0.5
+    # What the known messages most like this one mean weighs like a close example.
+    best += 0.6 * offer.vote
     # A word of the intent's own name ("order" for order_status) in the message points at it.
     best += 0.1 * min(1, len(set(words(offer.id.replace("_", " "))) & tokens))
     # Words of the description that no other intent uses name this one.
