@@ -123,9 +123,9 @@ def _words_to_number(words: str) -> int:
 
 
 def _with_short_names(kinds: dict[str, str]) -> dict[str, str]:
-    """Names as people shorten them: "Razer DeathAdder" and "G502" name a product too. A part
-    counts when it says which product (a word of four letters or more, or a model code like
-    "g502") and every product it is part of has the same kind."""
+    """Names as people shorten them: the brand and model without the edition, or the model code
+    alone, name a product too. A part counts when it says which product (a word of four letters or
+    more, or a model code of letters and digits) and every product it is part of has the same kind."""
     parts: dict[str, set[str]] = {}
     for name, kind in kinds.items():
         words = name.split()

@@ -16,7 +16,6 @@ from agent.understanding.slots import SlotExtractor
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75
-SLOT_BONUS = 0.25
 
 
 class _IntentModel:
@@ -68,7 +67,9 @@ class RulesClassifier:
         if found is None:
             return None
         value, rest = found
-        return value if not re.findall(r"\w+", core_text(rest)) else None
+        # Little words around it ("a", "it's the", "my") say nothing else; "cancel O-12345" does.
+        words = re.findall(r"[\w']+", core_text(rest))
+        return value if len(words) <= 2 and all(len(w) <= 4 for w in words) else None
 
     def _calibrated(self, reading: Reading) -> float:
         """The reading's confidence on this classifier's scale: the banks' `confident` level is
