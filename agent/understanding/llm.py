@@ -298,7 +298,7 @@ class CascadeClassifier:
         if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
             # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
             return cls
-        if cls.intent_id is not None and cls.intent_id == self.rules._owner(cls.params, intents, lookups=False):
+        if cls.intent_id is not None and cls.intent_id == self.rules.owner(cls.params, intents, lookups=False):
             # The reading agrees with the one intent that owns an ID the message names ("where's
             # O-12345?"): the banks mask the ID, so their confidence leaves out what it says.
             return cls

@@ -48,7 +48,7 @@ class RulesClassifier:
         self.threshold = threshold
         self.consent = Consent(vocab)  # only a standalone yes/no answers an open question
 
-    def _owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
+    def owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
         intents opt out with bare_id_starts. Without `lookups`, a lookup value ("office") is no id."""
         specs = self.slots.specs
@@ -101,7 +101,7 @@ class RulesClassifier:
             return reading.intent, self._calibrated(reading), params, tokens
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
-        owner = self._owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
+        owner = self.owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
         if owner is not None and reading.scores.get(owner, 0.0) < max(reading.topic_scores().values(), default=0.0):
             owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
         return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
