@@ -65,9 +65,7 @@ ALL_SUITES = sorted((REPO / "tests" / "suites").glob("*.yaml"))
 KNOWN_STANDIN_MISSES = {
     ("goal_scheduling", "equal_priority_suspends_troubleshooting_for_an_order"),
     ("phrasings", "broken_item"),
-    ("recommendation_followups", "cheapest_second_and_that_one"),
     ("release", "prices_are_not_releases"),
-    ("sales_support", "t3_by_the_way_that_mouse"),
     ("several_requests", "one_request_in_two_sentences_stays_one"),
     ("slot_answers", "a_task_that_sounds_like_shopping_is_still_the_task"),
     ("unknown", "unknown_while_waiting_repeats_question"),

@@ -397,6 +397,13 @@ def classify(system: str, user: str) -> dict[str, Any]:
     # A greeting or a thanks wrapped around an order ID ("hey, any news on o12345?") is a request:
     # only a full match makes a parameterless intent outweigh an ID the message carries.
     wrapped = bool(scored) and not scored[0][1].params and scored[0][0] < 1.0
+    # Most of the known messages like this one mean none of the intents, and few mean the best one:
+    # a competent model answers none.
+    nearest = read_nearest(system)
+    weights = [1.0 / (n + 1) for n in range(len(nearest))]
+    none_share = sum(w for w, (_, answer) in zip(weights, nearest, strict=True) if answer == "none")
+    if scored and none_share >= 0.5 * sum(weights) and scored[0][1].vote < 0.25:
+        return out
     if not scored or scored[0][0] < 0.3 or wrapped:
         # Nothing but an ID ("O-12345"): the first intent it is the parameter of (the harmless reading).
         for i in intents:
