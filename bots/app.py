@@ -101,7 +101,7 @@ def _fitted_reader(
     vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
     scorer = AveragedScorer([vectors, LexicalScorer()])
-    return BankReader(fitted, [scorer], dict(names), list(store_words), vectors.words(), list(masks))
+    return BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks))
 
 
 async def check_store(app: App) -> None:

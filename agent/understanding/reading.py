@@ -110,7 +110,8 @@ class BankReader:
 
     Args:
         banks: the example banks and calibrated levels (config/nlu.yaml).
-        scorers: embedded models fitted on the banks at construction; their scores are averaged.
+        scorer: the embedded model, fitted on the banks at construction (adapters/nlu/averaged.py
+            averages several).
         names: product and model names from the store's data, each with its kind ("mouse").
         store_words: the store's own words (categories, brands) that the typo repair may restore.
         known_words: valid words the typo repair must leave alone (a dictionary).
@@ -122,7 +123,7 @@ class BankReader:
     def __init__(
         self,
         banks: NluBanks,
-        scorers: list[ExampleScorer],
+        scorer: ExampleScorer,
         names: dict[str, str] | None = None,
         store_words: list[str] | None = None,
         known_words: set[str] | None = None,
@@ -130,7 +131,7 @@ class BankReader:
     ):
         self.banks = banks
         self.masks = [(re.compile(pattern, re.I), word) for pattern, word in masks or []]
-        self.scorers = scorers
+        self.scorer = scorer
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
@@ -141,8 +142,7 @@ class BankReader:
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
         self.examples = [(label, self.prepare(s)) for label, s in examples]
         self._written = examples  # as the banks have them, for a prompt's few-shot examples
-        for scorer in scorers:
-            scorer.fit(self.examples)
+        scorer.fit(self.examples)
         # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
         # scored recently is not embedded again. The scores are fixed once the banks are fitted.
         self._recent = functools.lru_cache(maxsize=4096)(self._fused)
@@ -163,23 +163,16 @@ class BankReader:
         return dict(self._recent(text))
 
     def _fused(self, text: str) -> dict[str, float]:
-        if len(self.scorers) == 1:
-            return self.scorers[0].scores(text)  # the average of one (adapters/nlu/averaged.py averages several)
-        total: dict[str, float] = {}
-        for scorer in self.scorers:
-            for label, score in scorer.scores(text).items():
-                total[label] = total.get(label, 0.0) + score / len(self.scorers)
-        return total
+        return self.scorer.scores(text)
 
     def nearest(self, text: str, labels: list[str], k: int) -> list[tuple[str, str]]:
         """The `k` bank sentences closest to the message among those of `labels`, closest first,
         each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
         the few-shot examples an LLM prompt shows."""
         prepared = core_text(self._entities(self.speller(text)).masked)
-        views = [sims for scorer in self.scorers if (sims := scorer.similarities(prepared))]
-        if not views:
+        sims = self.scorer.similarities(prepared)
+        if not sims:
             return []
-        sims = [sum(col) / len(views) for col in zip(*views, strict=True)]
         wanted = set(labels)
         ranked = sorted((n for n, (label, _) in enumerate(self._written) if label in wanted), key=lambda n: -sims[n])
         return [self._written[n] for n in ranked[:k]]

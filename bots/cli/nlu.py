@@ -192,15 +192,6 @@ _LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[ \t]*[^\s#]*", r
 _GATES_LINE = re.compile(r"^gates:[ \t]*\{[^}\n]*\}", re.M)
 
 
-def _held_out(reader: BankReader, groups: list[str]) -> list[dict[str, float]]:
-    """The scorers' held-out scores, averaged as BankReader fuses them for a message."""
-    per_scorer = [scorer.held_out_scores(groups) for scorer in reader.scorers]
-    return [
-        {label: sum(s.get(label, 0.0) for s in row) / len(row) for label in row[0]}
-        for row in zip(*per_scorer, strict=True)
-    ]
-
-
 def run_calibrate(args: argparse.Namespace) -> int:
     """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
     reader, _ = reader_for(args.config_dir, args.data_dir)
@@ -212,7 +203,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     alone = [str(n) for n in range(len(labels))]
     config = load_config(resolve_dir(args.config_dir, "config"))
     gated = {i.id for i in config.intents.intents if i.templates.offer}
-    levels = calibrate(labels, _held_out(reader, topics), _held_out(reader, alone), answered, gated)
+    levels = calibrate(
+        labels, reader.scorer.held_out_scores(topics), reader.scorer.held_out_scores(alone), answered, gated
+    )
     values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     print(
         f"levels: {', '.join(f'{k} {v}' for k, v in values.items())}, gates {levels.gates}"
