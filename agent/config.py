@@ -113,6 +113,9 @@ class Vocabulary(Strict):
     courtesy: list[str] = Field(default_factory=list)
     # Words that mark a message as a change to the action waiting for a yes ("the other order, O-24680").
     change: list[str] = Field(default_factory=list)
+    # Said around a request without changing it: greetings and lead-ins before, thanks and sign-offs after.
+    openers: list[str] = Field(default_factory=list)
+    closers: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

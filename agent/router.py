@@ -14,7 +14,7 @@ from typing import Any
 
 from agent.acting import Acting
 from agent.config import Messages, Settings
-from agent.conversation import followups, goals, handoff, notices, requests
+from agent.conversation import followups, goals, handoff, moves, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
@@ -71,6 +71,8 @@ class RouterParts:
     # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
     redactor: Redactor | None = None
     metrics: TurnMetrics | None = None  # turns counted and timed for operators
+    # The embedded model that reads reply moves (yes, no, cancel, bye) in every understanding mode.
+    reader: moves.ReplyReader | None = None
 
 
 class AgentRouter:
@@ -217,31 +219,39 @@ class AgentRouter:
     async def _work(
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
     ) -> tuple[list[ToolResult], Classification | None, Any]:
-        """Understand and act: everything of the turn that runs under its deadline."""
-        p, results, pref_update = self.p, [], None
+        """Read -> interpret -> act: everything of the turn that runs under its deadline."""
+        p = self.p
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
-            cls = None
-        elif self.ctl.applies(interaction, state) and (control := self.ctl.read(interaction.text, state)):
-            await self.ctl.answer(control, state, t)
-            cls = None
-        else:
-            customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
-            eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
-            t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
+            return [], None, None
+        reading = self.p.reader.read(interaction.text) if self.p.reader and interaction.action is None else None
+        said = reading.move if reading is not None else None
+        move = moves.reply(state, interaction, said, self.ctl.says_nothing(interaction.text))
+        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear):
+            await self.ctl.answer(move, state, t)
+            return [], None, None
+        customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
+        eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
+        t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
+        if move is None:
             found = await self.requests.understand(p.classifier, interaction, eligible, state, history, t)
-            cls = found[0]
-            if cls.notice:
-                await t.send(OutboundMessage(kind="notice", text=cls.notice))
-            prefs = None
-            if p.preferences is not None:
-                prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
-            act = lambda c: self._understood(state, c, {i.id for i in eligible}, customer, history, t, prefs)  # noqa: E731
-            ask = lambda i, slot: self._agent(p.registry.intents[i]).question(i, slot)  # noqa: E731
-            results = await self.requests.handle(found, state, t, act, ask)
-        return results, cls, pref_update
+            if found[0].notice:
+                await t.send(OutboundMessage(kind="notice", text=found[0].notice))
+            chat = reading.intent if reading is not None else None
+            move = moves.interpret(state, interaction, found, said, chat, p.registry.specs, p.registry.slots)
+        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear):
+            await self.ctl.answer(move, state, t)
+            return [], None, None
+        cls = moves.classification(move)
+        prefs, pref_update = None, None
+        if p.preferences is not None:
+            prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
+        act = lambda c: self._understood(state, move, c, {i.id for i in eligible}, customer, history, t, prefs)  # noqa: E731
+        ask = lambda i, slot: self._agent(p.registry.intents[i]).question(i, slot)  # noqa: E731
+        found = move.found if isinstance(move, moves.Several) else [cls]
+        return await self.requests.handle(found, state, t, act, ask), cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
@@ -254,6 +264,7 @@ class AgentRouter:
     async def _understood(
         self,
         state: SessionState,
+        move: moves.Move,
         cls: Classification,
         eligible: set[str],
         customer: dict | None,
@@ -262,7 +273,7 @@ class AgentRouter:
         prefs: TurnPreferences | None = None,
     ) -> list[ToolResult]:
         p = self.p
-        settled = await self.confirmations.resolve(state, t.interaction, cls, t)
+        settled = await self.confirmations.resolve(state, t.interaction, moves.yes_or_no(move), cls, t)
         if settled.outcome == "handled":
             return settled.results
         read = settled.cls or cls

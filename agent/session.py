@@ -33,6 +33,9 @@ class Goal(Model):
     next_question: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
     resume_announced: bool = False  # the bot said once that it went back to this goal
+    # The bot went back to this goal and asked its question again; moving on without answering drops it.
+    asked_again: bool = False
+    sure: bool = True  # understood surely when it was opened (an unsure reading may be a misreading)
     queued: bool = False  # a later request from the same message, waiting its turn; not yet run
     answered: bool = False  # an open goal (a recommendation) that has given its answer
     touched_turn: int = 0  # the session turn that last worked on this goal (for abandonment)

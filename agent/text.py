@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Literal
 
-from agent.config import Messages, Vocabulary
+from agent.config import Messages
 from agent.errors import InputError
 
 # Words that carry no intent. Question words stay: "where" and "when" matter for orders.
@@ -77,26 +77,6 @@ class Normalizer:
 
 
 Answer = Literal["yes", "no"]
-
-
-class YesNo:
-    """Reads a short reply as yes or no with the vocabulary of config/intents.yaml."""
-
-    def __init__(self, vocabulary: Vocabulary):
-        self.yes = {" ".join(re.findall(r"[a-z']+", w.lower())) for w in vocabulary.yes}
-        self.no = {" ".join(re.findall(r"[a-z']+", w.lower())) for w in vocabulary.no}
-
-    def __call__(self, text: str) -> Answer | None:
-        words = re.findall(r"[a-z']+", clean(text).lower())
-        if not words or len(words) > 6:
-            return None
-        for n in (3, 2, 1):
-            head = " ".join(words[:n])
-            if head in self.no:
-                return "no"
-            if head in self.yes:
-                return "yes"
-        return None
 
 
 def check_input(text: str, m: Messages, limit: int) -> None:

@@ -55,6 +55,7 @@ from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.task_list import task_tools
 from agent.understanding.banks import NluBanks, load_banks
+from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
@@ -81,7 +82,10 @@ def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
     store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
     masks = tuple((s.pattern, s.mask) for s in slots.values() if s.pattern and s.mask)
-    return _fitted_reader(banks.model_dump_json(), tuple(sorted(inventory.kinds().items())), tuple(store_words), masks)
+    vocabulary = config.intents.vocabulary
+    politeness = (tuple(vocabulary.openers), tuple(vocabulary.closers))
+    kinds = tuple(sorted(inventory.kinds().items()))
+    return _fitted_reader(banks.model_dump_json(), kinds, tuple(store_words), masks, politeness)
 
 
 @functools.lru_cache(maxsize=4)
@@ -90,6 +94,7 @@ def _fitted_reader(
     names: tuple[tuple[str, str], ...],
     store_words: tuple[str, ...],
     masks: tuple[tuple[str, str], ...] = (),
+    politeness: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
 ) -> BankReader:
     """Fitting the models takes a second or two; a process that builds the app again from the same
     banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
@@ -101,7 +106,8 @@ def _fitted_reader(
     vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
     scorer = AveragedScorer([vectors, LexicalScorer()])
-    return BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks))
+    polite = Politeness(list(politeness[0]), list(politeness[1]))
+    return BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks), polite)
 
 
 async def check_store(app: App) -> None:
@@ -261,12 +267,13 @@ def build_app(
             telemetry=FanoutSink([*sinks, metrics]),
             alerts=fanout,
             planners=planners,
-            confirmations=Confirmations(store, config.intents.vocabulary, settings.confirmation_ttl_seconds),
+            confirmations=Confirmations(store, settings.confirmation_ttl_seconds),
             handoffs=records,
             tracer=tracer,
             currency=store_settings.currency,
             redactor=redactor,
             metrics=metrics,
+            reader=reader,
         )
     )
     return App(

@@ -1,9 +1,9 @@
 """Confirmations bound to the requester and the exact action: money-moving or destructive tools wait for a yes.
 
 The pending action (tool, canonical params, their hash, expiry) lives in the requester's
-`pending_confirmation` (one per speaker of the thread) until they answer or it expires. Only a
-standalone yes (`consent.Consent`) or the Confirm button from the requester carries out exactly
-that action once; a standalone no or Cancel drops it. A yes or no from anyone else gets a private
+`pending_confirmation` (one per speaker of the thread) until they answer or it expires. Only an
+assent (a standalone yes, agent/conversation/moves.py) or the Confirm button from the requester
+carries out exactly that action once; a standalone no or Cancel drops it. A yes or no from anyone else gets a private
 notice and changes nothing. A message that changes the action ("just $15") re-plans it, so the
 new exact action is asked again after the policy check; any other message is handled as a
 request and the open question is restated after it. The hash is the action's idempotency key in
@@ -21,9 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from agent.config import Vocabulary
 from agent.conversation import goals
-from agent.conversation.consent import Consent
 from agent.interfaces import SessionStore
 from agent.session import ConfirmedAction, GoalStatus, PendingConfirmation, SessionState
 from agent.text import Answer
@@ -65,7 +63,6 @@ class Confirmations:
     """
     Args:
         store: where the tool ledger is read, to answer a repeated confirm with the first result.
-        vocabulary: yes/no words, for classifiers that do not mark replies themselves.
         ttl_seconds: how long a confirmation stays open.
         clock: the current UTC time; tests pass their own.
     """
@@ -73,20 +70,12 @@ class Confirmations:
     def __init__(
         self,
         store: SessionStore,
-        vocabulary: Vocabulary,
         ttl_seconds: float,
         clock: Callable[[], datetime] = utcnow,
     ):
         self.store = store
-        self.consent = Consent(vocabulary)
         self.ttl = timedelta(seconds=ttl_seconds)
         self.clock = clock
-
-    def answer_of(self, interaction: Interaction) -> Answer | None:
-        """The button, or a standalone yes/no; a yes that says anything more is not an answer."""
-        if interaction.action in ("confirm", "cancel"):
-            return "yes" if interaction.action == "confirm" else "no"
-        return self.consent(interaction.text)
 
     async def ask(
         self, state: SessionState, goal_id: str, intent_id: str, call: ToolCall, prompt: str, t: Turn
@@ -107,10 +96,12 @@ class Confirmations:
         t.emit("confirmation_requested", {"tool": call.tool_name, "params": call.params, "action_hash": digest})
         await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=digest))
 
-    async def resolve(self, state: SessionState, interaction: Interaction, cls: Classification, t: Turn) -> Resolution:
-        """Settle an open confirmation (or a repeated click) before the message is read as a request."""
+    async def resolve(
+        self, state: SessionState, interaction: Interaction, answer: Answer | None, cls: Classification, t: Turn
+    ) -> Resolution:
+        """Settle an open confirmation (or a repeated click) with the message's yes or no, if it is
+        one, before the message is read as a request."""
         pending = state.pending_confirmation
-        answer = self.answer_of(interaction)
         if answer is not None and self._someone_elses(state, interaction):
             await t.send(OutboundMessage(kind="notice", text=NOT_YOURS, private=True))
             t.emit("confirmation_refused", {"reason": "not_the_requester", "answer": answer})

@@ -19,6 +19,8 @@ from agent.planners.render import render
 from agent.session import Goal, GoalStatus, SessionState
 from agent.types import Classification, Intent, utcnow
 
+# The confidence at which understanding acts without asking (understanding/rules.py STRONG).
+SURE = 0.75
 # Finished goals kept in the state for context; older ones are dropped so the row stays small.
 KEEP_FINISHED = 8
 FINISHED = (GoalStatus.done, GoalStatus.failed, GoalStatus.cancelled, GoalStatus.abandoned)
@@ -58,6 +60,7 @@ def _new(state: SessionState, cls: Classification, intent: Intent, question: Cal
         priority=intent.priority,
         slots=params,
         touched_turn=state.turns,
+        sure=cls.confidence >= SURE or cls.fills_slot,
     )
     refresh(goal, intent, question)
     state.goals[goal.id] = goal
@@ -71,13 +74,20 @@ def apply(state: SessionState, cls: Classification, intent: Intent, question: Ca
     if active is not None and active.intent_id == intent.id:
         active.slots.update(params)
         active.touched_turn = state.turns
+        active.asked_again = False
         refresh(active, intent, question)
         return GoalUpdate(action="updated", goal_id=active.id, goal_type=active.type, slots_filled=list(params))
 
     goal = _new(state, cls, intent, question)
     update = GoalUpdate(action="created", goal_id=goal.id, goal_type=goal.type, slots_filled=list(params))
     if active is not None and active.status not in FINISHED:
-        if intent.priority >= active.priority:
+        if active.asked_again and not active.sure:
+            # Opened on an unsure reading, asked again after a side request and passed over: most
+            # likely never meant, so it goes instead of coming back after every answer.
+            active.status = GoalStatus.abandoned
+            active.updated_at = utcnow()
+            update.action, update.replaced = "replaced", active.id
+        elif intent.priority >= active.priority:
             active.status = GoalStatus.suspended
             active.updated_at = utcnow()
             state.goal_stack.append(active.id)

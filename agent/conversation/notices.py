@@ -37,6 +37,7 @@ def resume(goal: Goal, interrupted_by: str, m: Messages, name: str) -> OutboundM
     if not goal.missing and (goal.resume_announced or goal.agent == interrupted_by):
         return None
     goal.resume_announced = True
+    goal.asked_again = bool(goal.missing)
     text = m.resume.format(goal=name)
     if goal.next_question:
         text = f"{text} {goal.next_question}"

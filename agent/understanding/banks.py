@@ -17,6 +17,8 @@ from agent.config_files import load_yaml_model
 from agent.errors import ConfigError
 
 OUT_OF_SCOPE = "out_of_scope"
+# What a short reply can do in the conversation, each with a bank of its own in nlu.yaml `moves`.
+MOVES = ("assent", "refusal", "wait", "cancel", "goodbye")
 
 
 class OutOfScopeTopic(Strict):
@@ -39,6 +41,7 @@ class BankFile(Strict):
 
     intents: dict[str, list[str]] = Field(default_factory=dict)
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
+    moves: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class NluBanks(Strict):
@@ -52,21 +55,27 @@ class NluBanks(Strict):
     confident: float = Field(0.55, ge=0, le=1)  # a side-effecting intent acts only at or above this
     gates: dict[str, float] = Field(default_factory=dict)  # `confident` for one intent, where calibrated
     topic: float = Field(0.6, ge=0, le=1)  # an out-of-scope topic's own answer only at or above this
+    moves_at: dict[str, float] = Field(default_factory=dict)  # a reply is a move only at or above its level
     embedding: Embedding = Field(default_factory=Embedding)
     include: list[str] = Field(default_factory=list)
     intents: dict[str, list[str]] = Field(default_factory=dict)
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
+    moves: dict[str, list[str]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _labels(self) -> NluBanks:
         if OUT_OF_SCOPE in self.intents:
             raise ValueError(f"'{OUT_OF_SCOPE}' is not an intent; list its topics under out_of_scope")
+        unknown = sorted(set(self.moves) - set(MOVES))
+        if unknown:
+            raise ValueError(f"unknown moves {', '.join(unknown)}; the moves are {', '.join(MOVES)}")
         return self
 
     def examples(self) -> list[tuple[str, str]]:
         """(label, sentence) pairs; every out-of-scope topic is labelled out_of_scope."""
         pairs = [(intent, s) for intent, sentences in self.intents.items() for s in sentences]
         pairs += [(OUT_OF_SCOPE, s) for topic in self.out_of_scope.values() for s in topic.examples]
+        pairs += [(f"move:{move}", s) for move, sentences in self.moves.items() for s in sentences]
         return pairs
 
     def merged(self, other: BankFile) -> NluBanks:
@@ -79,7 +88,10 @@ class NluBanks(Strict):
                 mine = topics[name]
                 topic = mine.model_copy(update={"examples": mine.examples + topic.examples})
             topics[name] = topic
-        return self.model_copy(update={"intents": intents, "out_of_scope": topics})
+        moves = {k: list(v) for k, v in self.moves.items()}
+        for move, sentences in other.moves.items():
+            moves.setdefault(move, []).extend(sentences)
+        return self.model_copy(update={"intents": intents, "out_of_scope": topics, "moves": moves})
 
 
 def normalized(sentence: str) -> str:

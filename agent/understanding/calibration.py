@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from agent.understanding.banks import OUT_OF_SCOPE
-from agent.understanding.reading import TOPIC_SEP
+from agent.understanding.reading import MOVE, TOPIC_SEP
 
 # How much an out-of-scope sentence read as a request weighs against a request read as out of scope.
 OUT_OF_SCOPE_WEIGHT = 1.0
@@ -21,6 +21,10 @@ OUT_OF_SCOPE_WEIGHT = 1.0
 CONFIDENT_PRECISION = 0.95
 # `topic`: the lowest score at which the nearest topic is the sentence's own this often.
 TOPIC_PRECISION = 0.75
+# A move's level: the lowest score at which a sentence nearest a move means it this often. A yes
+# read from anything else would run an action; a no read wrongly only leaves it undone.
+MOVE_PRECISION = {"assent": 0.95}
+OTHER_MOVE_PRECISION = 0.85
 
 
 class Levels(BaseModel):
@@ -29,6 +33,7 @@ class Levels(BaseModel):
     confident: float
     gates: dict[str, float]  # the action gate's level for each guarded intent
     topic: float
+    moves: dict[str, float]  # each move's level
     in_scope_accuracy: float  # held-out bank sentences of intents read as their own intent
     out_of_scope_recall: float  # held-out out-of-scope sentences read as out of scope
 
@@ -43,7 +48,7 @@ class _Held(BaseModel):
 
 def _summarize(label: str, scores: dict[str, float]) -> _Held:
     prefix = OUT_OF_SCOPE + TOPIC_SEP
-    best, score = max(((k, v) for k, v in scores.items() if not k.startswith(prefix)), key=lambda kv: kv[1])
+    best, score = max(((k, v) for k, v in scores.items() if TOPIC_SEP not in k), key=lambda kv: kv[1])
     topic, topic_score = max(((k, v) for k, v in scores.items() if k.startswith(prefix)), key=lambda kv: kv[1])
     return _Held(label=label, best=best, score=score, topic=topic, topic_score=topic_score)
 
@@ -70,6 +75,11 @@ def calibrate(
         answered: the topics that have an answer of their own.
         gated: the intents the action gate guards (side-effecting ones with a yes/no offer).
     """
+    moves = _move_levels(labels, held_out_alone)
+    # Moves are replies, neither requests nor out of scope: the intents' levels are drawn without them.
+    kept = [n for n, label in enumerate(labels) if not label.startswith(MOVE + TOPIC_SEP)]
+    labels = [labels[n] for n in kept]
+    held_out, held_out_alone = [held_out[n] for n in kept], [held_out_alone[n] for n in kept]
     rows = [_summarize(label, scores) for label, scores in zip(labels, held_out, strict=True)]
     alone = [_summarize(label, scores) for label, scores in zip(labels, held_out_alone, strict=True)]
     oos = [r for r in rows if r.label.startswith(OUT_OF_SCOPE)]
@@ -111,9 +121,30 @@ def calibrate(
         confident=max(confident, threshold),
         gates=gates,
         topic=topic,
+        moves=moves,
         in_scope_accuracy=round(in_acc, 4),
         out_of_scope_recall=round(oos_recall, 4),
     )
+
+
+def _move_levels(labels: Sequence[str], held_out_alone: Sequence[dict[str, float]]) -> dict[str, float]:
+    """For each move, the lowest score at which a held-out sentence nearest to it means it
+    as often as `MOVE_PRECISION` asks. Requests and out-of-scope sentences read as a move count as
+    wrong; a refusal read as a cancel or a wait (all say no to an action) and thanks read as a
+    goodbye do not."""
+    pairs = zip(labels, held_out_alone, strict=True)
+    nearest = [(max(scores, key=scores.__getitem__), label, scores) for label, scores in pairs]
+    levels = {}
+    for move in sorted({label for label in labels if label.startswith(MOVE + TOPIC_SEP)}):
+        same = _SAME_MOVE.get(move, {move})
+        read = [(scores[best], label in same) for best, label, scores in nearest if best == move]
+        name = move.split(TOPIC_SEP, 1)[1]
+        levels[name] = _lowest_precise(read, MOVE_PRECISION.get(name, OTHER_MOVE_PRECISION), 0.0)
+    return levels
+
+
+_NO = {f"{MOVE}{TOPIC_SEP}{m}" for m in ("refusal", "wait", "cancel")}
+_SAME_MOVE = {m: _NO for m in _NO} | {f"{MOVE}{TOPIC_SEP}goodbye": {f"{MOVE}{TOPIC_SEP}goodbye", "thanks"}}
 
 
 def _lowest_precise(ranked: list[tuple[float, bool]], precision: float, floor: float) -> float:

@@ -16,28 +16,15 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from agent.interfaces import ExampleScorer
-from agent.text import clean
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
+from agent.understanding.politeness import Politeness
 from agent.understanding.spelling import Speller, vocabulary_of
 
 TOPIC_SEP = "/"
+MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
-# Greetings, sign-offs and politeness say nothing about the request; the models read what is left.
-_LEAD = re.compile(
-    r"^(?:(?:hi|hey|hello|hiya|yo|um+|uh+|so|ok(?:ay)?|right|well|good (?:morning|afternoon|evening)|morning|"
-    r"afternoon|evening|quick question|sorry to bother you|excuse me|there|again|team|bot|all|dear \w+|"
-    r"hope you'?re (?:well|good)|me again)\b[\s,.!:;\-]*)+",
-    re.I,
-)
-_TRAIL = re.compile(
-    r"(?:[\s,.!:;)(\-]*\b(?:thanks?(?: you)?(?: so much| a lot)?(?: in advance)?|thx|ty|please|pls|plz|asap|"
-    r"cheers|if you can|:\)|much appreciated|appreciate it|bye|goodbye|great|ok(?:ay)?)\b[\s,.!?:;)(]*)+$",
-    re.I,
-)
-
-
 class Reading(BaseModel):
     """What the embedded understanding made of one message."""
 
@@ -47,6 +34,10 @@ class Reading(BaseModel):
     outside: bool = False  # out of scope and nearer a topic than any intent
     entities: Entities = Field(default_factory=Entities)
     scores: dict[str, float] = Field(default_factory=dict)
+    # What the message does as a reply (assent, refusal, cancel, goodbye), when that is what it is
+    # nearest of all, at the calibrated level; None for anything else.
+    move: str | None = None
+    core: str = ""  # the masked message without greeting and sign-off: what the model read
 
     @property
     def out_of_scope(self) -> bool:
@@ -59,19 +50,7 @@ class Reading(BaseModel):
     @property
     def words_besides_values(self) -> int:
         """How many words the message has besides its typed values and greetings."""
-        return sum(1 for w in re.findall(r"[a-z']+", core_text(self.entities.masked).lower()) if w not in VALUE_WORDS)
-
-
-def core_text(masked: str) -> str:
-    """The request without greeting, sign-off and politeness."""
-    stripped = _TRAIL.sub("", _LEAD.sub("", masked.strip())).strip()
-    return stripped or masked
-
-
-def plain_request(text: str) -> str:
-    """The message without greeting and sign-off, as written: what a ticket or a search should say."""
-    stripped = _TRAIL.sub("", _LEAD.sub("", clean(text))).strip(" ,.;:-")
-    return stripped or clean(text)
+        return sum(1 for w in re.findall(r"[a-z']+", self.core.lower()) if w not in VALUE_WORDS)
 
 
 # The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").
@@ -94,9 +73,9 @@ _NO_CONTENT = frozenset(
 )
 
 
-def problem_summary(text: str) -> str | None:
+def problem_summary(text: str, politeness: Politeness) -> str | None:
     """The problem a ticket request describes, without the request words; None when only asked for one."""
-    request = plain_request(text)
+    request = politeness.plain(text)
     rest = _TICKET_ASK.sub(" ", request)
     rest = re.sub(r"^(?:and|so|but|because|that|,|:|-)\s+", "", " ".join(rest.split()).strip(" ,.;:-?!"), flags=re.I)
     words = re.findall(r"[a-z0-9]+", rest.lower())
@@ -118,6 +97,7 @@ class BankReader:
         masks: free-text values found by the slots' own patterns (config/intents.yaml `mask`), each
             with the word read in its place: "new task: buy oat milk" reads as "new task: title",
             so the request's frame decides the intent and not what the task is about.
+        politeness: the greetings and sign-offs the model reads past (config/intents.yaml vocabulary).
     """
 
     def __init__(
@@ -128,18 +108,22 @@ class BankReader:
         store_words: list[str] | None = None,
         known_words: set[str] | None = None,
         masks: list[tuple[str, str]] | None = None,
+        politeness: Politeness | None = None,
     ):
         self.banks = banks
+        self.politeness = politeness or Politeness([], [])
         self.masks = [(re.compile(pattern, re.I), word) for pattern, word in masks or []]
         self.scorer = scorer
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
+        sentences += [s for ss in banks.moves.values() for s in ss]
         self.speller = Speller(
             vocabulary_of(sentences + list(names or {}) + list(store_words or [])), known_words or ()
         )
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
+        examples += [(MOVE + TOPIC_SEP + name, s) for name, ss in banks.moves.items() for s in ss]
         self.examples = [(label, self.prepare(s)) for label, s in examples]
         self._written = examples  # as the banks have them, for a prompt's few-shot examples
         scorer.fit(self.examples)
@@ -149,7 +133,7 @@ class BankReader:
 
     def prepare(self, text: str) -> str:
         """What the model reads: typed values as their type's word, without greeting and sign-off."""
-        return core_text(self._entities(text).masked)
+        return self.politeness.core(self._entities(text).masked)
 
     def _entities(self, text: str) -> Entities:
         for rx, word in self.masks:
@@ -169,7 +153,7 @@ class BankReader:
         """The `k` bank sentences closest to the message among those of `labels`, closest first,
         each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
         the few-shot examples an LLM prompt shows."""
-        prepared = core_text(self._entities(self.speller(text)).masked)
+        prepared = self.politeness.core(self._entities(self.speller(text)).masked)
         sims = self.scorer.similarities(prepared)
         if not sims:
             return []
@@ -179,15 +163,24 @@ class BankReader:
 
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities = self._entities(self.speller(text))
-        return self.decide(self.fused(core_text(entities.masked)), entities, eligible)
+        core = self.politeness.core(entities.masked)
+        reading = self.decide(self.fused(core), entities, eligible)
+        reading.core = core
+        if reading.move is not None and not _bare(text):
+            reading.move = None
+        return reading
 
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topic_labels, intent_labels = _label_kinds(tuple(scores))
+        topic_labels, intent_labels, move_labels = _label_kinds(tuple(scores))
         label, oos = _best(scores, topic_labels)
         topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
         best, score = _best(scores, [k for k in intent_labels if eligible is None or k in eligible])
+        move_label, move_score = _best(scores, move_labels)
+        nearest = max(score, oos, _best(scores, intent_labels)[1])
+        name = move_label.split(TOPIC_SEP, 1)[1] if move_label else None
+        move = name if name and move_score >= max(nearest, banks.moves_at.get(name, 1.0)) else None
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
             return Reading(
@@ -197,16 +190,27 @@ class BankReader:
                 outside=oos > score,
                 entities=entities,
                 scores=scores,
+                move=move,
             )
-        return Reading(intent=best, confidence=score, entities=entities, scores=scores)
+        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move)
+
+
+def _bare(text: str) -> bool:
+    """A reply with no value and no question: "yes, just $15" changes the action, "yes, but where's
+    O-12345?" asks something, "ok, add 'milk'" asks for more; none of them is a bare yes."""
+    return not any(c.isdigit() or c in "?\"“”" for c in text)
 
 
 @functools.lru_cache(maxsize=16)
-def _label_kinds(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The out-of-scope topics' labels and the intents' labels among a reading's, in their order
-    (every message is scored over the same labels: sorted out once, not for each message)."""
-    prefix = OUT_OF_SCOPE + TOPIC_SEP
-    return tuple(k for k in labels if k.startswith(prefix)), tuple(k for k in labels if TOPIC_SEP not in k)
+def _label_kinds(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The out-of-scope topics', the intents' and the moves' labels among a reading's, in their
+    order (every message is scored over the same labels: sorted out once, not for each message)."""
+    topic, move = OUT_OF_SCOPE + TOPIC_SEP, MOVE + TOPIC_SEP
+    return (
+        tuple(k for k in labels if k.startswith(topic)),
+        tuple(k for k in labels if TOPIC_SEP not in k),
+        tuple(k for k in labels if k.startswith(move)),
+    )
 
 
 def _best(scores: dict[str, float], labels: Sequence[str]) -> tuple[str | None, float]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 
 from agent.config import BotConfig, IntentSpec
-from agent.conversation.consent import Consent
 from agent.interfaces import TurnLog
 from agent.session import SessionState
 from agent.text import Normalizer, clean
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import NluBanks
-from agent.understanding.reading import BankReader, Reading, core_text, plain_request, problem_summary
+from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
@@ -46,7 +45,8 @@ class RulesClassifier:
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
         self.threshold = threshold
-        self.consent = Consent(vocab)  # only a standalone yes/no answers an open question
+        # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
+        self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
 
     def owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
@@ -68,7 +68,7 @@ class RulesClassifier:
             return None
         value, rest = found
         # Little words around it ("a", "it's the", "my") say nothing else; "cancel O-12345" does.
-        words = re.findall(r"[\w']+", core_text(rest))
+        words = re.findall(r"[\w']+", self.reader.politeness.core(rest))
         return value if len(words) <= 2 and all(len(w) <= 4 for w in words) else None
 
     def _calibrated(self, reading: Reading) -> float:
@@ -80,6 +80,11 @@ class RulesClassifier:
         if score >= high:
             return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
         return self.threshold + (STRONG - self.threshold) * max(0.0, score - low) / max(1e-9, high - low)
+
+    def _changes(self, text: str) -> bool:
+        """Whether the message says it changes something ("instead", "the other one", "make it")."""
+        words = tuple(re.findall(r"[a-z']+", clean(text).lower()))
+        return any(words[i : i + len(p)] == p for p in self.change if p for i in range(len(words) - len(p) + 1))
 
     def read(self, text: str, intents: list[Intent]) -> Reading:
         return self.reader.read(text, {i.id for i in intents})
@@ -134,22 +139,11 @@ class RulesClassifier:
     ) -> Classification:
         text = interaction.text
         pending = state.pending_confirmation
-        if pending is not None and (answer := self.consent(text)):
-            intent_id = pending.intent_id if answer == "yes" else None
-            # An offer made because understanding was unsure carries the request's values.
-            carried = pending.params if answer == "yes" and pending.kind == "offer" else {}
-            return Classification(
-                intent_id=intent_id,
-                params=carried,
-                reply=answer,
-                confidence=1.0,  # type: ignore[arg-type]
-            )
-
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
         # A new value for the waiting action, unless the message reads as another request
         # ("sure, but where's O-12345 first?" asks about that order; it does not refund it).
-        changing = intent_id in (None, pending.intent_id) or self.consent.changes(text) if pending else False
+        changing = intent_id in (None, pending.intent_id) or self._changes(text) if pending else False
         if pending is not None and pending.kind == "tool" and changing:
             # "yes, but just $15 of it", "the other order, O-24680" while a refund waits: new values for it.
             changes = {k: v for k, v in params.items() if k in pending.params}
@@ -164,10 +158,20 @@ class RulesClassifier:
         # request, not the answer.
         only_an_id = len(tokens) <= 1 and intent_id not in (None, goal.intent_id if goal else None)
         free_text = awaited is not None and awaited in self.slots.specs and self.slots.specs[awaited].free_text
+        # "my headphones have no sound" to "which device?": a request of its own, not a device's name.
+        restated = (
+            free_text
+            and goal is not None
+            and reading.intent == goal.intent_id
+            and bool(self.slots.specs[awaited or ""].reply_pattern)
+            and self.slots.typed_reply(awaited or "", text) is None
+            and any(k in params for k in self.models[goal.intent_id].spec.required_params if k != awaited)
+        )
         if (
             goal
             and awaited
             and not (free_text and only_an_id)
+            and not restated
             and (
                 intent_id in (None, goal.intent_id)
                 or small_talk
@@ -179,7 +183,7 @@ class RulesClassifier:
             )
         ):
             # The message answers the bot's question, unless it is clearly a new request.
-            if free_text and (small_talk or self.consent(text)):
+            if free_text and (small_talk or reading.move):
                 # "thank you" or "ok" is not the ticket's description: small talk answers as small talk.
                 return Classification(intent_id=intent_id if small_talk else None, confidence=confidence)
             # A bare number answers "which order?" unless the message reads as a request of its own
@@ -203,14 +207,15 @@ class RulesClassifier:
         model = self.models[intent_id]
         spec = model.spec
         params = {k: v for k, v in params.items() if k in model.params}
-        if "summary" in params and (summary := problem_summary(text)) is not None:
+        polite = self.reader.politeness
+        if "summary" in params and (summary := problem_summary(text, polite)) is not None:
             params["summary"] = summary  # the problem, without the request words and sign-off
         for p in spec.required_params:
             slot = self.slots.specs[p]
             if p in params:
                 continue
             if slot.from_request and reading.intent == intent_id:
-                summary = problem_summary(text) if p == "summary" else plain_request(text)
+                summary = problem_summary(text, polite) if p == "summary" else polite.plain(text)
                 if summary is not None:
                     params[p] = summary
             elif slot.from_request and tokens - model.triggers:

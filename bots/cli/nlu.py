@@ -189,7 +189,7 @@ def run_nlu(args: argparse.Namespace) -> int:
 
 # A level's line up to its value; a comment after the value stays.
 _LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[ \t]*[^\s#]*", re.M)
-_GATES_LINE = re.compile(r"^gates:[ \t]*\{[^}\n]*\}", re.M)
+_MAP_LINE = r"^{name}:[ \t]*\{{[^}}\n]*\}}"
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
@@ -208,7 +208,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     )
     values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     print(
-        f"levels: {', '.join(f'{k} {v}' for k, v in values.items())}, gates {levels.gates}"
+        f"levels: {', '.join(f'{k} {v}' for k, v in values.items())}, gates {levels.gates}, moves {levels.moves}"
         f" (held out: in-scope accuracy "
         f"{levels.in_scope_accuracy:.2%}, out-of-scope recall {levels.out_of_scope_recall:.2%}, "
         f"{len(labels)} sentences, {sum(1 for x in labels if x.startswith(OUT_OF_SCOPE + TOPIC_SEP))} out of scope)"
@@ -220,10 +220,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
     found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
     text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
     missing = "".join(f"{k}: {v}\n" for k, v in values.items() if k not in found)
-    gates = "gates: {" + ", ".join(f"{k}: {v}" for k, v in levels.gates.items()) + "}"
-    text, n = _GATES_LINE.subn(gates, text)
-    if not n:
-        missing += gates + "\n"
+    for name, levels_of in (("gates", levels.gates), ("moves_at", levels.moves)):
+        line = name + ": {" + ", ".join(f"{k}: {v}" for k, v in levels_of.items()) + "}"
+        text, n = re.subn(_MAP_LINE.format(name=name), line, text, flags=re.M)
+        if not n:
+            missing += line + "\n"
     path.write_text(missing + text, encoding="utf-8")
     print(f"wrote {path}")
     return 0

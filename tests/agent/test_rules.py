@@ -6,7 +6,7 @@ import pytest
 
 from agent.config_files import load_config
 from agent.intents import IntentsRegistry
-from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
+from agent.session import Goal, GoalStatus, SessionState
 from agent.text import Normalizer, stem
 from agent.types import IntentContext
 from tests.helpers import REPO, interaction, rules_classifier
@@ -86,26 +86,6 @@ async def test_a_clear_new_request_is_not_taken_as_the_answer() -> None:
 async def test_free_text_slot_takes_the_whole_reply() -> None:
     cls = await classify("The mug arrived chipped", waiting_for("summary", "create_ticket"))
     assert cls.intent_id == "create_ticket" and cls.params == {"summary": "The mug arrived chipped"}
-
-
-@pytest.mark.parametrize(
-    ("text", "answer"),
-    [
-        ("yes", "yes"),
-        ("Yes please!", "yes"),
-        ("sure, go ahead", "yes"),
-        ("nope", "no"),
-        ("No thanks.", "no"),
-        ("never mind", "no"),
-    ],
-)
-async def test_yes_and_no_answer_a_pending_offer(text: str, answer: str) -> None:
-    state = SessionState(
-        session_id="s", pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff")
-    )
-    cls = await classify(text, state)
-    assert cls.reply == answer
-    assert cls.intent_id == ("human_handoff" if answer == "yes" else None)
 
 
 async def test_yes_without_anything_pending_is_not_an_intent() -> None:

@@ -15,6 +15,7 @@ from agent.errors import ConfigError
 from agent.eval.nlu import load_corpus, overlap
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
+from agent.understanding.politeness import Politeness
 from agent.understanding.reading import problem_summary
 from agent.understanding.spelling import Speller
 from bots.cli.nlu import measure_all
@@ -94,9 +95,11 @@ def test_typo_repair_leaves_names_inside_a_sentence_alone() -> None:
 
 
 def test_a_ticket_summary_is_the_problem_not_the_request() -> None:
-    assert problem_summary("Hi! Can you open a ticket: the box was empty. Thanks!") == "The box was empty"
-    assert problem_summary("I want to open a ticket") is None
-    assert problem_summary("please file a complaint about the scratched monitor") == "The scratched monitor"
+    vocabulary = load_config(REPO / "config").intents.vocabulary
+    polite = Politeness(vocabulary.openers, vocabulary.closers)
+    assert problem_summary("Hi! Can you open a ticket: the box was empty. Thanks!", polite) == "The box was empty"
+    assert problem_summary("I want to open a ticket", polite) is None
+    assert problem_summary("please file a complaint about the scratched monitor", polite) == "The scratched monitor"
 
 
 def test_banks_name_only_known_intents(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ Run `python tests/nlu/build_clinc_bank.py [PER_LABEL]` with ../shared/data/clinc
 checkout. Only the `train` and `oos_train` rows are drawn (the `val` and `test` rows measure the
 bot), and only rows whose mapping names one answer: each of CLINC's other-domain intents becomes an
 out-of-scope topic of its own (with no answer of its own, so the bot's general answer is given), and
-rows mapped to exactly one agentbot intent extend that intent's bank. The first PER_LABEL rows of
+rows mapped to exactly one agentbot intent extend that intent's bank, and the rows of CLINC's
+yes, no, cancel and goodbye extend the moves' banks. The first PER_LABEL rows of
 each label are taken, in the source's order, so the file is the same on every run.
 """
 
@@ -34,8 +35,11 @@ HEADER = """\
 # mapped to agentbot intents and out-of-scope topics. The original authors do not endorse this use.
 #
 # Each of CLINC's other-domain intents is an out-of-scope topic with no answer of its own, so the
-# bot gives its general answer. Keep the val and test rows out of here: they measure the bot.
+# bot gives its general answer; its yes, no, cancel and goodbye rows extend the moves' banks. Keep
+# the val and test rows out of here: they measure the bot.
 """
+# CLINC's labels for what a reply does: they are moves in a conversation, not requests.
+MOVES = {"yes": "assent", "no": "refusal", "cancel": "cancel", "goodbye": "goodbye"}
 
 
 def build(per_label: int) -> dict:
@@ -45,11 +49,14 @@ def build(per_label: int) -> dict:
     held_out |= {normalized(json.loads(line)["text"]) for line in OWN_CORPUS.read_text(encoding="utf-8").splitlines()}
     topics: dict[str, list[str]] = defaultdict(list)
     intents: dict[str, list[str]] = defaultdict(list)
+    moves: dict[str, list[str]] = defaultdict(list)
     for r in rows:
         if r["source_split"] not in ("train", "oos_train") or normalized(r["text"]) in held_out:
             continue
         expected = r["expected"]
-        if expected == ["unknown"]:
+        if r["source_label"] in MOVES:
+            bank = moves[MOVES[r["source_label"]]]
+        elif expected == ["unknown"]:
             bank = topics["clinc_" + r["source_label"]]
         elif len(expected) == 1:
             bank = intents[expected[0]]
@@ -60,6 +67,7 @@ def build(per_label: int) -> dict:
     return {
         "intents": dict(sorted(intents.items())),
         "out_of_scope": {name: {"examples": topics[name]} for name in sorted(topics)},
+        "moves": dict(sorted(moves.items())),
     }
 
 

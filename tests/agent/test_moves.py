@@ -1,4 +1,5 @@
-"""Consent bound to the requester and the exact action, through the real router on a real SQLite file.
+"""Moves (yes, no, cancel, bye) read by the model, and consent bound to the requester and the exact
+action, through the real router on a real SQLite file.
 
 Alice (C-001) asks for a refund of O-23456 (฿3,290, delivered) and then answers in many ways. Each
 test says what she sees and what was stored (refund rows, the open confirmation).
@@ -9,16 +10,24 @@ from __future__ import annotations
 import pytest
 
 from agent.app import App
-from agent.config import Vocabulary
-from agent.conversation.consent import Consent
+from agent.conversation import moves
+from agent.session import PendingConfirmation, SessionState
+from agent.understanding.banks import normalized
+from agent.understanding.reading import BankReader
 from bots.app import build_app
-from tests.helpers import REPO, say
+from bots.cli.nlu import reader_for
+from tests.helpers import REPO, interaction, say
 
 
 @pytest.fixture
 async def app(db_url: str):  # type: ignore[no-untyped-def]
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         yield app
+
+
+@pytest.fixture(scope="module")
+def reader() -> BankReader:
+    return reader_for(REPO / "config", REPO / "data")[0]
 
 
 async def refunds(app: App) -> list[tuple]:
@@ -92,24 +101,28 @@ async def test_someone_else_cannot_answer_and_the_requester_still_can(app: App) 
     assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
 
-def test_the_consent_vocabulary_reads_only_whole_answers() -> None:
-    consent = Consent(Vocabulary(yes=["yes", "go ahead", "do it"], no=["no", "hold on"], courtesy=["please", "thanks"]))
-    assert [consent(t) for t in ("Yes!", "go ahead, thanks", "please do it", "hold on", "No.")] == [
-        "yes",
-        "yes",
-        "yes",
-        "no",
-        "no",
-    ]
-    for text in (
-        "yes, $15",
-        "yes but where is O-12345?",
-        "yes no",
-        "go ahead and refund O-1",
-        "sure",
-        "yes https://x.y",
-    ):
-        assert consent(text) is None
+# Phrasings in none of nlu.yaml's move banks (tests/agent/test_understanding.py keeps it so).
+UNBANKED = {
+    "assent": ["yeah go on then", "yes, that's fine", "sounds right, do it", "yep, proceed", "ok sure go ahead"],
+    "refusal": ["no no", "nope, not that", "rather not, thanks", "nah I'm good", "no, not really"],
+    "cancel": ["forget the refund", "nah, leave it", "never mind that", "cancel the whole thing", "drop the ticket"],
+    "goodbye": ["ok bye now", "see you around then", "I'm heading off", "bye for now", "talk soon"],
+}
+
+
+@pytest.mark.parametrize(("move", "text"), [(m, t) for m, texts in UNBANKED.items() for t in texts])
+def test_a_move_is_read_from_phrasings_no_bank_has(reader: BankReader, move: str, text: str) -> None:
+    banked = {normalized(s) for sentences in reader.banks.moves.values() for s in sentences}
+    assert normalized(text) not in banked
+    said = reader.read(text).move
+    assert said == move or {said, move} <= {"refusal", "cancel"}  # both say no
+
+
+@pytest.mark.parametrize(
+    "text", ["yes, $15", "yes but where is O-12345?", "go ahead and refund O-23456", "yes?", "cancel O-12345"]
+)
+def test_a_reply_that_carries_a_value_or_a_question_is_no_bare_move(reader: BankReader, text: str) -> None:
+    assert reader.read(text).move is None
 
 
 @pytest.mark.parametrize("text", ["actually the other order, O-24680", "make it O-24680 instead", "I meant O-24680"])
@@ -120,3 +133,18 @@ async def test_naming_another_order_asks_again_for_that_order(app: App, text: st
     assert await refunds(app) == []  # nothing ran on the message that changed the action
     await say(app.router, "go ahead")
     assert [order for order, _ in await refunds(app)] == ["O-24680"]
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [("yes", "yes"), ("Yes please!", "yes"), ("sure, go ahead", "yes"), ("nope", "no"), ("No thanks.", "no")]
+    + [("never mind", "no")],
+)
+def test_yes_and_no_answer_a_pending_offer(reader: BankReader, text: str, answer: str) -> None:
+    state = SessionState(
+        session_id="s", pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff")
+    )
+    move = moves.reply(state, interaction(text), reader.read(text).move)
+    assert moves.yes_or_no(move) == answer  # type: ignore[arg-type]
+    offered = moves.classification(move).intent_id  # type: ignore[arg-type]
+    assert offered == ("human_handoff" if answer == "yes" else None)
