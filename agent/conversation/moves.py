@@ -104,9 +104,11 @@ def reply(state: SessionState, interaction: Interaction, said: str | None, empty
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"
             return Assent(cls=_offered(pending) if offered and pending is not None else None)
-        if said in ("refusal", "wait", "cancel"):
-            return Refusal()  # "hold on" to "Refund ฿3,290?" runs nothing
-        return None  # anything else is read, and the open question restated after it
+        if said in ("refusal", "cancel"):
+            return Refusal()
+        # Anything else, "hold on" included, is read as a request; the question stays open and is
+        # asked again after it, and nothing runs without a yes.
+        return None
     goal = state.active_goal
     if said == "cancel" or (said == "refusal" and goal is not None and goal.missing):
         return Cancel()  # "nah, leave it" while the refund waits for an order id

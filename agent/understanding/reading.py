@@ -25,6 +25,8 @@ TOPIC_SEP = "/"
 MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
+
+
 class Reading(BaseModel):
     """What the embedded understanding made of one message."""
 
@@ -198,7 +200,7 @@ class BankReader:
 def _bare(text: str) -> bool:
     """A reply with no value and no question: "yes, just $15" changes the action, "yes, but where's
     O-12345?" asks something, "ok, add 'milk'" asks for more; none of them is a bare yes."""
-    return not any(c.isdigit() or c in "?\"“”" for c in text)
+    return not any(c.isdigit() or c in '?"“”' for c in text)
 
 
 @functools.lru_cache(maxsize=16)

@@ -49,12 +49,22 @@ async def test_a_standalone_assent_confirms(app: App, text: str) -> None:
     assert await refunds(app) == [("O-23456", 3290.0)]
 
 
-@pytest.mark.parametrize("text", ["no", "nope", "hold on", "wait", "no thanks", "cancel that"])
+@pytest.mark.parametrize("text", ["no", "nope", "no thanks", "cancel that", "nah, don't bother", "rather not"])
 async def test_a_standalone_refusal_cancels(app: App, text: str) -> None:
     await ask_refund(app)
     r, _ = await say(app.router, text)
     assert "cancelled" in r.text and not r.confirmation  # Alice hears it was cancelled
     assert await refunds(app) == []
+
+
+@pytest.mark.parametrize("text", ["hold on", "wait a moment", "hmm, not sure yet"])
+async def test_a_wait_runs_nothing_and_keeps_the_question_open(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert r.confirmation and "Refund ฿3,290 for order O-23456?" in r.text  # asked again
+    assert await refunds(app) == []
+    done, _ = await say(app.router, "ok, go ahead")
+    assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
 
 async def test_a_yes_with_a_question_answers_it_and_asks_again(app: App) -> None:
