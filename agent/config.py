@@ -73,7 +73,6 @@ class IntentSpec(Strict):
     tool_args: dict[str, str] = Field(default_factory=dict)  # tool param -> template
     priority: int | None = None  # defaults to the agent's
     constraints: Constraints = Field(default_factory=Constraints)
-    keywords: dict[str, float] = Field(default_factory=dict)
     examples: list[str] = Field(default_factory=list)
     templates: IntentTemplates = Field(default_factory=IntentTemplates)
     # Outcome of the tool that leaves the goal blocked on a slot (e.g. not_found -> order_id).
@@ -100,17 +99,8 @@ class IntentSpec(Strict):
 class Vocabulary(Strict):
     synonyms: dict[str, str] = Field(default_factory=dict)
     filler: list[str] = Field(default_factory=list)
-    yes: list[str] = Field(default_factory=list)
-    no: list[str] = Field(default_factory=list)
-    # Conversation control, read before understanding (agent/conversation/control.py): phrases that
-    # call off the request in progress, that close the conversation, and that carry no meaning.
-    cancel: list[str] = Field(default_factory=list)
-    farewell: list[str] = Field(default_factory=list)
+    # A message made only of these (or of no words at all: emoji, "???") carries no meaning.
     empty: list[str] = Field(default_factory=list)
-    # Words that may surround a cancel or farewell phrase without changing it ("oh never mind then").
-    softeners: list[str] = Field(default_factory=list)
-    # Words that may surround a yes or no without making it more than an answer ("yes please, thanks").
-    courtesy: list[str] = Field(default_factory=list)
     # Words that mark a message as a change to the action waiting for a yes ("the other order, O-24680").
     change: list[str] = Field(default_factory=list)
     # Said around a request without changing it: greetings and lead-ins before, thanks and sign-offs after.

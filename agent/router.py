@@ -45,6 +45,7 @@ from agent.text import check_input, clean
 from agent.tracing import observed_turn
 from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
 from agent.types import AgentResponse, Alert, Classification, Intent, Interaction, Message, OutboundMessage, ToolResult
+from agent.understanding.slots import SlotExtractor
 
 
 @dataclass
@@ -90,6 +91,7 @@ class AgentRouter:
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
         self.requests = requests.Requests(parts.registry, parts.messages, self.names)
+        self.values = SlotExtractor(parts.registry.slots)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -220,18 +222,29 @@ class AgentRouter:
         self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
     ) -> tuple[list[ToolResult], Classification | None, Any]:
         """Read -> interpret -> act: everything of the turn that runs under its deadline."""
-        p = self.p
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
             return [], None, None
-        reading = self.p.reader.read(interaction.text) if self.p.reader and interaction.action is None else None
-        said = reading.move if reading is not None else None
-        move = moves.reply(state, interaction, said, self.ctl.says_nothing(interaction.text))
-        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear):
+        move, customer, eligible = await self._interpret(interaction, state, history, t)
+        if isinstance(move, moves.Wait) and await self.confirmations.remind(state, t, waiting=True):
+            return [], None, None
+        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear | moves.Wait):
             await self.ctl.answer(move, state, t)
             return [], None, None
+        return await self._act(move, state, customer, eligible, history, t)
+
+    async def _interpret(
+        self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
+    ) -> tuple[moves.Move, dict | None, list[Intent]]:
+        """What the message does: a reply move read by the embedded model (yes, no, cancel, bye)
+        needs no understanding; anything else is understood, then interpreted against the state."""
+        p = self.p
+        heard = self._heard(interaction, state)
+        move = moves.reply(state, interaction, heard)
+        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear | moves.Wait):
+            return move, None, []
         customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
         eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
         t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
@@ -239,16 +252,36 @@ class AgentRouter:
             found = await self.requests.understand(p.classifier, interaction, eligible, state, history, t)
             if found[0].notice:
                 await t.send(OutboundMessage(kind="notice", text=found[0].notice))
-            chat = reading.intent if reading is not None else None
-            move = moves.interpret(state, interaction, found, said, chat, p.registry.specs, p.registry.slots)
-        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear):
-            await self.ctl.answer(move, state, t)
-            return [], None, None
+            move = moves.interpret(state, interaction, found, heard, p.registry.specs, p.registry.slots)
+        return move, customer, eligible
+
+    def _heard(self, interaction: Interaction, state: SessionState) -> moves.Heard:
+        """What the embedded model and the awaited slot's pattern read in a typed message."""
+        reader, text = self.p.reader, interaction.text
+        if reader is None or interaction.action is not None:
+            return moves.Heard(empty=interaction.action is None and self.ctl.says_nothing(text))
+        reading, goal = reader.read(text), state.active_goal
+        awaited = goal.missing[0] if goal is not None and goal.missing else None
+        value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None
+        return moves.Heard(reading.move, reading.intent, self.ctl.says_nothing(text), value)
+
+    async def _act(
+        self,
+        move: moves.Move,
+        state: SessionState,
+        customer: dict | None,
+        eligible: list[Intent],
+        history: list[Message],
+        t: Turn,
+    ) -> tuple[list[ToolResult], Classification | None, Any]:
+        """Act on each request of the move in order (several queue behind one that asks)."""
+        p = self.p
         cls = moves.classification(move)
         prefs, pref_update = None, None
         if p.preferences is not None:
-            prefs, pref_update = await p.preferences.before(state, interaction.text, cls)
-        act = lambda c: self._understood(state, move, c, {i.id for i in eligible}, customer, history, t, prefs)  # noqa: E731
+            prefs, pref_update = await p.preferences.before(state, t.interaction.text, cls)
+        ids = {i.id for i in eligible}
+        act = lambda c: self._understood(state, move, c, ids, customer, history, t, prefs)  # noqa: E731
         ask = lambda i, slot: self._agent(p.registry.intents[i]).question(i, slot)  # noqa: E731
         found = move.found if isinstance(move, moves.Several) else [cls]
         return await self.requests.handle(found, state, t, act, ask), cls, pref_update

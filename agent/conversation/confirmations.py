@@ -38,6 +38,8 @@ NOTHING = "There's nothing waiting for your confirmation right now."
 DEFAULT_PROMPT = "This needs your confirmation before I go ahead."
 NOT_YOURS = "Only the person who asked for this can confirm or cancel it, so nothing has changed."
 STILL_WAITING = "Still waiting on your earlier request: {prompt}"
+NOT_FOLLOWED = "Sorry, I didn't follow."
+HOLDING = "No rush, nothing happens until you say so."
 
 
 class Resolution(BaseModel):
@@ -233,12 +235,12 @@ class Confirmations:
         await t.send(OutboundMessage(kind="answer", text=text))
         t.emit("response_generated", {"confirmation": what})
 
-    async def remind(self, state: SessionState, t: Turn) -> bool:
-        """An unclear message while a confirmation is open: ask it again rather than guess."""
+    async def remind(self, state: SessionState, t: Turn, waiting: bool = False) -> bool:
+        """An unclear message (or a "hold on") while a confirmation is open: ask it again rather than guess."""
         pending = state.pending_confirmation
         if pending is None or pending.kind != "tool":
             return False
-        text = f"Sorry, I didn't follow. {pending.prompt}"
+        text = f"{HOLDING if waiting else NOT_FOLLOWED} {pending.prompt}"
         await t.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "reminded"})
         return True

@@ -9,13 +9,14 @@ refuses, cancels, says goodbye or starts something new depends on what the bot i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from agent.config import IntentSpec, SlotSpec
 from agent.session import PendingConfirmation, SessionState
 from agent.text import Answer as YesNo
 from agent.types import Classification, Interaction
-from agent.understanding.reading import Reading
+from agent.understanding.politeness import Politeness
+from agent.understanding.reading import Reading, bare_reply
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,11 @@ class Assent:
 @dataclass(frozen=True)
 class Refusal:
     """No to the open yes/no question (typed, or the Cancel button)."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Not yet ("hold on", "let me think"): nothing runs, and the open question stays open."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,18 @@ class Several:
     found: list[Classification] = field(default_factory=list)
 
 
-Move = Assent | Refusal | Cancel | Goodbye | Unclear | SlotAnswer | Chat | Request | Several
+Move = Assent | Refusal | Wait | Cancel | Goodbye | Unclear | SlotAnswer | Chat | Request | Several
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What the embedded model and the slot patterns read in a message before it is understood."""
+
+    said: str | None = None  # the reply move (nlu.yaml `moves`), or None
+    chat: str | None = None  # the small-talk intent the model read, or None
+    empty: bool = False  # no word with a meaning ("hmm", an emoji)
+    value: Any = None  # the awaited slot's value, when the message is nothing but that value
+
 
 # What a classifier's own yes/no reply (an LLM's reading) is as a move.
 _REPLIES = {"yes": "assent", "no": "refusal"}
@@ -83,41 +100,43 @@ _REPLIES = {"yes": "assent", "no": "refusal"}
 class ReplyReader(Protocol):
     """The embedded model: what a message means, and the reply move it makes (`Reading.move`)."""
 
+    politeness: Politeness
+
     def read(self, text: str, eligible: set[str] | None = None) -> Reading: ...
 
 
-def reply(state: SessionState, interaction: Interaction, said: str | None, empty: bool = False) -> Move | None:
-    """The move a short reply makes, decided before the message is understood as a request;
-    None when it is not a reply (understanding then reads it).
-
-    Args:
-        said: the reply move the embedded model read (nlu.yaml `moves`: assent, refusal, wait, cancel,
-            goodbye), or None.
-        empty: the message carries no words with meaning ("hmm", an emoji).
-    """
+def reply(state: SessionState, interaction: Interaction, heard: Heard) -> Move | None:
+    """The move a reply makes, decided before the message is understood as a request; None when
+    it is not a reply (understanding then reads it)."""
     if interaction.action == "confirm":
         return Assent()
     if interaction.action == "cancel":
         return Refusal()
-    pending = state.pending_confirmation
+    said, pending = heard.said, state.pending_confirmation
     if pending is not None or state.open_confirmations():
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"
             return Assent(cls=_offered(pending) if offered and pending is not None else None)
         if said in ("refusal", "cancel"):
             return Refusal()
-        # Anything else, "hold on" included, is read as a request; the question stays open and is
-        # asked again after it, and nothing runs without a yes.
-        return None
+        if said == "wait" and pending is not None and pending.kind == "tool":
+            return Wait()
+        return None  # anything else is read as a request; the question is asked again after it
     goal = state.active_goal
+    if goal is not None and goal.missing and heard.value is not None:
+        # "O-46802" to "which order should I refund?": the refund's answer, whatever else it resembles.
+        answer = Classification(
+            intent_id=goal.intent_id, params={goal.missing[0]: heard.value}, confidence=0.9, fills_slot=True
+        )
+        return SlotAnswer(answer)
     if said == "cancel" or (said == "refusal" and goal is not None and goal.missing):
         return Cancel()  # "nah, leave it" while the refund waits for an order id
     if said == "goodbye":
         return Goodbye()
-    if empty or said in ("assent", "refusal", "wait"):
-        # A bare "ok" or "no" when nothing was asked answers nothing; "hold on" while an order id
-        # is awaited keeps the question open.
-        return Unclear()
+    if said == "wait":
+        return Wait()  # "hold on" while an order id is awaited
+    if heard.empty or said in ("assent", "refusal"):
+        return Unclear()  # a bare "ok" or "no" when nothing was asked answers nothing
     return None
 
 
@@ -125,29 +144,23 @@ def interpret(
     state: SessionState,
     interaction: Interaction,
     found: list[Classification],
-    said: str | None,
-    chat: str | None,
+    heard: Heard,
     specs: dict[str, IntentSpec],
     slots: dict[str, SlotSpec],
 ) -> Move:
-    """The move of a message understanding has read.
-
-    Args:
-        found: the message's classifications (several when it makes several requests).
-        said: the reply move the embedded model read, or None.
-        chat: the small-talk intent the embedded model read, or None.
-    """
+    """The move of a message understanding has read (`found`: one classification per request)."""
     cls = found[0]
-    # The classifier (an LLM) may read a yes or no itself.
-    if said is None and cls.reply is not None and (move := reply(state, interaction, _REPLIES[cls.reply])):
+    # The classifier (an LLM) may read a yes or no itself; only a bare one counts.
+    said = _REPLIES.get(cls.reply or "") if heard.said is None and bare_reply(interaction.text) else None
+    if said is not None and (move := reply(state, interaction, Heard(said=said))) is not None:
         return move
     if len(found) > 1:
         return Several(found)
     spec = specs.get(cls.intent_id or "")
     goal = state.active_goal
     awaited = goal.missing[0] if goal is not None and goal.missing else None
-    small_talk = chat is not None and chat in specs and specs[chat].kind == "chat"
-    if cls.fills_slot and awaited in slots and slots[awaited].free_text and small_talk:
+    chat = heard.chat if heard.chat in specs and specs[heard.chat].kind == "chat" else None
+    if cls.fills_slot and awaited in slots and slots[awaited].free_text and chat is not None:
         # "thank you" is not the ticket's description: small talk is answered as small talk.
         return Chat(Classification(intent_id=chat, confidence=cls.confidence))
     if spec is not None and spec.kind == "chat":

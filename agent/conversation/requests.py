@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
-from agent.config import IntentSpec, Messages, SlotSpec, Vocabulary
+from agent.config import Messages, SlotSpec
 from agent.conversation import goals, notices
 from agent.intents import IntentsRegistry
 from agent.interfaces import Classifier, TurnLog
 from agent.session import Goal, SessionState
-from agent.text import Normalizer
 from agent.turn import Turn
 from agent.types import Classification, Intent, Interaction, Message, ToolResult
 from agent.understanding.splitter import RequestSplitter
@@ -24,34 +23,6 @@ from agent.understanding.splitter import RequestSplitter
 # classifier acts without asking (understanding/rules.py STRONG): "I bought a keyboard last week" is
 # context, not a request.
 SURE = 0.75
-
-
-class SmallTalk:
-    """Recognises a message made only of small-talk words (the chat intents' keywords: "thank
-    you", "cheers", "hi there"), so no understanding mode fills a free-text answer with it."""
-
-    def __init__(self, specs: dict[str, IntentSpec], vocabulary: Vocabulary):
-        self.norm = Normalizer(vocabulary.synonyms, vocabulary.filler)
-        self.words = {
-            s.id: {t for k in s.keywords for t in self.norm.tokens(k)} for s in specs.values() if s.kind == "chat"
-        }
-
-    def intent(self, text: str) -> str | None:
-        """The chat intent the message is made of, if it is nothing but small talk."""
-        tokens = set(self.norm.tokens(text))
-        for intent_id, words in self.words.items():
-            if tokens and tokens <= words:
-                return intent_id
-        return None
-
-    def guard(self, cls: Classification, text: str, state: SessionState, slots: dict[str, SlotSpec]) -> Classification:
-        """A free-text slot filled with small talk was not answered: the small talk is answered instead."""
-        goal = state.active_goal
-        awaited = goal.missing[0] if goal and goal.missing else None
-        if not cls.fills_slot or awaited is None or not _free_text(awaited, slots):
-            return cls
-        chat = self.intent(text)
-        return Classification(intent_id=chat, confidence=cls.confidence) if chat else cls
 
 
 def splitter_for(slots: dict[str, SlotSpec]) -> RequestSplitter:
@@ -74,7 +45,6 @@ class Requests:
         self.messages = messages
         self.names = names
         self.splitter = splitter_for(registry.slots)
-        self.small_talk = SmallTalk(registry.specs, registry.vocabulary)
 
     async def understand(
         self,
@@ -86,8 +56,7 @@ class Requests:
         turn: TurnLog | None = None,
     ) -> list[Classification]:
         slots = self.registry.slots
-        found = await understand(classifier, self.splitter, slots, interaction, eligible, state, history, turn)
-        return [self.small_talk.guard(found[0], interaction.text, state, slots), *found[1:]]
+        return await understand(classifier, self.splitter, slots, interaction, eligible, state, history, turn)
 
     async def handle(
         self,

@@ -168,7 +168,7 @@ class BankReader:
         core = self.politeness.core(entities.masked)
         reading = self.decide(self.fused(core), entities, eligible)
         reading.core = core
-        if reading.move is not None and not _bare(text):
+        if reading.move is not None and not bare_reply(text):
             reading.move = None
         return reading
 
@@ -197,7 +197,7 @@ class BankReader:
         return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move)
 
 
-def _bare(text: str) -> bool:
+def bare_reply(text: str) -> bool:
     """A reply with no value and no question: "yes, just $15" changes the action, "yes, but where's
     O-12345?" asks something, "ok, add 'milk'" asks for more; none of them is a bare yes."""
     return not any(c.isdigit() or c in '?"“”' for c in text)

@@ -60,17 +60,6 @@ class RulesClassifier:
         ]
         return owners[0] if len(owners) == 1 else None
 
-    def _direct_answer(self, slot: str, text: str) -> object | None:
-        """A message that is nothing but a value of the awaited slot's kind answers it, whatever
-        else it resembles ("O-12345" to "which order?", a make and model to "which device?")."""
-        found = self.slots.typed_reply(slot, text)
-        if found is None:
-            return None
-        value, rest = found
-        # Little words around it ("a", "it's the", "my") say nothing else; "cancel O-12345" does.
-        words = re.findall(r"[\w']+", self.reader.politeness.core(rest))
-        return value if len(words) <= 2 and all(len(w) <= 4 for w in words) else None
-
     def _calibrated(self, reading: Reading) -> float:
         """The reading's confidence on this classifier's scale: the banks' `confident` level is
         STRONG (where a new request overrides an awaited answer and cascade needs no LLM), their
@@ -151,7 +140,7 @@ class RulesClassifier:
                 return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)
         goal = state.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
-        if goal and awaited and (value := self._direct_answer(awaited, text)) is not None:
+        if goal and awaited and (value := self.slots.direct_answer(awaited, text, self.reader.politeness)) is not None:
             return Classification(intent_id=goal.intent_id, params={awaited: value}, confidence=0.9, fills_slot=True)
         small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
         # "and O-34567?", "what about o-45678" while a free-text answer is awaited: an ID for another

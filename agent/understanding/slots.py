@@ -7,6 +7,7 @@ from typing import Any
 
 from agent.config import SlotSpec
 from agent.text import clean
+from agent.understanding.politeness import Politeness
 
 
 class SlotExtractor:
@@ -55,6 +56,18 @@ class SlotExtractor:
             if rx is not None and (m := rx.search(text)):
                 return self._normalize(name, m), f"{text[: m.start()]} {text[m.end() :]}".strip()
         return None
+
+    def direct_answer(self, name: str, text: str, politeness: Politeness) -> Any | None:
+        """A message that is nothing but a value of `name`'s kind answers the question asking for
+        it, whatever else it resembles ("O-12345" to "which order?", a make and model to "which
+        device?")."""
+        found = self.typed_reply(name, text)
+        if found is None:
+            return None
+        value, rest = found
+        # Little words around it ("a", "it's the", "my") say nothing else; "cancel O-12345" does.
+        words = re.findall(r"[\w']+", politeness.core(rest))
+        return value if len(words) <= 2 and all(len(w) <= 4 for w in words) else None
 
     def extract_reply(self, name: str, text: str, *, free_text: bool = True) -> Any | None:
         """The value of `name` in a direct answer to the question asking for it."""

@@ -154,7 +154,7 @@ def test_yes_and_no_answer_a_pending_offer(reader: BankReader, text: str, answer
     state = SessionState(
         session_id="s", pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff")
     )
-    move = moves.reply(state, interaction(text), reader.read(text).move)
+    move = moves.reply(state, interaction(text), moves.Heard(said=reader.read(text).move))
     assert moves.yes_or_no(move) == answer  # type: ignore[arg-type]
     offered = moves.classification(move).intent_id  # type: ignore[arg-type]
     assert offered == ("human_handoff" if answer == "yes" else None)
