@@ -92,8 +92,8 @@ async def understand(
     parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
     found: list[Classification] = []
     tasks: list[Classification] = []
+    kinds = {i.id: i.kind for i in eligible}
     if len(parts) > 1:
-        kinds = {i.id: i.kind for i in eligible}
         found = [
             await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, history, turn)
             for p in parts
@@ -103,9 +103,14 @@ async def understand(
         if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
             return tasks
     whole = await classifier.classify(interaction, eligible, state, history, turn)
-    if _unplaced(whole) and len(tasks) == 1 and all(c in tasks or _unplaced(c) for c in found):
-        # "Where's O-12345? mail me at alice@example.com": the one request is what the message
-        # asks; the rest (contact details, an aside) is no request the bot knows and no topic.
+
+    def aside(cls: Classification) -> bool:
+        return _unplaced(cls) or kinds.get(cls.intent_id or "") == "chat"
+
+    if aside(whole) and len(tasks) == 1 and all(c in tasks or aside(c) for c in found):
+        # "Where's O-12345? mail me at alice@example.com", "greetings friend, where is O-12345?
+        # many thanks": the one request is what the message asks; the rest (a greeting, thanks,
+        # contact details) is politeness or an aside.
         return tasks
     return [whole]
 

@@ -102,7 +102,8 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier, 
     if state.pending_confirmation is not None:
         lines.append(
             f"The bot asked a yes/no question: {state.pending_confirmation.prompt!r}. Set reply to yes or no "
-            f"if the message answers it (intent {state.pending_confirmation.intent_id or NONE} on yes)."
+            f"only if the message is nothing but a yes or a no (intent {state.pending_confirmation.intent_id or NONE} "
+            "on yes); a message that also asks or says something else is that request, with reply none."
         )
     lines.append("Order IDs look like O-12345. Use 'none' rather than guessing.")
     return "\n".join(lines)

@@ -91,8 +91,12 @@ class RulesClassifier:
             params = {k: v for k, v in params.items() if str(v).replace("O-", "").strip("#") not in refs}
         if reading.entities.money and "amount" in self.slots.specs and "amount" not in params:
             params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
-        if reading.intent is not None:
+        chat = reading.intent is not None and self.models[reading.intent].spec.kind == "chat"
+        if reading.intent is not None and not (chat and (owner := self.owner(params, intents, lookups=False))):
             return reading.intent, self._calibrated(reading), params, tokens
+        if chat:
+            # "greetings friend, where is O-12345? many thanks": small talk around an ID is the ID's request.
+            return owner, self.threshold + 0.1, params, tokens
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
         owner = self.owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None

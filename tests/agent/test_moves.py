@@ -158,3 +158,25 @@ def test_yes_and_no_answer_a_pending_offer(reader: BankReader, text: str, answer
     assert moves.yes_or_no(move) == answer  # type: ignore[arg-type]
     offered = moves.classification(move).intent_id  # type: ignore[arg-type]
     assert offered == ("human_handoff" if answer == "yes" else None)
+
+
+# The word lists left in config/intents.yaml `vocabulary` (openers, closers, change, empty) each
+# still work for phrasings outside them.
+
+
+async def test_a_greeting_and_thanks_outside_the_lists_do_not_hide_the_request(app: App) -> None:
+    r, _ = await say(app.router, "greetings friend, where is O-12345? many thanks")
+    assert "O-12345 has shipped" in r.text  # "greetings", "friend" and "many thanks" are in no list
+
+
+async def test_a_change_said_in_words_outside_the_list_asks_again_for_the_new_order(app: App) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, "use O-24680 for that")  # no word of `vocabulary.change`
+    assert r.confirmation and "for order O-24680?" in r.text
+    assert await refunds(app) == []
+
+
+async def test_symbols_with_no_word_get_a_nudge_not_a_person(app: App) -> None:
+    r, _ = await say(app.router, "where is my order")
+    nudge, _ = await say(app.router, "🤔🤔")  # in no list: no word at all
+    assert "order ID" in nudge.text and "human" not in nudge.text

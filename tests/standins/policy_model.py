@@ -331,10 +331,18 @@ def _names_one(user: str, names: str) -> bool:
     return not other and any((ws - common) & said for ws in listed)
 
 
+def _bare_answer(user: str) -> bool:
+    """A yes or no with at most a couple of words more, no ID and no question."""
+    rest = (YES.sub("", user, count=1) if YES.search(user) else NO.sub("", user, count=1)).strip(" ,.!")
+    return "?" not in user and not re.search(r"\d", user) and len(words(rest)) <= 2
+
+
 def classify(system: str, user: str) -> dict[str, Any]:
     out: dict[str, Any] = {"intent_id": "none", "params": [], "confidence": 0.3, "fills_slot": False, "reply": "none"}
     offer = re.search(r"yes/no question: .*\(intent (\w+) on yes\)", system)
-    if offer and (YES.search(user) or NO.search(user)):
+    # The prompt may ask for a bare yes or no: "yes, and where is O-12345?" is then that request.
+    bare = "nothing but a yes or a no" not in system or _bare_answer(user)
+    if offer and bare and (YES.search(user) or NO.search(user)):
         yes = bool(YES.search(user))
         return out | {
             "intent_id": offer.group(1) if yes else "none",
@@ -389,8 +397,16 @@ def classify(system: str, user: str) -> dict[str, Any]:
                 "params": [{"name": listed.group(2), "value": user}],
                 "confidence": 0.85,
             }
+    # Most of the known messages like this one mean one intent the message may be: a competent
+    # model follows them.
+    nearest = read_nearest(system)
+    weights = [1.0 / (n + 1) for n in range(len(nearest))]
+    shares = {a: sum(w for w, (_, b) in zip(weights, nearest, strict=True) if b == a) for _, a in nearest}
+    voted = next((i for i in allowed if shares.get(i.id, 0.0) >= 0.6 * sum(weights)), None)
+    if voted is not None and scored and scored[0][1].id != voted.id:
+        scored = [s for s in scored if s[1].id == voted.id] + [s for s in scored if s[1].id != voted.id]
     # A greeting around a request ("hello, my keys are sticky"): the request is what is asked.
-    if len(scored) > 1 and not scored[0][1].params and scored[1][0] >= 0.4:
+    if voted is None and len(scored) > 1 and not scored[0][1].params and scored[1][0] >= 0.4:
         explained = set(words(" ".join(scored[0][1].examples + [scored[0][1].description])))
         if len(tokens - explained) >= 2:
             scored = scored[1:]
@@ -399,8 +415,6 @@ def classify(system: str, user: str) -> dict[str, Any]:
     wrapped = bool(scored) and not scored[0][1].params and scored[0][0] < 1.0
     # Most of the known messages like this one mean none of the intents, and few mean the best one:
     # a competent model answers none.
-    nearest = read_nearest(system)
-    weights = [1.0 / (n + 1) for n in range(len(nearest))]
     none_share = sum(w for w, (_, answer) in zip(weights, nearest, strict=True) if answer == "none")
     if scored and none_share >= 0.5 * sum(weights) and scored[0][1].vote < 0.25:
         return out
