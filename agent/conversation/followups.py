@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.config import FollowUp, IntentSpec
-from agent.session import Goal, SessionState
+from agent.session import Goal, GoalStatus, SessionState
 from agent.text import STOPWORDS
 from agent.types import Classification
 
@@ -55,10 +55,12 @@ def _data_words(items: list[dict]) -> set[str]:
 class Reading:
     """What a message says about the listed items: which one it points at and how sure that is."""
 
-    def __init__(self, text: str, rule: FollowUp, items: list[dict]):
+    def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str]):
         self.strong = False  # an ordinal, a lowest/highest word or a name
         self.pointing = bool(says(text, rule.pointing))
-        self.data = bool(set(_words(text)) & _data_words(items))
+        # A word of the items' data or of what the store lists about items ("wireless", "back").
+        listed = [*items, {"attributes": dict.fromkeys(labels, "")}]
+        self.data = bool(set(_words(text)) & _data_words(listed))
         self.index: int | None = None
         self.rank: list[str] | None = None  # [field, "lowest" | "highest"]
         if found := says(text, rule.ordinals):
@@ -86,30 +88,31 @@ def redirect(
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
     A new search of the open goal's own kind (its own category) clears the answered one's slots, so
     nothing of the old search ("gaming") carries into the new one."""
-    goal = state.active_goal
+    goal = _open(state, cls, specs)
     spec = specs.get(goal.intent_id) if goal else None
     rule: FollowUp | None = spec.follow_up if spec else None
-    if goal is None or spec is None or rule is None or not goal.answered:
+    if goal is None or spec is None or rule is None:
         return cls
-    if cls.intent_id == goal.intent_id and _restarts(goal, cls, rule):
+    if cls.intent_id == goal.intent_id and goal is state.active_goal and _restarts(goal, cls, rule):
         goal.slots, goal.answered = {}, False
         return cls
     items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
     if not items:
         return cls
-    reading = Reading(text, rule, items)
+    reading = Reading(text, rule, items, [str(label) for label in goal.slots.get("attribute_labels") or []])
     if not reading.about_items:
         return cls
     if cls.intent_id in specs and specs[cls.intent_id].kind == "chat":
         return cls  # "thanks, that's great" is small talk
     # A refinement names the recommendation's own values ("a mouse instead", "under 2000").
     own = cls.intent_id == goal.intent_id and not any(k in cls.params for k in spec.required_params)
-    ours = cls.intent_id in (None, rule.intent) or own
     if reading.strong or reading.data:
-        if not (ours or cls.confidence < sure):
+        if not (cls.intent_id in (None, rule.intent) or own or cls.confidence < sure):
             return cls  # another request, plainly ("where is O-12345?")
-    elif not ours:
-        return cls  # "it" alone in another request ("i called the bank, tick it off") points at nothing listed
+    elif not (cls.intent_id == rule.intent or own):
+        # "it" alone, in a message not read as a question about an item, points at nothing listed
+        # ("i called the bank, tick it off").
+        return cls
     asked, yes_no = _question(text, rule)
     params: dict[str, Any] = {rule.slot: text, "question": asked}
     skus = [str(i.get("sku")) for i in items]
@@ -119,7 +122,7 @@ def redirect(
         params["sku"] = skus[reading.index]
     else:
         # "is that one wireless?" right after asking about one of them; else the top option.
-        params["sku"] = _last_discussed(state, goal, rule) or skus[0]
+        params["sku"] = _last_discussed(state, rule, goal.slots.get("listed_turn", 0)) or skus[0]
     if yes_no:
         params["yes_no"] = True
     return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, sure))
@@ -144,10 +147,22 @@ def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:
     )
 
 
-def _last_discussed(state: SessionState, goal: Goal, rule: FollowUp) -> str | None:
-    """The item the latest follow-up answered about, since the items were listed ("is the NEMO in
-    stock?" then "when will it be back?")."""
-    since = goal.slots.get("listed_turn", 0)
+def _open(state: SessionState, cls: Classification, specs: dict[str, IntentSpec]) -> Goal | None:
+    """The answered goal whose items a message may be about: the active one, or, for a message
+    read as the follow-up intent itself, the latest one still standing (a recommendation suspended
+    behind another request)."""
+    active = state.active_goal
+    if active is not None and active.answered:
+        return active
+    follow = {s.id for s in specs.values() if s.follow_up is not None and s.follow_up.intent == cls.intent_id}
+    ended = (GoalStatus.cancelled, GoalStatus.abandoned)
+    standing = [g for g in state.goals.values() if g.intent_id in follow and g.answered and g.status not in ended]
+    return max(standing, key=lambda g: g.updated_at) if standing else None
+
+
+def _last_discussed(state: SessionState, rule: FollowUp, since: int) -> str | None:
+    """The item the latest follow-up answered about, from turn `since` on ("is the NEMO in stock?"
+    then "when will it be back?")."""
     said = [
         g
         for g in state.goals.values()

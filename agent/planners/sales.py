@@ -101,6 +101,8 @@ class SalesPlanner:
             "candidates": [i["sku"] for i in recommended],
             "budget_for": [slots["category"], slots["budget"]],
             "listed_turn": r.state.turns,  # follow-ups after this turn are about these items
+            # What a follow-up may ask about by name ("when will it be back?" asks "back in stock").
+            "attribute_labels": list(self.store.inventory.attributes),
         }
         return plan
 
@@ -244,9 +246,9 @@ class SalesPlanner:
                 for i in items
             ]
             text = "\n".join(["I found a few matches:", *rows])
-        if len(items) == 1:
+        if len(items) == 1 or compared is not None:
             # What "it" means next (followups.py), and when it was said.
-            plan.slots_patch |= {"answered_sku": items[0]["sku"], "answered_turn": turn}
+            plan.slots_patch |= {"answered_sku": (compared or (items[0],))[0]["sku"], "answered_turn": turn}
         plan.steps = [Respond(when="post", message=text)]
         return plan
 
@@ -295,7 +297,7 @@ class SalesPlanner:
             label = labels[0]
             if label in attributes:
                 return f"The {item['name']} ({item['sku']}): {label} {attributes[label]}. {self._card(item)}"
-            return f'Our listing has nothing under "{label}" for {head}. {self._card(item)}'
+            return f'I don\'t know that: our listing has nothing under "{label}" for {head}. {self._card(item)}'
         words = list(dict.fromkeys(str(a["value"]) for a in asked if a.get("value")))
         lines = []
         for word in words:
