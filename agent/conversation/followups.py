@@ -161,7 +161,7 @@ def _open(state: SessionState, cls: Classification, specs: dict[str, IntentSpec]
 
 
 def _last_discussed(state: SessionState, rule: FollowUp, since: int) -> str | None:
-    """The item the latest follow-up answered about, from turn `since` on ("is the NEMO in stock?"
+    """The item the latest follow-up answered about, from turn `since` on ("is the <name> in stock?"
     then "when will it be back?")."""
     said = [
         g

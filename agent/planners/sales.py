@@ -334,7 +334,7 @@ def _name_words(items: list[dict]) -> list[set[str]]:
 
 
 def _named(recent: list[dict], text: str) -> dict | None:
-    """The recommended item the text names by a word the others do not share ("is the keychron any good?")."""
+    """The recommended item the text names by a word the others do not share ("is the <brand> any good?")."""
     words = set(re.findall(r"[a-z0-9-]+", text.lower()))
     named = [i for i, distinct in zip(recent, _name_words(recent), strict=True) if distinct & words]
     return named[0] if len(named) == 1 else None
