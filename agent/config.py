@@ -61,6 +61,18 @@ class FollowUp(Strict):
     intent: str
     items_slot: str  # the goal's slot that lists the items it proposed
     slot: str
+    # The words that point at the listed items are the store's data, not code (issue 25):
+    # a word or phrase -> the item's place in the list (1 = first, -1 = last): "second": 2.
+    ordinals: dict[str, int] = Field(default_factory=dict)
+    # A word or phrase -> the field whose lowest / highest value picks the item: "cheaper": price.
+    lowest: dict[str, str] = Field(default_factory=dict)
+    highest: dict[str, str] = Field(default_factory=dict)
+    # Words that stand for an item just mentioned ("is it wireless?", "that one").
+    pointing: list[str] = Field(default_factory=list)
+    # Words that open a yes/no question ("is", "does"): one the data does not answer gets "I don't know".
+    yes_no: list[str] = Field(default_factory=list)
+    # The goal's slots that, said anew, start a new search instead of refining the answered one.
+    restart_on: list[str] = Field(default_factory=list)
 
 
 class IntentSpec(Strict):

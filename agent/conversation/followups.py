@@ -1,61 +1,173 @@
-"""Follow-ups about an open goal's answer: "the cheapest one", "the second one", "that one", "is the
-second one any good?" after a recommendation go to the intent that answers about one item.
+"""Follow-ups about an open goal's answer: after a recommendation, "is the second one wireless?",
+"which is lighter?", "the cheaper one?" go to the intent that answers about the listed items, with
+which item (or items) the message points at and what it asks; a new search replaces the answered
+one; a message about something else is left to be what it is.
 
-An intent opts in with `follow_up` in config/intents.yaml (which intent answers, which of the goal's
-slots lists the items and which slot of the follow-up intent gets the message). The check is the
-same in every understanding mode, so a recommendation stays a conversation in rules and llm mode.
+An intent opts in with `follow_up` in config/intents.yaml: which intent answers, which of the goal's
+slots lists the items, which slot of the follow-up intent gets the message, and the store's words
+that point at an item (by place, by the lowest or highest value of a field, or by standing for it).
+The check is the same in every understanding mode, so a recommendation stays a conversation in
+rules and llm mode.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from agent.config import FollowUp, IntentSpec
-from agent.session import SessionState
+from agent.session import Goal, GoalStatus, SessionState
+from agent.text import STOPWORDS
 from agent.types import Classification
 
-# Words that point at one of the items just listed rather than name a new product.
-POINTING = re.compile(
-    r"\b(?:first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|top|cheap\w*|(?:most|least) expensive|"
-    r"pricie\w*|priciest|lowest price|highest price|that one|this one|the one|that|this|it|those|these|"
-    r"(?:option|number|no\.?|#)\s*\d)\b",
-    re.I,
-)
-# Below this confidence, a message about an open goal's items is read as a follow-up.
+# Below this confidence, a message with a clear pointer at an open goal's items is read as a follow-up.
 SURE = 0.75
-_WORD = re.compile(r"[a-z0-9][a-z0-9-]+", re.I)
+_WORD = re.compile(r"[a-z0-9][a-z0-9-]*|#\d", re.I)
 
 
-def _name_words(items: list[dict]) -> set[str]:
-    """Words that tell the listed items apart (a brand, a model number), not words they share ("pro")."""
-    words = [set(_WORD.findall(str(i.get("name", "")).lower())) for i in items]
-    common = set.intersection(*words) if len(words) > 1 else set()
-    return {w for ws in words for w in ws if w not in common and len(w) > 1}
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def says(text: str, phrases: Iterable[str]) -> list[str]:
+    """The phrases of a word list that the text says, as whole words, longest first."""
+    low = " ".join(_words(text))
+    ordered = sorted(phrases, key=len, reverse=True)
+    return [p for p in ordered if re.search(rf"(?<!\S){re.escape(p.lower())}(?!\S)", low)]
+
+
+def _name_words(items: list[dict]) -> list[set[str]]:
+    """Per item, the name words that tell it apart from the others (a brand, a model number)."""
+    names = [set(_words(str(i.get("name", "")))) for i in items]
+    return [{w for w in n if len(w) > 1 and sum(w in m for m in names) == 1} for n in names]
+
+
+def _data_words(items: list[dict]) -> set[str]:
+    """Words of the listed items' attributes, labels and values ("wireless", "colours", "black")."""
+    words: set[str] = set()
+    for i in items:
+        for label, value in (i.get("attributes") or {}).items():
+            words |= set(_words(f"{label} {value}"))
+    return {w for w in words if len(w) > 2 and not w.isdigit()} - STOPWORDS
+
+
+class Reading:
+    """What a message says about the listed items: which one it points at and how sure that is."""
+
+    def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str]):
+        self.strong = False  # an ordinal, a lowest/highest word or a name
+        self.pointing = bool(says(text, rule.pointing))
+        # A word of the items' data or of what the store lists about items ("wireless", "back").
+        listed = [*items, {"attributes": dict.fromkeys(labels, "")}]
+        self.data = bool(set(_words(text)) & _data_words(listed))
+        self.index: int | None = None
+        self.rank: list[str] | None = None  # [field, "lowest" | "highest"]
+        if found := says(text, rule.ordinals):
+            place = rule.ordinals[found[0]]
+            if -len(items) <= (place - 1 if place > 0 else place) < len(items):
+                self.index = place - 1 if place > 0 else len(items) + place
+            self.strong = True
+        for order in ("lowest", "highest"):
+            words = getattr(rule, order)
+            if self.rank is None and (found := says(text, words)):
+                self.rank, self.strong = [words[found[0]], order], True
+        said = set(_words(text))
+        named = [n for n, distinct in enumerate(_name_words(items)) if distinct & said]
+        if len(named) == 1 and self.index is None:
+            self.index, self.strong = named[0], True
+
+    @property
+    def about_items(self) -> bool:
+        return self.strong or self.pointing or self.data
 
 
 def redirect(
     state: SessionState, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
 ) -> Classification:
-    """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged."""
-    goal = state.active_goal
+    """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
+    A new search of the open goal's own kind (its own category) clears the answered one's slots, so
+    nothing of the old search ("gaming") carries into the new one."""
+    goal = _open(state, cls, specs)
     spec = specs.get(goal.intent_id) if goal else None
     rule: FollowUp | None = spec.follow_up if spec else None
-    if goal is None or spec is None or rule is None or not goal.answered:
+    if goal is None or spec is None or rule is None:
         return cls
-    items = goal.slots.get(rule.items_slot) or []
-    if not items or not about_items(text, items):
+    if cls.intent_id == goal.intent_id and goal is state.active_goal and _restarts(goal, cls, rule):
+        goal.slots, goal.answered = {}, False
+        return cls
+    items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
+    if not items:
+        return cls
+    reading = Reading(text, rule, items, [str(label) for label in goal.slots.get("attribute_labels") or []])
+    if not reading.about_items:
         return cls
     if cls.intent_id in specs and specs[cls.intent_id].kind == "chat":
         return cls  # "thanks, that's great" is small talk
     # A refinement names the recommendation's own values ("a mouse instead", "under 2000").
     own = cls.intent_id == goal.intent_id and not any(k in cls.params for k in spec.required_params)
-    if not (cls.intent_id in (None, rule.intent) or own or cls.confidence < sure):
-        return cls  # another request, plainly ("where is O-12345?")
-    return Classification(intent_id=rule.intent, params={rule.slot: text}, confidence=max(cls.confidence, sure))
+    if reading.strong or reading.data:
+        if not (cls.intent_id in (None, rule.intent) or own or cls.confidence < sure):
+            return cls  # another request, plainly ("where is O-12345?")
+    elif not (cls.intent_id == rule.intent or own):
+        # "it" alone, in a message not read as a question about an item, points at nothing listed
+        # ("i called the bank, tick it off").
+        return cls
+    asked, yes_no = _question(text, rule)
+    params: dict[str, Any] = {rule.slot: text, "question": asked}
+    skus = [str(i.get("sku")) for i in items]
+    if reading.rank is not None:
+        params |= {"skus": skus, "rank": reading.rank}
+    elif reading.index is not None:
+        params["sku"] = skus[reading.index]
+    else:
+        # "is that one wireless?" right after asking about one of them; else the top option.
+        params["sku"] = _last_discussed(state, rule, goal.slots.get("listed_turn", 0)) or skus[0]
+    if yes_no:
+        params["yes_no"] = True
+    return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, sure))
 
 
-def about_items(text: str, items: list[dict]) -> bool:
-    """The message points at one of the listed items."""
-    if POINTING.search(text):
-        return True
-    return bool(set(_WORD.findall(text.lower())) & _name_words(items))
+def _question(text: str, rule: FollowUp) -> tuple[str, bool]:
+    """What the message asks about the item, without the words that point at it, and whether it is
+    a yes/no question (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
+    clauses = [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
+    yes_no = [c for c in clauses if _words(c)[:1] and _words(c)[0] in {w.lower() for w in rule.yes_no}]
+    asked = " ".join(yes_no or clauses)
+    for phrase in says(asked, [*rule.pointing, *rule.ordinals, *rule.lowest, *rule.highest]):
+        asked = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", asked, flags=re.I)
+    return " ".join(asked.split()), bool(yes_no)
+
+
+def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:
+    """The message asks for a search of its own: it names a restart slot with a new value."""
+    return any(
+        cls.params.get(s) not in (None, "") and str(cls.params[s]).lower() != str(goal.slots.get(s, "")).lower()
+        for s in rule.restart_on
+    )
+
+
+def _open(state: SessionState, cls: Classification, specs: dict[str, IntentSpec]) -> Goal | None:
+    """The answered goal whose items a message may be about: the active one, or, for a message
+    read as the follow-up intent itself, the latest one still standing (a recommendation suspended
+    behind another request)."""
+    active = state.active_goal
+    if active is not None and active.answered:
+        return active
+    follow = {s.id for s in specs.values() if s.follow_up is not None and s.follow_up.intent == cls.intent_id}
+    ended = (GoalStatus.cancelled, GoalStatus.abandoned)
+    standing = [g for g in state.goals.values() if g.intent_id in follow and g.answered and g.status not in ended]
+    return max(standing, key=lambda g: g.updated_at) if standing else None
+
+
+def _last_discussed(state: SessionState, rule: FollowUp, since: int) -> str | None:
+    """The item the latest follow-up answered about, from turn `since` on ("is the <name> in stock?"
+    then "when will it be back?")."""
+    said = [
+        g
+        for g in state.goals.values()
+        if g.intent_id == rule.intent and g.slots.get("answered_sku") and g.slots.get("answered_turn", -1) >= since
+    ]
+    if not said:
+        return None
+    return str(max(said, key=lambda g: (g.slots["answered_turn"], g.updated_at)).slots["answered_sku"])

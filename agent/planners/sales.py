@@ -16,13 +16,12 @@ from agent.contexts import AgentRequest
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
 from agent.session import Goal, GoalStatus, SessionState
+from agent.text import stem
+from agent.tools.inventory import GENERIC_WORDS
 from agent.types import AskUser, Plan, Respond, ToolCall
 
-# Words that point back at something the bot said rather than name a product.
-_REFERENCE = re.compile(r"\b(it|that|this|those|these|one|ones|recommend\w*|suggest\w*|mentioned|same)\b", re.I)
-_CHEAPEST = re.compile(r"\b(?:cheap\w*|least expensive|lowest price|most affordable|budget one)\b")
-_DEAREST = re.compile(r"\b(?:most expensive|priciest|pricier|highest price|top of the range|best one)\b")
-_ORDINALS = {"first": 0, "1st": 0, "top": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
+# The attribute that lists what an item is known for (a tag list): a tag it lacks says nothing.
+OPEN_ATTRIBUTE = "features"
 
 
 def latest_recommendation(state: SessionState, exclude: str) -> list[dict[str, Any]]:
@@ -101,6 +100,9 @@ class SalesPlanner:
             "recommended": recommended,
             "candidates": [i["sku"] for i in recommended],
             "budget_for": [slots["category"], slots["budget"]],
+            "listed_turn": r.state.turns,  # follow-ups after this turn are about these items
+            # What a follow-up may ask about by name ("when will it be back?" asks "back in stock").
+            "attribute_labels": list(self.store.inventory.attributes),
         }
         return plan
 
@@ -154,7 +156,9 @@ class SalesPlanner:
             extra = i.get("attributes", {}).get("features")
             rows.append(row + (f" - {extra.replace('-', ' ')}" if extra and not brief else ""))
         tail = "Want me to check one of these, or narrow it down?"
-        recommended = [{k: i[k] for k in ("sku", "name", "category", "price", "stock")} for i in items]
+        # What a follow-up compares the options by ("which is lighter?") comes with them.
+        keep = ("sku", "name", "category", "price", "stock", "attributes")
+        recommended = [{k: i[k] for k in keep if k in i} for i in items]
         return "\n".join([head, *rows, *lines, tail]), recommended
 
     # check_stock
@@ -163,24 +167,38 @@ class SalesPlanner:
         goal = r.goal
         plan = Plan(intent_id=r.intent.id, goal_id=goal.id)
         if r.results:
-            return self._stock_answer(plan, goal, r.results[-1].data if r.results[-1].success else None)
-        item = str(goal.slots.get("item") or "")
+            data = r.results[-1].data if r.results[-1].success else None
+            return self._stock_answer(plan, goal, data, r.state.turns)
+        slots = goal.slots
         recent = latest_recommendation(r.state, exclude=goal.id)
         params: dict[str, Any] = {"limit": 3}
-        category = goal.slots.get("category")
-        named = self._pick(recent, item, category, fallback=False) if recent else None
-        chosen = named or (self._pick(recent, item, category) if recent else None)
-        if chosen and (named or not item or _REFERENCE.search(item)) and not goal.slots.get("model"):
+        if slots.get("sku") or slots.get("skus"):
+            # A follow-up about listed items (agent/conversation/followups.py) names them by SKU.
+            skus = [str(slots["sku"])] if slots.get("sku") else [str(s) for s in slots["skus"]]
+            params = {"skus": skus, "limit": len(skus)}
+            if slots.get("question"):
+                params["question"] = str(slots["question"])
+            names = {str(i.get("sku")): str(i.get("name")) for i in recent}
+            label = names.get(skus[0], skus[0]) if len(skus) == 1 else f"the {len(skus)} options"
+            plan.steps = [
+                Respond(when="pre", message=f"Checking {label}..."),
+                ToolCall(tool_name="inventory_query", params=params),
+            ]
+            return plan
+        item = str(slots.get("item") or "")
+        category = slots.get("category")
+        named = _named(recent, item)
+        chosen = named or (_first(recent, category) if recent else None)
+        if chosen and (named or _only_reference(item, recent)) and not slots.get("model"):
             params["sku"] = chosen["sku"]
             plan.slots_patch["item"] = chosen["name"]
             label = chosen["name"]
-        elif goal.slots.get("model") or (item and not _only_reference(item)):
-            query = str(goal.slots.get("model") or item)
+        elif slots.get("model") or (item and not _only_reference(item, [])):
+            query = str(slots.get("model") or item)
             params["query"] = query
             plan.slots_patch["item"] = query
             # A whole question makes a poor label; the product kind reads better.
-            category = goal.slots.get("category")
-            label = f"the {category}" if category and not goal.slots.get("model") else query
+            label = f"the {category}" if category and not slots.get("model") else query
         else:
             plan.slots_patch["item"] = None
             plan.steps = [AskUser(param="item", prompt=self.question(r.intent.id, "item"))]
@@ -191,37 +209,7 @@ class SalesPlanner:
         ]
         return plan
 
-    @staticmethod
-    def _pick(recent: list[dict], text: str, category: object, fallback: bool = True) -> dict | None:
-        """The recommended item the text points at; with `fallback`, the first that fits the category."""
-        lowered = text.lower()
-        words = re.findall(r"[a-z0-9#]+", lowered)
-        if _CHEAPEST.search(lowered):
-            return min(recent, key=lambda i: float(i.get("price", 0)))
-        if _DEAREST.search(lowered):
-            return max(recent, key=lambda i: float(i.get("price", 0)))
-        for word, index in _ORDINALS.items():
-            if word in words and -len(recent) <= index < len(recent):
-                return recent[index]
-        if (m := re.search(r"(?:option|number|no\.?|#)\s*(\d)", lowered)) and 0 < int(m.group(1)) <= len(recent):
-            return recent[int(m.group(1)) - 1]
-        # "is the <brand> any good?": a word of one item's name that the others do not share.
-        named = [
-            i
-            for i in recent
-            if set(re.findall(r"[a-z0-9-]+", str(i.get("name", "")).lower())) & _distinct(recent) & set(words)
-        ]
-        if len(named) == 1:
-            return named[0]
-        if not fallback:
-            return None
-        if category:
-            # "that mouse" after recommending laptops points at nothing we recommended.
-            same = [i for i in recent if str(i.get("category", "")).lower() == str(category).lower()]
-            return same[0] if same else None
-        return recent[0]
-
-    def _stock_answer(self, plan: Plan, goal: Goal, data: dict | None) -> Plan:
+    def _stock_answer(self, plan: Plan, goal: Goal, data: dict | None, turn: int) -> Plan:
         plan.goal_status = "done"
         if data is None:
             plan.steps = [
@@ -230,19 +218,27 @@ class SalesPlanner:
             plan.goal_status = "failed"
             return plan
         items = data.get("items", [])
-        if not items:
+        rank, asked = goal.slots.get("rank"), data.get("asked") or []
+        unanswered = bool(goal.slots.get("yes_no") and data.get("unknown_words"))
+        compared = self._compare(items, str(rank[0]), str(rank[1])) if items and isinstance(rank, list) else None
+        if compared is not None and (asked or unanswered):
+            items = [compared[0]]  # "is the cheapest one any good for typing?" asks about the cheapest
+        if compared is not None and len(items) > 1:
+            text = compared[1]
+        elif items and asked:
+            text = "\n".join(self._about(i, asked) for i in items)
+        elif items and unanswered:
+            # A yes/no question the data has no answer to: say so, and what is known.
+            text = "\n".join(
+                f"I don't know that about the {i['name']} ({i['sku']}): our listing doesn't say. {self._card(i, True)}"
+                for i in items
+            )
+        elif not items:
             text = (
                 f"I couldn't find \"{goal.slots.get('item', 'that')}\" in our inventory, so I can't say it's available."
             )
         elif len(items) == 1:
-            i = items[0]
-            if i["stock"] > 0:
-                price = self._money(i["price"])
-                text = f"The {i['name']} ({i['sku']}) is in stock: {i['stock']} available at {price}."
-                if features := i.get("attributes", {}).get("features"):
-                    text += f" Features: {features.replace('-', ' ').replace(' ', ', ')}."
-            else:
-                text = f"Sorry, the {i['name']} ({i['sku']}) is out of stock right now."
+            text = self._card(items[0], full=True)
         else:
             rows = [
                 f"- {i['name']} ({i['sku']}): "
@@ -250,18 +246,112 @@ class SalesPlanner:
                 for i in items
             ]
             text = "\n".join(["I found a few matches:", *rows])
+        if len(items) == 1 or compared is not None:
+            # What "it" means next (followups.py), and when it was said.
+            plan.slots_patch |= {"answered_sku": (compared or (items[0],))[0]["sku"], "answered_turn": turn}
         plan.steps = [Respond(when="post", message=text)]
         return plan
 
+    def _card(self, i: dict, full: bool = False) -> str:
+        """Whether one item is in stock, at what price; with `full`, what it is known for."""
+        if i["stock"] <= 0:
+            out = f"Sorry, the {i['name']} ({i['sku']}) is out of stock right now."
+            return out if full else "It's out of stock right now."
+        price = self._money(i["price"])
+        if not full:
+            return f"It's in stock: {i['stock']} available at {price}."
+        text = f"The {i['name']} ({i['sku']}) is in stock: {i['stock']} available at {price}."
+        if features := i.get("attributes", {}).get(OPEN_ATTRIBUTE):
+            text += f" Features: {features.replace('-', ' ').replace(' ', ', ')}."
+        return text
 
-def _distinct(items: list[dict]) -> set[str]:
-    """Name words that only one of the items has."""
+    def _value(self, item: dict, name: str) -> str | None:
+        value = item.get(name) if name in item else item.get("attributes", {}).get(name)
+        if value in (None, ""):
+            return None
+        return self._money(float(value)) if name == "price" else str(value)
+
+    def _compare(self, items: list[dict], name: str, order: str) -> tuple[dict, str]:
+        """ "Which is lighter?": the item with the lowest (or highest) value, and the answer naming it
+        with the others' values (the first item, when the listing gives no value to compare)."""
+        raw = [(i, i[name] if name in i else i.get("attributes", {}).get(name)) for i in items]
+        valued = [(i, n) for i, value in raw if (n := number(value)) is not None]
+        unknown = [i for i in items if all(i is not j for j, _ in valued)]
+        if not valued:
+            names = ", ".join(f"the {i['name']} ({i['sku']})" for i in items)
+            return items[0], f"I don't know the {name} of {names}: our listing doesn't say."
+        pick = (min if order == "lowest" else max)(valued, key=lambda v: v[1])[0]
+        others = "; ".join(f"{i['name']}: {self._value(i, name)}" for i, _ in valued if i is not pick)
+        text = f"The {pick['name']} ({pick['sku']}) has the {order} {name}: {self._value(pick, name)}"
+        text += f" ({others})." if others else "."
+        if unknown:
+            text += " Our listing doesn't give the " + name + " of " + ", ".join(i["name"] for i in unknown) + "."
+        return pick, f"{text} {self._card(pick)}"
+
+    def _about(self, item: dict, asked: list[dict]) -> str:
+        """A yes, a no or an "I don't know" to a question about one item's attributes."""
+        attributes = item.get("attributes", {})
+        head = f"the {item['name']} ({item['sku']})"
+        labels = [a["attribute"] for a in asked if a.get("value") is None]
+        if labels and not any(a.get("value") for a in asked):
+            label = labels[0]
+            if label in attributes:
+                return f"The {item['name']} ({item['sku']}): {label} {attributes[label]}. {self._card(item)}"
+            return f'I don\'t know that: our listing has nothing under "{label}" for {head}. {self._card(item)}'
+        words = list(dict.fromkeys(str(a["value"]) for a in asked if a.get("value")))
+        lines = []
+        for word in words:
+            about = [a["attribute"] for a in asked if a.get("value") == word]
+            has = [a for a in about if word in _split(attributes.get(a, ""))]
+            stated = [a for a in about if a in attributes and a != OPEN_ATTRIBUTE]
+            if has:
+                lines.append(f"Yes, {head} is {word} ({has[0]}: {_listed(attributes[has[0]])}).")
+            elif stated:
+                lines.append(f"No, {head} isn't {word} ({stated[0]}: {_listed(attributes[stated[0]])}).")
+            else:
+                lines.append(f"I don't know whether {head} is {word}: our listing doesn't say.")
+        return " ".join([*lines, self._card(item)])
+
+
+def number(value: object) -> float | None:
+    """The leading number of a value ("59 g" -> 59), or None when it has none."""
+    m = re.match(r"\s*(\d+(?:\.\d+)?)", str(value if value is not None else "").replace(",", ""))
+    return float(m.group(1)) if m else None
+
+
+def _split(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _listed(value: str) -> str:
+    return ", ".join(_split(value)) if " " in value.strip() else value
+
+
+def _name_words(items: list[dict]) -> list[set[str]]:
+    """Per item, the name words only that item has (a brand, a model number)."""
     names = [set(re.findall(r"[a-z0-9-]+", str(i.get("name", "")).lower())) for i in items]
-    return {w for n in names for w in n if sum(w in m for m in names) == 1 and len(w) > 1}
+    return [{w for w in n if len(w) > 1 and sum(w in m for m in names) == 1} for n in names]
 
 
-def _only_reference(text: str) -> bool:
-    """True when the text names nothing beyond pointing words ("is it in stock?")."""
-    rest = _REFERENCE.sub(" ", text.lower())
-    rest = re.sub(r"\b(is|are|the|in|stock|still|available|do|you|have|just|a|an|any|left|there|by|way)\b", " ", rest)
-    return not re.search(r"[a-z0-9]{2,}", rest)
+def _named(recent: list[dict], text: str) -> dict | None:
+    """The recommended item the text names by a word the others do not share ("is the <brand> any good?")."""
+    words = set(re.findall(r"[a-z0-9-]+", text.lower()))
+    named = [i for i, distinct in zip(recent, _name_words(recent), strict=True) if distinct & words]
+    return named[0] if len(named) == 1 else None
+
+
+def _first(recent: list[dict], category: object) -> dict | None:
+    """The top recommendation; of the category asked about, when one is named."""
+    if category:
+        # "that mouse" after recommending laptops points at nothing we recommended.
+        same = [i for i in recent if str(i.get("category", "")).lower() == str(category).lower()]
+        return same[0] if same else None
+    return recent[0] if recent else None
+
+
+def _only_reference(text: str, recent: list[dict]) -> bool:
+    """True when the text names nothing beyond pointing back ("is it in stock?", "do you have that
+    mouse?"): every word is a common word, a stock word or the kind of product just recommended."""
+    kinds = {stem(w) for i in recent for w in _split(str(i.get("category", "")))}
+    rest = {stem(w) for w in _split(text)} - {stem(w) for w in GENERIC_WORDS} - kinds
+    return not any(len(w) > 1 for w in rest)

@@ -17,7 +17,7 @@ from agent.tools.registry import Tool, ToolOutput, ToolParams
 INLINE_ITEMS = 2000
 
 # Words of a product question that say nothing about which product.
-_GENERIC = STOPWORDS | {"stock", "available", "availability", "carry", "sell", "left", "one", "item", "product"}
+GENERIC_WORDS = STOPWORDS | {"stock", "available", "availability", "carry", "sell", "left", "one", "item", "product"}
 
 
 class InventoryParams(ToolParams):
@@ -29,13 +29,17 @@ class InventoryParams(ToolParams):
     prefer_brands: list[str] = Field(default_factory=list, max_length=50)
     features: list[str] = Field(default_factory=list, max_length=20, description="attribute words, e.g. wireless")
     sku: str | None = Field(None, max_length=100)
+    skus: list[str] = Field(default_factory=list, max_length=10, description="several items by SKU")
     query: str | None = Field(None, max_length=300, description="free text naming a product")
+    question: str | None = Field(
+        None, max_length=300, description="a shopper's question about the items (the result names what it asks about)"
+    )
     in_stock_only: bool = False
     limit: int = Field(3, ge=1, le=10)
 
 
 def _words(text: str) -> set[str]:
-    return {stem(w) for w in "".join(c if c.isalnum() else " " for c in text.lower()).split()}
+    return {stem(w) for w in _split(text)}
 
 
 # Plurals the suffix stemmer cannot undo.
@@ -49,6 +53,13 @@ def _canonical(word: str) -> str:
 
 def _same(a: str, b: str) -> bool:
     return _canonical(a) == _canonical(b)
+
+
+_STEMMED_GENERIC = {stem(w) for w in GENERIC_WORDS}
+
+
+def _split(text: str) -> list[str]:
+    return "".join(c if c.isalnum() else " " for c in text.lower()).split()
 
 
 def _public(item: Item) -> dict:
@@ -79,10 +90,17 @@ class InventoryQuery:
     def __init__(self, items: list[Item]):
         self.items = items
         self.entries = [_Entry(i) for i in items]
+        # Per attribute label: its label's words, and the words of its values (stem -> as written).
+        self.vocabulary: dict[str, tuple[set[str], dict[str, str]]] = {}
+        for item in items:
+            for label, value in item.attributes.items():
+                labels, values = self.vocabulary.setdefault(label, (_words(label) - _STEMMED_GENERIC, {}))
+                values.update({stem(w): w for w in _split(value)})
+        self.known = {w for e in self.entries for w in e.text_words | e.feature_words}
 
     @staticmethod
     def _text_matches(pool: list[_Entry], query: str) -> list[_Entry]:
-        wanted = _words(query) - {stem(w) for w in _GENERIC}
+        wanted = _words(query) - {stem(w) for w in GENERIC_WORDS}
         if not wanted:
             return []
         scored = [(len(wanted & e.text_words), e) for e in pool]
@@ -91,9 +109,12 @@ class InventoryQuery:
 
     def run(self, p: InventoryParams) -> dict:
         pool = self.entries
-        if p.sku:
-            pool = [e for e in pool if e.item.sku.lower() == p.sku.lower()]
-        if p.query:
+        if p.sku or p.skus:
+            # Items named by SKU are the items asked about, in the order asked; free text adds nothing.
+            order = [s.lower() for s in [*([p.sku] if p.sku else []), *p.skus]]
+            pool = [e for e in pool if e.item.sku.lower() in order]
+            pool.sort(key=lambda e: order.index(e.item.sku.lower()))
+        elif p.query:
             pool = self._text_matches(pool, p.query)
         if p.category:
             category, words = _canonical(p.category), _words(p.category)
@@ -117,7 +138,7 @@ class InventoryQuery:
             hits = sum(1 for w in wanted if w <= e.feature_words)
             return (e.item.stock <= 0, -hits, e.brand not in preferred, -e.item.price)
 
-        ranked = [e.item for e in sorted(pool, key=rank)]
+        ranked = [e.item for e in (pool if p.sku or p.skus else sorted(pool, key=rank))]
         matches = [i for i in ranked if i.stock > 0] if p.in_stock_only else ranked
         alternatives = sorted((i for i in over if i.stock > 0), key=lambda i: i.price)[:2] if not matches else []
         return {
@@ -126,7 +147,19 @@ class InventoryQuery:
             "out_of_stock_matches": sum(1 for i in ranked if i.stock <= 0),
             "alternatives_over_budget": [_public(i) for i in alternatives],
             "excluded_brands": skipped,
-        }
+        } | (self.asked(p.question) if p.question else {})
+
+    def asked(self, question: str) -> dict:
+        """What a question about items names in the inventory's data: attributes by their label
+        ("weight", "back in stock") or by one of their values anywhere in the inventory ("wireless"
+        is a connection, "black" a colour), and the words it says that the data knows nothing of."""
+        said = _words(question) - _STEMMED_GENERIC
+        named: list[dict] = []
+        for label, (labels, values) in self.vocabulary.items():
+            named += [{"attribute": label, "value": None} for _ in sorted(said & labels)][:1]
+            named += [{"attribute": label, "value": values[w]} for w in sorted(said & set(values))]
+        unknown = sorted(w for w in said - self.known if not w.isdigit() and len(w) > 2)
+        return {"asked": named, "unknown_words": unknown}
 
 
 def inventory_tools(inventory: Inventory) -> list[Tool]:

@@ -25,7 +25,8 @@ async def test_the_shipped_csv_inventory_maps_every_column() -> None:
     )
     assert mouse.attributes == {
         "connection": "wireless",
-        "weight": "141",
+        "weight": "141 g",
+        "colours": "graphite pale-grey",
         "features": "office quiet ergonomic bluetooth",
     }
     assert "connection" not in items["LT-201"].attributes  # an empty cell is no attribute

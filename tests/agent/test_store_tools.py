@@ -77,3 +77,37 @@ async def test_knowledge_search_ranks_the_matching_section_first_with_its_refere
     assert frozen.data["hits"][0]["ref"] == "laptop-freezing.md#screen-frozen-or-not-responding"
     none = await tool.handler(KBSearchParams(query="quantum entanglement"), CTX)
     assert none.data["hits"] == []
+
+
+def test_several_skus_come_back_in_the_order_asked_whatever_the_free_text(query: InventoryQuery) -> None:
+    r = query.run(InventoryParams(skus=["MS-107", "MS-102"], query="is the second one wireless?", limit=2))
+    assert skus(r) == ["MS-107", "MS-102"]
+
+
+@pytest.mark.parametrize(
+    ("config", "data", "sku", "question", "asked", "unknown"),
+    [
+        # A value names its attribute across the inventory: "wireless" is a connection even for a wired item.
+        ("config", "data", "MS-102", "is wireless", {("connection", "wireless"), ("features", "wireless")}, []),
+        ("config", "data", "MS-102", "does come in pink", {("colours", "pink")}, ["come"]),
+        ("config", "data", "MS-104", "when will be back", {("expected back", None)}, ["when"]),
+        ("config", "data", "KB-301", "is waterproof", set(), ["waterproof"]),
+        ("config/stores/outdoor", "data/stores/outdoor", "TN-10", "is waterproof", {("features", "waterproof")}, []),
+        (
+            "config/stores/outdoor",
+            "data/stores/outdoor",
+            "SB-21",
+            "good for winter",
+            {("season", "winter"), ("features", "winter")},
+            ["good"],
+        ),
+    ],
+)
+async def test_a_question_names_attributes_from_the_stores_data(
+    config: str, data: str, sku: str, question: str, asked: set, unknown: list[str]
+) -> None:
+    inv = FileInventory(REPO / data, load_store_settings(REPO / config).inventory)
+    r = InventoryQuery(await inv.items()).run(InventoryParams(sku=sku, question=question))
+    assert skus(r) == [sku]
+    assert {(a["attribute"], a["value"]) for a in r["asked"]} == asked
+    assert r["unknown_words"] == unknown

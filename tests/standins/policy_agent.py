@@ -20,8 +20,9 @@ def _fill(schema: dict[str, Any], known: dict[str, Any], request: str = "") -> d
     args: dict[str, Any] = {}
     wanted = request.lower().replace("-", " ")
     for name, spec in props.items():
-        if spec.get("type") == "boolean" and name.replace("_only", "").replace("_", " ") in wanted:
-            args[name] = True  # "in-stock products" -> in_stock_only
+        phrase = name.replace("_only", "").replace("_", " ")
+        if spec.get("type") == "boolean" and phrase in wanted and f"is {phrase}" not in wanted:
+            args[name] = True  # "in-stock products" -> in_stock_only; "whether it is in stock" filters nothing
             continue
         value = known.get(name)
         if value is None:
@@ -51,6 +52,8 @@ def _fill(schema: dict[str, Any], known: dict[str, Any], request: str = "") -> d
             value = int(number) if kind == "integer" else number
         elif "enum" in spec and value not in spec["enum"]:
             continue
+        elif kind == "string" and isinstance(value, list | dict):
+            continue  # a list of SKUs is no one SKU
         elif kind == "array" and not isinstance(value, list):
             value = [value]
         args[name] = value
@@ -152,6 +155,10 @@ def answer(
         lines.append(f"Source: {cited}.")
         return "\n".join(lines)
     items = data.get("items")
+    if isinstance(items, list) and items and (known.get("rank") or data.get("asked") or known.get("yes_no")):
+        said = about_items(data, items, known, currency)
+        if said:
+            return said
     if isinstance(items, list) and not any(k in data for k in ("status", "order_id")):
         if not items:
             others = [i for i in data.get("alternatives_over_budget") or [] if isinstance(i, dict)]
@@ -201,6 +208,70 @@ def answer(
     return "Done. " + "; ".join(facts) + "." if facts else "Done."
 
 
+def _leading_number(value: Any) -> float | None:
+    m = re.match(r"\s*(\d+(?:\.\d+)?)", str(value if value is not None else "").replace(",", ""))
+    return float(m.group(1)) if m else None
+
+
+def about_items(data: dict[str, Any], items: list[dict[str, Any]], known: dict[str, Any], currency: str) -> str:
+    """The answer to a question about the items, as a careful model words it from the tool's data:
+    the one with the lowest or highest value when asked to compare, yes or no from the attribute
+    the question names, and "I don't know" when the data is silent. Empty: nothing to answer."""
+
+    def value(item: dict[str, Any], name: str) -> Any:
+        raw = item.get(name) if name in item else (item.get("attributes") or {}).get(name)
+        return _money_text(raw, currency) if name == "price" and raw is not None else raw
+
+    def named(item: dict[str, Any]) -> str:
+        return f"{item.get('name')} ({item.get('sku')})"
+
+    rank = known.get("rank")
+    question = bool(data.get("asked")) or bool(known.get("yes_no") and data.get("unknown_words"))
+    if isinstance(rank, list) and len(rank) == 2 and len(items) > 1:
+        field_name, order = str(rank[0]), str(rank[1])
+        valued = [
+            (i, n)
+            for i in items
+            if (n := _leading_number(i.get(field_name, (i.get("attributes") or {}).get(field_name)))) is not None
+        ]
+        if not valued:
+            return f"The listing doesn't give the {field_name} of these, so I don't know."
+        pick = (min if order == "lowest" else max)(valued, key=lambda v: v[1])[0]
+        if question:  # "is the cheapest one waterproof?" asks about the cheapest
+            return about_items(data, [pick], {k: v for k, v in known.items() if k != "rank"}, currency)
+        others = ", ".join(f"{i.get('name')} {value(i, field_name)}" for i, _ in valued if i is not pick)
+        return f"{named(pick)} has the {order} {field_name}: {value(pick, field_name)} (against {others})."
+    lines = []
+    for item in items[:3]:
+        attributes = item.get("attributes") or {}
+        asked = [a for a in data.get("asked") or [] if isinstance(a, dict)]
+        if not asked:
+            if known.get("yes_no") and data.get("unknown_words"):
+                listed = f" It lists: {attributes['features']}." if attributes.get("features") else ""
+                lines.append(f"I don't know that about the {named(item)}; the listing doesn't say.{listed}")
+            continue
+        answers = []
+        for a in asked:
+            label, word = str(a.get("attribute")), a.get("value")
+            have = str(attributes.get(label, ""))
+            if word is None:
+                answers.append(
+                    (
+                        0,
+                        f"{named(item)}: {label} {have}."
+                        if have
+                        else f"I don't know that for the {named(item)}; the listing gives no {label}.",
+                    )
+                )
+            elif re.search(rf"\b{re.escape(str(word))}\b", have, re.I):
+                answers.append((0, f"Yes, the {named(item)} is {word} ({label}: {have})."))
+            elif have and label != "features":  # a features list names some features, not all
+                answers.append((1, f"No, the {named(item)} is not {word}; its {label} is {have}."))
+        unknown = f"I don't know whether the {named(item)} is {asked[0].get('value')}; the listing doesn't say."
+        lines.append(min(answers)[1] if answers else unknown)
+    return "\n".join(lines)
+
+
 @dataclass
 class Decision:
     text: str | None = None
@@ -238,7 +309,8 @@ def act(
                 return Decision(tool_calls=[(tool["name"], args)])
         titles = "by its title and section" in system
         return Decision(text=answer(data, known, wanted, currency, titles))
-    sku = referred(known, history or [])
+    # Known details that name the items (a follow-up about listed ones) beat reading the history.
+    sku = None if known.get("sku") or known.get("skus") else referred(known, history or [])
     lookup = next((t for t in tools if "sku" in t.get("parameters", {}).get("properties", {})), None)
     if sku and lookup is not None:
         return Decision(tool_calls=[(lookup["name"], {"sku": sku})])

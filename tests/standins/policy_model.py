@@ -321,6 +321,10 @@ POINTING = re.compile(
 )
 
 
+STRONG = re.compile(r"\b(first|second|third|last|cheap\w*|(?:most|least) expensive|priciest)\b", re.I)
+ASKS = re.compile(r"\?|^\W*(?:and\s+)?(?:is|are|does|do|did|can|could|will|would|has|have|which|what|how|when)\b", re.I)
+
+
 def _names_one(user: str, names: str) -> bool:
     """The message names a listed item by a word that tells it apart ("the Keychron")."""
     listed = [set(re.findall(r"[a-z0-9]{3,}", n.lower())) for n in names.split(", ")]
@@ -389,7 +393,9 @@ def classify(system: str, user: str) -> dict[str, Any]:
             }
     listed = re.search(r"The bot listed: .*? is intent (\w+) with (\w+) set to the message", system)
     names = re.search(r"The bot listed: (.*?)\. A question about one of them", system)
-    if listed and (POINTING.search(user) or _names_one(user, names.group(1) if names else "")):
+    # "is it wireless?" asks about the list; "tick it off" does something with something else.
+    pointed = POINTING.search(user) and (STRONG.search(user) or ASKS.search(user))
+    if listed and (pointed or _names_one(user, names.group(1) if names else "")):
         plain = scored and scored[0][0] >= 1.0 and scored[0][1].id != listed.group(1)
         if not plain:  # "thanks, that's great" stays thanks; "the cheapest one?" asks about the list
             return out | {

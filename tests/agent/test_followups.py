@@ -1,0 +1,76 @@
+"""Follow-ups about listed items read the store's words from config/, never from agent/ (issue 25)."""
+
+from __future__ import annotations
+
+import re
+
+from agent.config_files import load_config
+from agent.conversation.followups import redirect
+from agent.session import Goal, SessionState
+from agent.types import Classification
+from tests.helpers import REPO
+
+LISTED = [
+    {"sku": "A-1", "name": "Alpha One", "price": 300, "stock": 2, "attributes": {"weight": "900 g"}},
+    {"sku": "B-2", "name": "Beta Two", "price": 100, "stock": 5, "attributes": {"weight": "400 g"}},
+]
+
+
+def _state(slots: dict | None = None) -> SessionState:
+    state = SessionState(session_id="s")
+    goal = Goal(
+        id="g-1",
+        type="sales.recommend_item",
+        agent="sales",
+        intent_id="recommend_item",
+        answered=True,
+        slots=slots or {"category": "mouse", "feature": "gaming", "budget": 1500, "recommended": LISTED},
+    )
+    state.goals[goal.id], state.active_goal_id = goal, goal.id
+    return state
+
+
+def test_no_word_for_pointing_at_items_is_written_in_the_core() -> None:
+    """Ordinals, cheapest/lighter words and pointing words are config data: none is a string in agent/."""
+    words: set[str] = set()
+    for config in (REPO / "config", REPO / "config" / "stores" / "outdoor"):
+        for spec in load_config(config).intents.intents:
+            if rule := spec.follow_up:
+                listed = {*rule.ordinals, *rule.lowest, *rule.highest, *rule.pointing}
+                words |= listed - {"it", "that", "this", rule.items_slot}  # a slot's name is no pointing word
+    assert words
+    for path in sorted((REPO / "agent").rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").lower().splitlines()
+        text = "\n".join(line for line in lines if not line.lstrip().startswith("#"))  # comments may quote them
+        # A Python string literal of its own (the formatter writes them in double quotes); a phrase
+        # quoted inside prose ("... ('that one', its name)") is an example, not a list.
+        found = {w for w in words if re.search(rf"\"{re.escape(w.lower())}\"", text)}
+        assert not found, f"{path.relative_to(REPO)} writes {sorted(found)}"
+
+
+def test_a_store_that_words_its_lists_differently_is_understood_by_them() -> None:
+    """A phrase nobody wrote in the shipped lists works once the store's config says it."""
+    specs = {s.id: s for s in load_config(REPO / "config").intents.intents}
+    rule = specs["recommend_item"].follow_up
+    assert rule is not None
+    unsure = Classification(intent_id=None, confidence=0.2)
+    assert redirect(_state(), "the runner-up, please", unsure, specs).intent_id is None
+    rule.ordinals["runner-up"] = 2
+    rule.lowest["featherweight"] = "weight"
+    got = redirect(_state(), "the runner-up, please", unsure, specs)
+    assert got.intent_id == "check_stock" and got.params["sku"] == "B-2"
+    got = redirect(_state(), "which one is the featherweight?", unsure, specs)
+    assert got.params["skus"] == ["A-1", "B-2"] and got.params["rank"] == ["weight", "lowest"]
+
+
+def test_a_new_category_clears_the_answered_search() -> None:
+    specs = {s.id: s for s in load_config(REPO / "config").intents.intents}
+    state = _state()
+    laptop = Classification(intent_id="recommend_item", params={"category": "laptop", "budget": "25k"}, confidence=0.9)
+    assert redirect(state, "I need a laptop for uni, budget around 25k", laptop, specs) is laptop
+    goal = state.active_goal
+    assert goal is not None and goal.slots == {} and not goal.answered  # no "gaming" carried over
+    refine = Classification(intent_id="recommend_item", params={"budget": "800"}, confidence=0.9)
+    state = _state()
+    redirect(state, "anything under 800?", refine, specs)
+    assert state.active_goal is not None and state.active_goal.slots["feature"] == "gaming"  # a refinement keeps it
