@@ -73,7 +73,8 @@ class SupportPlanner:
         plan.goal_status = "done"
         found = (result.data or {}) if result.success else {}
         hits = found.get("hits", [])
-        symptom = str(found.get("symptom") or symptom)  # as the search read it, without the model's name
+        # As the search read them: the symptom without the model's name, the store's name for the item.
+        symptom, device = str(found.get("symptom") or symptom), str(found.get("device") or device)
         if not hits:
             plan.steps = [Respond(when="post", message=NO_FIX.format(symptom=symptom, device=device))]
             plan.slots_patch = {"kb_refs": [], "answer_sent": True}

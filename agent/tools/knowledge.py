@@ -22,7 +22,7 @@ from agent.contexts import ToolContext
 from agent.interfaces import Inventory, KnowledgeSource, MeaningSimilarity
 from agent.text import Normalizer
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, without_model
+from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
 
 K1 = 1.5
 B = 0.75
@@ -137,10 +137,12 @@ def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | 
         symptom = without_model(" ".join((p.symptom or "").split()).strip(" .!?"), p.model)
         have = finder.classes.of_customer(p.device, p.model, items)
         fits = finder.find(symptom, have)  # a few dozen cached vectors: no thread needed
+        named = named_items(p.device, p.model, items)
         data = {
             "query": p.query or symptom,
             "symptom": symptom,
-            "device": p.model or p.device,
+            # The store's name for what the customer has, when they named one of its items.
+            "device": named[0].name if len(named) == 1 else (p.model or p.device),
             "device_class": sorted(have) if have else None,
             # Only sections about this device and this symptom: none means the knowledge base has no fix.
             "hits": [_hit(f.section, f.score) for f in fits[: p.limit]],

@@ -57,11 +57,25 @@ def _tokens(text: str) -> list[str]:
 
 
 def without_model(symptom: str, model: str | None) -> str:
-    """The symptom without the words of the make and model ("Cloud II keeps cutting out" on a
-    HyperX Cloud II reads "keeps cutting out"): they say which device it is, not what goes wrong."""
+    """The symptom without the make and model it starts with ("Cloud II keeps cutting out" on a
+    HyperX Cloud II reads "keeps cutting out"): those words say which device, not what goes wrong."""
     drop = set(_tokens(model or ""))
-    kept = [w for w in symptom.split() if not (set(_tokens(w)) and set(_tokens(w)) <= drop)]
-    return " ".join(kept) or symptom
+    words = symptom.split()
+    start = 0
+    while start < len(words) and set(_tokens(words[start])) and set(_tokens(words[start])) <= drop:
+        start += 1
+    return " ".join(words[start:]) or symptom
+
+
+def named_items(device: str | None, model: str | None, items: Sequence[Item]) -> list[Item]:
+    """The store's items the customer named: every word of the item's name said, or (for a partial
+    name of two words or more, "SteelSeries Arctis Nova") the items whose names hold all its words."""
+    said = set(_tokens(f"{model or ''} {device or ''}"))
+    named = [i for i in items if set(_tokens(i.name)) <= said]
+    words = set(_tokens(model or ""))
+    if not named and len(words) > 1:
+        named = [i for i in items if words <= set(_tokens(i.name))]
+    return named
 
 
 class DeviceClasses:
@@ -98,15 +112,12 @@ class DeviceClasses:
     def of_customer(self, device: str | None, model: str | None, items: Sequence[Item]) -> set[str] | None:
         """The class of what the customer has: the category of the store's item they named, else the
         device they said, else the categories of the brand they named; None when nothing says."""
-        said = set(_tokens(f"{model or ''} {device or ''}"))
-        named = [i for i in items if set(_tokens(i.name)) <= said]
-        if not named and model:
-            words = set(_tokens(model))
-            named = [i for i in items if len(words) > 1 and words <= set(_tokens(i.name))]
+        named = named_items(device, model, items)
         if named:
             return {self.canonical(i.category) for i in named}
         if device:
             return {self.canonical(device)}
+        said = set(_tokens(f"{model or ''} {device or ''}"))
         brands = {self.canonical(i.category) for i in items if i.brand and set(_tokens(i.brand)) <= said}
         return brands or None
 
