@@ -225,10 +225,11 @@ def build_app(
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     fanout = alerts or AlertFanout([LogNotifier()])
     reader = embedded.reader
+    slots = config.intents.slots
     rules, templates = RulesClassifier(config, reader=reader), TemplatePlanner(config, store_settings.currency)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
-        "support": SupportPlanner(templates),
+        "support": SupportPlanner(templates, slots["symptom"].pattern if "symptom" in slots else None),
         "tasks": TaskPlanner(config),
     }
     if "release" in config.agents.agents:

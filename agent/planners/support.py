@@ -8,6 +8,8 @@ symptom as the customer said them, or says plainly that there is no documented f
 
 from __future__ import annotations
 
+import re
+
 from agent.contexts import AgentRequest
 from agent.interfaces import Planner, TurnLog
 from agent.types import AskUser, Plan, Respond, ToolCall
@@ -21,25 +23,46 @@ def cited_as(title: str, headings: list[str]) -> str:
 
 
 NO_FIX = (
-    'I couldn\'t find a documented fix for "{symptom}" on your {device} in our knowledge base, so I won\'t '
-    "guess at one. I can open a support ticket so a technician takes a look: just say \"open a ticket\"."
+    "I couldn't find a documented fix for \"{symptom}\" on your {device} in our knowledge base, so I won't "
+    'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
 )
-FIX = "Here's what to try for \"{symptom}\" on your {device}:"
+FIX = 'Here\'s what to try for "{symptom}" on your {device}:'
 
 
 NO_POLICY = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
+
+
+_CLAUSE_START = re.compile(r"^|(?<=[.!?,;])\s+")
+
+
+def described(summary: str, problem: re.Pattern[str] | None) -> str:
+    """A ticket's summary from the first sentence or clause that describes a problem (one the store's
+    symptom pattern reads a symptom in) to the end: what came before it answered the bot and
+    describes nothing ("No. the freezing" -> "the freezing"). The whole text when none does."""
+    text = summary.strip()
+    if problem is None:
+        return text
+    for start in _CLAUSE_START.finditer(text):
+        rest = text[start.end() :]
+        clause = re.split(r"[.!?,;]\s", rest, maxsplit=1)[0]
+        if problem.search(clause):
+            return rest
+    return text
 
 
 class SupportPlanner:
     """
     Args:
         templates: the planner for every support intent except troubleshoot.
+        problem: the store's symptom pattern (the `symptom` slot's), which finds where a ticket's
+            summary starts describing the problem.
     """
 
     reads_preferences = False  # see the Planner Protocol
 
-    def __init__(self, templates: Planner):
+    def __init__(self, templates: Planner, problem: str | None = None):
         self.templates = templates
+        self.problem = re.compile(problem, re.I) if problem else None
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.templates.question(intent_id, slot)
@@ -47,6 +70,8 @@ class SupportPlanner:
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id == "policy_question":
             return self._policy(request)
+        if request.intent.id == "create_ticket" and request.goal.slots.get("summary"):
+            return await self._ticket(request, turn)
         if request.intent.id != "troubleshoot":
             return await self.templates.plan(request, turn)
         goal = request.goal
@@ -88,6 +113,19 @@ class SupportPlanner:
         lines.append(f"Source: {source}. If that doesn't fix it, I can open a ticket for you.")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
+        return plan
+
+    async def _ticket(self, request: AgentRequest, turn: TurnLog | None) -> Plan:
+        """A ticket about the problem the customer described, without the words that answered the bot."""
+        goal = request.goal
+        summary = described(str(goal.slots["summary"]), self.problem)
+        if summary == goal.slots["summary"]:
+            return await self.templates.plan(request, turn)
+        slots = {**goal.slots, "summary": summary}
+        plan = await self.templates.plan(
+            request.model_copy(update={"goal": goal.model_copy(update={"slots": slots})}), turn
+        )
+        plan.slots_patch = {"summary": summary, **plan.slots_patch}
         return plan
 
     def _policy(self, request: AgentRequest) -> Plan:
