@@ -1,12 +1,13 @@
 """Which knowledge-base section fits a device problem: chosen by meaning, for the device the
 customer has and the symptom they described, or none.
 
-A section is about a device class when its title or heading is close in meaning to the class's
-name (the store's inventory categories and its device words); the customer's device class comes
-from the store's data (the item they named) or the device they said. Among the sections of that
-class, the one whose heading is closest in meaning to the symptom is the fix, when it is close
-enough. Every "close enough" is a threshold calibrated from labelled cases (`calibrate`) and kept
-in `config/knowledge.yaml`.
+A section is about the store category its title or heading is nearest in meaning to (a store policy
+is near none). The customer's device class comes from the store's data (the item they named, or the
+categories of the brand they named) or from the device they said, read as the category it means
+("notebook" is a laptop; "webcam", near no category, is a class of its own with no sections). Among
+the sections of that class, the one whose heading is closest in meaning to the symptom is the fix,
+when it is close enough. Each "close enough" is a threshold calibrated from labelled cases
+(`calibrate`) and kept in `config/knowledge.yaml`.
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def _fix(data: dict[str, Any], titles: bool) -> str:
     lines = [f"Here's what to try for \"{symptom}\" on your {device} ({top.get('heading', '')}):"]
     lines += [f"{n}. {s}" for n, s in enumerate(top.get("steps") or [top.get("snippet", "")], start=1)]
     cited = f"{top.get('title')} ({top.get('heading')})" if titles and top.get("title") else top.get("ref")
-    return "\n".join([*lines, f"Source: {cited}."])
+    return "\n".join([*lines, f"Source: {cited}. If that doesn't fix it, I can open a ticket for you."])
 
 
 def answer(

@@ -85,6 +85,9 @@ NOT_NAMES = frozenset(
 NEGATED = re.compile(r"\s*(not|never|no)\b", re.I)
 
 
+REPLIES = frozenset({"nope", "nah", "yeah", "yep", "sure", "well", "okay", "right"})
+
+
 def words(text: str) -> list[str]:
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")):
@@ -225,6 +228,12 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
             if m and re.search(r"\d", text.split(m.group(0))[0] or "")
             else (text.strip() if awaited else None)
         )
+    if name == "summary":
+        # A model leaves out the words that answered the bot ("No. the freezing" -> "the freezing").
+        parts = re.split(r"(?<=[.!?,;])\s+", text.strip())
+        while len(parts) > 1 and set(re.findall(r"[a-z]+", parts[0].lower())) <= NOT_NAMES | REPLIES:
+            parts.pop(0)
+        text = " ".join(parts)
     if name in ("summary", "item"):
         return text.strip() if awaited or len(words(text)) >= 3 else None
     return None
