@@ -17,7 +17,7 @@ from collections import Counter
 
 from pydantic import Field, model_validator
 
-from agent.catalog import KBSection
+from agent.catalog import Item, KBSection
 from agent.contexts import ToolContext
 from agent.interfaces import Inventory, KnowledgeSource, MeaningSimilarity
 from agent.text import Normalizer
@@ -112,6 +112,17 @@ class Troubleshooting:
         self.thresholds = thresholds
 
 
+def _device_name(p: KBSearchParams, named: list[Item]) -> str | None:
+    """What the customer has, as an answer names it: the store's name for the item they named, else
+    their make and model with the kind of device when it does not say it ("Logitech keyboard")."""
+    if len(named) == 1:
+        return named[0].name
+    said = [p.model or "", p.device or ""]
+    if said[1] and said[1].lower() in said[0].lower():
+        said[1] = ""
+    return " ".join(w for w in said if w) or None
+
+
 def _hit(section: KBSection, score: float) -> dict:
     return {
         "ref": section.ref,
@@ -134,15 +145,14 @@ def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | 
             categories = sorted({i.category for i in items})
             classes = DeviceClasses(categories, help_.device_words, help_.similarity, help_.thresholds.same_device)
             finder = SectionFinder(await source.sections(), classes, help_.similarity, help_.thresholds)
-        symptom = without_model(" ".join((p.symptom or "").split()).strip(" .!?"), p.model)
+        symptom = without_model(" ".join((p.symptom or "").split()).strip(" .!?"), p.model, p.device)
         have = finder.classes.of_customer(p.device, p.model, items)
         fits = finder.find(symptom, have)  # a few dozen cached vectors: no thread needed
         named = named_items(p.device, p.model, items)
         data = {
             "query": p.query or symptom,
             "symptom": symptom,
-            # The store's name for what the customer has, when they named one of its items.
-            "device": named[0].name if len(named) == 1 else (p.model or p.device),
+            "device": _device_name(p, named),
             "device_class": sorted(have) if have else None,
             # Only sections about this device and this symptom: none means the knowledge base has no fix.
             "hits": [_hit(f.section, f.score) for f in fits[: p.limit]],

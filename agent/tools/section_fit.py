@@ -57,10 +57,11 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def without_model(symptom: str, model: str | None) -> str:
-    """The symptom without the make and model it starts with ("Cloud II keeps cutting out" on a
-    HyperX Cloud II reads "keeps cutting out"): those words say which device, not what goes wrong."""
-    drop = set(_tokens(model or ""))
+def without_model(symptom: str, *names: str | None) -> str:
+    """The symptom without the device's names it starts with ("Cloud II keeps cutting out" on a
+    HyperX Cloud II, "keyboard keeps beeping" on a keyboard): those words say which device it is, not
+    what goes wrong, and a heading that names the device would seem closer than it is."""
+    drop = set(_tokens(" ".join(n for n in names if n)))
     words = symptom.split()
     start = 0
     while start < len(words) and set(_tokens(words[start])) and set(_tokens(words[start])) <= drop:
