@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.standins.policy_model import words
+from tests.standins.policy_model import PROBLEM, words
 
 
 def _fill(schema: dict[str, Any], known: dict[str, Any], request: str = "") -> dict[str, Any] | None:
@@ -237,6 +237,9 @@ def act(
     sign = re.search(r"Amounts of money are in (\S+?);", system)  # the model follows its prompt
     currency = sign[1] if sign else ""
     known: dict[str, Any] = json.loads(details.group(1)) if details else {}
+    described = PROBLEM.search(user)
+    if described and known.get("symptom"):
+        known["symptom"] = described.group(1).strip()  # the latest description of the problem counts
     request = re.search(r"Current request: (.*?) Known details:", system, re.S)
     wanted = request.group(1) if request else user
     if results:

@@ -71,7 +71,7 @@ YES = re.compile(
 NO = re.compile(r"^\W*(no|nope|nah|not now|never ?mind|cancel|don'?t|stop)\b", re.I)
 PROBLEM = re.compile(
     r"((?:\b[a-z']+\s+){0,2}(?:freez\w*|frozen|crash\w*|overheat\w*|too hot|slow\w*|lag\w*|restart\w*|reboot\w*|"
-    r"flicker\w*|double[- ]click\w*|double[- ]typ\w*|sticky|no sound|cut\w* out|dead pixels?|grainy|blurry|condensation|weak flame|soaked|stuck|repeat\w* (?:keys?|letters?)|not charg\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
+    r"flicker\w*|double[- ]click\w*|double[- ]typ\w*|sticky|no sound|cut\w* out|dead pixels?|grainy|blurry|condensation|weak flame|soaked|stuck|beep\w*|repeat\w* (?:keys?|letters?)|not charg\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
     r"\w+)|not working|stopped working|no signal)(?:\s+(?:when|while|during|after)\s+[a-z]+(?:\s+[a-z]+)?)?)",
     re.I,
 )
