@@ -198,9 +198,13 @@ def build_app(
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
     releases = releases or make_release_source(data_dir, env)
     embedded = _embedded(config, inventory)
-    fit = load_yaml_model(Path(config.directory) / "knowledge.yaml", KnowledgeSettings)
-    device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
-    troubleshooting = Troubleshooting(inventory, device_words, embedded.meaning, fit.thresholds)
+    # Without calibrated thresholds no knowledge-base fix is known to fit a device problem.
+    fit_path = Path(config.directory) / "knowledge.yaml"
+    troubleshooting = None
+    if fit_path.exists():
+        fit = load_yaml_model(fit_path, KnowledgeSettings)
+        device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
+        troubleshooting = Troubleshooting(inventory, device_words, embedded.meaning, fit.thresholds)
     tools = [
         *support_tools(data),
         *refund_tools(data),

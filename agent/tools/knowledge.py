@@ -163,6 +163,8 @@ def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | 
         nonlocal index
         if p.symptom and troubleshooting is not None:
             return await fixes(p, troubleshooting)
+        if p.symptom:  # no calibrated thresholds: shared words are no sign that a fix fits this device
+            return ToolOutput(data={"query": p.query, "symptom": p.symptom, "device": p.model or p.device, "hits": []})
         if index is None:  # built on first use; the sections never change while running
             index = await asyncio.to_thread(BM25Index, await source.sections())
         query = p.query or p.symptom or ""
