@@ -114,7 +114,7 @@ class Troubleshooting:
 
 def _device_name(p: KBSearchParams, named: list[Item]) -> str | None:
     """What the customer has, as an answer names it: the store's name for the item they named, else
-    their make and model with the kind of device when it does not say it ("Logitech keyboard")."""
+    their make and model with the kind of device when it does not say it ("Acme keyboard")."""
     if len(named) == 1:
         return named[0].name
     said = [p.model or "", p.device or ""]

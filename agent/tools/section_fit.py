@@ -58,8 +58,8 @@ def _tokens(text: str) -> list[str]:
 
 
 def without_model(symptom: str, *names: str | None) -> str:
-    """The symptom without the device's names it starts with ("Cloud II keeps cutting out" on a
-    HyperX Cloud II, "keyboard keeps beeping" on a keyboard): those words say which device it is, not
+    """The symptom without the device's names it starts with ("Sound 7 keeps cutting out" on an
+    Acme Sound 7, "keyboard keeps beeping" on a keyboard): those words say which device it is, not
     what goes wrong, and a heading that names the device would seem closer than it is."""
     drop = set(_tokens(" ".join(n for n in names if n)))
     words = symptom.split()
@@ -71,7 +71,7 @@ def without_model(symptom: str, *names: str | None) -> str:
 
 def named_items(device: str | None, model: str | None, items: Sequence[Item]) -> list[Item]:
     """The store's items the customer named: every word of the item's name said, or (for a partial
-    name of two words or more, "SteelSeries Arctis Nova") the items whose names hold all its words."""
+    name of two words or more, "Acme Sound Pro" for an Acme Sound Pro 7) the items whose names hold all its words."""
     said = set(_tokens(f"{model or ''} {device or ''}"))
     named = [i for i in items if set(_tokens(i.name)) <= said]
     words = set(_tokens(model or ""))
