@@ -296,6 +296,17 @@ class KnowledgeSource(Protocol):
 
 
 @runtime_checkable
+class MeaningSimilarity(Protocol):
+    """How close in meaning short texts are, by the embedded model that understanding uses (a
+    knowledge-base section is chosen by what it is about, not by the words it shares). Pure CPU."""
+
+    def similarity(self, text: str, others: list[str]) -> list[float]:
+        """Cosine similarity of `text` to each of `others`, in order: 1 for the same meaning, near 0
+        for unrelated texts."""
+        ...
+
+
+@runtime_checkable
 class TaskReader(Protocol):
     """A user's task list, as the task tools read it (writes are the turn's side effects)."""
 

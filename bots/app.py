@@ -6,6 +6,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
@@ -28,6 +29,7 @@ from agent.interfaces import (
     Classifier,
     DataSource,
     LLMProvider,
+    MeaningSimilarity,
     Planner,
     ReleaseSource,
     SessionStore,
@@ -49,10 +51,11 @@ from agent.snapshot import TurnSnapshot
 from agent.tools.calculator import math_tools
 from agent.tools.gateway import ToolGateway
 from agent.tools.inventory import inventory_tools
-from agent.tools.knowledge import knowledge_tools
+from agent.tools.knowledge import Troubleshooting, knowledge_tools
 from agent.tools.orders import support_tools
 from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
+from agent.tools.section_fit import KnowledgeSettings
 from agent.tools.task_list import task_tools
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.politeness import Politeness
@@ -74,9 +77,18 @@ from bots.wiring import (
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
+class Embedded(NamedTuple):
+    reader: BankReader  # the example banks, fitted
+    meaning: MeaningSimilarity  # the same word vectors, for what knowledge-base sections are about
+
+
 def embedded_reader(config: BotConfig, inventory: FileInventory) -> BankReader:
     """The embedded understanding: the store's example banks read by two small models, wordllama's
     word vectors (what words mean) and a linear model over the banks' words (which words decide)."""
+    return _embedded(config, inventory).reader
+
+
+def _embedded(config: BotConfig, inventory: FileInventory) -> Embedded:
     banks = load_banks(Path(config.directory), config.intents)
     slots = config.intents.slots
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
@@ -95,7 +107,7 @@ def _fitted_reader(
     store_words: tuple[str, ...],
     masks: tuple[tuple[str, str], ...] = (),
     politeness: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-) -> BankReader:
+) -> Embedded:
     """Fitting the models takes a second or two; a process that builds the app again from the same
     banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
     from adapters.nlu.averaged import AveragedScorer
@@ -107,7 +119,8 @@ def _fitted_reader(
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
     scorer = AveragedScorer([vectors, LexicalScorer()])
     polite = Politeness(list(politeness[0]), list(politeness[1]))
-    return BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks), polite)
+    reader = BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks), polite)
+    return Embedded(reader, vectors)
 
 
 async def check_store(app: App) -> None:
@@ -190,12 +203,20 @@ def build_app(
     data = TurnSnapshot(data)  # a turn's policy check and tool read an order once
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
     releases = releases or make_release_source(data_dir, env)
+    embedded = _embedded(config, inventory)
+    # Without calibrated thresholds no knowledge-base fix is known to fit a device problem.
+    fit_path = Path(config.directory) / "knowledge.yaml"
+    troubleshooting = None
+    if fit_path.exists():
+        fit = load_yaml_model(fit_path, KnowledgeSettings)
+        device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
+        troubleshooting = Troubleshooting(inventory, device_words, embedded.meaning, fit.thresholds)
     tools = [
         *support_tools(data),
         *refund_tools(data),
         *(task_tools(records) if records else []),
         *inventory_tools(inventory),
-        *knowledge_tools(knowledge),
+        *knowledge_tools(knowledge, troubleshooting),
         *math_tools(),
         *release_tools(releases, records),
     ]
@@ -213,11 +234,12 @@ def build_app(
         if isinstance(tracer, OTelTracer):
             executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
     fanout = alerts or AlertFanout([LogNotifier()])
-    reader = embedded_reader(config, inventory)
+    reader = embedded.reader
+    slots = config.intents.slots
     rules, templates = RulesClassifier(config, reader=reader), TemplatePlanner(config, store_settings.currency)
     planners: dict[str, Planner] = {
         "sales": SalesPlanner(store_settings, templates),
-        "support": SupportPlanner(templates),
+        "support": SupportPlanner(templates, slots["symptom"].pattern if "symptom" in slots else None),
         "tasks": TaskPlanner(config),
     }
     if "release" in config.agents.agents:

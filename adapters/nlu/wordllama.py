@@ -37,6 +37,8 @@ class WordLlamaScorer:
         vocab = self.tokenizer.get_vocab()
         self._by_word = not any("\u2581" in k[1:] and k.strip("\u2581") for k in vocab)
         self._word_ids = functools.lru_cache(maxsize=16384)(self._encoded)
+        # Knowledge-base titles and headings are compared again on every search; their vectors are kept.
+        self._unit = functools.lru_cache(maxsize=4096)(self.embed)
         self.top_k = top_k
         self.labels: list[str] = []
         self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
@@ -134,6 +136,15 @@ class WordLlamaScorer:
         """Cosine similarity to each fitted sentence."""
         sims: list[float] = (self._bank[:-1] @ self.embed(text)).tolist()
         return sims
+
+    def similarity(self, text: str, others: list[str]) -> list[float]:
+        """Cosine similarity of `text` to each of `others` (MeaningSimilarity). Both sides are read in
+        lower case: the table has rows for "Headset" and "headset" that lie far apart, and a title's
+        capital letter says nothing about its meaning."""
+        if not others:
+            return []
+        sims: np.ndarray = np.stack([self._unit(o.lower()) for o in others]) @ self._unit(text.lower())
+        return [float(x) for x in sims]
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """For each fitted sentence, its scores against the banks without its group."""

@@ -1,8 +1,9 @@
 """The support specialist: troubleshooting from the knowledge base; other support intents go to the
 template planner (order status, tickets, handoff), whose behaviour the order suites pin down.
 
-Pass 1 asks for the make and model or the symptom, or requests `knowledge_base_search`; pass 2
-gives the fix step by step from the hits and cites their references.
+Pass 1 asks for the make and model or the symptom, or requests `knowledge_base_search` for that
+device and symptom; pass 2 gives the closest fix step by step and cites it, naming the device and the
+symptom as the customer said them, or says plainly that there is no documented fix and offers a ticket.
 """
 
 from __future__ import annotations
@@ -11,26 +12,7 @@ import re
 
 from agent.contexts import AgentRequest
 from agent.interfaces import Planner, TurnLog
-from agent.text import Normalizer
 from agent.types import AskUser, Plan, Respond, ToolCall
-
-# A device and the words its articles use for it: an article about another device is no fix.
-DEVICE_WORDS = {
-    "laptop": {"laptop", "notebook", "computer", "pc"},
-    "notebook": {"laptop", "notebook", "computer", "pc"},
-    "computer": {"laptop", "notebook", "computer", "pc", "desktop"},
-    "pc": {"laptop", "notebook", "computer", "pc", "desktop"},
-    "desktop": {"desktop", "computer", "pc"},
-    "mouse": {"mouse", "mice"},
-    "keyboard": {"keyboard", "keyboards"},
-    "monitor": {"monitor", "display", "screen"},
-    "headset": {"headset", "headphones", "microphone", "mic"},
-    "webcam": {"webcam", "camera"},
-}
-_WORD = re.compile(r"[a-z]+")
-_NORM = Normalizer({}, [])
-# Words of a symptom that say nothing about which problem it is.
-GENERIC = {"keep", "kept", "when", "while", "during", "after", "on", "in", "start", "always", "sometim", "again"}
 
 
 def cited_as(title: str, headings: list[str]) -> str:
@@ -40,39 +22,47 @@ def cited_as(title: str, headings: list[str]) -> str:
     return f"{title} ({'; '.join(named)})" if named else title
 
 
-def relevant(hit: dict, slots: dict) -> bool:
-    """The article is about the customer's device (when we know which kind it is) and names the
-    symptom: "my laptop is slow" gets no fix from an article about freezing while gaming."""
-    text = " ".join([hit.get("title", ""), hit.get("heading", ""), hit.get("snippet", ""), *hit.get("steps", [])])
-    device = str(slots.get("device") or slots.get("category") or "").lower()
-    words = DEVICE_WORDS.get(device)
-    if words and not words & set(_WORD.findall(text.lower())):
-        return False
-    generic = {w for ws in DEVICE_WORDS.values() for w in ws} | GENERIC
-    symptom = {t for t in _NORM.tokens(str(slots.get("symptom", ""))) if t not in generic}
-    article = set(_NORM.tokens(f"{hit.get('title', '')} {hit.get('heading', '')} {hit.get('snippet', '')}"))
-    return not symptom or bool(symptom & article)
-
-
 NO_FIX = (
-    "I couldn't find a documented fix for that in our knowledge base. "
-    'I can open a support ticket so a technician takes a look: just say "open a ticket".'
+    "I couldn't find a documented fix for \"{symptom}\" on your {device} in our knowledge base, so I won't "
+    'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
 )
+FIX = 'Here\'s what to try for "{symptom}" on your {device}:'
 
 
 NO_POLICY = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
+
+
+_CLAUSE_START = re.compile(r"^|(?<=[.!?,;])\s+")
+
+
+def described(summary: str, problem: re.Pattern[str] | None) -> str:
+    """A ticket's summary from the first sentence or clause that describes a problem (one the store's
+    symptom pattern reads a symptom in) to the end: what came before it answered the bot and
+    describes nothing ("No. the freezing" -> "the freezing"). The whole text when none does."""
+    text = summary.strip()
+    if problem is None:
+        return text
+    for start in _CLAUSE_START.finditer(text):
+        rest = text[start.end() :]
+        clause = re.split(r"[.!?,;]\s", rest, maxsplit=1)[0]
+        if problem.search(clause):
+            return rest
+    return text
 
 
 class SupportPlanner:
     """
     Args:
         templates: the planner for every support intent except troubleshoot.
+        problem: the store's symptom pattern (the `symptom` slot's), which finds where a ticket's
+            summary starts describing the problem.
     """
 
     reads_preferences = False  # see the Planner Protocol
 
-    def __init__(self, templates: Planner):
+    def __init__(self, templates: Planner, problem: str | None = None):
         self.templates = templates
+        self.problem = re.compile(problem, re.I) if problem else None
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.templates.question(intent_id, slot)
@@ -80,6 +70,8 @@ class SupportPlanner:
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id == "policy_question":
             return self._policy(request)
+        if request.intent.id == "create_ticket" and request.goal.slots.get("summary"):
+            return await self._ticket(request, turn)
         if request.intent.id != "troubleshoot":
             return await self.templates.plan(request, turn)
         goal = request.goal
@@ -88,37 +80,52 @@ class SupportPlanner:
             plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
             return plan
         slots = goal.slots
+        device = str(slots.get("model") or slots.get("device") or slots.get("category") or "device")
+        symptom = " ".join(str(slots.get("symptom", "")).split()).strip(" .!?")
         if not request.results:
+            # The tool matches the problem by meaning, for this device and this symptom only.
             query = " ".join(str(slots[k]) for k in ("device", "model", "symptom") if slots.get(k))
+            params = {"query": query, "symptom": symptom, "limit": 3}
+            params |= {k: str(slots[k]) for k in ("device", "model") if slots.get(k)}
+            if "device" not in params and slots.get("category"):
+                params["device"] = str(slots["category"])
             plan.steps = [
-                Respond(when="pre", message=f"Looking up fixes for the {slots['model']}..."),
-                ToolCall(tool_name="knowledge_base_search", params={"query": query, "limit": 3}),
+                Respond(when="pre", message=f"Looking up fixes for the {device}..."),
+                ToolCall(tool_name="knowledge_base_search", params=params),
             ]
             return plan
         result = request.results[-1]
         plan.goal_status = "done"
-        hits = (result.data or {}).get("hits", []) if result.success else []
-        hits = [h for h in hits if relevant(h, slots)]
+        found = (result.data or {}) if result.success else {}
+        hits = found.get("hits", [])
+        # As the search read them: the symptom without the model's name, the store's name for the item.
+        symptom, device = str(found.get("symptom") or symptom), str(found.get("device") or device)
         if not hits:
-            plan.steps = [Respond(when="post", message=NO_FIX)]
+            plan.steps = [Respond(when="post", message=NO_FIX.format(symptom=symptom, device=device))]
             plan.slots_patch = {"kb_refs": [], "answer_sent": True}
             return plan
+        # The closest fix only: a second section is another problem's fix.
         top = hits[0]
         steps = top["steps"] or [top["snippet"]]
-        lines = [f"Here's what to try on your {slots['model']} ({top['heading']}):"]
+        lines = [FIX.format(symptom=symptom, device=device)]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
-        cited = [h for h in hits if h["score"] >= hits[0]["score"] / 2]
-        refs = [h["ref"] for h in cited]
-        # Customers see each article's title once, with its sections, never the file it is kept in.
-        sections: dict[str, list[str]] = {}
-        for h in cited:
-            named = sections.setdefault(h["title"], [])
-            if h.get("heading") and h["heading"] not in named:
-                named.append(h["heading"])
-        titles = [cited_as(title, named) for title, named in sections.items()]
-        lines.append(f"Source: {'; '.join(titles)}. If that doesn't fix it, I can open a ticket for you.")
+        source = cited_as(top["title"], [top["heading"]] if top.get("heading") else [])
+        lines.append(f"Source: {source}. If that doesn't fix it, I can open a ticket for you.")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
-        plan.slots_patch = {"kb_refs": refs, "answer_sent": True}
+        plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
+        return plan
+
+    async def _ticket(self, request: AgentRequest, turn: TurnLog | None) -> Plan:
+        """A ticket about the problem the customer described, without the words that answered the bot."""
+        goal = request.goal
+        summary = described(str(goal.slots["summary"]), self.problem)
+        if summary == goal.slots["summary"]:
+            return await self.templates.plan(request, turn)
+        slots = {**goal.slots, "summary": summary}
+        plan = await self.templates.plan(
+            request.model_copy(update={"goal": goal.model_copy(update={"slots": slots})}), turn
+        )
+        plan.slots_patch = {"summary": summary, **plan.slots_patch}
         return plan
 
     def _policy(self, request: AgentRequest) -> Plan:

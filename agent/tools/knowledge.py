@@ -1,6 +1,11 @@
-"""`knowledge_base_search`: BM25 over the knowledge base's sections, offline and in pure Python.
+"""`knowledge_base_search`: the knowledge base's sections that answer a question or fix a device
+problem, offline.
 
-Each hit carries its reference (`file.md#section`) so an answer can cite where a fix comes from.
+A question (a store policy) is ranked by BM25 over the sections' words. A device problem (a
+`symptom`, with the `device` and `model` the customer has) is matched by meaning: only sections about
+that device class whose heading means the symptom are returned (agent/tools/section_fit.py), so an
+answer never shows another device's or another problem's fix. Each hit carries its reference
+(`file.md#section`) so an answer can cite where a fix comes from.
 """
 
 from __future__ import annotations
@@ -10,13 +15,14 @@ import math
 import re
 from collections import Counter
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from agent.catalog import KBSection
+from agent.catalog import Item, KBSection
 from agent.contexts import ToolContext
-from agent.interfaces import KnowledgeSource
+from agent.interfaces import Inventory, KnowledgeSource, MeaningSimilarity
 from agent.text import Normalizer
 from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
 
 K1 = 1.5
 B = 0.75
@@ -24,8 +30,19 @@ SNIPPET_CHARS = 400
 
 
 class KBSearchParams(ToolParams):
-    query: str = Field(min_length=2, max_length=500)
+    query: str = Field("", max_length=500, description="a question, in the customer's words")
+    symptom: str | None = Field(
+        None, max_length=300, description="for a device problem: what goes wrong, as the customer said it"
+    )
+    device: str | None = Field(None, max_length=100, description="for a device problem: the kind of device")
+    model: str | None = Field(None, max_length=100, description="for a device problem: its make and model")
     limit: int = Field(3, ge=1, le=10)
+
+    @model_validator(mode="after")
+    def _something_to_search(self) -> KBSearchParams:
+        if len(self.query.strip()) < 2 and len((self.symptom or "").strip()) < 2:
+            raise ValueError("give a query, or the symptom of a device problem")
+        return self
 
 
 class BM25Index:
@@ -75,30 +92,90 @@ def _snippet(text: str) -> str:
     return kept or flat[: SNIPPET_CHARS - 3].rsplit(" ", 1)[0] + "..."
 
 
-def knowledge_tools(source: KnowledgeSource) -> list[Tool]:
+class Troubleshooting:
+    """What device problems are matched with: the store's items and device words, the embedded
+    model, and the calibrated thresholds (config/knowledge.yaml).
+
+    Args:
+        inventory: the store's items (their categories are the device classes).
+        device_words: other words customers use for devices (the `device` slot's values).
+        similarity: the embedded model understanding uses.
+        thresholds: how close is close enough.
+    """
+
+    def __init__(
+        self, inventory: Inventory, device_words: list[str], similarity: MeaningSimilarity, thresholds: FitThresholds
+    ):
+        self.inventory = inventory
+        self.device_words = device_words
+        self.similarity = similarity
+        self.thresholds = thresholds
+
+
+def _device_name(p: KBSearchParams, named: list[Item]) -> str | None:
+    """What the customer has, as an answer names it: the store's name for the item they named, else
+    their make and model with the kind of device when it does not say it ("Acme keyboard")."""
+    if len(named) == 1:
+        return named[0].name
+    said = [p.model or "", p.device or ""]
+    if said[1] and said[1].lower() in said[0].lower():
+        said[1] = ""
+    return " ".join(w for w in said if w) or None
+
+
+def _hit(section: KBSection, score: float) -> dict:
+    return {
+        "ref": section.ref,
+        "title": section.title,
+        "heading": section.heading,
+        "snippet": _snippet(section.text),
+        "steps": section.steps,
+        "score": round(score, 3),
+    }
+
+
+def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | None = None) -> list[Tool]:
     index: BM25Index | None = None
+    finder: SectionFinder | None = None
+
+    async def fixes(p: KBSearchParams, help_: Troubleshooting) -> ToolOutput:
+        nonlocal finder
+        items = await help_.inventory.items()
+        if finder is None:  # the sections and the store's categories never change while running
+            categories = sorted({i.category for i in items})
+            classes = DeviceClasses(categories, help_.device_words, help_.similarity, help_.thresholds.same_device)
+            finder = SectionFinder(await source.sections(), classes, help_.similarity, help_.thresholds)
+        symptom = without_model(" ".join((p.symptom or "").split()).strip(" .!?"), p.model, p.device)
+        have = finder.classes.of_customer(p.device, p.model, items)
+        fits = finder.find(symptom, have)  # a few dozen cached vectors: no thread needed
+        named = named_items(p.device, p.model, items)
+        data = {
+            "query": p.query or symptom,
+            "symptom": symptom,
+            "device": _device_name(p, named),
+            "device_class": sorted(have) if have else None,
+            # Only sections about this device and this symptom: none means the knowledge base has no fix.
+            "hits": [_hit(f.section, f.score) for f in fits[: p.limit]],
+        }
+        return ToolOutput(data=data)
 
     async def knowledge_base_search(p: KBSearchParams, ctx: ToolContext) -> ToolOutput:
         nonlocal index
+        if p.symptom and troubleshooting is not None:
+            return await fixes(p, troubleshooting)
+        if p.symptom:  # no calibrated thresholds: shared words are no sign that a fix fits this device
+            return ToolOutput(data={"query": p.query, "symptom": p.symptom, "device": p.model or p.device, "hits": []})
         if index is None:  # built on first use; the sections never change while running
             index = await asyncio.to_thread(BM25Index, await source.sections())
-        hits = [
-            {
-                "ref": s.ref,
-                "title": s.title,
-                "heading": s.heading,
-                "snippet": _snippet(s.text),
-                "steps": s.steps,
-                "score": round(score, 3),
-            }
-            for score, s in index.search(p.query, p.limit)
-        ]
-        return ToolOutput(data={"query": p.query, "hits": hits})
+        query = p.query or p.symptom or ""
+        hits = [_hit(s, score) for score, s in index.search(query, p.limit)]
+        return ToolOutput(data={"query": query, "hits": hits})
 
     return [
         Tool(
             "knowledge_base_search",
-            "Search the store's knowledge base; returns ranked snippets with references.",
+            "Search the store's knowledge base: a question, or a device problem (the symptom with the device "
+            "and model), for which only fixes of that device and problem come back. Hits carry references.",
             KBSearchParams,
             knowledge_base_search,
         )

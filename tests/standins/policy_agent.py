@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.standins.policy_model import words
+from tests.standins.policy_model import PROBLEM, words
 
 
 def _fill(schema: dict[str, Any], known: dict[str, Any], request: str = "") -> dict[str, Any] | None:
@@ -134,11 +134,29 @@ def _about(hit: dict[str, Any], known: dict[str, Any]) -> bool:
     return (not symptom or bool(symptom & heading)) and (not device or bool(device & article))
 
 
+def _fix(data: dict[str, Any], titles: bool) -> str:
+    """The fix the search found, for the device and symptom it names, or that there is none."""
+    device, symptom = data.get("device") or "device", data.get("symptom") or "that"
+    if not data.get("hits"):
+        return (
+            f"I couldn't find a documented fix for \"{symptom}\" on your {device}. "
+            "I can open a support ticket so a specialist looks at it."
+        )
+    top = data["hits"][0]
+    lines = [f"Here's what to try for \"{symptom}\" on your {device} ({top.get('heading', '')}):"]
+    lines += [f"{n}. {s}" for n, s in enumerate(top.get("steps") or [top.get("snippet", "")], start=1)]
+    cited = f"{top.get('title')} ({top.get('heading')})" if titles and top.get("title") else top.get("ref")
+    return "\n".join([*lines, f"Source: {cited}. If that doesn't fix it, I can open a ticket for you."])
+
+
 def answer(
     data: dict[str, Any], known: dict[str, Any], asked: str = "", currency: str = "", titles: bool = False
 ) -> str:
     """A short answer that states only what the tool returned (`titles`: the prompt asks to cite
     articles by title and section)."""
+    if "symptom" in data and "device" in data:
+        # A device-problem search: the knowledge base returned only fixes of this device and symptom.
+        return _fix(data, titles)
     hits = [h for h in data.get("hits") or [] if _about(h, known)]
     if data.get("hits") is not None and not hits and known.get("symptom"):
         return (
@@ -290,6 +308,9 @@ def act(
     sign = re.search(r"Amounts of money are in (\S+?);", system)  # the model follows its prompt
     currency = sign[1] if sign else ""
     known: dict[str, Any] = json.loads(details.group(1)) if details else {}
+    described = PROBLEM.search(user)
+    if described and known.get("symptom"):
+        known["symptom"] = described.group(1).strip()  # the latest description of the problem counts
     request = re.search(r"Current request: (.*?) Known details:", system, re.S)
     wanted = request.group(1) if request else user
     if results:

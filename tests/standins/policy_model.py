@@ -71,7 +71,7 @@ YES = re.compile(
 NO = re.compile(r"^\W*(no|nope|nah|not now|never ?mind|cancel|don'?t|stop)\b", re.I)
 PROBLEM = re.compile(
     r"((?:\b[a-z']+\s+){0,2}(?:freez\w*|frozen|crash\w*|overheat\w*|too hot|slow\w*|lag\w*|restart\w*|reboot\w*|"
-    r"flicker\w*|double[- ]click\w*|double[- ]typ\w*|sticky|no sound|not charg\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
+    r"flicker\w*|double[- ]click\w*|double[- ]typ\w*|sticky|no sound|cut\w* out|dead pixels?|grainy|blurry|condensation|weak flame|soaked|stuck|beep\w*|repeat\w* (?:keys?|letters?)|not charg\w*|leak\w*|disconnect\w*|stutter\w*|drain\w*|(?:won'?t|doesn'?t|does not|will not|can'?t)\s+(?:turn on|"
     r"\w+)|not working|stopped working|no signal)(?:\s+(?:when|while|during|after)\s+[a-z]+(?:\s+[a-z]+)?)?)",
     re.I,
 )
@@ -83,6 +83,9 @@ NOT_NAMES = frozenset(
 
 
 NEGATED = re.compile(r"\s*(not|never|no)\b", re.I)
+
+
+REPLIES = frozenset({"nope", "nah", "yeah", "yep", "sure", "well", "okay", "right"})
 
 
 def words(text: str) -> list[str]:
@@ -225,6 +228,12 @@ def extract(name: str, values: list[str], text: str, awaited: bool) -> str | Non
             if m and re.search(r"\d", text.split(m.group(0))[0] or "")
             else (text.strip() if awaited else None)
         )
+    if name == "summary":
+        # A model leaves out the words that answered the bot ("No. the freezing" -> "the freezing").
+        parts = re.split(r"(?<=[.!?,;])\s+", text.strip())
+        while len(parts) > 1 and set(re.findall(r"[a-z]+", parts[0].lower())) <= NOT_NAMES | REPLIES:
+            parts.pop(0)
+        text = " ".join(parts)
     if name in ("summary", "item"):
         return text.strip() if awaited or len(words(text)) >= 3 else None
     return None

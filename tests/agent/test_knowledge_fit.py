@@ -1,0 +1,118 @@
+"""The troubleshooting thresholds in config are the ones their labelled cases calibrate to, on the
+real knowledge base and the real embedded model; and the search returns only what fits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
+from adapters.nlu.wordllama import WordLlamaScorer
+from agent.catalog import load_store_settings
+from agent.config_files import load_config, load_yaml_model
+from agent.contexts import ToolContext
+from agent.tools.knowledge import KBSearchParams, Troubleshooting, knowledge_tools
+from agent.tools.registry import Tool
+from agent.tools.section_fit import KnowledgeSettings, calibrate
+from bots.app import build_app
+from tests.helpers import REPO, say
+
+STORES = [("config", "data"), ("config/stores/outdoor", "data/stores/outdoor")]
+
+
+@pytest.mark.parametrize(("config_dir", "data_dir"), STORES)
+async def test_config_thresholds_are_the_calibrated_ones(config_dir: str, data_dir: str) -> None:
+    config_path, data_path = REPO / config_dir, REPO / data_dir
+    config, store = load_config(config_path), load_store_settings(config_path)
+    settings = load_yaml_model(Path(config_path) / "knowledge.yaml", KnowledgeSettings)
+    sections = await MarkdownKnowledgeBase(data_path / store.knowledge_base).sections()
+    refs = {s.ref for s in sections}
+    assert [c.section for c in settings.cases if c.section and c.section not in refs] == []
+    categories = FileInventory(data_path, store.inventory).distinct("category")
+    words = config.intents.slots["device"].values
+    result = calibrate(sections, categories, words, WordLlamaScorer(128, 2), settings.cases)
+    assert settings.thresholds == result.thresholds, f"recalibrated: {result.thresholds!r}"
+    # Devices and store policies never mix; at most one labelled problem reads as another section.
+    assert result.separations["device"].errors == 0
+    assert result.separations["same_device"].errors == 0
+    assert len(result.misses) + result.separations["symptom"].errors <= 2, result
+
+
+def troubleshooting_search() -> Tool:
+    """The shipped store's knowledge_base_search, on its real data and embedded model."""
+    config = load_config(REPO / "config")
+    store = load_store_settings(REPO / "config")
+    settings = load_yaml_model(REPO / "config" / "knowledge.yaml", KnowledgeSettings)
+    words = config.intents.slots["device"].values
+    help_ = Troubleshooting(
+        FileInventory(REPO / "data", store.inventory), words, WordLlamaScorer(128, 2), settings.thresholds
+    )
+    return knowledge_tools(MarkdownKnowledgeBase(REPO / "data" / store.knowledge_base), help_)[0]
+
+
+CTX = ToolContext(session_id="s", interaction_id="i", agent="support", intent_id="troubleshoot")
+
+
+@pytest.mark.parametrize(
+    ("params", "document", "heading"),
+    [
+        (
+            {"symptom": "keeps cutting out", "model": "HyperX Cloud II"},
+            "headset.md",
+            "Headset sound cutting out or dropping",
+        ),
+        ({"symptom": "battery is draining way too fast", "device": "laptop"}, "power.md", "Battery drains fast"),
+        (
+            {"symptom": "freezes when chrome opens", "model": "Dell Inspiron 14"},
+            "laptop-freezing.md",
+            "Freezes when an app or the browser opens",
+        ),
+        (
+            {"symptom": "wireless signal keeps dropping out", "device": "mouse"},
+            "mouse.md",
+            "Wireless mouse lagging or disconnecting",
+        ),
+    ],
+)
+async def test_only_the_fix_for_this_device_and_symptom_comes_back(params: dict, document: str, heading: str) -> None:
+    tool = troubleshooting_search()
+    out = await tool.handler(KBSearchParams(**params), CTX)
+    hits = out.data["hits"]
+    assert hits and hits[0]["heading"] == heading
+    assert {h["ref"].split("#")[0] for h in hits} == {document}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"symptom": "image is grainy", "device": "webcam"},  # a device the knowledge base does not cover
+        {"symptom": "the ear cushions are cracking", "model": "HyperX Cloud II"},  # a problem it does not cover
+        {"symptom": "keeps cutting out", "model": "Logitech G502 HERO"},  # a mouse has no sound to cut out
+    ],
+)
+async def test_no_fix_when_nothing_fits(params: dict) -> None:
+    out = await troubleshooting_search().handler(KBSearchParams(**params), CTX)
+    assert out.data["hits"] == []
+
+
+async def test_a_policy_question_is_still_a_word_search() -> None:
+    out = await troubleshooting_search().handler(KBSearchParams(query="how long does delivery take"), CTX)
+    assert out.data["hits"][0]["ref"].startswith("delivery.md#")
+
+
+@pytest.mark.parametrize(
+    ("said", "summary", "filler"),
+    [
+        ("No. the freezing", '"the freezing"', "No. the freezing"),
+        ("Nope, it still keeps disconnecting", '"it still keeps disconnecting"', "Nope"),
+    ],
+)
+async def test_a_ticket_summary_is_the_problem_not_the_reply(said: str, summary: str, filler: str, db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        await say(app.router, "my Razer DeathAdder V3 keeps disconnecting")
+        asked, _ = await say(app.router, "open a ticket")
+        opened, _ = await say(app.router, said)
+    assert asked.missing_param == "summary"
+    assert [r.tool for r in opened.tool_results] == ["create_ticket"]
+    assert summary in opened.text and filler not in opened.text
