@@ -263,7 +263,10 @@ class AgentRouter:
         reading, goal = reader.read(text), state.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
         value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None
-        return moves.Heard(reading.move, reading.intent, self.ctl.says_nothing(text), value)
+        said = reading.move
+        if said is not None and any(reader.read(s).move is None for s in moves.sentences(text)):
+            said = None  # "No. the freezing" describes the problem; the "no" only leads into it
+        return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value)
 
     async def _act(
         self,

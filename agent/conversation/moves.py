@@ -8,6 +8,7 @@ refuses, cancels, says goodbye or starts something new depends on what the bot i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -181,6 +182,12 @@ def classification(move: Move) -> Classification:
     if isinstance(move, SlotAnswer | Chat | Request):
         return move.cls
     return Classification(intent_id=None)
+
+
+def sentences(text: str) -> list[str]:
+    """The message's sentences, when it has more than one ("No. the freezing"); else none."""
+    parts = [p for p in re.split(r"(?<=[.!?;])\s+", text.strip()) if p.strip(" .!?;")]
+    return parts if len(parts) > 1 else []
 
 
 def yes_or_no(move: Move) -> YesNo | None:

@@ -176,9 +176,9 @@ class RulesClassifier:
             )
         ):
             # The message answers the bot's question, unless it is clearly a new request.
-            if free_text and (small_talk or reading.move):
-                # "thank you" or "ok" is not the ticket's description: small talk answers as small talk.
-                return Classification(intent_id=intent_id if small_talk else None, confidence=confidence)
+            if free_text and small_talk:
+                # "thank you" is not the ticket's description: small talk answers as small talk.
+                return Classification(intent_id=intent_id, confidence=confidence)
             # A bare number answers "which order?" unless the message reads as a request of its own
             # ("forget the order, recommend a webcam under 3000").
             bare = free_text or intent_id in (None, goal.intent_id) or small_talk or reading.words_besides_values <= 3
