@@ -81,8 +81,7 @@ class Acting:
         preferences: TurnPreferences | None,
     ) -> list[ToolResult]:
         # Read only for agents that use them: most turns never need the stored preferences.
-        wanted = getattr(agent, "reads_preferences", True)
-        prefs = await preferences.get() if wanted and preferences is not None else None
+        prefs = await preferences.get() if agent.reads_preferences and preferences is not None else None
         for n in range(1, self.max_passes + 1):
             plan = await agent.plan(
                 AgentRequest(

@@ -52,6 +52,7 @@ def llm_understanding(
     gateway: ToolGateway,
     env: Mapping[str, str],
     *,
+    currency: str = "$",
     llm: LLMProvider | None = None,
     tracer: Tracer | None = None,
     alerts: AlertNotifier | None = None,
@@ -59,9 +60,9 @@ def llm_understanding(
     metrics: PrometheusMetrics | None = None,
 ) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
     """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
-    and what to close with the router. Each LLM agent wraps the rules planner of the same name
-    (the template planner for an agent without one): its questions, confirmations, goal lifetime
-    and every fallback."""
+    and what to close with the router. Each LLM agent wraps its agent's own planner (`planners`,
+    one per agent in agents.yaml): its questions, confirmations, goal lifetime and every fallback.
+    `currency`: the store's sign, for the model to write amounts in."""
     model_api = llm or build_llm(settings, env)
     closers = [model_api.aclose] if hasattr(model_api, "aclose") else []
     model_api = observed_provider(model_api, tracer, settings)
@@ -79,11 +80,11 @@ def llm_understanding(
             agent.constitution,
             calls,
             gateway.schemas(name),
-            planners.get(name) or planners["*"],
+            planners[name],
             config.settings.max_agent_passes,
             CONFIRM_TOOLS,
             settings.phrase_answers,
-            getattr(planners["*"], "currency", "$"),
+            currency,
         )
         for name, agent in config.agents.agents.items()
         if agent.constitution

@@ -8,11 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.data.store_files import FileInventory
-from adapters.storage.sql import SqlStore
 from agent.catalog import StoreSettings
 from agent.config import BotConfig, Settings
 from agent.errors import ConfigError
-from agent.interfaces import PreferenceMemory, ReleaseSource, SessionStore, Tracer
+from agent.interfaces import PreferenceMemory, ReleaseSource, Tracer
 from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
@@ -53,17 +52,14 @@ def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInv
         spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
 
 
-def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int, store: SessionStore) -> PreferenceMemory:
-    """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the session database."""
-    if env.get("ZEP_API_KEY"):
-        from adapters.memory.zep import ZepPreferenceMemory
+def zep_memory(env: Mapping[str, str]) -> PreferenceMemory | None:
+    """Customers' preferences in Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address);
+    None leaves them in the store's own database."""
+    if not env.get("ZEP_API_KEY"):
+        return None
+    from adapters.memory.zep import ZepPreferenceMemory
 
-        return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
-    from adapters.memory.sql_memory import SqlPreferenceMemory
-
-    if isinstance(store, SqlStore):
-        return SqlPreferenceMemory(runner=store.runner)
-    return SqlPreferenceMemory(url, busy_timeout_ms=busy_timeout_ms)
+    return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
 
 
 def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:

@@ -62,6 +62,8 @@ class LLMAgent:
         currency: the store's currency sign, for the model to write amounts in.
     """
 
+    reads_preferences = True  # the model sees whatever the customer told other conversations
+
     def __init__(
         self,
         name: str,
