@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent.catalog import Item, KBSection
 from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.llm.models import LLMCapabilities, LLMResponse, Usage
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
 from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
 from agent.session import SessionState
 from agent.types import (
@@ -67,25 +67,14 @@ class DataSource(Protocol):
 
 @runtime_checkable
 class LLMProvider(Protocol):
-    """A chat model. Messages and tools are provider-neutral; each adapter translates them.
-
-    A message is `{"role": "system"|"user"|"assistant"|"tool", "content": str}`; an assistant
-    message may carry `"tool_calls": [{"id", "name", "arguments": dict}]` and a tool message a
-    `"tool_call_id"`. A tool is `{"name", "description", "parameters": JSON schema}`; a response
-    format is `{"name", "schema": JSON schema}` and asks for one JSON object as `content`.
-    Failures raise ProviderError subclasses (agent/errors.py), never SDK exceptions.
+    """A chat model. Requests (`LLMRequest`: messages, tools, response format, limits) are
+    provider-neutral; each adapter translates them. Failures raise ProviderError subclasses
+    (agent/errors.py), never SDK exceptions.
     """
 
     capabilities: LLMCapabilities
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse: ...
+    async def generate(self, request: LLMRequest) -> LLMResponse: ...
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         """Dollars for this many tokens at the configured price of the model."""

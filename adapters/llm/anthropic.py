@@ -14,7 +14,7 @@ from typing import Any
 from adapters.llm.base import SDKProvider, from_status
 from agent.config import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
-from agent.llm.models import LLMResponse, LLMToolCall
+from agent.llm.models import LLMRequest, LLMResponse, LLMToolCall
 
 try:
     import anthropic
@@ -79,19 +79,13 @@ class AnthropicProvider(SDKProvider):
         self.configure(model, prices, context_window)
         self.client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        system, chat = to_anthropic(messages)
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        system, chat = to_anthropic(request.messages)
+        response_format = request.response_format
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": chat,
-            "max_tokens": max_tokens or 1024,
+            "max_tokens": request.max_tokens or 1024,
         }
         # anthropic 2.x's messages.create takes no `temperature`; the model's default applies.
         if system:
@@ -100,7 +94,7 @@ class AnthropicProvider(SDKProvider):
             kwargs["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
         specs = [
             {"name": t["name"], "description": t.get("description", ""), "input_schema": t["parameters"]}
-            for t in tools or []
+            for t in request.tools or []
         ]
         if response_format:
             # Anthropic has no JSON mode: one forced tool whose input is the object asked for.

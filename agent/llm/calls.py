@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 from agent.config import LLMSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
 from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
-from agent.llm.models import LLMResponse
+from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
 from agent.session import SessionState
 from agent.types import Alert
@@ -115,18 +116,9 @@ class LLMCalls:
     def context_window(self) -> int:
         return self.settings.context_window or self.provider.capabilities.context_window
 
-    async def generate(
-        self,
-        purpose: str,
-        state: SessionState,
-        messages: list[dict[str, Any]],
-        t: TurnLog | None,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        """Call the model; record the call (or its failure) on the turn `t`. Raises ProviderError."""
+    async def generate(self, purpose: str, state: SessionState, request: LLMRequest, t: TurnLog | None) -> LLMResponse:
+        """Call the model at the settings' temperature (and answer length, unless the request sets
+        one); record the call (or its failure) on the turn `t`. Raises ProviderError."""
         reason = self._skip_reason(t)
         if reason is None and self.budget is not None:
             # Checked before every call, not only at the start of the turn: another worker may
@@ -142,13 +134,7 @@ class LLMCalls:
         try:
             try:
                 async with asyncio.timeout(remaining):
-                    response = await self.provider.generate(
-                        messages,
-                        tools=tools,
-                        response_format=response_format,
-                        temperature=self.settings.temperature,
-                        max_tokens=max_tokens or self.settings.answer_reserve_tokens,
-                    )
+                    response = await self.provider.generate(self._limited(request))
             except TimeoutError as timeout:
                 raise ProviderTimeout(f"the turn's LLM deadline ({remaining:.1f}s left) passed") from timeout
         except ProviderError as e:
@@ -205,6 +191,10 @@ class LLMCalls:
                 },
             )
         return response
+
+    def _limited(self, request: LLMRequest) -> LLMRequest:
+        limit = request.max_tokens or self.settings.answer_reserve_tokens
+        return replace(request, temperature=self.settings.temperature, max_tokens=limit)
 
     @staticmethod
     def _add_usage(state: SessionState, r: LLMResponse) -> dict[str, Any]:
