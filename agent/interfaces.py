@@ -84,6 +84,10 @@ class LLMProvider(Protocol):
         """A cheap, slightly pessimistic token count used to fit history into the window."""
         ...
 
+    async def aclose(self) -> None:
+        """Release the provider's HTTP client (closed with the app)."""
+        ...
+
 
 @runtime_checkable
 class PolicyEngine(Protocol):

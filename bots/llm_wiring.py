@@ -64,7 +64,7 @@ def llm_understanding(
     one per agent in agents.yaml): its questions, confirmations, goal lifetime and every fallback.
     `currency`: the store's sign, for the model to write amounts in."""
     model_api = llm or build_llm(settings, env)
-    closers = [model_api.aclose] if hasattr(model_api, "aclose") else []
+    closers: list[Callable[[], Awaitable[None]]] = [model_api.aclose]
     model_api = observed_provider(model_api, tracer, settings)
     budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
     breaker = CircuitBreaker(settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds)

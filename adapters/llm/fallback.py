@@ -24,9 +24,7 @@ class FallbackProvider:
 
     async def aclose(self) -> None:
         for p in self.providers:
-            close = getattr(p, "aclose", None)
-            if close is not None:
-                await close()
+            await p.aclose()
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         return self.providers[0].get_cost(tokens_in, tokens_out)

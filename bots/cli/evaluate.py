@@ -157,9 +157,8 @@ async def _run_groups(
         try:
             results += (await run_suites(group, factory, progress=step, judge_provider=judge, run_id=run_id))[0]
         finally:
-            close = getattr(recorded, "aclose", None)
-            if close is not None:
-                await close()
+            if recorded is not None:
+                await recorded.aclose()
         done += sum(len(s.scenarios) for s in group)
     return results
 

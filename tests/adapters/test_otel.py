@@ -47,6 +47,9 @@ class ScriptedProvider:
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         return 0.0
 
+    async def aclose(self) -> None:
+        pass
+
 
 def trace_files(directory: Path) -> list[Path]:
     return [p for p in directory.glob("*.jsonl") if p.name != "metrics.jsonl"]
