@@ -7,6 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
@@ -32,7 +33,6 @@ from agent.interfaces import (
     Storage,
     TelemetrySink,
     ToolExecutor,
-    Tracer,
 )
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
@@ -65,6 +65,9 @@ from bots.wiring import (
     resolve_dir,
     zep_memory,
 )
+
+if TYPE_CHECKING:  # the SDK is imported only when tracing is on
+    from adapters.telemetry.otel import OTelTracer
 
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
@@ -127,7 +130,7 @@ class Observers:
 
     telemetry: list[TelemetrySink]
     alerts: AlertNotifier
-    tracer: Tracer | None
+    tracer: OTelTracer | None
     metrics: PrometheusMetrics
     redactor: Redactor
 
@@ -154,7 +157,7 @@ def build_app(
     alerts: AlertNotifier | None = None,
     env: Mapping[str, str] | None = None,
     releases: ReleaseSource | None = None,
-    tracer: Tracer | None = None,
+    tracer: OTelTracer | None = None,
     provider: str | None = None,
     model: str | None = None,
     llm: LLMProvider | None = None,
@@ -270,7 +273,7 @@ def observers(
     storage: Storage,
     telemetry: TelemetrySink | None,
     alerts: AlertNotifier | None,
-    tracer: Tracer | None,
+    tracer: OTelTracer | None,
     metrics: PrometheusMetrics | None,
 ) -> Observers:
     """The given observers, else those the settings and environment ask for."""
@@ -286,14 +289,13 @@ def observers(
     )
 
 
-def traced_tools(gateway: ToolGateway, tracer: Tracer | None) -> ToolExecutor:
+def traced_tools(gateway: ToolGateway, tracer: OTelTracer | None) -> ToolExecutor:
     """The gateway, with a span and metrics per tool run when OpenTelemetry traces."""
     if tracer is None:
         return gateway
-    from adapters.telemetry.otel import OTelTracer
     from adapters.telemetry.traced import TracedExecutor
 
-    return TracedExecutor(gateway, tracer) if isinstance(tracer, OTelTracer) else gateway
+    return TracedExecutor(gateway, tracer)
 
 
 def build_understanding(

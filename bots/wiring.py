@@ -6,15 +6,19 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.data.store_files import FileInventory
 from agent.catalog import StoreSettings
 from agent.config import BotConfig, Settings
 from agent.errors import ConfigError
-from agent.interfaces import PreferenceMemory, ReleaseSource, Tracer
+from agent.interfaces import PreferenceMemory, ReleaseSource
 from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
+
+if TYPE_CHECKING:  # the SDK is imported only when tracing is on
+    from adapters.telemetry.otel import OTelTracer
 
 # The default project: a checkout's root, or the copy of config/ and data/ inside an installed wheel.
 REPO = packaged_defaults()
@@ -74,7 +78,7 @@ def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
     return Path("var/traces")
 
 
-def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> Tracer | None:
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> OTelTracer | None:
     """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
     if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
         return None
