@@ -79,7 +79,8 @@ class AnthropicProvider(SDKProvider):
         self.configure(model, prices, context_window)
         self.client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    async def generate(self, request: LLMRequest) -> LLMResponse:
+    def _create_args(self, request: LLMRequest) -> dict[str, Any]:
+        """The request in the Messages API's terms."""
         system, chat = to_anthropic(request.messages)
         response_format = request.response_format
         kwargs: dict[str, Any] = {
@@ -104,6 +105,10 @@ class AnthropicProvider(SDKProvider):
         if specs:
             specs[-1] = {**specs[-1], "cache_control": {"type": "ephemeral"}}
             kwargs["tools"] = specs
+        return kwargs
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        kwargs = self._create_args(request)
         started = time.perf_counter()
         try:
             message = await self.client.messages.create(**kwargs)
@@ -117,7 +122,10 @@ class AnthropicProvider(SDKProvider):
             ) from e
         except anthropic.AnthropicError as e:
             raise ProviderError(f"{self.name}: {e}") from e
-        latency = (time.perf_counter() - started) * 1000
+        return self._response(message, request.response_format, (time.perf_counter() - started) * 1000)
+
+    def _response(self, message: Any, response_format: dict[str, Any] | None, latency: float) -> LLMResponse:
+        """The SDK's message in provider-neutral form; a forced answer tool's input becomes the content."""
         texts: list[str] = []
         calls: list[LLMToolCall] = []
         for block in message.content:
