@@ -15,7 +15,17 @@ from agent.planners.render import render
 from agent.preferences import TurnPreferences
 from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
 from agent.turn import Turn
-from agent.types import Alert, Intent, Message, OutboundMessage, PolicyDecision, ToolCall, ToolResult
+from agent.types import (
+    Alert,
+    Confirm,
+    Intent,
+    Message,
+    OutboundMessage,
+    PlanStep,
+    PolicyDecision,
+    ToolCall,
+    ToolResult,
+)
 
 
 class Acting:
@@ -81,8 +91,7 @@ class Acting:
         preferences: TurnPreferences | None,
     ) -> list[ToolResult]:
         # Read only for agents that use them: most turns never need the stored preferences.
-        wanted = getattr(agent, "reads_preferences", True)
-        prefs = await preferences.get() if wanted and preferences is not None else None
+        prefs = await preferences.get() if agent.reads_preferences and preferences is not None else None
         for n in range(1, self.max_passes + 1):
             plan = await agent.plan(
                 AgentRequest(
@@ -243,9 +252,10 @@ class Acting:
         await t.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
 
 
-def _call_of(step: object) -> ToolCall | None:
+def _call_of(step: PlanStep) -> ToolCall | None:
     """The tool call a ToolCall or Confirm step asks for (a Confirm may carry none)."""
     if isinstance(step, ToolCall):
         return step
-    tool = getattr(step, "tool", None)
-    return ToolCall(tool_name=tool, params=getattr(step, "params", {})) if tool else None
+    if isinstance(step, Confirm) and step.tool:
+        return ToolCall(tool_name=step.tool, params=step.params)
+    return None

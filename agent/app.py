@@ -14,11 +14,10 @@ from agent.config import Settings
 from agent.interfaces import (
     AlertNotifier,
     DataSource,
-    DemoReset,
-    EventInbox,
     MetricsExport,
     PolicyEngine,
     SessionStore,
+    Storage,
     ToolExecutor,
     Tracer,
 )
@@ -30,34 +29,36 @@ class App:
     """
     Args:
         router: runs turns (`app.router.handle(interaction, reply)`).
-        store: the session store (state, history, telemetry, side effects).
+        storage: what the bot keeps, as the capabilities its store declares (sessions, records, the
+            exactly-once inbox and outbox, LLM spend, preferences, the database itself).
         data: orders and customers, with what the bot wrote itself laid over them.
         settings: the validated `settings.yaml`.
         alerts: where admin alerts go.
         policy: the policy engine every tool call passes.
         tools: the tool executor (the gateway, traced when tracing is on).
-        inbox: exactly-once intake of channel events, on the store's database (None for a custom store).
         tracer: OpenTelemetry traces, or None when tracing is off.
         storefront: the store's own settings (config/store.yaml): its name, currency, and how it
             greets people in Slack's assistant threads.
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
         metrics: the operators' metrics, served on `/metrics` by the serving processes.
-        demo: puts the demo data back (`agentbot demo reset`); None for a custom store.
     """
 
     router: AgentRouter
-    store: SessionStore
+    storage: Storage
     data: DataSource
     settings: Settings
     alerts: AlertNotifier
     policy: PolicyEngine
     tools: ToolExecutor
-    inbox: EventInbox | None = None
     tracer: Tracer | None = None
     storefront: StoreSettings = field(default_factory=StoreSettings)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     metrics: MetricsExport | None = None
-    demo: DemoReset | None = None
+
+    @property
+    def store(self) -> SessionStore:
+        """The session store (state, history, each turn's writes): `storage.sessions`."""
+        return self.storage.sessions
 
     async def aclose(self) -> None:
         for close in self.closers:

@@ -64,6 +64,16 @@ def load_yaml_model(path: Path, model: type[M], *, optional: bool = False) -> M:
         raise ConfigError(str(path), err["msg"], line=_node_line(root, loc), field=field) from e
 
 
+def line_of(path: Path, field: str) -> int | None:
+    """The 1-based line of a dotted field (`agents.tasks.planner`) in a YAML file, for a ConfigError
+    found after the file was read (a name the file uses that code does not know)."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return None
+    return _node_line(root, tuple(field.split(".")))
+
+
 def load_config(directory: str | Path) -> BotConfig:
     """Load and cross-check intents.yaml, agents.yaml and settings.yaml from one folder."""
     d = Path(directory)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent.catalog import Item, KBSection
 from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.llm.models import LLMCapabilities, LLMResponse, Usage
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
 from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
 from agent.session import SessionState
 from agent.types import (
@@ -66,25 +67,14 @@ class DataSource(Protocol):
 
 @runtime_checkable
 class LLMProvider(Protocol):
-    """A chat model. Messages and tools are provider-neutral; each adapter translates them.
-
-    A message is `{"role": "system"|"user"|"assistant"|"tool", "content": str}`; an assistant
-    message may carry `"tool_calls": [{"id", "name", "arguments": dict}]` and a tool message a
-    `"tool_call_id"`. A tool is `{"name", "description", "parameters": JSON schema}`; a response
-    format is `{"name", "schema": JSON schema}` and asks for one JSON object as `content`.
-    Failures raise ProviderError subclasses (agent/errors.py), never SDK exceptions.
+    """A chat model. Requests (`LLMRequest`: messages, tools, response format, limits) are
+    provider-neutral; each adapter translates them. Failures raise ProviderError subclasses
+    (agent/errors.py), never SDK exceptions.
     """
 
     capabilities: LLMCapabilities
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse: ...
+    async def generate(self, request: LLMRequest) -> LLMResponse: ...
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         """Dollars for this many tokens at the configured price of the model."""
@@ -92,6 +82,10 @@ class LLMProvider(Protocol):
 
     def estimate_tokens(self, text: str) -> int:
         """A cheap, slightly pessimistic token count used to fit history into the window."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the provider's HTTP client (closed with the app)."""
         ...
 
 
@@ -153,18 +147,33 @@ class Tracer(Protocol):
 
     def start_turn(self, interaction: Interaction) -> TurnTrace: ...
 
+    def flush(self) -> None:
+        """Block until every ended turn's spans are written (a benchmark counts their cost)."""
+        ...
+
     async def aclose(self) -> None:
         """Flush and stop exporting."""
         ...
 
 
 @runtime_checkable
-class DemoReset(Protocol):
-    """Puts the demo data back as shipped: forgets what the bot changed about it (refunds, reports)."""
+class DemoData(Protocol):
+    """The demo's own record: the day it first ran (its orders' dates are relative to that day), and
+    a way to put it back as shipped, forgetting what the bot changed about it (refunds, reports)."""
+
+    async def demo_started_on(self, today: date) -> date:
+        """The day the demo first ran; `today` becomes it when none is recorded yet."""
+        ...
 
     async def reset_demo(self) -> int:
         """Drops the bot's changes to the demo data and its first day; returns how many changes."""
         ...
+
+
+class OrderUpdates(Protocol):
+    """What the bot itself changed about orders (refunds issued), laid over the business data."""
+
+    async def order_update(self, order_id: str) -> dict[str, Any] | None: ...
 
 
 class ReleaseSource(Protocol):
@@ -219,10 +228,12 @@ class Planner(Protocol):
     """An agent's decision seam: the next plan for the active goal, given this turn's tool results.
 
     The router calls `plan` again with the results after each pass that ran tools, up to the
-    configured number of passes; a plan without tool calls ends the turn. A planner that never
-    reads `request.preferences` may say so with a class attribute `reads_preferences = False`;
-    its turns then skip reading the stored preferences (it gets None).
+    configured number of passes; a plan without tool calls ends the turn.
     """
+
+    # False: the planner never reads `request.preferences`, so its turns skip reading the stored
+    # preferences (it gets None).
+    reads_preferences: bool
 
     def question(self, intent_id: str, slot: str) -> str:
         """The one question that asks for `slot`."""
@@ -252,6 +263,8 @@ class PreferenceMemory(Protocol):
         """Merge `update` into the stored preferences; an empty update is a no-op."""
         ...
 
+    async def aclose(self) -> None: ...
+
 
 @runtime_checkable
 class AlertNotifier(Protocol):
@@ -278,6 +291,47 @@ class EventInbox(Protocol):
 
     async def knows(self, session_key: str) -> bool:
         """Whether the bot takes part in this conversation: a saved session or an accepted event."""
+        ...
+
+
+class SessionQueue(Protocol):
+    """The inbox as a queue per conversation, leased to one worker at a time (bots/dispatch.py)."""
+
+    async def claim(self, session_key: str, owner: str, seconds: float) -> bool: ...
+
+    async def release(self, session_key: str, owner: str) -> None: ...
+
+    async def next_event(self, session_key: str) -> InboxEvent | None: ...
+
+    async def ready_sessions(self, owner: str) -> list[str]: ...
+
+    async def postpone(self, key: str, seconds: float) -> int: ...
+
+
+class LeasedInbox(EventInbox, SessionQueue, Protocol):
+    """The exactly-once inbox the serving channels run on: intake and per-conversation leases."""
+
+
+# Where an outgoing message stands before a send (Outbox.begin).
+Begun = Literal["new", "pending", "sending", "sent"]
+
+
+class Outbox(Protocol):
+    """What a channel event's turn shows, recorded before it is sent and marked once it is, so
+    recovery sends only what was not."""
+
+    async def begin(self, message: OutboundMessage, event_key: str, session_key: str) -> Begun:
+        """Where this message stands; one the turn did not commit is recorded as `sending`, reported `new`."""
+        ...
+
+    async def mark_sent(self, message_id: str, ref: str) -> None: ...
+
+    async def unsent(self, event_key: str) -> list[OutboundMessage]:
+        """The event's committed answers not yet marked sent, in the order the turn produced them."""
+        ...
+
+    async def ref(self, message_id: str) -> str | None:
+        """The platform id recorded for a sent message."""
         ...
 
 
@@ -360,3 +414,71 @@ class ExampleScorer(Protocol):
         """The message's similarity to each fitted sentence, in fit order (the few-shot examples
         an LLM prompt shows are the nearest ones); [] when the model has no sentence-level view."""
         ...
+
+
+class SchemaState(Protocol):
+    """Where a database's schema stands against the newest migration."""
+
+    current: str | None
+    head: str
+
+    @property
+    def behind(self) -> bool: ...
+
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class Database(Protocol):
+    """The SQL database under a store, for what lives beside the conversations and is no business
+    of the core: a channel's own tables (Slack installations), health checks, operators' metrics,
+    admin queries. A unit is a function of one database connection, run in one transaction."""
+
+    url: str  # where it is, without a password (status lines)
+
+    async def ensure_schema(self) -> None:
+        """Fail now, not on the first message: the database answers and its schema is current."""
+        ...
+
+    async def schema_status(self) -> SchemaState: ...
+
+    async def run(self, fn: Any, *args: Any, what: str) -> Any:
+        """Run `fn(connection, *args)` in one transaction; database failures become StorageError."""
+        ...
+
+    async def fetch(self, query: str, **params: Any) -> Sequence[Any]:
+        """Rows of a read-only SQL query: for the CLI, admin commands and tests."""
+        ...
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Everything the bot keeps, as the capabilities a store declares: one Protocol per field, and a
+    capability left None is not provided; what needs it says so at startup or does without.
+
+    Args:
+        sessions: conversation state, history and each turn's writes (the one required part).
+        tasks: the task agent's lists (None: the task tools are not offered).
+        refunds: refund counts the policy engine reads (None: no per-customer refund limits).
+        orders: what the bot changed about orders, laid over the business data.
+        handoffs: the queue of unclaimed handoffs (None: no re-alert sweep).
+        risk_reports: reports filed today, so a release is not reported twice in a day.
+        demo: the demo's first day and its reset (None: order dates as the data has them).
+        inbox: exactly-once intake; the Slack and Discord channels need it.
+        outbox: exactly-once delivery; the Slack and Discord channels need it.
+        spend: LLM dollars per day across workers (None: the daily budgets count this process only).
+        preferences: customers' preferences across conversations (None: not remembered).
+        database: the SQL database itself (health checks, metrics, admin queries, Slack's tables).
+    """
+
+    sessions: SessionStore
+    tasks: TaskReader | None = None
+    refunds: RefundHistory | None = None
+    orders: OrderUpdates | None = None
+    handoffs: HandoffQueue | None = None
+    risk_reports: RiskReports | None = None
+    demo: DemoData | None = None
+    inbox: LeasedInbox | None = None
+    outbox: Outbox | None = None
+    spend: SpendLedger | None = None
+    preferences: PreferenceMemory | None = None
+    database: Database | None = None

@@ -162,6 +162,4 @@ class PreferenceRecorder:
             log.warning("preferences not saved: %s", e)
 
     async def aclose(self) -> None:
-        close = getattr(self.memory, "aclose", None)
-        if close is not None:
-            await close()
+        await self.memory.aclose()

@@ -5,21 +5,20 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
 from adapters.data.overlay import OverlayDataSource
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
-from adapters.storage.inbox import SqlInbox
-from adapters.storage.records import SqlRecords
-from adapters.storage.spend import SqlSpend
+from adapters.storage.bundle import sql_storage
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import FanoutSink, LogSink
 from agent.app import App
-from agent.catalog import load_store_settings
-from agent.config import BotConfig
+from agent.catalog import StoreSettings, load_store_settings
+from agent.config import BotConfig, Settings
 from agent.config_files import load_config, load_yaml_model
 from agent.conversation.confirmations import Confirmations
 from agent.errors import ConfigError
@@ -32,20 +31,16 @@ from agent.interfaces import (
     MeaningSimilarity,
     Planner,
     ReleaseSource,
-    SessionStore,
+    Storage,
     TelemetrySink,
     ToolExecutor,
-    Tracer,
 )
 from agent.planners.generic import TemplatePlanner
-from agent.planners.release import ReleasePlanner
-from agent.planners.release_risk import RiskThresholds
-from agent.planners.sales import SalesPlanner
-from agent.planners.support import SupportPlanner
-from agent.planners.tasks import TaskPlanner
+from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.preferences import PreferenceExtractor, PreferenceRecorder
+from agent.redaction import Redactor
 from agent.router import AgentRouter, RouterParts
 from agent.snapshot import TurnSnapshot
 from agent.tools.calculator import math_tools
@@ -70,9 +65,12 @@ from bots.wiring import (
     env_number,
     make_release_source,
     make_tracer,
-    preference_memory,
     resolve_dir,
+    zep_memory,
 )
+
+if TYPE_CHECKING:  # the SDK is imported only when tracing is on
+    from adapters.telemetry.otel import OTelTracer
 
 UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
@@ -123,10 +121,47 @@ def _fitted_reader(
     return Embedded(reader, vectors)
 
 
+
 async def check_store(app: App) -> None:
     """Fail at startup, not on the first message: the database answers and its schema is current."""
-    if isinstance(app.store, SqlStore):
-        await app.store.ensure_schema()
+    if app.storage.database is not None:
+        await app.storage.database.ensure_schema()
+
+
+@dataclass
+class Project:
+    """What the app is built from, read once: config, settings as they will run, the store's own
+    settings and files, the database URL, and the environment."""
+
+    config: BotConfig
+    settings: Settings
+    store: StoreSettings
+    data_dir: Path
+    inventory: FileInventory
+    db_url: str
+    env: Mapping[str, str]
+
+
+@dataclass
+class Observers:
+    """Who watches the app run: telemetry sinks, admin alerts, traces, operators' metrics, and the
+    scrubber everything they write passes."""
+
+    telemetry: list[TelemetrySink]
+    alerts: AlertNotifier
+    tracer: OTelTracer | None
+    metrics: PrometheusMetrics
+    redactor: Redactor
+
+
+@dataclass
+class Understanding:
+    """How messages are read (the classifier) and who plans each agent's goals."""
+
+    classifier: Classifier
+    templates: TemplatePlanner
+    planners: dict[str, Planner]
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
 def build_app(
@@ -137,17 +172,18 @@ def build_app(
     *,
     telemetry: TelemetrySink | None = None,
     data_source: DataSource | None = None,
-    store: SessionStore | None = None,
+    storage: Storage | None = None,
     alerts: AlertNotifier | None = None,
     env: Mapping[str, str] | None = None,
     releases: ReleaseSource | None = None,
-    tracer: Tracer | None = None,
+    tracer: OTelTracer | None = None,
     provider: str | None = None,
     model: str | None = None,
     llm: LLMProvider | None = None,
     metrics: PrometheusMetrics | None = None,
 ) -> App:
-    """Wire the whole app from config, data and environment.
+    """Wire the whole app from config, data and environment: load the project, open its storage,
+    build the tools, understanding and agents, and the router over them.
 
     Args:
         config_dir: folder with intents.yaml, agents.yaml, settings.yaml (default `config/`).
@@ -157,7 +193,7 @@ def build_app(
             else `AGENTBOT_UNDERSTANDING`, else settings.
         telemetry: a live sink for events; they are also stored with each turn.
         data_source: replaces the JSON data source (e.g. `SQLiteDataSource`).
-        store: replaces the SQL session store.
+        storage: replaces the SQL store: the capabilities another store provides (`Storage`).
         alerts: where admin alerts go (default: de-duplicated log lines).
         env: the environment to read (default `os.environ`).
         releases: replaces the release-summary source (default: AGENTBOT_RELEASES_URL or data/releases.json).
@@ -168,6 +204,26 @@ def build_app(
         metrics: the Prometheus metrics to count into (default: a registry of the app's own).
     """
     env = os.environ if env is None else env
+    project = load_project(config_dir, data_dir, db_url, env, understanding, provider=provider, model=model)
+    storage = storage or open_storage(project)
+    data = business_data(project, storage, data_source)
+    gateway = build_tools(project, storage, data, releases or make_release_source(data_dir, env))
+    seen = observers(project, storage, telemetry, alerts, tracer, metrics)
+    agents = build_understanding(project, storage, gateway, llm, seen)
+    return assemble(project, storage, data, gateway, agents, seen)
+
+
+def load_project(
+    config_dir: str | Path | None,
+    data_dir: str | Path | None,
+    db_url: str | None,
+    env: Mapping[str, str],
+    understanding: str | None,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+) -> Project:
+    """Config, settings and the store's files; flags win over the environment, which wins over settings."""
     config = load_config(resolve_dir(config_dir, "config", env))
     settings = config.settings
     mode = understanding or env.get("AGENTBOT_UNDERSTANDING") or settings.understanding
@@ -180,136 +236,187 @@ def build_app(
     # The app's settings say what actually runs, flags and environment included (banners, /readyz, logs).
     overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
     settings.understanding, settings.llm = mode, settings.llm.model_copy(update=overrides)
-    data_path = resolve_dir(data_dir, "data", env)
-    data = data_source or JSONDataSource(data_path)
-    store_settings = load_store_settings(config.directory)
-    inventory = FileInventory(data_path, store_settings.inventory)
-    knowledge = MarkdownKnowledgeBase(data_path / store_settings.knowledge_base)
-    draw_slot_values(config, store_settings, inventory)
     settle_ms = env_number(
         env, "AGENTBOT_INBOX_SETTLE_MS", settings.inbox_settle_seconds * 1000, 0, 5000, "0 to 5000 ms"
     )
     settings.inbox_settle_seconds = settle_ms / 1000
+    data_path = resolve_dir(data_dir, "data", env)
+    store = load_store_settings(config.directory)
+    inventory = FileInventory(data_path, store.inventory)
+    draw_slot_values(config, store, inventory)
     url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
+    return Project(config, settings, store, data_path, inventory, url, env)
+
+
+def open_storage(project: Project) -> Storage:
+    """The SQL store on the project's database, with every capability on it (preferences in Zep
+    when ZEP_API_KEY is set)."""
+    settings, env = project.settings, project.env
     synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
     if synchronous not in ("normal", "full"):
         raise ConfigError("AGENTBOT_DB_SYNCHRONOUS", f"{synchronous!r} is not one of normal, full")
-    store = store or SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=synchronous)
-    # What the bot itself wrote (refunds, tasks, handoffs) lives in the session database; a custom
-    # store without SQL leaves refunds unseen by lookups and tasks unavailable.
-    records = SqlRecords(store) if isinstance(store, SqlStore) else None
-    if records is not None:
-        data = OverlayDataSource(DemoCalendar(data, records), records)
-    data = TurnSnapshot(data)  # a turn's policy check and tool read an order once
-    permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
-    releases = releases or make_release_source(data_dir, env)
-    embedded = _embedded(config, inventory)
-    # Without calibrated thresholds no knowledge-base fix is known to fit a device problem.
-    fit_path = Path(config.directory) / "knowledge.yaml"
-    troubleshooting = None
-    if fit_path.exists():
-        fit = load_yaml_model(fit_path, KnowledgeSettings)
-        device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
-        troubleshooting = Troubleshooting(inventory, device_words, embedded.meaning, fit.thresholds)
+    store = SqlStore(project.db_url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=synchronous)
+    return sql_storage(store, zep_memory(env))
+
+
+def business_data(project: Project, storage: Storage, data_source: DataSource | None) -> DataSource:
+    """Orders and customers, with what the bot wrote itself (refunds) laid over them."""
+    data = data_source or JSONDataSource(project.data_dir)
+    if storage.demo is not None:
+        data = DemoCalendar(data, storage.demo)  # the demo's order dates move with its first day
+    if storage.orders is not None:
+        data = OverlayDataSource(data, storage.orders)
+    return TurnSnapshot(data)  # a turn's policy check and tool read an order once
+
+
+def build_tools(project: Project, storage: Storage, data: DataSource, releases: ReleaseSource) -> ToolGateway:
+    """Every tool behind the gateway with each agent's permissions; a store without task lists offers no task tools."""
+    config, store = project.config, project.store
     tools = [
         *support_tools(data),
         *refund_tools(data),
-        *(task_tools(records) if records else []),
-        *inventory_tools(inventory),
-        *knowledge_tools(knowledge, troubleshooting),
+        *(task_tools(storage.tasks) if storage.tasks is not None else []),
+        *inventory_tools(project.inventory),
+        *knowledge_tools(MarkdownKnowledgeBase(project.data_dir / store.knowledge_base), troubleshooting(project)),
         *math_tools(),
-        *release_tools(releases, records),
+        *release_tools(releases, storage.risk_reports),
     ]
-    gateway = ToolGateway(tools, permissions, store, settings.tool_timeout_seconds)
+    permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
+    gateway = ToolGateway(tools, permissions, storage.sessions, project.settings.tool_timeout_seconds)
     check_tools(config, gateway)
-    policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
+    return gateway
+
+
+def troubleshooting(project: Project) -> Troubleshooting | None:
+    """Knowledge-base fixes chosen by meaning for the device and symptom; without calibrated
+    thresholds (config/knowledge.yaml) no fix is known to fit a device problem."""
+    config = project.config
+    fit_path = Path(config.directory) / "knowledge.yaml"
+    if not fit_path.exists():
+        return None
+    fit = load_yaml_model(fit_path, KnowledgeSettings)
+    device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
+    meaning = _embedded(config, project.inventory).meaning
+    return Troubleshooting(project.inventory, device_words, meaning, fit.thresholds)
+
+
+def observers(
+    project: Project,
+    storage: Storage,
+    telemetry: TelemetrySink | None,
+    alerts: AlertNotifier | None,
+    tracer: OTelTracer | None,
+    metrics: PrometheusMetrics | None,
+) -> Observers:
+    """The given observers, else those the settings and environment ask for."""
+    settings, env = project.settings, project.env
     # One scrubber for every writer: the known secrets by value, named parameters whole, the patterns.
-    redactor = scrubber(env, config.intents.redaction.params, [url])
-    tracer = tracer or make_tracer(settings, url, env, redactor)
-    executor: ToolExecutor = gateway
-    if tracer is not None:
-        from adapters.telemetry.otel import OTelTracer
-        from adapters.telemetry.traced import TracedExecutor
-
-        if isinstance(tracer, OTelTracer):
-            executor = TracedExecutor(gateway, tracer)  # a span and metrics per tool run
-    fanout = alerts or AlertFanout([LogNotifier()])
-    reader = embedded.reader
-    slots = config.intents.slots
-    rules, templates = RulesClassifier(config, reader=reader), TemplatePlanner(config, store_settings.currency)
-    planners: dict[str, Planner] = {
-        "sales": SalesPlanner(store_settings, templates),
-        "support": SupportPlanner(templates, slots["symptom"].pattern if "symptom" in slots else None),
-        "tasks": TaskPlanner(config),
-    }
-    if "release" in config.agents.agents:
-        thresholds = load_yaml_model(Path(config.directory) / "release_risk.yaml", RiskThresholds, optional=True)
-        planners["release"] = ReleasePlanner(config, thresholds)
-    slots = config.intents.slots
-    extractor = PreferenceExtractor(
-        inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
-        slots["feature"].values if "feature" in slots else [],
+    redactor = scrubber(env, project.config.intents.redaction.params, [project.db_url])
+    return Observers(
+        telemetry=[s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None],
+        alerts=alerts or AlertFanout([LogNotifier()]),
+        tracer=tracer or make_tracer(settings, project.db_url, env, redactor),
+        metrics=metrics or PrometheusMetrics(storage.database),
+        redactor=redactor,
     )
-    memory = preference_memory(url, env, settings.db_busy_timeout_ms, store)
-    metrics = metrics or PrometheusMetrics(store if isinstance(store, SqlStore) else None)
-    sinks = [s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None]
-    classifier: Classifier = rules
-    closers: list[Callable[[], Awaitable[None]]] = []
-    if mode != "rules":
-        from bots.llm_wiring import llm_understanding
 
-        classifier, llm_agents, closers = llm_understanding(
-            mode,
-            settings.llm,
-            config,
-            rules,
-            {**planners, "*": templates},
-            gateway,
-            env,
-            llm=llm,
-            tracer=tracer,
-            alerts=fanout,
-            spend=SqlSpend(store) if isinstance(store, SqlStore) else None,
-            metrics=metrics,
-        )
-        planners = llm_agents or planners
-    policy = YamlPolicyEngine(policies, data, records, currency=store_settings.currency)
-    router = AgentRouter(
-        RouterParts(
-            registry=IntentsRegistry(config),
-            classifier=classifier,
-            planner=templates,
-            preferences=PreferenceRecorder(memory, extractor),
-            policy=policy,
-            executor=executor,
-            store=store,
-            data=data,
-            messages=config.intents.messages,
-            settings=settings,
-            telemetry=FanoutSink([*sinks, metrics]),
-            alerts=fanout,
-            planners=planners,
-            confirmations=Confirmations(store, settings.confirmation_ttl_seconds),
-            handoffs=records,
-            tracer=tracer,
-            currency=store_settings.currency,
-            redactor=redactor,
-            metrics=metrics,
-            reader=reader,
-        )
+
+def traced_tools(gateway: ToolGateway, tracer: OTelTracer | None) -> ToolExecutor:
+    """The gateway, with a span and metrics per tool run when OpenTelemetry traces."""
+    if tracer is None:
+        return gateway
+    from adapters.telemetry.traced import TracedExecutor
+
+    return TracedExecutor(gateway, tracer)
+
+
+def build_understanding(
+    project: Project,
+    storage: Storage,
+    gateway: ToolGateway,
+    llm: LLMProvider | None,
+    seen: Observers,
+) -> Understanding:
+    """The embedded classifier and each agent's planner from the registry; in `llm` and `cascade`
+    modes the LLM reads messages (and, in `llm`, agents with a constitution plan with it)."""
+    config, settings = project.config, project.settings
+    rules = RulesClassifier(config, reader=embedded_reader(config, project.inventory))
+    templates = TemplatePlanner(config, project.store.currency)
+    planners = build_planners(PlannerNeeds(config, project.store, templates))
+    if settings.understanding == "rules":
+        return Understanding(rules, templates, planners)
+    from bots.llm_wiring import llm_understanding
+
+    classifier, llm_agents, closers = llm_understanding(
+        settings.understanding,
+        settings.llm,
+        config,
+        rules,
+        planners,
+        gateway,
+        project.env,
+        currency=project.store.currency,
+        llm=llm,
+        tracer=seen.tracer,
+        alerts=seen.alerts,
+        spend=storage.spend,
+        metrics=seen.metrics,
+    )
+    return Understanding(classifier, templates, llm_agents or planners, closers)
+
+
+def assemble(
+    project: Project, storage: Storage, data: DataSource, gateway: ToolGateway, agents: Understanding, seen: Observers
+) -> App:
+    """The router over every part, and the App that owns it all."""
+    config = project.config
+    policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
+    policy = YamlPolicyEngine(policies, data, storage.refunds, currency=project.store.currency)
+    executor = traced_tools(gateway, seen.tracer)
+    parts = RouterParts(
+        registry=IntentsRegistry(config),
+        classifier=agents.classifier,
+        planner=agents.templates,
+        planners=agents.planners,
+        preferences=preference_recorder(project, storage),
+        policy=policy,
+        executor=executor,
+        store=storage.sessions,
+        data=data,
+        messages=config.intents.messages,
+        settings=project.settings,
+        telemetry=FanoutSink([*seen.telemetry, seen.metrics]),
+        alerts=seen.alerts,
+        confirmations=Confirmations(storage.sessions, project.settings.confirmation_ttl_seconds),
+        handoffs=storage.handoffs,
+        tracer=seen.tracer,
+        currency=project.store.currency,
+        redactor=seen.redactor,
+        metrics=seen.metrics,
+        reader=embedded_reader(config, project.inventory),
     )
     return App(
-        router=router,
-        store=store,
+        router=AgentRouter(parts),
+        storage=storage,
         data=data,
-        settings=settings,
-        alerts=fanout,
+        settings=project.settings,
+        alerts=seen.alerts,
         policy=policy,
         tools=executor,
-        inbox=SqlInbox(store) if isinstance(store, SqlStore) else None,
-        tracer=tracer,
-        storefront=store_settings,
-        closers=closers,
-        metrics=metrics,
-        demo=records,
+        tracer=seen.tracer,
+        storefront=project.store,
+        closers=agents.closers,
+        metrics=seen.metrics,
     )
+
+
+def preference_recorder(project: Project, storage: Storage) -> PreferenceRecorder | None:
+    """Preferences read from what people say (brands, features, budgets), kept if the store keeps them."""
+    if storage.preferences is None:
+        return None
+    slots = project.config.intents.slots
+    extractor = PreferenceExtractor(
+        project.inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
+        slots["feature"].values if "feature" in slots else [],
+    )
+    return PreferenceRecorder(storage.preferences, extractor)

@@ -20,9 +20,9 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Protocol
 
 from agent.errors import StorageError
+from agent.interfaces import LeasedInbox
 from agent.records import InboxEvent
 from agent.types import utcnow
 
@@ -33,18 +33,6 @@ Handler = Callable[[InboxEvent], Awaitable[None]]
 
 class DeliveryFailed(Exception):
     """The platform refused or failed a send; the event's stored answers are sent again later."""
-
-
-class SessionQueue(Protocol):
-    """The inbox as a leased queue per conversation (adapters/storage/inbox.py)."""
-
-    async def accept(self, event: InboxEvent) -> bool: ...
-    async def finish(self, key: str) -> None: ...
-    async def claim(self, session_key: str, owner: str, seconds: float) -> bool: ...
-    async def release(self, session_key: str, owner: str) -> None: ...
-    async def next_event(self, session_key: str) -> InboxEvent | None: ...
-    async def ready_sessions(self, owner: str) -> list[str]: ...
-    async def postpone(self, key: str, seconds: float) -> int: ...
 
 
 class Dispatcher:
@@ -65,7 +53,7 @@ class Dispatcher:
 
     def __init__(
         self,
-        inbox: SessionQueue,
+        inbox: LeasedInbox,
         handler: Handler,
         *,
         lease_seconds: float = 10.0,

@@ -6,10 +6,11 @@ Imported only when `understanding` is `llm` or `cascade`, so rules mode never lo
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from adapters.llm.registry import build_llm
 from agent.config import BotConfig, LLMSettings
-from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger, Tracer
+from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger
 from agent.llm.breaker import CircuitBreaker
 from agent.llm.calls import LLMCalls
 from agent.llm.spend import DailyBudget
@@ -20,27 +21,21 @@ from agent.understanding.rules import RulesClassifier
 from bots.metrics import PrometheusMetrics
 from bots.wiring import resolve_dir
 
+if TYPE_CHECKING:  # the SDK is imported only when tracing is on
+    from adapters.telemetry.otel import OTelTracer
+
 # Money-moving and destructive tools: an LLM agent asks before it requests them.
 CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
 
 
-def observed_provider(provider: LLMProvider, tracer: Tracer | None, settings: LLMSettings) -> LLMProvider:
-    """A span per call, and inside it a span per HTTP attempt with the retry metric, when tracing
-    is on (LLMCalls counts each call and its attempts toward the turn's usage)."""
-    if tracer is not None:
-        from adapters.llm.retry import RetryingProvider
-        from adapters.telemetry.otel import OTelTracer
-        from adapters.telemetry.traced import TracedProvider
+def observed_provider(provider: LLMProvider, tracer: OTelTracer | None, settings: LLMSettings) -> LLMProvider:
+    """A span per call when tracing is on (LLMCalls counts each call and its attempts toward the
+    turn's usage); the retry layers `build_llm` made add a span per HTTP attempt inside it."""
+    if tracer is None:
+        return provider
+    from adapters.telemetry.traced import TracedProvider
 
-        if isinstance(tracer, OTelTracer):
-            from adapters.llm.fallback import FallbackProvider
-
-            chain = provider.providers if isinstance(provider, FallbackProvider) else [provider]
-            for each in chain:
-                if isinstance(each, RetryingProvider):
-                    each.observer = tracer
-            return TracedProvider(provider, tracer, settings.provider, settings.context_window)
-    return provider
+    return TracedProvider(provider, tracer, settings.provider, settings.context_window)
 
 
 def llm_understanding(
@@ -52,18 +47,19 @@ def llm_understanding(
     gateway: ToolGateway,
     env: Mapping[str, str],
     *,
+    currency: str = "$",
     llm: LLMProvider | None = None,
-    tracer: Tracer | None = None,
+    tracer: OTelTracer | None = None,
     alerts: AlertNotifier | None = None,
     spend: SpendLedger | None = None,
     metrics: PrometheusMetrics | None = None,
 ) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
     """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
-    and what to close with the router. Each LLM agent wraps the rules planner of the same name
-    (the template planner for an agent without one): its questions, confirmations, goal lifetime
-    and every fallback."""
-    model_api = llm or build_llm(settings, env)
-    closers = [model_api.aclose] if hasattr(model_api, "aclose") else []
+    and what to close with the router. Each LLM agent wraps its agent's own planner (`planners`,
+    one per agent in agents.yaml): its questions, confirmations, goal lifetime and every fallback.
+    `currency`: the store's sign, for the model to write amounts in."""
+    model_api = llm or build_llm(settings, env, observer=tracer)
+    closers: list[Callable[[], Awaitable[None]]] = [model_api.aclose]
     model_api = observed_provider(model_api, tracer, settings)
     budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
     breaker = CircuitBreaker(settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds)
@@ -79,11 +75,11 @@ def llm_understanding(
             agent.constitution,
             calls,
             gateway.schemas(name),
-            planners.get(name) or planners["*"],
+            planners[name],
             config.settings.max_agent_passes,
             CONFIRM_TOOLS,
             settings.phrase_answers,
-            getattr(planners["*"], "currency", "$"),
+            currency,
         )
         for name, agent in config.agents.agents.items()
         if agent.constitution

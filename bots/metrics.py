@@ -17,7 +17,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Enum, Gauge, Histogram, generate_latest
 
 from adapters.storage.backlog import read_backlog
-from adapters.storage.sql import SqlStore
+from agent.interfaces import Database
 from agent.llm.breaker import CircuitBreaker
 from agent.records import TelemetryEvent
 
@@ -42,7 +42,7 @@ class PrometheusMetrics:
         store: the database whose backlog is counted at each scrape (None: no backlog gauges).
     """
 
-    def __init__(self, store: SqlStore | None = None):
+    def __init__(self, store: Database | None = None):
         self.store = store
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry

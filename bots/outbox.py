@@ -13,8 +13,8 @@ import hashlib
 import logging
 from typing import Protocol
 
-from adapters.storage.outbox import SqlOutbox
 from agent.errors import AgentbotError
+from agent.interfaces import Outbox
 from agent.types import OutboundMessage
 from bots.dispatch import DeliveryFailed
 
@@ -45,7 +45,7 @@ class OutboxReply:
         session_key: the conversation the event belongs to.
     """
 
-    def __init__(self, outbox: SqlOutbox, sender: Sender, event_key: str, session_key: str):
+    def __init__(self, outbox: Outbox, sender: Sender, event_key: str, session_key: str):
         self.outbox, self.sender = outbox, sender
         self.event_key, self.session_key = event_key, session_key
 

@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adapters.storage.sql import SqlStore
 from agent.errors import ConfigError, StorageError
-from agent.interfaces import MetricsExport
+from agent.interfaces import Database, MetricsExport
 from bots.cpu import pin_to_one_cpu
 
 DEFAULT_PORT = 3000
@@ -71,7 +70,7 @@ def metrics_port(env: Mapping[str, str]) -> int | None:
         ) from None
 
 
-def add_health_routes(web_app: Any, store: SqlStore, metrics: MetricsExport | None = None) -> None:
+def add_health_routes(web_app: Any, store: Database, metrics: MetricsExport | None = None) -> None:
     """Register /healthz, /readyz and (given metrics) /metrics on an aiohttp application."""
     from aiohttp import web
 
@@ -100,7 +99,7 @@ def add_health_routes(web_app: Any, store: SqlStore, metrics: MetricsExport | No
 
 
 @asynccontextmanager
-async def serve_health(store: SqlStore, metrics: MetricsExport | None, host: str, port: int) -> AsyncIterator[str]:
+async def serve_health(store: Database, metrics: MetricsExport | None, host: str, port: int) -> AsyncIterator[str]:
     """/healthz, /readyz and /metrics on a port of their own (`agentbot discord`, which serves no
     HTTP otherwise); yields the base URL."""
     from aiohttp import web

@@ -6,16 +6,19 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.data.store_files import FileInventory
-from adapters.storage.sql import SqlStore
 from agent.catalog import StoreSettings
 from agent.config import BotConfig, Settings
 from agent.errors import ConfigError
-from agent.interfaces import PreferenceMemory, ReleaseSource, SessionStore, Tracer
+from agent.interfaces import PreferenceMemory, ReleaseSource
 from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
+
+if TYPE_CHECKING:  # the SDK is imported only when tracing is on
+    from adapters.telemetry.otel import OTelTracer
 
 # The default project: a checkout's root, or the copy of config/ and data/ inside an installed wheel.
 REPO = packaged_defaults()
@@ -53,17 +56,14 @@ def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInv
         spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
 
 
-def preference_memory(url: str, env: Mapping[str, str], busy_timeout_ms: int, store: SessionStore) -> PreferenceMemory:
-    """Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address), else the session database."""
-    if env.get("ZEP_API_KEY"):
-        from adapters.memory.zep import ZepPreferenceMemory
+def zep_memory(env: Mapping[str, str]) -> PreferenceMemory | None:
+    """Customers' preferences in Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address);
+    None leaves them in the store's own database."""
+    if not env.get("ZEP_API_KEY"):
+        return None
+    from adapters.memory.zep import ZepPreferenceMemory
 
-        return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
-    from adapters.memory.sql_memory import SqlPreferenceMemory
-
-    if isinstance(store, SqlStore):
-        return SqlPreferenceMemory(runner=store.runner)
-    return SqlPreferenceMemory(url, busy_timeout_ms=busy_timeout_ms)
+    return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
 
 
 def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
@@ -78,7 +78,7 @@ def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
     return Path("var/traces")
 
 
-def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> Tracer | None:
+def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> OTelTracer | None:
     """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
     if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
         return None

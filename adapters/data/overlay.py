@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from agent.interfaces import DataSource
-
-
-class OrderUpdates(Protocol):
-    async def order_update(self, order_id: str) -> dict[str, Any] | None: ...
+from agent.interfaces import DataSource, OrderUpdates
 
 
 class OverlayDataSource:

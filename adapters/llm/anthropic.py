@@ -14,7 +14,7 @@ from typing import Any
 from adapters.llm.base import SDKProvider, from_status
 from agent.config import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
-from agent.llm.models import LLMResponse, LLMToolCall
+from agent.llm.models import LLMRequest, LLMResponse, LLMToolCall
 
 try:
     import anthropic
@@ -79,19 +79,14 @@ class AnthropicProvider(SDKProvider):
         self.configure(model, prices, context_window)
         self.client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        system, chat = to_anthropic(messages)
+    def _create_args(self, request: LLMRequest) -> dict[str, Any]:
+        """The request in the Messages API's terms."""
+        system, chat = to_anthropic(request.messages)
+        response_format = request.response_format
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": chat,
-            "max_tokens": max_tokens or 1024,
+            "max_tokens": request.max_tokens or 1024,
         }
         # anthropic 2.x's messages.create takes no `temperature`; the model's default applies.
         if system:
@@ -100,7 +95,7 @@ class AnthropicProvider(SDKProvider):
             kwargs["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
         specs = [
             {"name": t["name"], "description": t.get("description", ""), "input_schema": t["parameters"]}
-            for t in tools or []
+            for t in request.tools or []
         ]
         if response_format:
             # Anthropic has no JSON mode: one forced tool whose input is the object asked for.
@@ -110,6 +105,10 @@ class AnthropicProvider(SDKProvider):
         if specs:
             specs[-1] = {**specs[-1], "cache_control": {"type": "ephemeral"}}
             kwargs["tools"] = specs
+        return kwargs
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        kwargs = self._create_args(request)
         started = time.perf_counter()
         try:
             message = await self.client.messages.create(**kwargs)
@@ -123,7 +122,10 @@ class AnthropicProvider(SDKProvider):
             ) from e
         except anthropic.AnthropicError as e:
             raise ProviderError(f"{self.name}: {e}") from e
-        latency = (time.perf_counter() - started) * 1000
+        return self._response(message, request.response_format, (time.perf_counter() - started) * 1000)
+
+    def _response(self, message: Any, response_format: dict[str, Any] | None, latency: float) -> LLMResponse:
+        """The SDK's message in provider-neutral form; a forced answer tool's input becomes the content."""
         texts: list[str] = []
         calls: list[LLMToolCall] = []
         for block in message.content:

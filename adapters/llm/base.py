@@ -89,6 +89,9 @@ class Priced:
         # the history inside the window.
         return len(text) // 3 + 1
 
+    async def aclose(self) -> None:
+        """Nothing to release; a provider with an HTTP client closes it here."""
+
 
 class SDKProvider(Priced):
     """What the SDK-backed providers share: model, prices, capabilities, and closing the client."""

@@ -4,12 +4,10 @@ shape is not an outage: the next model would fail the same way, so it is raised 
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent.errors import ProviderError
 from agent.interfaces import LLMProvider
 from agent.llm.breaker import OUTAGE_KINDS
-from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 
 
 class FallbackProvider:
@@ -26,9 +24,7 @@ class FallbackProvider:
 
     async def aclose(self) -> None:
         for p in self.providers:
-            close = getattr(p, "aclose", None)
-            if close is not None:
-                await close()
+            await p.aclose()
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         return self.providers[0].get_cost(tokens_in, tokens_out)
@@ -36,18 +32,11 @@ class FallbackProvider:
     def estimate_tokens(self, text: str) -> int:
         return self.providers[0].estimate_tokens(text)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
+    async def generate(self, request: LLMRequest) -> LLMResponse:
         attempts, delays = 0, []
         for i, provider in enumerate(self.providers):
             try:
-                response = await provider.generate(messages, tools, response_format, temperature, max_tokens)
+                response = await provider.generate(request)
             except ProviderError as e:
                 attempts += e.attempts
                 delays += e.retry_delays

@@ -14,7 +14,7 @@ from typing import Any
 from adapters.llm.base import SDKProvider, from_status
 from agent.config import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
-from agent.llm.models import LLMResponse, LLMToolCall
+from agent.llm.models import LLMRequest, LLMResponse, LLMToolCall
 
 try:
     import openai
@@ -94,21 +94,14 @@ class OpenAIProvider(SDKProvider):
             "json_schema": {"name": response_format["name"], "schema": response_format["schema"], "strict": True},
         }
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        chat = to_openai_messages(messages)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": chat, "temperature": temperature}
-        if max_tokens:
-            kwargs["max_tokens"] = max_tokens
-        if tools:
-            kwargs["tools"] = [{"type": "function", "function": t} for t in tools]
-        if response_format:
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        chat = to_openai_messages(request.messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": chat, "temperature": request.temperature}
+        if request.max_tokens:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.tools:
+            kwargs["tools"] = [{"type": "function", "function": t} for t in request.tools]
+        if response_format := request.response_format:
             kwargs["response_format"] = self._response_format(response_format)
             if self.json_mode == "json_object":
                 schema = json.dumps(response_format["schema"])

@@ -26,7 +26,7 @@ from adapters.llm.base import Priced
 from agent.errors import RecordingMissing
 from agent.eval.context import current_turn_key
 from agent.interfaces import LLMProvider
-from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 from agent.types import utcnow
 
 FORMAT = 1
@@ -86,19 +86,12 @@ class RecordingProvider:
         # capabilities, estimate_tokens and aclose are the recorded provider's own.
         return getattr(self.inner, name)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
+    async def generate(self, request: LLMRequest) -> LLMResponse:
         key = _key()
-        response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
+        response = await self.inner.generate(request)
         async with self._lock:
             self.responses[key] = {
-                "request": {"messages": messages, "tools": [t.get("name") for t in tools or []]},
+                "request": {"messages": request.messages, "tools": [t.get("name") for t in request.tools or []]},
                 "response": response.model_dump(mode="json"),
             }
             data = {
@@ -138,14 +131,7 @@ class ReplayProvider(Priced):
             raise RecordingMissing(f"no recording at {self.path}; record one first with --record")
         self.responses = _load(self.path)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
+    async def generate(self, request: LLMRequest) -> LLMResponse:
         key = _key()
         entry = self.responses.get(key)
         if entry is None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.config import LLMSettings
 from agent.errors import ConfigError
 from agent.interfaces import LLMProvider
+
+if TYPE_CHECKING:
+    from adapters.llm.retry import AttemptObserver
 
 PROVIDERS = ("openai", "anthropic", "compat")
 
@@ -19,18 +22,24 @@ def _need(env: Mapping[str, str], name: str) -> str:
     return value
 
 
-def build_llm(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
+def build_llm(settings: LLMSettings, env: Mapping[str, str], observer: AttemptObserver | None = None) -> LLMProvider:
     """The configured provider inside the one retry layer, then `llm.fallback_models` in order
-    (each with its own retries). Only the chosen SDK is imported."""
+    (each with its own retries). Only the chosen SDK is imported.
+
+    Args:
+        settings: the `llm:` section of settings.
+        env: where API keys and base URLs are read.
+        observer: sees every HTTP attempt of every retry layer (the OpenTelemetry tracer), or None.
+    """
     if not settings.fallback_models:
-        return _build_one(settings, env)
+        return _build_one(settings, env, observer)
     from adapters.llm.fallback import FallbackProvider
 
     models = [settings.model, *settings.fallback_models]
-    return FallbackProvider([_build_one(settings.model_copy(update={"model": m}), env) for m in models])
+    return FallbackProvider([_build_one(settings.model_copy(update={"model": m}), env, observer) for m in models])
 
 
-def _build_one(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
+def _build_one(settings: LLMSettings, env: Mapping[str, str], observer: AttemptObserver | None) -> LLMProvider:
     from adapters.llm.retry import RetryingProvider
 
     common: dict[str, Any] = {
@@ -65,4 +74,4 @@ def _build_one(settings: LLMSettings, env: Mapping[str, str]) -> LLMProvider:
             f"unknown LLM provider {settings.provider!r}; choose one of {', '.join(PROVIDERS)}",
             field="llm.provider",
         )
-    return RetryingProvider(provider, settings.retry)
+    return RetryingProvider(provider, settings.retry, observer=observer)

@@ -10,12 +10,12 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol
+from typing import Protocol
 
 from agent.config import RetrySettings
 from agent.errors import ProviderError
 from agent.interfaces import LLMProvider
-from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 
 Sleep = Callable[[float], Awaitable[None]]
 # Called when an attempt failed: (the error, seconds until the next attempt or None for no retry).
@@ -80,21 +80,14 @@ class RetryingProvider:
             return None if hinted > p.retry_after_cap else min(hinted, p.retry_after_cap)
         return min(p.max_delay, p.base_delay * 2 ** (attempt - 1)) * self.rng()
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
+    async def generate(self, request: LLMRequest) -> LLMResponse:
         delays: list[float] = []
         attempt = 1
         while True:
             observed = self.observer.attempt(attempt) if self.observer else nullcontext(_unobserved)
             with observed as mark:
                 try:
-                    response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
+                    response = await self.inner.generate(request)
                     response.attempts, response.retry_delays = attempt, delays
                     return response
                 except ProviderError as e:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from adapters.llm.base import Priced
 from agent.config import ModelPrice
 from agent.errors import ProviderError
-from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 
 # A step is a response, an error to raise, or a function of the request that returns either.
-Step = LLMResponse | ProviderError | Callable[[dict[str, Any]], "LLMResponse | ProviderError"]
+Step = LLMResponse | ProviderError | Callable[[LLMRequest], "LLMResponse | ProviderError"]
 
 
 class ScriptedProvider(Priced):
@@ -26,18 +25,10 @@ class ScriptedProvider(Priced):
         self.steps = list(steps)
         self.model = model
         self.prices = prices or {}
-        self.requests: list[dict[str, Any]] = []
+        self.requests: list[LLMRequest] = []
         self.capabilities = LLMCapabilities(context_window=8_000)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        request = {"messages": messages, "tools": tools, "response_format": response_format}
+    async def generate(self, request: LLMRequest) -> LLMResponse:
         self.requests.append(request)
         if not self.steps:
             raise AssertionError(f"scripted provider ran out of responses at call {len(self.requests)}")

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, func, select
 
 from adapters.storage.schema import handoff_queue, inbox, outbox
-from adapters.storage.sql import SqlStore
+from agent.interfaces import Database
 from agent.types import utcnow
 
 
@@ -28,7 +28,7 @@ def _oldest(when: datetime | None, now: datetime) -> float:
     return max(0.0, (now - when).total_seconds())
 
 
-async def read_backlog(store: SqlStore) -> Backlog:
+async def read_backlog(store: Database) -> Backlog:
     """Counted in one transaction; a few indexed counts, cheap enough for every scrape."""
 
     def unit(conn: Connection) -> Backlog:

@@ -8,18 +8,17 @@ sent with the platform's id for it; recovery sends only what is not marked.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 
 from adapters.storage.schema import inbox, outbox
 from agent.errors import AlreadyCommitted
+from agent.interfaces import Begun
 from agent.types import OutboundMessage, utcnow
 
 if TYPE_CHECKING:
     from adapters.storage.sql import SqlStore
-
-Begun = Literal["new", "pending", "sending", "sent"]
 
 COMMIT_INBOX = (
     update(inbox)

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, delete, select, update
 
 from adapters.storage.schema import slack_assistant_threads, slack_installations, slack_oauth_states
-from adapters.storage.sql import SqlStore
 from adapters.storage.writes import upsert
+from agent.interfaces import Database
 from agent.types import utcnow
 
 
@@ -42,7 +42,7 @@ class SlackRecords:
         store: the session store; these tables live in its database and run on its runner.
     """
 
-    def __init__(self, store: SqlStore):
+    def __init__(self, store: Database):
         self.store = store
 
     async def _run(self, fn: Any, *args: Any, what: str) -> Any:

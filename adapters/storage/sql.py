@@ -22,6 +22,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
@@ -178,6 +179,7 @@ class SqlStore:
         self, url: str, *, busy_timeout_ms: int = 5000, synchronous: str = "normal", migrate: bool | None = None
     ):
         self.runner: Runner = make_runner(url, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
+        self.url = make_url(url).render_as_string(hide_password=True)  # for status lines, never the password
         self.migrate = url.startswith("sqlite") if migrate is None else migrate
         self._ready = False
 
@@ -191,8 +193,7 @@ class SqlStore:
                 raise
             problems = [str(e)]
         if problems:
-            where = getattr(getattr(self.runner, "engine", None), "url", None)
-            raise damaged(where.database if where is not None else "?", problems)
+            raise damaged(make_url(self.url).database or "?", problems)
         status = await self.schema_status()
         if status.behind and self.migrate:
             try:

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, func, select
 
 from adapters.storage.schema import handoffs, sessions
-from adapters.storage.sql import SqlStore
+from agent.interfaces import Database
 from agent.types import utcnow
 
 
@@ -19,7 +19,7 @@ class DailyStats(BaseModel):
     handoffs: int  # handoffs requested today
 
 
-async def today(store: SqlStore) -> DailyStats:
+async def today(store: Database) -> DailyStats:
     await store.ensure_schema()
     since = datetime.combine(utcnow().date(), time(0), tzinfo=utcnow().tzinfo)
 

@@ -13,7 +13,7 @@ from adapters.telemetry.writer import ChildSpan
 from agent.contexts import ToolContext
 from agent.errors import ProviderError
 from agent.interfaces import LLMProvider, ToolExecutor
-from agent.llm.models import LLMResponse
+from agent.llm.models import LLMRequest, LLMResponse
 from agent.types import ToolCall, ToolResult
 
 
@@ -36,28 +36,21 @@ class TracedProvider:
         # The rest of the provider's surface (capabilities, estimate_tokens, aclose) passes through.
         return getattr(self.inner, name)
 
-    async def generate(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
+    async def generate(self, request: LLMRequest) -> LLMResponse:
         m = self.otel.metrics
         with self.otel.tracer.start_as_current_span("llm.generate", kind=trace.SpanKind.CLIENT) as span:
             span.set_attributes(
                 {
                     "gen_ai.system": self.provider_name,
-                    "gen_ai.request.temperature": temperature,
-                    "gen_ai.request.max_tokens": max_tokens or 0,
-                    "agentbot.llm.messages": len(messages),
-                    "agentbot.llm.tools": len(tools or []),
+                    "gen_ai.request.temperature": request.temperature,
+                    "gen_ai.request.max_tokens": request.max_tokens or 0,
+                    "agentbot.llm.messages": len(request.messages),
+                    "agentbot.llm.tools": len(request.tools or []),
                 }
             )
             started = time.perf_counter()
             try:
-                response = await self.inner.generate(messages, tools, response_format, temperature, max_tokens)
+                response = await self.inner.generate(request)
             except Exception as e:
                 self._failed(span, e, (time.perf_counter() - started) * 1000)
                 raise

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent.errors import AgentbotError
 from agent.interfaces import LLMProvider
+from agent.llm.models import LLMRequest
 
 DEFAULT_RUBRIC = (
     "The assistant understood each request, used tool results rather than guessing, asked only for "
@@ -65,7 +66,7 @@ async def judge(provider: LLMProvider, transcript: list[tuple[str, str]], rubric
         },
     ]
     try:
-        response = await provider.generate(messages, response_format=SCHEMA, temperature=0.0)
+        response = await provider.generate(LLMRequest(messages, response_format=SCHEMA))
     except AgentbotError as e:
         return Judgement(score=None, reasons=f"judge unavailable: {e}")
     try:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 from agent.config import LLMSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
 from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
-from agent.llm.models import LLMResponse
+from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
 from agent.session import SessionState
 from agent.types import Alert
@@ -115,18 +116,28 @@ class LLMCalls:
     def context_window(self) -> int:
         return self.settings.context_window or self.provider.capabilities.context_window
 
-    async def generate(
-        self,
-        purpose: str,
-        state: SessionState,
-        messages: list[dict[str, Any]],
-        t: TurnLog | None,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        """Call the model; record the call (or its failure) on the turn `t`. Raises ProviderError."""
+    async def generate(self, purpose: str, state: SessionState, request: LLMRequest, t: TurnLog | None) -> LLMResponse:
+        """Call the model at the settings' temperature (and answer length, unless the request sets
+        one); record the call (or its failure) on the turn `t`. Raises ProviderError."""
+        reason = await self._refusal(state, t)
+        if reason is not None:
+            raise await self._skip(purpose, reason, state, t)
+        remaining = self._remaining(t)
+        started = time.perf_counter()
+        try:
+            try:
+                async with asyncio.timeout(remaining):
+                    response = await self.provider.generate(self._limited(request))
+            except TimeoutError as timeout:
+                raise ProviderTimeout(f"the turn's LLM deadline ({remaining:.1f}s left) passed") from timeout
+        except ProviderError as e:
+            await self._failed(purpose, state, t, e, (time.perf_counter() - started) * 1000)
+            raise
+        await self._answered(purpose, state, t, response, (time.perf_counter() - started) * 1000)
+        return response
+
+    async def _refusal(self, state: SessionState, t: TurnLog | None) -> str | None:
+        """Why no call goes out now (an outage this turn, the deadline, the budget, an open circuit), or None."""
         reason = self._skip_reason(t)
         if reason is None and self.budget is not None:
             # Checked before every call, not only at the start of the turn: another worker may
@@ -135,76 +146,72 @@ class LLMCalls:
             reason = f"daily budget spent for {spent[0]}" if spent else None
         if reason is None and not self.breaker.allow():
             reason = f"circuit open for {self.breaker.name}, next try in {self.breaker.retry_in:.0f}s"
-        if reason is not None:
-            raise await self._skip(purpose, reason, state, t)
-        remaining = self._remaining(t)
-        started = time.perf_counter()
-        try:
-            try:
-                async with asyncio.timeout(remaining):
-                    response = await self.provider.generate(
-                        messages,
-                        tools=tools,
-                        response_format=response_format,
-                        temperature=self.settings.temperature,
-                        max_tokens=max_tokens or self.settings.answer_reserve_tokens,
-                    )
-            except TimeoutError as timeout:
-                raise ProviderTimeout(f"the turn's LLM deadline ({remaining:.1f}s left) passed") from timeout
-        except ProviderError as e:
-            if e.kind in OUTAGE_KINDS and t is not None:
-                t.scratch[DOWN] = e.kind
-            if self.breaker.failure(e.kind):
-                await self._circuit_opened(state, t, e)
-            if t is not None:
-                t.usage.add(None, (time.perf_counter() - started) * 1000, e.attempts)
-                t.emit(
-                    "llm_call",
-                    {
-                        "purpose": purpose,
-                        "ok": False,
-                        "error": e.kind,
-                        "status": e.status,
-                        "attempts": e.attempts,
-                        "retry_delays": e.retry_delays,
-                    },
-                    level="error",
-                )
-            await self._alert_outage(state, purpose, e)
-            raise
+        return reason
+
+    async def _failed(
+        self, purpose: str, state: SessionState, t: TurnLog | None, e: ProviderError, elapsed_ms: float
+    ) -> None:
+        if e.kind in OUTAGE_KINDS and t is not None:
+            t.scratch[DOWN] = e.kind
+        if self.breaker.failure(e.kind):
+            await self._circuit_opened(state, t, e)
+        if t is not None:
+            t.usage.add(None, elapsed_ms, e.attempts)
+            t.emit(
+                "llm_call",
+                {
+                    "purpose": purpose,
+                    "ok": False,
+                    "error": e.kind,
+                    "status": e.status,
+                    "attempts": e.attempts,
+                    "retry_delays": e.retry_delays,
+                },
+                level="error",
+            )
+        await self._alert_outage(state, purpose, e)
+
+    async def _answered(
+        self, purpose: str, state: SessionState, t: TurnLog | None, response: LLMResponse, elapsed_ms: float
+    ) -> None:
+        """Count the answer's cost toward the session, the budgets and the turn."""
         self.breaker.success()
         cost = response.cost or self.provider.get_cost(response.tokens_in, response.tokens_out)
         response.cost = cost
         session = self._add_usage(state, response)
         if self.budget is not None:
             await self.budget.add(state.customer_id, _channel(state, t), cost)
-        if t is not None:
-            t.usage.add(response, response.latency_ms or (time.perf_counter() - started) * 1000)
-            u = t.usage
-            turn = {
-                "calls": u.calls - u.errors,
-                "requests": u.requests,
-                "tokens_in": u.tokens_in,
-                "tokens_out": u.tokens_out,
-                "cost": u.cost,
-            }
-            t.emit(
-                "llm_call",
-                {
-                    "purpose": purpose,
-                    "ok": True,
-                    "model": response.model,
-                    "tokens_in": response.tokens_in,
-                    "tokens_out": response.tokens_out,
-                    "cost": round(cost, 8),
-                    "latency_ms": round(response.latency_ms, 1),
-                    "attempts": response.attempts,
-                    "retry_delays": response.retry_delays,
-                    "turn": turn,
-                    "session": session,
-                },
-            )
-        return response
+        if t is None:
+            return
+        t.usage.add(response, response.latency_ms or elapsed_ms)
+        u = t.usage
+        turn = {
+            "calls": u.calls - u.errors,
+            "requests": u.requests,
+            "tokens_in": u.tokens_in,
+            "tokens_out": u.tokens_out,
+            "cost": u.cost,
+        }
+        t.emit(
+            "llm_call",
+            {
+                "purpose": purpose,
+                "ok": True,
+                "model": response.model,
+                "tokens_in": response.tokens_in,
+                "tokens_out": response.tokens_out,
+                "cost": round(cost, 8),
+                "latency_ms": round(response.latency_ms, 1),
+                "attempts": response.attempts,
+                "retry_delays": response.retry_delays,
+                "turn": turn,
+                "session": session,
+            },
+        )
+
+    def _limited(self, request: LLMRequest) -> LLMRequest:
+        limit = request.max_tokens or self.settings.answer_reserve_tokens
+        return replace(request, temperature=self.settings.temperature, max_tokens=limit)
 
     @staticmethod
     def _add_usage(state: SessionState, r: LLMResponse) -> dict[str, Any]:

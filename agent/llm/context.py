@@ -17,6 +17,7 @@ from typing import Any
 from agent.errors import ProviderError
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls
+from agent.llm.models import LLMRequest
 from agent.session import HistorySummary, SessionState
 from agent.types import Message
 
@@ -130,7 +131,7 @@ async def _summarize(
         {"role": "user", "content": (f"Earlier summary: {previous}\n\n" if previous else "") + lines},
     ]
     try:
-        r = await calls.generate("summarize", state, prompt, t, max_tokens=256)
+        r = await calls.generate("summarize", state, LLMRequest(prompt, max_tokens=256), t)
     except ProviderError:
         return previous  # truncation is the fallback; the turn goes on
     text = (r.content or "").strip()

@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One call to a model, passed whole through every wrapper (metering, tracing, retries,
+    fallback, recording) to the provider that translates it.
+
+    Args:
+        messages: `{"role": "system"|"user"|"assistant"|"tool", "content": str}`; an assistant
+            message may carry `"tool_calls": [{"id", "name", "arguments": dict}]` and a tool
+            message a `"tool_call_id"`.
+        tools: `{"name", "description", "parameters": JSON schema}` the model may call.
+        response_format: `{"name", "schema": JSON schema}`: the answer is one such JSON object.
+        temperature: sampling temperature (a provider without one ignores it).
+        max_tokens: the longest answer (None: the provider's default).
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    response_format: dict[str, Any] | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
 
 
 class LLMToolCall(BaseModel):

@@ -26,7 +26,7 @@ from agent.interfaces import Planner, TurnLog
 from agent.llm.calls import LLMCalls
 from agent.llm.context import history_messages, trim
 from agent.llm.grounding import ungrounded
-from agent.llm.models import LLMToolCall
+from agent.llm.models import LLMRequest, LLMToolCall
 from agent.types import AskUser, Plan, Respond, ToolCall, ToolResult
 
 TOO_COMPLEX = "That request is too complex. Could you break it into smaller steps?"
@@ -61,6 +61,8 @@ class LLMAgent:
         phrase_answers: the model words the answer from tool results; False leaves it to the rules.
         currency: the store's currency sign, for the model to write amounts in.
     """
+
+    reads_preferences = True  # the model sees whatever the customer told other conversations
 
     def __init__(
         self,
@@ -120,7 +122,8 @@ class LLMAgent:
         if (dropped := trim(self.calls, loop.messages, self.tools)) and turn is not None:
             turn.emit("history_fitted", {"dropped": dropped, "reason": "tool results"})
         try:
-            response = await self.calls.generate("agent", request.state, loop.messages, turn, tools=self.tools)
+            asked = LLMRequest(loop.messages, tools=self.tools)
+            response = await self.calls.generate("agent", request.state, asked, turn)
         except ProviderError as e:
             return self._fallback(request, turn, reference, e.kind)
         if response.tool_calls:

@@ -43,6 +43,8 @@ class SalesPlanner:
         questions: the planner whose templates phrase questions (the template planner).
     """
 
+    reads_preferences = True  # disliked brands and budgets shape its recommendations
+
     def __init__(self, store: StoreSettings, questions: Planner):
         self.store = store
         self.questions = questions

@@ -10,6 +10,7 @@ understanding never fails a turn.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from agent.config import SlotSpec
@@ -17,6 +18,7 @@ from agent.errors import ProviderError, ProviderOutputInvalid
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
+from agent.llm.models import LLMRequest
 from agent.session import Goal, SessionState
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
@@ -191,19 +193,15 @@ class LLMClassifier:
         messages = await history_messages(
             self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
-        fmt = {"name": "classification", "schema": SCHEMA}
+        ask = LLMRequest(messages, response_format={"name": "classification", "schema": SCHEMA}, max_tokens=300)
         try:
-            response = await self.calls.generate("classify", state, messages, turn, response_format=fmt, max_tokens=300)
+            response = await self.calls.generate("classify", state, ask, turn)
             try:
                 return self._read(response.content, intents, state)
             except ProviderOutputInvalid:
-                messages += [
-                    {"role": "assistant", "content": response.content or ""},
-                    {"role": "user", "content": REASK},
-                ]
-                response = await self.calls.generate(
-                    "classify", state, messages, turn, response_format=fmt, max_tokens=300
-                )
+                answered = {"role": "assistant", "content": response.content or ""}
+                again = replace(ask, messages=[*messages, answered, {"role": "user", "content": REASK}])
+                response = await self.calls.generate("classify", state, again, turn)
                 return self._read(response.content, intents, state)
         except ProviderError as e:
             if turn is not None:

@@ -83,14 +83,13 @@ class Counter:
         self._engine: Any = None  # elsewhere: counted by the engine's cursor events
 
     async def attach(self, app: App) -> None:
-        runner: Any = getattr(app.store, "runner", None)
-        engine = getattr(runner, "engine", None)
-        if engine is None:
+        database = app.storage.database
+        if database is None:
             return
-        engine = getattr(engine, "sync_engine", engine)
+        engine = await database.run(_engine, what="find the database engine")
         if engine.dialect.name == "sqlite":
-            self._store = app.store
-            await app.store.run(self._trace, what="count statements")  # type: ignore[attr-defined]
+            self._store = database
+            await database.run(self._trace, what="count statements")
         else:
             self._engine = engine
             event.listen(engine, "after_cursor_execute", self._count)
@@ -123,6 +122,11 @@ class Counter:
         return int(changes)
 
 
+def _engine(conn: Any) -> Any:
+    """The (synchronous) engine under the store's connection: SQLite's trace hook or the cursor events attach there."""
+    return conn.engine
+
+
 async def conversation(router: AgentRouter, session: str, latencies: list[float]) -> None:
     for n, text in enumerate(TURNS):
         # Alice (C-001) asks about her own order: order details are only for their customer.
@@ -138,15 +142,14 @@ async def conversation(router: AgentRouter, session: str, latencies: list[float]
 
 async def db_bytes(app: App) -> int | None:
     """The database's size: SQLite pages after a checkpoint, or PostgreSQL's database size."""
-    fetch = getattr(app.store, "fetch", None)
-    if fetch is None:
+    database = app.storage.database
+    if database is None:
         return None
-    url = str(getattr(getattr(app.store, "runner", None), "engine", "").url)  # type: ignore[union-attr]
-    if url.startswith("sqlite"):
-        await fetch("PRAGMA wal_checkpoint(TRUNCATE)")
-        rows = await fetch("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()")
+    if database.url.startswith("sqlite"):
+        await database.fetch("PRAGMA wal_checkpoint(TRUNCATE)")
+        rows = await database.fetch("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()")
     else:
-        rows = await fetch("SELECT pg_database_size(current_database()) AS n")
+        rows = await database.fetch("SELECT pg_database_size(current_database()) AS n")
     return int(rows[0].n)
 
 
@@ -163,9 +166,8 @@ async def run_phase(app: App, counter: Counter | None, prefix: str, count: int, 
 
     started, cpu = time.perf_counter(), _cpu()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    flush = getattr(app.tracer, "flush", None)
-    if flush is not None:
-        await asyncio.to_thread(flush)  # the traces this phase wrote are part of its cost
+    if app.tracer is not None:
+        await asyncio.to_thread(app.tracer.flush)  # the traces this phase wrote are part of its cost
     wall, cpu = time.perf_counter() - started, _cpu() - cpu
     turns = len(latencies)
     if counter is not None:

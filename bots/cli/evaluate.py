@@ -23,6 +23,7 @@ from agent.eval.runner import ScenarioResult, llm_totals, run_suites
 from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
+from agent.llm.models import LLMRequest, LLMResponse
 from agent.types import clock_from
 from bots.alerts import AlertFanout
 from bots.app import build_app
@@ -91,8 +92,8 @@ class RunProvider:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def generate(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.inner.generate(*args, **kwargs)
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        return await self.inner.generate(request)
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         return self.inner.get_cost(tokens_in, tokens_out)
@@ -156,9 +157,8 @@ async def _run_groups(
         try:
             results += (await run_suites(group, factory, progress=step, judge_provider=judge, run_id=run_id))[0]
         finally:
-            close = getattr(recorded, "aclose", None)
-            if close is not None:
-                await close()
+            if recorded is not None:
+                await recorded.aclose()
         done += sum(len(s.scenarios) for s in group)
     return results
 

@@ -77,11 +77,10 @@ async def resume(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
 
 
 async def list_sessions(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
-    fetch = getattr(app.store, "fetch", None)
-    if fetch is None:
+    if app.storage.database is None:
         print("(this session store cannot list conversations)", file=out)
         return
-    rows = await fetch(SESSIONS)
+    rows = await app.storage.database.fetch(SESSIONS)
     if not rows:
         print("(no console conversations yet)", file=out)
     for r in rows:
@@ -104,9 +103,9 @@ async def switch(app: App, state: ConsoleState, arg: str, out: TextIO) -> None:
 
 async def demo_reset_text(app: App) -> str:
     """Put the demo data back; what `/reset` and `agentbot demo reset` print."""
-    if app.demo is None:
+    if app.storage.demo is None:
         return "(this session store keeps no demo changes; nothing to reset)"
-    dropped = await app.demo.reset_demo()
+    dropped = await app.storage.demo.reset_demo()
     changes = f"{dropped} change{'' if dropped == 1 else 's'}" if dropped else "no changes"
     return (
         f"(demo data reset: {changes} undone (refunds, order updates, risk reports); "

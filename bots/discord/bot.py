@@ -18,8 +18,6 @@ import yarl
 from discord import app_commands
 from discord.utils import escape_markdown as md
 
-from adapters.storage.inbox import SqlInbox
-from adapters.storage.outbox import SqlOutbox
 from agent.app import App
 from agent.errors import AgentbotError, ConfigError, StorageError
 from agent.records import InboxEvent
@@ -71,14 +69,17 @@ class DiscordBot(SlashCommands, discord.Client):
             guild_ready_timeout=settings.guild_ready_timeout,
         )
         self.settings = settings
-        if not isinstance(app.inbox, SqlInbox):
-            raise ConfigError("environment", "the Discord channel needs the SQL session store", field="AGENTBOT_DB_URL")
-        self.app, self.router, self.outbox = app, app.router, SqlOutbox(app.inbox.store)
+        inbox, outbox = app.storage.inbox, app.storage.outbox
+        if inbox is None or outbox is None:
+            raise ConfigError(
+                "environment", "the Discord channel needs a store with an inbox and an outbox", field="AGENTBOT_DB_URL"
+            )
+        self.app, self.router, self.outbox = app, app.router, outbox
         # One gateway session per shard and host: a restart under this name takes its conversations
         # back at once instead of waiting out its own leases.
         worker = f"discord@{socket.gethostname()}:shard{self.shard_id or 0}"
         self.dispatcher = Dispatcher(
-            app.inbox,
+            inbox,
             self._run,
             lease_seconds=app.settings.lease_seconds,
             worker=worker,

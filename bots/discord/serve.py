@@ -9,7 +9,6 @@ import logging
 import sys
 from collections.abc import Mapping
 
-from adapters.storage.sql import SqlStore
 from agent.interfaces import AlertNotifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
@@ -32,9 +31,9 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
         await asyncio.to_thread(settle_process, env)  # under AGENTBOT_CPU=auto it samples the CPUs' load for 0.1 s
         async with contextlib.AsyncExitStack() as stack:
             port = metrics_port(env)
-            if port is not None and isinstance(app.store, SqlStore):
+            if port is not None and app.storage.database is not None:
                 host = bind_address(None, port, env).host
-                url = await stack.enter_async_context(serve_health(app.store, app.metrics, host, port))
+                url = await stack.enter_async_context(serve_health(app.storage.database, app.metrics, host, port))
                 log.info("agentbot discord: /metrics, /healthz and /readyz on %s", url)
             bot = DiscordBot(settings, app, admin_alerts=admin)
             async with bot:

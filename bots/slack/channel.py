@@ -19,10 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adapters.storage.inbox import SqlInbox
-from adapters.storage.outbox import SqlOutbox
 from adapters.storage.slack_records import SlackRecords
-from adapters.storage.sql import SqlStore
 from agent.app import App
 from agent.errors import ConfigError, StorageError
 from agent.interfaces import Reply
@@ -90,18 +87,19 @@ class SlackChannel:
         from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
         from slack_bolt.middleware.async_custom_middleware import AsyncCustomMiddleware
 
-        if not isinstance(app.store, SqlStore) or not isinstance(app.inbox, SqlInbox):
-            raise ConfigError("settings", "the Slack channel needs the SQL session store (its inbox lives there)")
-        self.app, self.store, self.inbox = app, app.store, app.inbox
+        storage = app.storage
+        if storage.inbox is None or storage.outbox is None or storage.database is None:
+            raise ConfigError("settings", "the Slack channel needs a store with an inbox, an outbox and a database")
+        self.app, self.store, self.inbox, self.database = app, storage.sessions, storage.inbox, storage.database
         self.router, self.data, self.workspaces, self.options = app.router, app.data, workspaces, options
         self.dispatcher = Dispatcher(
-            app.inbox,
+            storage.inbox,
             self.run,
             lease_seconds=app.settings.lease_seconds,
             settle_seconds=app.settings.inbox_settle_seconds,
         )
-        self.outbox = SqlOutbox(app.store)
-        self.records = SlackRecords(app.store)
+        self.outbox = storage.outbox
+        self.records = SlackRecords(storage.database)
         self.thread_contexts = assistant.SqlThreadContextStore(self.records)
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
         self.bolt = AsyncApp(

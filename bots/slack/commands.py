@@ -151,6 +151,6 @@ class SlashCommand:
             await ThreadReply(ws.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))
 
     async def _status(self) -> str:
-        stats = await today(self.ch.store)
+        stats = await today(self.ch.database)
         pending = len(await self.ch.inbox.unfinished(0))
         return status_text(self.ch.options.provider, self.ch.options.database, stats, pending)

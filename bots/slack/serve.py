@@ -14,9 +14,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from adapters.storage.slack_records import SlackRecords
-from adapters.storage.sql import SqlStore
 from agent.errors import ConfigError
-from agent.interfaces import SessionStore
+from agent.interfaces import Database
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
 from bots.serving import BindAddress, add_health_routes, bind_address, settle_process
@@ -114,12 +113,6 @@ def web_client(settings: SlackSettings) -> Any:
     )
 
 
-def _database_name(store: SessionStore) -> str:
-    """The database URL for /agentbot status, never with its password."""
-    engine = getattr(getattr(store, "runner", None), "engine", None)
-    return engine.url.render_as_string(hide_password=True) if engine is not None else "unknown"
-
-
 def build_slack(
     settings: SlackSettings,
     config_dir: str | Path | None = None,
@@ -145,23 +138,23 @@ def build_slack(
         command=settings.command,
         admins=settings.admins,
         provider=f"{app.settings.understanding}",
-        database=_database_name(app.store),
+        database=app.storage.database.url if app.storage.database is not None else "unknown",
     )
     workspaces: SingleWorkspace | InstalledWorkspaces = SingleWorkspace(client, settings.admin_channel)
     oauth = None
     if settings.oauth:
-        workspaces, oauth = _oauth(settings, app.store, client)
+        workspaces, oauth = _oauth(settings, app.storage.database, client)
     alerts.notifiers.append(SlackAlertNotifier(workspaces))
     return SlackChannel(app, workspaces, client, options, oauth=oauth)
 
 
-def _oauth(settings: SlackSettings, store: SessionStore, client: Any) -> tuple[InstalledWorkspaces, Any]:
+def _oauth(settings: SlackSettings, store: Database | None, client: Any) -> tuple[InstalledWorkspaces, Any]:
     """bolt's OAuth flow with installations and states in the bot's database."""
     from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
     from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 
-    if not isinstance(store, SqlStore):
-        raise ConfigError("settings", "installing through OAuth needs the SQL session store (installations live there)")
+    if store is None:
+        raise ConfigError("settings", "OAuth installs need a store with a database (installations live there)")
     records = SlackRecords(store)
     oauth_settings = AsyncOAuthSettings(
         client_id=settings.client_id,
@@ -198,7 +191,7 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
     web_app = channel.bolt.web_app(path="/slack/events", port=port)
     if channel.options.signing_secret:
         web_app.middlewares.append(signature_first(channel.options.signing_secret, "/slack/events"))
-    add_health_routes(web_app, channel.store, channel.app.metrics)
+    add_health_routes(web_app, channel.database, channel.app.metrics)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -20,6 +20,7 @@ from agent.errors import (
     ProviderUnavailable,
 )
 from agent.interfaces import LLMProvider
+from agent.llm.models import LLMRequest
 from tests.standins.llm_server import Reply, StandInLLM
 
 PRICES = {"m-1": ModelPrice(input=1.0, output=2.0)}
@@ -49,7 +50,7 @@ async def test_tool_calls_come_back_parsed_with_usage_and_cost(kind: str, llm_se
     provider = make(kind, llm_server)
     try:
         r = await provider.generate(
-            [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}], tools=[TOOL]
+            LLMRequest([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}], tools=[TOOL])
         )
     finally:
         await provider.aclose()
@@ -74,7 +75,9 @@ async def test_structured_output_is_one_json_object(kind: str, llm_server: Stand
     llm_server.queue.append(Reply(text='{"intent_id": "order_status"}'))
     provider = make(kind, llm_server)
     try:
-        r = await provider.generate([{"role": "user", "content": "where is my parcel"}], response_format=SCHEMA)
+        r = await provider.generate(
+            LLMRequest([{"role": "user", "content": "where is my parcel"}], response_format=SCHEMA)
+        )
     finally:
         await provider.aclose()
     assert r.content is not None and '"order_status"' in r.content
@@ -92,7 +95,7 @@ async def test_cached_prompt_tokens_are_priced_at_the_cache_rate(kind: str, llm_
     llm_server.cached = 100  # of the 120 prompt tokens, 100 came from the provider's cache
     provider = make(kind, llm_server)
     try:
-        r = await provider.generate([{"role": "user", "content": "hi"}])
+        r = await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     finally:
         await provider.aclose()
     share = 0.1 if kind == "anthropic" else 0.5  # Anthropic cache reads, OpenAI cache hits
@@ -113,7 +116,7 @@ async def test_tool_results_round_trip_in_each_wire_format(llm_server: StandInLL
     for kind in ("openai", "anthropic"):
         provider = make(kind, llm_server)
         try:
-            await provider.generate(history, tools=[TOOL])
+            await provider.generate(LLMRequest(history, tools=[TOOL]))
         finally:
             await provider.aclose()
     openai_body, anthropic_body = llm_server.seen[0].body, llm_server.seen[1].body
@@ -136,7 +139,7 @@ async def test_malformed_openai_tool_arguments_are_reported_not_raised(llm_serve
     llm_server.queue.append(Reply(tool_calls=[("check_order_status", '{"order_id": "O-123')]))
     provider = make("compat", llm_server)
     try:
-        r = await provider.generate([{"role": "user", "content": "x"}], tools=[TOOL])
+        r = await provider.generate(LLMRequest([{"role": "user", "content": "x"}], tools=[TOOL]))
     finally:
         await provider.aclose()
     assert r.tool_calls[0].arguments == {}
@@ -147,7 +150,7 @@ async def test_anthropic_always_sends_the_given_key(llm_server: StandInLLM, monk
     monkeypatch.setenv("ANTHROPIC_API_KEY", "from-the-environment")
     provider = make("anthropic", llm_server)
     try:
-        await provider.generate([{"role": "user", "content": "hi"}])
+        await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     finally:
         await provider.aclose()
     headers = llm_server.seen[0].headers
@@ -160,7 +163,7 @@ async def test_429_with_retry_after_1_is_retried_once_after_about_a_second(kind:
     llm_server.queue.append(Reply(status=429, headers={"retry-after": "1"}))
     provider = RetryingProvider(make(kind, llm_server), RetrySettings(max_attempts=3, base_delay=0.01))
     try:
-        r = await provider.generate([{"role": "user", "content": "where is my parcel O-12345"}])
+        r = await provider.generate(LLMRequest([{"role": "user", "content": "where is my parcel O-12345"}]))
     finally:
         await provider.aclose()
     assert (r.attempts, r.retry_delays) == (2, [1.0])
@@ -183,7 +186,7 @@ async def test_server_errors_are_retried_up_to_max_attempts(
     llm_server.queue += [Reply(status=status)] * 3
     provider = RetryingProvider(make(kind, llm_server), FAST)
     with pytest.raises(error) as caught:
-        await provider.generate([{"role": "user", "content": "hi"}])
+        await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     await provider.aclose()
     assert caught.value.retryable and caught.value.status == status
     assert caught.value.attempts == 3 and len(caught.value.retry_delays) == 2
@@ -196,7 +199,7 @@ async def test_401_is_not_retried(kind: str, llm_server: StandInLLM) -> None:
     llm_server.queue += [Reply(status=401)] * 3
     provider = RetryingProvider(make(kind, llm_server), FAST)
     with pytest.raises(ProviderAuthError) as caught:
-        await provider.generate([{"role": "user", "content": "hi"}])
+        await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     await provider.aclose()
     assert (caught.value.attempts, caught.value.kind, len(llm_server.seen)) == (1, "auth", 1)
     assert isinstance(caught.value.__cause__, Exception)  # the SDK error is chained, not leaked
@@ -206,7 +209,7 @@ async def test_retry_after_beyond_the_cap_is_not_waited_for(llm_server: StandInL
     llm_server.queue += [Reply(status=429, headers={"retry-after": "600"})]
     provider = RetryingProvider(make("openai", llm_server), FAST)
     with pytest.raises(ProviderRateLimited) as caught:
-        await provider.generate([{"role": "user", "content": "hi"}])
+        await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     await provider.aclose()
     assert caught.value.retry_after == 600 and caught.value.attempts == 1
 
@@ -215,7 +218,7 @@ async def test_retry_after_beyond_the_cap_is_not_waited_for(llm_server: StandInL
 async def test_a_slow_response_times_out_and_is_retried(kind: str, llm_server: StandInLLM) -> None:
     llm_server.queue += [Reply(delay=1.0, text="late"), Reply(text="on time")]
     provider: LLMProvider = RetryingProvider(make(kind, llm_server, timeout=0.3), FAST)
-    r = await provider.generate([{"role": "user", "content": "hi"}])
+    r = await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     await provider.aclose()  # type: ignore[attr-defined]
     assert r.content == "on time" and r.attempts == 2
 
@@ -224,7 +227,7 @@ async def test_a_timeout_on_every_attempt_is_a_provider_timeout(llm_server: Stan
     llm_server.queue += [Reply(delay=0.6, text="late")] * 2
     provider = RetryingProvider(make("openai", llm_server, timeout=0.2), FAST.model_copy(update={"max_attempts": 2}))
     with pytest.raises(ProviderTimeout) as caught:
-        await provider.generate([{"role": "user", "content": "hi"}])
+        await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     await provider.aclose()
     assert caught.value.attempts == 2
 
@@ -238,11 +241,11 @@ async def test_fallback_models_answer_when_the_main_one_is_down(llm_server: Stan
     llm_server.queue.append(Reply(text="hello from the fallback"))
     provider = build_llm(settings, {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm_server.openai_url})
     try:
-        r = await provider.generate([{"role": "user", "content": "hi"}])
+        r = await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
         # A bad request is not an outage: the fallback model is not tried.
         llm_server.queue.append(Reply(status=400))
         with pytest.raises(ProviderBadRequest):
-            await provider.generate([{"role": "user", "content": "hi"}])
+            await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     finally:
         await provider.aclose()  # type: ignore[attr-defined]
     assert r.content == "hello from the fallback" and r.model == "m-2" and r.attempts == 4

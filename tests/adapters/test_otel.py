@@ -20,7 +20,7 @@ from adapters.telemetry.traced import TracedProvider
 from agent.config import LLMSettings
 from agent.errors import ProviderRateLimited
 from agent.llm.calls import LLMCalls
-from agent.llm.models import LLMCapabilities, LLMResponse
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 from agent.redaction import Redactor
 from agent.session import SessionState
 from agent.tracing import observed_turn
@@ -37,8 +37,8 @@ class ScriptedProvider:
         self.calls: list[list[dict[str, Any]]] = []
         self.capabilities = LLMCapabilities()
 
-    async def generate(self, messages, tools=None, response_format=None, temperature=0.0, max_tokens=None):  # type: ignore[no-untyped-def]
-        self.calls.append(messages)
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        self.calls.append(request.messages)
         item = self.script.pop(0)
         if isinstance(item, Exception):
             raise item
@@ -46,6 +46,9 @@ class ScriptedProvider:
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         return 0.0
+
+    async def aclose(self) -> None:
+        pass
 
 
 def trace_files(directory: Path) -> list[Path]:
@@ -184,10 +187,10 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
         t = Turn(i, "s-1", None, Redactor(), None, [], trace)
         t.emit("received")
         with pytest.raises(ProviderRateLimited):
-            await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
+            await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}]), t)
         tracer.record_retry(1, 0.5, ProviderRateLimited("slow down"))
         t.scratch.clear()  # a provider that failed is skipped for the rest of its turn only
-        await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t, max_tokens=50)
+        await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}], max_tokens=50), t)
         classified = t.emit("intent_classified", {"intent_id": None})
         later = t.emit("response_generated")
     tracer.flush()
@@ -312,7 +315,7 @@ async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_coun
     i = interaction("hello")
     with observed_turn(tracer, i) as trace:
         t = Turn(i, "s-1", None, Redactor(), None, [], trace)
-        response = await metered.generate("classify", state, [{"role": "user", "content": "hi"}], t)
+        response = await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}]), t)
     tracer.flush()
     assert response.attempts == 3 and t.usage.requests == 3 and t.usage.calls == 1
     spans = exporter.get_finished_spans()

@@ -58,6 +58,24 @@ def test_unknown_tool_in_agents_stops_startup(config_dir: Path, db_url: str) -> 
         build_app(config_dir, REPO / "data", db_url)
 
 
+def test_unknown_planner_names_the_line_and_the_planners_there_are(config_dir: Path, db_url: str) -> None:
+    text = (config_dir / "agents.yaml").read_text()
+    (config_dir / "agents.yaml").write_text(text.replace("planner: sales", "planner: salse"))
+    with pytest.raises(ConfigError, match="unknown planner 'salse'; choose one of release, sales,") as e:
+        build_app(config_dir, REPO / "data", db_url)
+    assert e.value.field == "agents.sales.planner" and e.value.file.endswith("agents.yaml")
+    lines = (config_dir / "agents.yaml").read_text().splitlines()
+    assert lines[e.value.line - 1].strip() == "planner: salse"  # type: ignore[operator]
+
+
+def test_an_agent_must_name_its_planner(config_dir: Path) -> None:
+    text = (config_dir / "agents.yaml").read_text()
+    (config_dir / "agents.yaml").write_text(text.replace("    planner: tasks\n", ""))
+    with pytest.raises(ConfigError) as e:
+        load_config(config_dir)
+    assert e.value.field == "agents.tasks.planner" and "required" in str(e.value)
+
+
 def test_unknown_understanding_mode(db_url: str) -> None:
     with pytest.raises(ConfigError, match="unknown understanding mode 'psychic'"):
         build_app(REPO / "config", REPO / "data", db_url, understanding="psychic")

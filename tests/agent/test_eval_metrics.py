@@ -17,7 +17,7 @@ from agent.eval.metrics import TurnObservation, goal_counts, scenario_metrics
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
-from agent.llm.models import LLMResponse
+from agent.llm.models import LLMRequest, LLMResponse
 from agent.session import Goal, GoalStatus, SessionState
 from bots.app import build_app
 from tests.adapters.test_otel import ScriptedProvider
@@ -126,17 +126,17 @@ async def test_record_then_replay_by_scenario_turn(tmp_path: Path) -> None:
     live = ScriptedProvider([LLMResponse(content="first", tokens_in=3), LLMResponse(content="second")])
     recorder = RecordingProvider(live, path)
     with eval_turn("s", "sc", 1):
-        await recorder.generate([{"role": "user", "content": "a"}])
-        await recorder.generate([{"role": "user", "content": "b"}])
+        await recorder.generate(LLMRequest([{"role": "user", "content": "a"}]))
+        await recorder.generate(LLMRequest([{"role": "user", "content": "b"}]))
     assert sorted(json.loads(path.read_text())["responses"]) == ["s/sc/1/1", "s/sc/1/2"]
 
     replay = ReplayProvider(path)
     with eval_turn("s", "sc", 1):
-        assert (await replay.generate([])).content == "first"
-        assert (await replay.generate([])).tokens_in == 0
+        assert (await replay.generate(LLMRequest([]))).content == "first"
+        assert (await replay.generate(LLMRequest([]))).tokens_in == 0
     with eval_turn("s", "sc", 2), pytest.raises(RecordingMissing, match="no recorded LLM response for s/sc/2/1"):
-        await replay.generate([])
+        await replay.generate(LLMRequest([]))
     with pytest.raises(RecordingMissing, match="inside an eval run"):
-        await replay.generate([])
+        await replay.generate(LLMRequest([]))
     with pytest.raises(RecordingMissing, match="no recording at"):
         ReplayProvider(tmp_path / "missing.json")

@@ -20,7 +20,7 @@ from agent.intents import IntentsRegistry
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import fit, history_messages
 from agent.llm.grounding import ungrounded
-from agent.llm.models import LLMResponse
+from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
 from agent.session import Goal, SessionState
 from agent.types import Intent, Interaction, Message
@@ -129,12 +129,12 @@ async def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
     ok = LLMResponse(content="ok")
     policy = RetrySettings(max_attempts=5, base_delay=1.0, max_delay=3.0, retry_after_cap=10)
     provider = RetryingProvider(ScriptedProvider([*fail, hinted, ok]), policy, sleep=sleep, rng=lambda: 1.0)
-    r = await provider.generate([{"role": "user", "content": "hi"}])
+    r = await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
     assert slept == [1.0, 2.0, 3.0, 2.5] and r.attempts == 5 and r.retry_delays == slept
 
     provider = RetryingProvider(ScriptedProvider([ProviderAuthError("no", status=401)]), policy, sleep=sleep)
     with pytest.raises(ProviderAuthError):
-        await provider.generate([])
+        await provider.generate(LLMRequest([]))
     assert len(slept) == 4
 
 
@@ -172,12 +172,12 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
     # Not JSON: asked once more, then the rules answer instead, and the turn goes on.
     cls = await llm.classify(ask, _intents(), state, [])
     assert (cls.intent_id, cls.params) == ("order_status", {"order_id": "O-12345"})
-    assert provider.requests[2]["messages"][-1]["content"].startswith("That answer was not one JSON object")
+    assert provider.requests[2].messages[-1]["content"].startswith("That answer was not one JSON object")
     # A value that is not an order ID is not guessed at: the bot will ask for it.
     cls = await llm.classify(Interaction(id="i", text="my order", session_key="s"), _intents(), state, [])
     assert (cls.params, cls.missing) == ({}, ["order_id"])
-    system = provider.requests[0]["messages"][0]["content"]
-    assert "- order_status:" in system and provider.requests[0]["response_format"]["name"] == "classification"
+    system = provider.requests[0].messages[0]["content"]
+    assert "- order_status:" in system and provider.requests[0].response_format["name"] == "classification"
 
 
 async def test_llm_classifier_prompt_carries_the_active_goal_and_awaited_slot() -> None:
@@ -196,7 +196,7 @@ async def test_llm_classifier_prompt_carries_the_active_goal_and_awaited_slot() 
     history = [Message(role="user", text="check my order"), Message(role="agent", text="What's your order ID?")]
     cls = await llm.classify(Interaction(id="i", text="it's 34567", session_key="s"), _intents(), state, history)
     assert cls.fills_slot and cls.params == {"order_id": "O-34567"}
-    sent = provider.requests[0]["messages"]
+    sent = provider.requests[0].messages
     assert "waiting for `order_id`" in sent[0]["content"]
     assert [m["content"] for m in sent[1:]] == ["check my order", "What's your order ID?", "it's 34567"]
 
@@ -210,7 +210,7 @@ async def test_the_prompt_leads_with_the_bank_sentences_nearest_the_message() ->
     state = SessionState(session_id="s")
     for text in ("has my stuff shipped yet", "what's the weather like in Paris"):
         await llm.classify(Interaction(id="i", text=text, session_key="s"), _intents(), state, [])
-    blocks = [r["messages"][0]["content"].split("most like this one, closest first")[1] for r in provider.requests]
+    blocks = [r.messages[0]["content"].split("most like this one, closest first")[1] for r in provider.requests]
     near = [[line.rsplit(" => ", 1) for line in b.splitlines()[1:9]] for b in blocks]
     assert all(len(n) == 8 and all(json.loads(sentence) for sentence, _ in n) for n in near)
     shipped, weather = ([answer for _, answer in n] for n in near)

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.storage.bundle import sql_storage
 from adapters.storage.sql import SqlStore
 from agent.app import App
 from agent.router import AgentRouter
@@ -54,7 +55,7 @@ async def running_bot(standin: StandInDiscord, db_url: str, app: App | None = No
     store = SqlStore(db_url)
     notifier = DiscordAdminAlerts(int(ADMIN_CHANNEL_ID))
     fanout = AlertFanout([notifier])
-    app = app or build_app(REPO / "config", REPO / "data", db_url, store=store, alerts=fanout)
+    app = app or build_app(REPO / "config", REPO / "data", db_url, storage=sql_storage(store), alerts=fanout)
     bot = DiscordBot(settings(standin), app, admin_alerts=notifier)
     standin.identified.clear()
     task = asyncio.create_task(bot.start("test-token"))

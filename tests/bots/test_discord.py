@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from adapters.data.json_source import JSONDataSource
+from adapters.storage.bundle import sql_storage
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
 from agent.types import OutboundMessage
@@ -248,7 +249,9 @@ class BrokenDirectory(JSONDataSource):
 
 async def test_a_failing_turn_tells_the_user_and_is_not_retried_forever(standin: StandInDiscord, db_url: str) -> None:
     store = SqlStore(db_url)
-    app = build_app(REPO / "config", REPO / "data", db_url, store=store, data_source=BrokenDirectory(REPO / "data"))
+    app = build_app(
+        REPO / "config", REPO / "data", db_url, storage=sql_storage(store), data_source=BrokenDirectory(REPO / "data")
+    )
     async with running_bot(standin, db_url, app=app):
         _, thread = await ask_in_general(standin, "where is O-12345")
         assert await posted(standin, thread, 1) == ["Something went wrong. Please try again."]

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from adapters.storage.bundle import sql_storage
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
 from agent.config import Messages
@@ -49,7 +50,7 @@ class Channel:
 @pytest.fixture
 async def parts(db_url: str) -> AsyncIterator[tuple[AgentRouter, SqlInbox]]:
     store = SqlStore(db_url)
-    async with build_app(REPO / "config", REPO / "data", db_url, store=store) as app:
+    async with build_app(REPO / "config", REPO / "data", db_url, storage=sql_storage(store)) as app:
         router = app.router
         yield router, SqlInbox(store)
 
@@ -92,7 +93,7 @@ async def test_an_event_a_crash_left_behind_runs_once_after_restart(db_url: str)
     await store.aclose()
 
     store = SqlStore(db_url)
-    async with build_app(REPO / "config", REPO / "data", db_url, store=store) as app:
+    async with build_app(REPO / "config", REPO / "data", db_url, storage=sql_storage(store)) as app:
         router = app.router
         channel = Channel(router)
         dispatcher = Dispatcher(SqlInbox(store), channel.handle)
