@@ -27,7 +27,10 @@ ANSWERS: dict[str, list[str]] = {
     "yes": ["I've refunded ฿3,290 for order O-23456"],
     "recommend a gaming mouse under 1500": ["3 in-stock options for a gaming mouse within ฿1,500"],
     "my laptop keeps freezing": ["Which device is it?"],
-    "Lenovo Legion 5": ["Here's what to try on your Lenovo Legion 5", "Source: Laptop freezes or stops responding"],
+    "Lenovo Legion 5": [
+        'Here\'s what to try for "keeps freezing" on your Lenovo Legion 5',
+        "Source: Laptop freezes or stops responding",
+    ],
     "what's your returns policy?": ["deducted from the refund.", "Source: Returns and refunds policy (Return policy"],
     "add a task to call the bank": ["Added to your list as task 1: call the bank."],
     "how risky is release 2.4.1": [
