@@ -19,6 +19,7 @@ from agent.interfaces import ExampleScorer
 from agent.text import clean
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
+from agent.understanding.slots import Pattern, TextFacts
 from agent.understanding.spelling import Speller, vocabulary_of
 
 TOPIC_SEP = "/"
@@ -130,7 +131,7 @@ class BankReader:
         masks: list[tuple[str, str]] | None = None,
     ):
         self.banks = banks
-        self.masks = [(re.compile(pattern, re.I), word) for pattern, word in masks or []]
+        self.masks = [(Pattern(pattern), word) for pattern, word in masks or []]
         self.scorer = scorer
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
@@ -152,11 +153,13 @@ class BankReader:
         return core_text(self._entities(text).masked)
 
     def _entities(self, text: str) -> Entities:
+        facts = TextFacts(text)
         for rx, word in self.masks:
-            m = rx.search(text)
+            m = rx.search(text, facts)
             group = next((g for g in range(1, rx.groups + 1) if m.group(g)), 0) if m else None
             if m is not None and group is not None:
                 text = f"{text[: m.start(group)]}{word}{text[m.end(group) :]}"
+                facts = TextFacts(text)
         return self.entities.read(text)
 
     def fused(self, text: str) -> dict[str, float]:
