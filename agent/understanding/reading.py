@@ -10,8 +10,9 @@ the message is out of scope. No pattern here names an intent; the banks in confi
 from __future__ import annotations
 
 import functools
+import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -187,13 +188,16 @@ class BankReader:
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topic_labels, intent_labels = _label_kinds(tuple(scores))
-        label, oos = _best(scores, topic_labels)
+        topic_labels, topic_scores, intent_labels = _label_kinds(tuple(scores))
+        label, oos = _best(topic_labels, topic_scores(scores) if topic_labels else ())
         topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
-        best, score = _best(scores, [k for k in intent_labels if eligible is None or k in eligible])
+        eligible_labels = [k for k in intent_labels if eligible is None or k in eligible]
+        best, score = _best(eligible_labels, [scores[k] for k in eligible_labels])
+        # The fields are already of their types (a str label, Python floats, the Entities read):
+        # constructed without validation, which would copy and check every score again.
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
-            return Reading(
+            return Reading.model_construct(
                 intent=None,
                 confidence=max(oos, 1.0 - score),
                 topic=named,
@@ -201,21 +205,26 @@ class BankReader:
                 entities=entities,
                 scores=scores,
             )
-        return Reading(intent=best, confidence=score, entities=entities, scores=scores)
+        return Reading.model_construct(intent=best, confidence=score, entities=entities, scores=scores)
 
 
 @functools.lru_cache(maxsize=16)
-def _label_kinds(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The out-of-scope topics' labels and the intents' labels among a reading's, in their order
-    (every message is scored over the same labels: sorted out once, not for each message)."""
+def _label_kinds(
+    labels: tuple[str, ...],
+) -> tuple[tuple[str, ...], Callable[[dict[str, float]], Sequence[float]], tuple[str, ...]]:
+    """The out-of-scope topics' labels (with a getter of their scores, in that order) and the
+    intents' labels among a reading's (every message is scored over the same labels: sorted out
+    once, not for each message)."""
     prefix = OUT_OF_SCOPE + TOPIC_SEP
-    return tuple(k for k in labels if k.startswith(prefix)), tuple(k for k in labels if TOPIC_SEP not in k)
+    topics = tuple(k for k in labels if k.startswith(prefix))
+    # itemgetter of one key returns the value itself, not a tuple of one.
+    getter = operator.itemgetter(*topics) if len(topics) > 1 else lambda s: tuple(s[k] for k in topics)
+    return topics, getter, tuple(k for k in labels if TOPIC_SEP not in k)
 
 
-def _best(scores: dict[str, float], labels: Sequence[str]) -> tuple[str | None, float]:
-    """The first of `labels` with the highest score, as max() over the scores picks it."""
+def _best(labels: Sequence[str], values: Sequence[float]) -> tuple[str | None, float]:
+    """The first of `labels` with the highest of `values` (theirs, in order), as max() picks it."""
     if not labels:
         return None, 0.0
-    values = [scores[k] for k in labels]
     top = max(values)
     return labels[values.index(top)], top
