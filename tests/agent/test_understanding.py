@@ -99,6 +99,17 @@ def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data
             assert (found and found.span()) == (expected and expected.span()), (pattern, text)
 
 
+def test_a_text_without_a_names_first_word_reads_as_with_the_full_search() -> None:
+    """Product names are looked for only in texts holding some name's first word; the values
+    read are those the full search reads."""
+    names = {"Logitech G502 Hero": "mouse", "HP Victus 15": "laptop", "X-Pro 2": "headset"}
+    quick, full = EntityReader(names), EntityReader(names)
+    full._first_words = None
+    texts = [c.text for c in load_corpus(CORPUS)] + ["my x-pro 2 crackles", "the G502 HERO, again", "victus 15?"]
+    for text in texts:
+        assert quick.read(text) == full.read(text), text
+
+
 def test_typo_repair_leaves_dictionary_words_alone() -> None:
     speller = Speller(["track", "refund", "thank", "order", "where"], known=["think", "were"])
     assert speller("tarck my ordr, refud please") == "track my order, refund please"
