@@ -14,7 +14,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from agent.interfaces import ExampleScorer
 from agent.text import clean
@@ -33,6 +33,7 @@ _LEAD = re.compile(
     r"hope you'?re (?:well|good)|me again)\b[\s,.!:;\-]*)+",
     re.I,
 )
+_LETTERS = re.compile(r"[a-z']+")
 _TRAIL = re.compile(
     r"(?:[\s,.!:;)(\-]*\b(?:thanks?(?: you)?(?: so much| a lot)?(?: in advance)?|thx|ty|please|pls|plz|asap|"
     r"cheers|if you can|:\)|much appreciated|appreciate it|bye|goodbye|great|ok(?:ay)?)\b[\s,.!?:;)(]*)+$",
@@ -49,6 +50,7 @@ class Reading(BaseModel):
     outside: bool = False  # out of scope and nearer a topic than any intent
     entities: Entities = Field(default_factory=Entities)
     scores: dict[str, float] = Field(default_factory=dict)
+    _core: str | None = PrivateAttr(default=None)  # the masked request as the models read it, once known
 
     @property
     def out_of_scope(self) -> bool:
@@ -61,7 +63,8 @@ class Reading(BaseModel):
     @property
     def words_besides_values(self) -> int:
         """How many words the message has besides its typed values and greetings."""
-        return sum(1 for w in re.findall(r"[a-z']+", core_text(self.entities.masked).lower()) if w not in VALUE_WORDS)
+        core = self._core if self._core is not None else core_text(self.entities.masked)
+        return sum(1 for w in _LETTERS.findall(core.lower()) if w not in VALUE_WORDS)
 
 
 def core_text(masked: str) -> str:
@@ -183,7 +186,10 @@ class BankReader:
 
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities = self._entities(self.speller(text))
-        return self.decide(self.fused(core_text(entities.masked)), entities, eligible)
+        core = core_text(entities.masked)
+        reading = self.decide(self.fused(core), entities, eligible)
+        reading._core = core
+        return reading
 
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
