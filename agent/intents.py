@@ -32,6 +32,7 @@ class IntentsRegistry:
                 retry_slot_on=s.retry_slot_on,
                 kind=s.kind,
                 stays_open=s.stays_open,
+                confirms=bool(s.templates.confirm),
             )
             for s in config.intents.intents
         }

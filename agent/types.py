@@ -106,6 +106,8 @@ class Intent(Model):
     kind: Literal["task", "chat"] = "task"
     # The goal stays open after its answer, for follow-ups about it (a recommendation's items).
     stays_open: bool = False
+    # Its action waits for the user's own yes (a refund, a deletion): never run on a reading alone.
+    confirms: bool = False
 
     @property
     def goal_type(self) -> str:

@@ -54,10 +54,17 @@ class AveragedScorer:
                 for label, score in scorer.scores(text).items():
                     total[label] = total.get(label, 0.0) + score / n
             return total
-        # In float64 as Python floats add: 0.0 + a / n, then + b / n, and so on.
-        total_vector = np.zeros(len(self.labels))
-        for part in self._vectors:
-            total_vector += part.vector(text).astype(np.float64) / n
+        # In float64 as Python floats add: 0.0 + a / n, then + b / n, and so on. Dividing by a power
+        # of two only moves the exponent, so then the sum divided once is the same to the bit.
+        if n & (n - 1) == 0:
+            total_vector = self._vectors[0].vector(text).astype(np.float64)
+            for part in self._vectors[1:]:
+                total_vector += part.vector(text)
+            total_vector *= 1.0 / n
+        else:
+            total_vector = np.zeros(len(self.labels))
+            for part in self._vectors:
+                total_vector += part.vector(text).astype(np.float64) / n
         return dict(zip(self.labels, total_vector.tolist(), strict=True))
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:

@@ -65,12 +65,17 @@ class LexicalScorer:
     def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         words = _WORD.findall(text.lower())
         counts: dict[int, int] = {}
-        terms = [*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))]
-        for index in map(self._vocabulary.get, terms):
+        found = 0
+        for index in map(self._vocabulary.get, [*words, *map(" ".join, zip(words, words[1:], strict=False))]):
             if index is not None:
                 counts[index] = counts.get(index, 0) + 1
+                found += 1
         indices = np.fromiter(counts, dtype=np.intp, count=len(counts))
-        values = np.array([1.0 + math.log(c) for c in counts.values()], dtype=np.float32) * self._idf.take(indices)
+        if found == len(counts):
+            # Each term once (most messages): its weight 1 + log(1) is 1, so the value is its idf.
+            values = self._idf.take(indices)
+        else:
+            values = np.array([1.0 + math.log(c) for c in counts.values()], dtype=np.float32) * self._idf.take(indices)
         norm = math.sqrt(float(values @ values)) if counts else 0.0
         return indices, values / norm if norm else values
 

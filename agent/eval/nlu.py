@@ -121,6 +121,8 @@ async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[I
     # A chat intent the corpus has no label for (smalltalk) answers without acting, as out of scope does.
     labelled = {label for case in cases for label in [case.intent, *case.accept]}
     unlabelled_chat = {i.id for i in intents if i.kind == "chat" and i.id not in labelled}
+    # A refund or a deletion asks its own yes/no before it runs: reading one is no action taken.
+    confirmed = {i.id for i in intents if i.confirms}
     for n, case in enumerate(cases):
         interaction = Interaction(id=f"nlu-{n}", session_key=f"nlu-{n}", text=case.text)
         state = SessionState(session_id=f"nlu-{n}")
@@ -135,7 +137,7 @@ async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[I
                 # Where several answers count, a right one is counted under itself.
                 expected=predicted if case.accepts(predicted) else case.intent,
                 predicted=predicted,
-                acted=predicted in SIDE_EFFECTING and not cls.offer and not cls.missing,
+                acted=predicted in SIDE_EFFECTING and not cls.offer and not cls.missing and predicted not in confirmed,
                 slots_expected=case.slots,
                 slots_found=found,
                 seconds=seconds,

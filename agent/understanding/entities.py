@@ -88,6 +88,7 @@ _DIGIT = re.compile(r"\d")
 _CURRENCY_WORD = re.compile(r"(?i)dollar|usd|bucks|baht|thb|eur|pound|gbp")
 _DAY_WORD = re.compile(r"(?i)day|tomorrow|tonight")
 _QUOTES = re.compile(r"['\"\u201c\u2018]")
+_WORDS = re.compile(r"\w+")
 
 
 class Money(BaseModel):
@@ -149,6 +150,15 @@ class EntityReader:
         self._kinds = _with_short_names({n.lower(): k for n, k in (names or {}).items() if n.strip()})
         ordered = sorted(self._kinds, key=len, reverse=True)
         self._names = re.compile(r"(?i)\b(" + "|".join(map(re.escape, ordered)) + r")\b") if ordered else None
+        # A name found in an ASCII text begins with a whole word of the text: its own first word
+        # (it starts at a word boundary and its first word ends at a non-word character or at its
+        # end). A text without any name's first word is not searched with the long alternation.
+        firsts = [re.match(r"\w+", name) for name in ordered]
+        self._first_words: frozenset[str] | None = (
+            frozenset(m.group(0) for m in firsts if m)
+            if all(m and m.start() == 0 for m in firsts) and all(name.isascii() for name in ordered)
+            else None
+        )
 
     def read(self, text: str) -> Entities:
         found = Entities()
@@ -180,7 +190,7 @@ class EntityReader:
             sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
         if digits or _CURRENCY_WORD.search(masked):
             sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
-        if self._names:
+        if self._names and self._may_name(masked):
             masked = self._names.sub(self._kind_of(found), masked)
             digits = _DIGIT.search(masked) is not None
         if digits or _DAY_WORD.search(masked):
@@ -191,6 +201,12 @@ class EntityReader:
             masked = _NUMBER.sub(" number ", masked)
         found.masked = " ".join(masked.split())
         return found
+
+    def _may_name(self, text: str) -> bool:
+        """False only when no product name can be in the text (see `_first_words`)."""
+        if self._first_words is None or not text.isascii():
+            return True
+        return not self._first_words.isdisjoint(_WORDS.findall(text.lower()))
 
     def _kind_of(self, found: Entities):
         def repl(m: re.Match[str]) -> str:

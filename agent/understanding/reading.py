@@ -10,8 +10,9 @@ the message is out of scope. No pattern here names an intent; the banks in confi
 from __future__ import annotations
 
 import functools
+import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -19,12 +20,14 @@ from agent.interfaces import ExampleScorer
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
+from agent.understanding.slots import Pattern, TextFacts
 from agent.understanding.spelling import Speller, vocabulary_of
 
 TOPIC_SEP = "/"
 MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
+_LETTERS = re.compile(r"[a-z']+")
 
 
 class Reading(BaseModel):
@@ -52,7 +55,7 @@ class Reading(BaseModel):
     @property
     def words_besides_values(self) -> int:
         """How many words the message has besides its typed values and greetings."""
-        return sum(1 for w in re.findall(r"[a-z']+", self.core.lower()) if w not in VALUE_WORDS)
+        return sum(1 for w in _LETTERS.findall((self.core or self.entities.masked).lower()) if w not in VALUE_WORDS)
 
 
 # The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").
@@ -114,7 +117,7 @@ class BankReader:
     ):
         self.banks = banks
         self.politeness = politeness or Politeness([], [])
-        self.masks = [(re.compile(pattern, re.I), word) for pattern, word in masks or []]
+        self.masks = [(Pattern(pattern), word) for pattern, word in masks or []]
         self.scorer = scorer
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
@@ -134,15 +137,18 @@ class BankReader:
         self._recent = functools.lru_cache(maxsize=4096)(self._fused)
 
     def prepare(self, text: str) -> str:
-        """What the model reads: typed values as their type's word, without greeting and sign-off."""
-        return self.politeness.core(self._entities(text).masked)
+        """What the model reads: typed values as their type's word, without greeting and sign-off,
+        in lower case (the word vectors of "TRACK" and "track" lie far apart; shouting means the same)."""
+        return self.politeness.core(self._entities(text).masked).lower()
 
     def _entities(self, text: str) -> Entities:
+        facts = TextFacts(text)
         for rx, word in self.masks:
-            m = rx.search(text)
+            m = rx.search(text, facts)
             group = next((g for g in range(1, rx.groups + 1) if m.group(g)), 0) if m else None
             if m is not None and group is not None:
                 text = f"{text[: m.start(group)]}{word}{text[m.end(group) :]}"
+                facts = TextFacts(text)
         return self.entities.read(text)
 
     def fused(self, text: str) -> dict[str, float]:
@@ -155,7 +161,7 @@ class BankReader:
         """The `k` bank sentences closest to the message among those of `labels`, closest first,
         each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
         the few-shot examples an LLM prompt shows."""
-        prepared = self.politeness.core(self._entities(self.speller(text)).masked)
+        prepared = self.politeness.core(self._entities(self.speller(text)).masked).lower()
         sims = self.scorer.similarities(prepared)
         if not sims:
             return []
@@ -166,7 +172,7 @@ class BankReader:
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities = self._entities(self.speller(text))
         core = self.politeness.core(entities.masked)
-        reading = self.decide(self.fused(core), entities, eligible)
+        reading = self.decide(self.fused(core.lower()), entities, eligible)
         reading.core = core
         if reading.move is not None and not bare_reply(text):
             reading.move = None
@@ -175,17 +181,20 @@ class BankReader:
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topic_labels, intent_labels, move_labels = _label_kinds(tuple(scores))
-        label, oos = _best(scores, topic_labels)
+        topic_labels, topic_scores, intent_labels, move_labels = _label_kinds(tuple(scores))
+        label, oos = _best(topic_labels, topic_scores(scores) if topic_labels else ())
         topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
-        best, score = _best(scores, [k for k in intent_labels if eligible is None or k in eligible])
-        move_label, move_score = _best(scores, move_labels)
-        nearest = max(score, oos, _best(scores, intent_labels)[1])
+        eligible_labels = [k for k in intent_labels if eligible is None or k in eligible]
+        best, score = _best(eligible_labels, [scores[k] for k in eligible_labels])
+        move_label, move_score = _best(move_labels, [scores[k] for k in move_labels])
+        nearest = max(score, oos, max((scores[k] for k in intent_labels), default=0.0))
         name = move_label.split(TOPIC_SEP, 1)[1] if move_label else None
         move = name if name and move_score >= max(nearest, banks.moves_at.get(name, 1.0)) else None
+        # The fields are already of their types (a str label, Python floats, the Entities read):
+        # constructed without validation, which would copy and check every score again.
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
-            return Reading(
+            return Reading.model_construct(
                 intent=None,
                 confidence=max(oos, 1.0 - score),
                 topic=named,
@@ -194,7 +203,7 @@ class BankReader:
                 scores=scores,
                 move=move,
             )
-        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move)
+        return Reading.model_construct(intent=best, confidence=score, entities=entities, scores=scores, move=move)
 
 
 def bare_reply(text: str) -> bool:
@@ -204,21 +213,23 @@ def bare_reply(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def _label_kinds(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The out-of-scope topics', the intents' and the moves' labels among a reading's, in their
-    order (every message is scored over the same labels: sorted out once, not for each message)."""
-    topic, move = OUT_OF_SCOPE + TOPIC_SEP, MOVE + TOPIC_SEP
-    return (
-        tuple(k for k in labels if k.startswith(topic)),
-        tuple(k for k in labels if TOPIC_SEP not in k),
-        tuple(k for k in labels if k.startswith(move)),
-    )
+def _label_kinds(
+    labels: tuple[str, ...],
+) -> tuple[tuple[str, ...], Callable[[dict[str, float]], Sequence[float]], tuple[str, ...], tuple[str, ...]]:
+    """The out-of-scope topics' labels (with a getter of their scores, in that order), the intents'
+    and the moves' labels among a reading's (every message is scored over the same labels: sorted
+    out once, not for each message)."""
+    prefix, move = OUT_OF_SCOPE + TOPIC_SEP, MOVE + TOPIC_SEP
+    topics = tuple(k for k in labels if k.startswith(prefix))
+    # itemgetter of one key returns the value itself, not a tuple of one.
+    getter = operator.itemgetter(*topics) if len(topics) > 1 else lambda s: tuple(s[k] for k in topics)
+    moves = tuple(k for k in labels if k.startswith(move))
+    return topics, getter, tuple(k for k in labels if TOPIC_SEP not in k), moves
 
 
-def _best(scores: dict[str, float], labels: Sequence[str]) -> tuple[str | None, float]:
-    """The first of `labels` with the highest score, as max() over the scores picks it."""
+def _best(labels: Sequence[str], values: Sequence[float]) -> tuple[str | None, float]:
+    """The first of `labels` with the highest of `values` (theirs, in order), as max() picks it."""
     if not labels:
         return None, 0.0
-    values = [scores[k] for k in labels]
     top = max(values)
     return labels[values.index(top)], top

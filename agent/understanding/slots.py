@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
@@ -9,12 +10,119 @@ from agent.config import SlotSpec
 from agent.text import clean
 from agent.understanding.politeness import Politeness
 
+# The standard library's own reading of a pattern (private modules, hence looked up by name).
+_parser: Any = importlib.import_module("re._parser")
+_codes: Any = importlib.import_module("re._constants")
+_DIGIT = re.compile(r"\d")
+# What a pattern requires is one of these: a piece of literal text, or a digit.
+_ANY_DIGIT = ("digit", "")
+
+
+def _needed_in(items: Any) -> frozenset[tuple[str, str]] | None:
+    """Pieces of which every text the parsed sequence `items` matches holds at least one (None when
+    nothing is known): a run of literal characters, or any of a few."""
+    found: list[frozenset[tuple[str, str]]] = []
+    run: list[str] = []
+    for op, av in list(items) + [(None, None)]:
+        if op is _codes.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            found.append(frozenset({("text", "".join(run))}))
+            run = []
+        needed = _needed_by(op, av) if op is not None else None
+        if needed:
+            found.append(needed)
+    if not found:
+        return None
+    # A digit is the cheapest check and the one most chat messages fail; else the longest pieces.
+    return max(found, key=lambda f: (f == {_ANY_DIGIT}, min(len(v) or 1 for _, v in f), -len(f)))
+
+
+def _needed_by(op: Any, av: Any) -> frozenset[tuple[str, str]] | None:
+    """What one parsed item requires of the text it matches (see `_needed_in`)."""
+    c = _codes
+    if op is c.IN:
+        pieces = set()
+        for kind, value in av:
+            if kind is c.LITERAL:
+                pieces.add(("text", chr(value)))
+            elif kind is c.CATEGORY and value is c.CATEGORY_DIGIT:
+                pieces.add(_ANY_DIGIT)
+            else:
+                return None  # a negated set, a range or another category: nothing cheap to check
+        return frozenset(pieces)
+    if op is c.SUBPATTERN:
+        return _needed_in(av[3])
+    if op is c.BRANCH:
+        branches = [_needed_in(branch) for branch in av[1]]
+        if any(b is None for b in branches):
+            return None
+        return frozenset().union(*branches)  # type: ignore[arg-type]
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+        return _needed_in(av[2]) if av[0] >= 1 else None
+    if op is c.ATOMIC_GROUP:
+        return _needed_in(av)
+    if op is c.ASSERT:
+        return _needed_in(av[1])  # what a lookahead or lookbehind sees is in the text too
+    return None
+
+
+class Pattern:
+    """A slot's compiled pattern that skips a text lacking what every match needs.
+
+    Most patterns cannot match without a digit, a keyword or a quote, and most messages have none
+    of them; checking for those pieces first is much cheaper than the pattern's own search, which
+    tries every position. `search` finds what `re.compile(pattern, re.I).search` finds.
+    """
+
+    def __init__(self, pattern: str):
+        self.rx = re.compile(pattern, re.I)
+        self.groups = self.rx.groups
+        try:
+            needed = _needed_in(_parser.parse(pattern, re.I))
+        except Exception:  # noqa: BLE001 - a parser of another Python version: search without the check
+            needed = None
+        self.needs_digit = needed == {_ANY_DIGIT}
+        pieces = sorted(v for kind, v in needed or () if kind == "text")
+        # An ASCII text's lowercase holds a piece exactly when the pattern's case-insensitive
+        # search would see it, and `in` is far quicker than an alternation; other texts use the
+        # alternation (re's case folding equates a few non-ASCII letters with ASCII ones).
+        self._lower = tuple(v.lower() for v in pieces) if all(v.isascii() for v in pieces) else None
+        alternatives = sorted(r"\d" if kind == "digit" else re.escape(v) for kind, v in needed or ())
+        self._needs = re.compile("|".join(alternatives), re.I) if needed and not self.needs_digit else None
+        self._digit_too = _ANY_DIGIT in (needed or ())
+
+    def search(self, text: str, facts: TextFacts | None = None) -> re.Match[str] | None:
+        """The pattern's first match; `facts` are the text's, when already known."""
+        if self.needs_digit or self._needs is not None:
+            facts = facts or TextFacts(text)
+            if self.needs_digit:
+                if not facts.has_digit:
+                    return None
+            elif facts.lower is not None and self._lower is not None:
+                if not (self._digit_too and facts.has_digit) and not any(map(facts.lower.__contains__, self._lower)):
+                    return None
+            elif self._needs.search(text) is None:  # type: ignore[union-attr]  # not None in this branch
+                return None
+        return self.rx.search(text)
+
+
+class TextFacts:
+    """What `Pattern.search` checks of a text, found once for all the patterns searched in it."""
+
+    __slots__ = ("has_digit", "lower")
+
+    def __init__(self, text: str):
+        self.has_digit = _DIGIT.search(text) is not None
+        self.lower = text.lower() if text.isascii() else None
+
 
 class SlotExtractor:
     def __init__(self, slots: dict[str, SlotSpec]):
         self.specs = slots
-        self._patterns = {n: re.compile(s.pattern, re.I) for n, s in slots.items() if s.pattern}
-        self._reply = {n: re.compile(s.reply_pattern, re.I) for n, s in slots.items() if s.reply_pattern}
+        self._patterns = {n: Pattern(s.pattern) for n, s in slots.items() if s.pattern}
+        self._reply = {n: Pattern(s.reply_pattern) for n, s in slots.items() if s.reply_pattern}
         self._values = {
             # Longest first so "desk chair" wins over "chair"; a plural ("laptops") finds the value too.
             n: re.compile(
@@ -35,14 +143,15 @@ class SlotExtractor:
         text = clean(text)
         found: dict[str, Any] = {}
         rest = text
+        facts = TextFacts(text)
         for name, rx in self._patterns.items():
-            m = rx.search(text)
+            m = rx.search(text, facts)
             if m:
                 found[name] = self._normalize(name, m)
                 if not self.specs[name].keep_words:
                     rest = rest.replace(m.group(0), " ")
-        for name, rx in self._values.items():
-            m = rx.search(text)
+        for name, values in self._values.items():
+            m = values.search(text)
             if m and name not in found:
                 canonical = {v.lower(): v for v in self.specs[name].values}
                 found[name] = canonical[m.group(1).lower()]

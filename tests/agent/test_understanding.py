@@ -17,6 +17,7 @@ from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import problem_summary
+from agent.understanding.slots import Pattern
 from agent.understanding.spelling import Speller
 from bots.cli.nlu import measure_all
 from tests.helpers import REPO
@@ -78,6 +79,36 @@ def test_models_versions_and_numbers_are_typed_and_masked() -> None:
     release = EntityReader().read("is v2.5.0-rc1 safer than release 2.4? it costs 29.99 dollars")
     assert release.versions == ["2.5.0-rc1", "2.4"]
     assert release.masked == "is version safer than release version ? it costs money"
+
+
+@pytest.mark.parametrize(("config_dir", "data_dir"), STORES)
+def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data_dir: Path) -> None:
+    """The quick check before a slot's pattern (a digit, a keyword) never hides a match."""
+    slots = load_config(config_dir).intents.slots.values()
+    patterns = {p for s in slots for p in (s.pattern, s.reply_pattern) if p}
+    texts = [c.text for c in load_corpus(CORPUS)] + [
+        "Task: call mom",
+        "my DELL XPS won\u2019t turn on",
+        "it \u017flows down",  # a long s: re's case folding reads it as an s
+        "budget \u0e51\u0e52\u0e53 baht",  # Thai digits are digits to \\d
+        "'quoted title' and REMIND ME TO water plants",
+    ]
+    for pattern in patterns:
+        quick, plain = Pattern(pattern), re.compile(pattern, re.I)
+        for text in texts:
+            found, expected = quick.search(text), plain.search(text)
+            assert (found and found.span()) == (expected and expected.span()), (pattern, text)
+
+
+def test_a_text_without_a_names_first_word_reads_as_with_the_full_search() -> None:
+    """Product names are looked for only in texts holding some name's first word; the values
+    read are those the full search reads."""
+    names = {"Logitech G502 Hero": "mouse", "HP Victus 15": "laptop", "X-Pro 2": "headset"}
+    quick, full = EntityReader(names), EntityReader(names)
+    full._first_words = None
+    texts = [c.text for c in load_corpus(CORPUS)] + ["my x-pro 2 crackles", "the G502 HERO, again", "victus 15?"]
+    for text in texts:
+        assert quick.read(text) == full.read(text), text
 
 
 def test_typo_repair_leaves_dictionary_words_alone() -> None:
