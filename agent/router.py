@@ -230,7 +230,7 @@ class AgentRouter:
         move, customer, eligible = await self._interpret(interaction, state, history, t)
         if isinstance(move, moves.Wait) and await self.confirmations.remind(state, t, waiting=True):
             return [], None, None
-        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear | moves.Wait):
+        if isinstance(move, moves.ControlMove):
             await self.ctl.answer(move, state, t)
             return [], None, None
         return await self._act(move, state, customer, eligible, history, t)
@@ -243,7 +243,7 @@ class AgentRouter:
         p = self.p
         heard = self._heard(interaction, state)
         move = moves.reply(state, interaction, heard)
-        if isinstance(move, moves.Cancel | moves.Goodbye | moves.Unclear | moves.Wait):
+        if isinstance(move, moves.ControlMove):
             return move, None, []
         customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
         eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)

@@ -10,7 +10,7 @@ from typing import Literal
 
 from agent.config import Messages, Vocabulary
 from agent.conversation import goals
-from agent.conversation.moves import Cancel, Goodbye, Unclear, Wait
+from agent.conversation.moves import Cancel, ControlMove, Goodbye
 from agent.conversation.notices import GoalNames, resume
 from agent.session import Goal, SessionState
 from agent.turn import Turn
@@ -38,7 +38,7 @@ class Control:
         words = _WORD.findall(text.lower().replace("\u2019", "'"))
         return not words or all(w in self.empty for w in words)
 
-    async def answer(self, move: Cancel | Goodbye | Unclear | Wait, state: SessionState, t: Turn) -> None:
+    async def answer(self, move: ControlMove, state: SessionState, t: Turn) -> None:
         kind: Kind = "cancel" if isinstance(move, Cancel) else "farewell" if isinstance(move, Goodbye) else "empty"
         m = self.messages
         goal = state.active_goal

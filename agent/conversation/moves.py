@@ -82,6 +82,8 @@ class Several:
 
 
 Move = Assent | Refusal | Wait | Cancel | Goodbye | Unclear | SlotAnswer | Chat | Request | Several
+# The moves control answers by itself (agent/conversation/control.py), with nothing understood or run.
+ControlMove = Cancel | Goodbye | Unclear | Wait
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ def calibrate(
     held_out_alone: Sequence[dict[str, float]],
     answered: set[str],
     gated: set[str],
+    alike: dict[str, list[str]] | None = None,
 ) -> Levels:
     """The levels from held-out scores.
 
@@ -74,8 +75,9 @@ def calibrate(
             nearest topic is the message's own needs its topic in the banks).
         answered: the topics that have an answer of their own.
         gated: the intents the action gate guards (side-effecting ones with a yes/no offer).
+        alike: for a move, the labels it may be read from at no cost (nlu.yaml `moves_alike`).
     """
-    moves = _move_levels(labels, held_out_alone)
+    moves = _move_levels(labels, held_out_alone, alike or {})
     # Moves are replies, neither requests nor out of scope: the intents' levels are drawn without them.
     kept = [n for n, label in enumerate(labels) if not label.startswith(MOVE + TOPIC_SEP)]
     labels = [labels[n] for n in kept]
@@ -127,24 +129,25 @@ def calibrate(
     )
 
 
-def _move_levels(labels: Sequence[str], held_out_alone: Sequence[dict[str, float]]) -> dict[str, float]:
+def _move_levels(
+    labels: Sequence[str], held_out_alone: Sequence[dict[str, float]], alike: dict[str, list[str]]
+) -> dict[str, float]:
     """For each move, the lowest score at which a held-out sentence nearest to it means it
     as often as `MOVE_PRECISION` asks. Requests and out-of-scope sentences read as a move count as
-    wrong; a refusal read as a cancel or a wait (all say no to an action) and thanks read as a
-    goodbye do not."""
+    wrong; a refusal read as a cancel or a wait (all say no to an action) and a label the banks
+    call alike (thanks read as a goodbye) do not."""
     pairs = zip(labels, held_out_alone, strict=True)
     nearest = [(max(scores, key=scores.__getitem__), label, scores) for label, scores in pairs]
     levels = {}
     for move in sorted({label for label in labels if label.startswith(MOVE + TOPIC_SEP)}):
-        same = _SAME_MOVE.get(move, {move})
-        read = [(scores[best], label in same) for best, label, scores in nearest if best == move]
         name = move.split(TOPIC_SEP, 1)[1]
+        same = _NO if move in _NO else {move, *alike.get(name, [])}
+        read = [(scores[best], label in same) for best, label, scores in nearest if best == move]
         levels[name] = _lowest_precise(read, MOVE_PRECISION.get(name, OTHER_MOVE_PRECISION), 0.0)
     return levels
 
 
 _NO = {f"{MOVE}{TOPIC_SEP}{m}" for m in ("refusal", "wait", "cancel")}
-_SAME_MOVE = {m: _NO for m in _NO} | {f"{MOVE}{TOPIC_SEP}goodbye": {f"{MOVE}{TOPIC_SEP}goodbye", "thanks"}}
 
 
 def _lowest_precise(ranked: list[tuple[float, bool]], precision: float, floor: float) -> float:

@@ -203,9 +203,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     alone = [str(n) for n in range(len(labels))]
     config = load_config(resolve_dir(args.config_dir, "config"))
     gated = {i.id for i in config.intents.intents if i.templates.offer}
-    levels = calibrate(
-        labels, reader.scorer.held_out_scores(topics), reader.scorer.held_out_scores(alone), answered, gated
-    )
+    held_out, held_out_alone = reader.scorer.held_out_scores(topics), reader.scorer.held_out_scores(alone)
+    levels = calibrate(labels, held_out, held_out_alone, answered, gated, reader.banks.moves_alike)
     values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     print(
         f"levels: {', '.join(f'{k} {v}' for k, v in values.items())}, gates {levels.gates}, moves {levels.moves}"
