@@ -12,14 +12,12 @@ from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
 from agent.interfaces import Planner, PolicyEngine, ToolExecutor
 from agent.planners.render import render
-from agent.preferences import TurnPreferences
-from agent.session import Goal, GoalStatus, PendingConfirmation, SessionState
-from agent.turn import Turn
+from agent.session import Goal, GoalStatus, PendingConfirmation
+from agent.turn import TurnContext
 from agent.types import (
     Alert,
     Confirm,
     Intent,
-    Message,
     OutboundMessage,
     PlanStep,
     PolicyDecision,
@@ -55,135 +53,118 @@ class Acting:
         self.confirmations = confirmations
         self.currency = currency
 
-    async def run(
-        self,
-        agent: Planner,
-        state: SessionState,
-        goal: Goal,
-        intent: Intent,
-        history: list[Message],
-        customer: dict | None,
-        t: Turn,
-        preferences: TurnPreferences | None = None,
-    ) -> list[ToolResult]:
+    async def run(self, agent: Planner, ctx: TurnContext, goal: Goal, intent: Intent) -> list[ToolResult]:
         """Ask the agent for a plan, run what it requests, and pass the results back, until it answers."""
         results: list[ToolResult] = []
-        approved = t.approved
+        approved = ctx.t.approved
         try:
-            await self._passes(agent, state, goal, intent, history, customer, t, results, approved, preferences)
+            await self._passes(agent, ctx, goal, intent, results)
             if results and not results[-1].success and (results[-1].data or {}).get("offer_human"):
-                await self._offer_human(state, t)
+                await self._offer_human(ctx)
             return results
         finally:
-            Confirmations.settle(state, approved, t)
+            Confirmations.settle(ctx.me, approved, ctx.t.final_text)
 
     async def _passes(
-        self,
-        agent: Planner,
-        state: SessionState,
-        goal: Goal,
-        intent: Intent,
-        history: list[Message],
-        customer: dict | None,
-        t: Turn,
-        results: list[ToolResult],
-        approved: str | None,
-        preferences: TurnPreferences | None,
-    ) -> list[ToolResult]:
+        self, agent: Planner, ctx: TurnContext, goal: Goal, intent: Intent, results: list[ToolResult]
+    ) -> None:
+        """Plan passes until a plan runs no tool, an action waits for confirmation, or passes run out."""
+        prefs = ctx.preferences
         # Read only for agents that use them: most turns never need the stored preferences.
-        prefs = await preferences.get() if agent.reads_preferences and preferences is not None else None
+        stored = await prefs.get() if agent.reads_preferences and prefs is not None else None
         for n in range(1, self.max_passes + 1):
-            plan = await agent.plan(
-                AgentRequest(
-                    goal=goal,
-                    intent=intent,
-                    state=state,
-                    text=t.interaction.text,
-                    results=results,
-                    history=history,
-                    preferences=prefs,
-                    pass_number=n,
-                ),
-                t,
+            request = AgentRequest(
+                goal=goal,
+                intent=intent,
+                state=ctx.state,
+                me=ctx.me,
+                text=ctx.interaction.text,
+                results=results,
+                history=ctx.history,
+                preferences=stored,
+                pass_number=n,
             )
+            plan = await agent.plan(request, ctx.t)
             if n == 1:
-                t.emit("plan_created", {"intent_id": intent.id, "steps": [s.type for s in plan.steps]})
-                t.emit("plan_type", {"type": plan.plan_type})
+                ctx.t.emit("plan_created", {"intent_id": intent.id, "steps": [s.type for s in plan.steps]})
+                ctx.t.emit("plan_type", {"type": plan.plan_type})
             if plan.slots_patch:
                 goal.slots.update(plan.slots_patch)
                 goal.slots = {k: v for k, v in goal.slots.items() if v is not None}
-                goals.refresh(goal, intent, lambda slot: agent.question(intent.id, slot))
-            ran_tools = False
-            for step in plan.steps:
-                if step.type in ("tool_call", "confirm") and (call := _call_of(step)) is not None:
-                    prompt = step.prompt if step.type == "confirm" else ""
-                    result = await self._run_tool(
-                        state, goal, intent, call, customer, history, t, approved, step.type == "confirm", prompt
-                    )
-                    if result is None:  # held for the user's confirmation: the turn ends with the question
-                        return results
-                    results.append(result)
-                    ran_tools = True
-                    if not result.success:
-                        break
-                elif step.type == "confirm":
-                    await t.send(OutboundMessage(kind="question", text=step.prompt))
-                elif step.type == "respond" and step.when == "pre":
-                    t.emit("plan_communicated", {"message": step.message})
-                    await t.send(OutboundMessage(kind="pre", text=step.message))
-                elif step.type == "ask_user":
-                    await t.send(OutboundMessage(kind="question", text=step.prompt))
-                elif step.type == "respond" and step.message:
-                    await t.send(OutboundMessage(kind="answer" if step.when == "post" else "error", text=step.message))
+                goals.refresh(goal, intent, agent)
+            ran = await self._steps(ctx, goal, intent, plan.steps, results)
+            if ran is None:  # held for the user's confirmation: the turn ends with the question
+                return
             if plan.goal_status is not None:
-                goals.settle(state, goal, intent, GoalStatus(plan.goal_status))
-            if not ran_tools:
-                return results
-        await t.send(OutboundMessage(kind="error", text=self.messages.too_many_steps))
-        goals.settle(state, goal, intent, GoalStatus.failed)
-        return results
+                goals.settle(ctx.me, goal, intent, GoalStatus(plan.goal_status))
+            if not ran:
+                return
+        await ctx.t.send(OutboundMessage(kind="error", text=self.messages.too_many_steps))
+        goals.settle(ctx.me, goal, intent, GoalStatus.failed)
+
+    async def _steps(
+        self, ctx: TurnContext, goal: Goal, intent: Intent, steps: list[PlanStep], results: list[ToolResult]
+    ) -> bool | None:
+        """One plan's steps in order: whether tools ran, or None when an action waits for confirmation."""
+        t, ran = ctx.t, False
+        for step in steps:
+            if step.type in ("tool_call", "confirm") and (call := _call_of(step)) is not None:
+                prompt = step.prompt if step.type == "confirm" else ""
+                result = await self._run_tool(ctx, goal, intent, call, step.type == "confirm", prompt)
+                if result is None:
+                    return None
+                results.append(result)
+                ran = True
+                if not result.success:
+                    break
+            elif step.type == "confirm":
+                await t.send(OutboundMessage(kind="question", text=step.prompt))
+            elif step.type == "respond" and step.when == "pre":
+                t.emit("plan_communicated", {"message": step.message})
+                await t.send(OutboundMessage(kind="pre", text=step.message))
+            elif step.type == "ask_user":
+                await t.send(OutboundMessage(kind="question", text=step.prompt))
+            elif step.type == "respond" and step.message:
+                await t.send(OutboundMessage(kind="answer" if step.when == "post" else "error", text=step.message))
+        return ran
 
     async def _run_tool(
-        self,
-        state: SessionState,
-        goal: Goal,
-        intent: Intent,
-        call: ToolCall,
-        customer: dict | None,
-        history: list[Message],
-        t: Turn,
-        approved: str | None = None,
-        confirm: bool = False,
-        prompt: str = "",
+        self, ctx: TurnContext, goal: Goal, intent: Intent, call: ToolCall, confirm: bool, prompt: str
     ) -> ToolResult | None:
         """Policy, then the gateway. None: the action waits for the user's confirmation."""
+        state, t = ctx.state, ctx.t
         decision = await self.policy.validate(
-            call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=customer)
+            call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=ctx.customer)
         )
         if decision.params is not None:
             call = call.model_copy(update={"params": decision.params})
         t.emit("policy_check", {"tool": call.tool_name, **decision.model_dump(exclude={"params"})})
         if not decision.allowed:
-            return self._refuse(state, goal, call, decision, history, t)
+            return self._refuse(ctx, goal, call, decision)
         digest = None
         if (confirm or decision.requires_confirmation) and self.confirmations is not None:
             digest = action_hash(state.session_id, call.tool_name, call.params)
-            if digest != approved:
+            if digest != t.approved:
                 text = render(prompt or self.messages.confirm_prompt, {**goal.slots, **call.params}, self.currency)
-                await self.confirmations.ask(state, goal.id, intent.id, call, text, t)
+                await self.confirmations.ask(ctx, goal.id, intent.id, call, text)
                 return None
-        result = await self.executor.execute(
-            call,
-            ToolContext(
-                session_id=state.session_id,
-                interaction_id=t.interaction.id,
-                agent=goal.agent,
-                intent_id=intent.id,
-                customer_id=state.customer_id,
-                speaker=state.speaker,
-                action_hash=digest,
-            ),
+        tool_ctx = ToolContext(
+            session_id=state.session_id,
+            interaction_id=ctx.interaction.id,
+            agent=goal.agent,
+            intent_id=intent.id,
+            customer_id=state.customer_id,
+            speaker=ctx.interaction.speaker,
+            action_hash=digest,
         )
+        result = await self.executor.execute(call, tool_ctx)
+        self._record(ctx, call, result, digest is not None)
+        return result
+
+    @staticmethod
+    def _record(ctx: TurnContext, call: ToolCall, result: ToolResult, confirmed: bool) -> None:
+        """What a tool run leaves in the turn: its telemetry, the confirmed action, a handoff, alerts."""
+        t = ctx.t
         t.emit(
             "tool_execute",
             {
@@ -195,32 +176,24 @@ class Acting:
             },
             level="info" if result.success else "warn",
         )
-        if digest is not None:
-            Confirmations.carried_out(state, call, result)
+        if confirmed:
+            Confirmations.carried_out(ctx.me, call, result)
         for effect in result.effects:
             if effect.kind == "handoff":
-                t.alerts.append(handoff.request(state, str(effect.data.get("reason", "")), history))
-                t.effects.append(handoff.queue_row(state))
+                t.alerts.append(handoff.request(ctx.state, str(effect.data.get("reason", "")), ctx.history))
+                t.effects.append(handoff.queue_row(ctx.state))
         if not result.replayed:
             t.alerts += result.alerts  # what the tool itself says admins must hear
-        return result
 
-    def _refuse(
-        self,
-        state: SessionState,
-        goal: Goal,
-        call: ToolCall,
-        decision: PolicyDecision,
-        history: list[Message],
-        t: Turn,
-    ) -> ToolResult:
+    def _refuse(self, ctx: TurnContext, goal: Goal, call: ToolCall, decision: PolicyDecision) -> ToolResult:
         """A denial is explained to the user; an escalation hands the conversation to people. Admins hear of both."""
+        state, t = ctx.state, ctx.t
         reason = "; ".join(v for v in decision.violations if v) or "not allowed"
         who = state.customer_id or "guest"
         code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
-            t.alerts.append(handoff.request(state, reason, history, kind="policy_escalation", summary=summary))
+            t.alerts.append(handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary))
             t.effects.append(handoff.queue_row(state))
         elif decision.alert:
             t.alerts.append(
@@ -240,13 +213,14 @@ class Acting:
         data = {"reason": reason, "offer_human": decision.offer_human}
         return ToolResult(tool=call.tool_name, success=False, error=reason, error_code=code, data=data)
 
-    async def _offer_human(self, state: SessionState, t: Turn) -> None:
+    async def _offer_human(self, ctx: TurnContext) -> None:
         """After a refusal that offers a person: the offer, with its button; "yes" hands off."""
-        if t.scratch.get("offered_human") or (state.handoff is not None and state.handoff.active):
+        t, handed_off = ctx.t, ctx.state.handoff
+        if t.offered_human or (handed_off is not None and handed_off.active):
             return
-        t.scratch["offered_human"] = True
-        if state.pending_confirmation is None:
-            state.pending_confirmation = PendingConfirmation(
+        t.offered_human = True
+        if ctx.me.pending_confirmation is None:
+            ctx.me.pending_confirmation = PendingConfirmation(
                 kind="offer", intent_id="human_handoff", prompt=self.messages.human_offer
             )
         await t.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent.session import Goal, SessionState
+from agent.session import Goal, SessionState, Speaker
 from agent.types import Intent, Message, ToolResult
 
 
@@ -42,7 +42,8 @@ class AgentRequest(BaseModel):
 
     goal: Goal
     intent: Intent
-    state: SessionState
+    state: SessionState  # the thread
+    me: Speaker = Field(default_factory=Speaker)  # the speaker's goals and confirmations
     text: str = ""  # what the user said this turn
     results: list[ToolResult] = Field(default_factory=list)  # this turn's tool results so far
     history: list[Message] = Field(default_factory=list)

@@ -9,9 +9,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent.catalog import Item, KBSection
 from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
+from agent.llm.models import AgentLoop, LLMCapabilities, LLMRequest, LLMResponse, Usage
 from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
-from agent.session import SessionState
+from agent.session import SessionState, Speaker
 from agent.types import (
     Alert,
     Classification,
@@ -198,11 +198,13 @@ class RiskReports(Protocol):
 
 class TurnLog(Protocol):
     """What classifiers and planners may use of the running turn (agent/turn.py): its message,
-    telemetry that commits with it, its LLM usage, and per-turn scratch space that is never stored."""
+    telemetry that commits with it, and its LLM usage, deadline, outage and agent conversations."""
 
     interaction: Interaction
     usage: Usage
-    scratch: dict[str, Any]
+    llm_deadline: float | None
+    llm_down: str | None
+    agent_loops: dict[str, dict[str, AgentLoop]]
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent: ...
 
@@ -216,6 +218,7 @@ class Classifier(Protocol):
         interaction: Interaction,
         intents: list[Intent],
         state: SessionState,
+        me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
     ) -> Classification:

@@ -140,18 +140,20 @@ class PreferenceRecorder:
         self.extractor = extractor
 
     @staticmethod
-    def key(state: SessionState) -> str:
+    def key(state: SessionState, speaker: str) -> str:
         """Whose preferences: the speaker's customer, or this guest in this conversation only."""
-        return state.customer_id or f"session:{state.session_id}:{state.speaker}"
+        return state.customer_id or f"session:{state.session_id}:{speaker}"
 
-    async def before(self, state: SessionState, text: str, cls: Classification) -> tuple[TurnPreferences, Preferences]:
+    async def before(
+        self, state: SessionState, speaker: str, text: str, cls: Classification
+    ) -> tuple[TurnPreferences, Preferences]:
         """(what the agents see this turn, the update to write after the commit). A budget the
         understanding read from the message is a preference too. The stored preferences are read
         when an agent first asks for them, so a turn whose agents never read them skips the read."""
         update = self.extractor.extract(text, cls.params.get("budget"))
         # A guest's preferences live with the session, so a session's first turn has none stored.
         new_guest = state.version == 0 and not state.customer_id
-        return TurnPreferences(None if new_guest else self.memory, self.key(state), update), update
+        return TurnPreferences(None if new_guest else self.memory, self.key(state, speaker), update), update
 
     async def after(self, owner: str, update: Preferences) -> None:
         """Write `update` for `owner` (`key` of the turn's state, taken before the turn ended)."""

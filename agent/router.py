@@ -8,7 +8,7 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,17 +33,16 @@ from agent.interfaces import (
     ToolExecutor,
     Tracer,
     TurnMetrics,
-    TurnTrace,
 )
 from agent.locks import SessionLocks
-from agent.preferences import PreferenceRecorder, TurnPreferences
+from agent.preferences import PreferenceRecorder
 from agent.records import TurnRecord
 from agent.redaction import Redactor
-from agent.session import SessionState
+from agent.session import Goal, SessionState
 from agent.snapshot import turn_reads
 from agent.text import check_input, clean
 from agent.tracing import observed_turn
-from agent.turn import Turn, TurnDeadline, deadline, settle_conflict
+from agent.turn import Turn, TurnContext, TurnDeadline, deadline, settle_conflict
 from agent.types import AgentResponse, Alert, Classification, Intent, Interaction, Message, OutboundMessage, ToolResult
 from agent.understanding.slots import SlotExtractor
 
@@ -86,8 +85,9 @@ class AgentRouter:
         self.acting = Acting(
             parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations, parts.currency
         )
-        turn = lambda i, r: self._new_turn(i, r, [])  # noqa: E731 - admin actions are turns too
-        self.desk = HandoffDesk(parts.store, self.locks, turn, s, parts.messages, parts.alerts, parts.handoffs)
+        self.desk = HandoffDesk(
+            parts.store, self.locks, s, parts.messages, parts.alerts, parts.handoffs, parts.telemetry, self.redactor
+        )
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
         self.requests = requests.Requests(parts.registry, parts.messages, self.names)
@@ -128,7 +128,9 @@ class AgentRouter:
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:
                 for attempt in range(self.p.settings.commit_retries):
-                    t = self._new_turn(interaction, reply, delivered, trace)
+                    t = Turn(
+                        interaction, interaction.session_key, self.p.telemetry, self.redactor, reply, delivered, trace
+                    )
                     try:
                         with turn_reads():  # each attempt reads fresh data, once
                             response = await self._turn(interaction, t)
@@ -152,12 +154,6 @@ class AgentRouter:
                         return response, "answered"
         raise AssertionError("unreachable")
 
-    def _new_turn(
-        self, interaction: Interaction, reply: Reply | None, sent: list[OutboundMessage], trace: TurnTrace | None = None
-    ) -> Turn:
-        p = self.p
-        return Turn(interaction, interaction.session_key, p.telemetry, self.redactor, reply, sent, trace)
-
     async def _refuse(self, interaction: Interaction, text: str, reply: Reply | None) -> AgentResponse:
         """Answer without touching the session: nothing is stored for a message we cannot handle."""
         message = OutboundMessage(kind="error", text=text, id=f"{interaction.id}:x")
@@ -176,28 +172,27 @@ class AgentRouter:
         state = saved or SessionState(
             session_id=interaction.session_key,
             workspace_id=interaction.context.workspace,
-            customer_id=interaction.customer_id,
             channel_type=interaction.context.channel_type,
         )
         expected_version = state.version
+        state.customer_id, state.turns = interaction.customer_id, state.turns + 1
         # The thread is shared; goals and confirmations are the person who wrote this message's.
-        state.enter(interaction.speaker, interaction.customer_id)
-        abandoned = goals.age(state, p.settings.goal_abandon_turns)
-        received = {"abandoned": [g.type for g in abandoned], "memory": goals.memory(state, len(history))}
+        me = state.part(interaction.speaker, interaction.customer_id)
+        ctx = TurnContext(interaction, state, me, history, t)
+        abandoned = goals.age(me, p.settings.goal_abandon_turns)
+        received = {"abandoned": [g.type for g in abandoned], "memory": goals.memory(me, len(history))}
         if interaction.context.viewing:
             received["viewing"] = interaction.context.viewing
         t.emit("received", received)
         t.emit("history_loaded", {"count": len(history)})
         async with deadline(p.settings.turn_deadline_seconds):
-            results, cls, pref_update = await self._work(interaction, state, history, t)
+            results, cls, pref_update = await self._work(ctx)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *t.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
-        response = t.response(state, t.scratch.get("intent", cls.intent_id if cls else None), results)
-        pref_owner = p.preferences.key(state) if p.preferences is not None else ""
-        state.leave()
+        response = t.response(state, me, t.intent or (cls.intent_id if cls else None), results)
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -215,52 +210,52 @@ class AgentRouter:
         )
         await self.desk.notify(t.alerts)
         if p.preferences is not None and pref_update is not None:
-            await p.preferences.after(pref_owner, pref_update)
+            await p.preferences.after(p.preferences.key(state, interaction.speaker), pref_update)
         return response
 
-    async def _work(
-        self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
-    ) -> tuple[list[ToolResult], Classification | None, Any]:
+    async def _work(self, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
         """Read -> interpret -> act: everything of the turn that runs under its deadline."""
+        state, t = ctx.state, ctx.t
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
                 await t.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
             return [], None, None
-        move, customer, eligible = await self._interpret(interaction, state, history, t)
-        if isinstance(move, moves.Wait) and await self.confirmations.remind(state, t, waiting=True):
+        move, ctx = await self._interpret(ctx)
+        if isinstance(move, moves.Wait) and await self.confirmations.remind(ctx, waiting=True):
             return [], None, None
         if isinstance(move, moves.ControlMove):
-            await self.ctl.answer(move, state, t)
+            await self.ctl.answer(move, ctx)
             return [], None, None
-        return await self._act(move, state, customer, eligible, history, t)
+        return await self._act(move, ctx)
 
-    async def _interpret(
-        self, interaction: Interaction, state: SessionState, history: list[Message], t: Turn
-    ) -> tuple[moves.Move, dict | None, list[Intent]]:
+    async def _interpret(self, ctx: TurnContext) -> tuple[moves.Move, TurnContext]:
         """What the message does: a reply move read by the embedded model (yes, no, cancel, bye)
-        needs no understanding; anything else is understood, then interpreted against the state."""
-        p = self.p
-        heard = self._heard(interaction, state)
-        move = moves.reply(state, interaction, heard)
+        needs no understanding; anything else is understood, then interpreted against the state.
+        Returns the context completed with the customer and the intents they may use."""
+        p, state = self.p, ctx.state
+        heard = self._heard(ctx)
+        move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
-            return move, None, []
+            return move, ctx
         customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
-        eligible = p.registry.for_session(interaction.context.channel_type.value, state, customer)
-        t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
+        eligible = p.registry.for_session(ctx.interaction.context.channel_type.value, state, customer)
+        ctx = replace(ctx, customer=customer, eligible=eligible)
+        ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
         if move is None:
-            found = await self.requests.understand(p.classifier, interaction, eligible, state, history, t)
+            found = await self.requests.understand(p.classifier, ctx)
             if found[0].notice:
-                await t.send(OutboundMessage(kind="notice", text=found[0].notice))
-            move = moves.interpret(state, interaction, found, heard, p.registry.specs, p.registry.slots)
-        return move, customer, eligible
+                await ctx.t.send(OutboundMessage(kind="notice", text=found[0].notice))
+            move = moves.interpret(ctx, found, heard, p.registry.specs, p.registry.slots)
+        return move, ctx
 
-    def _heard(self, interaction: Interaction, state: SessionState) -> moves.Heard:
+    def _heard(self, ctx: TurnContext) -> moves.Heard:
         """What the embedded model and the awaited slot's pattern read in a typed message."""
-        reader, text = self.p.reader, interaction.text
+        reader, interaction = self.p.reader, ctx.interaction
+        text = interaction.text
         if reader is None or interaction.action is not None:
             return moves.Heard(empty=interaction.action is None and self.ctl.says_nothing(text))
-        reading, goal = reader.read(text), state.active_goal
+        reading, goal = reader.read(text), ctx.me.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
         value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None
         said = reading.move
@@ -268,26 +263,24 @@ class AgentRouter:
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
         return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value)
 
-    async def _act(
-        self,
-        move: moves.Move,
-        state: SessionState,
-        customer: dict | None,
-        eligible: list[Intent],
-        history: list[Message],
-        t: Turn,
-    ) -> tuple[list[ToolResult], Classification | None, Any]:
-        """Act on each request of the move in order (several queue behind one that asks)."""
+    async def _act(self, move: moves.Move, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
+        """Act on each request of the move in order; later ones queue while the bot waits for the user."""
         p = self.p
         cls = moves.classification(move)
-        prefs, pref_update = None, None
+        pref_update = None
         if p.preferences is not None:
-            prefs, pref_update = await p.preferences.before(state, t.interaction.text, cls)
-        ids = {i.id for i in eligible}
-        act = lambda c: self._understood(state, move, c, ids, customer, history, t, prefs)  # noqa: E731
-        ask = lambda i, slot: self._agent(p.registry.intents[i]).question(i, slot)  # noqa: E731
+            prefs, pref_update = await p.preferences.before(
+                ctx.state, ctx.interaction.speaker, ctx.interaction.text, cls
+            )
+            ctx = replace(ctx, preferences=prefs)
         found = move.found if isinstance(move, moves.Several) else [cls]
-        return await self.requests.handle(found, state, t, act, ask), cls, pref_update
+        results = await self._understood(ctx, move, found[0])
+        for n, more in enumerate(found[1:], start=1):
+            if requests.waiting(ctx.me):
+                await self.requests.queue(ctx, found[n:], self)
+                break
+            results += await self._understood(ctx, move, more)
+        return results, cls, pref_update
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
@@ -297,28 +290,18 @@ class AgentRouter:
         """Alert admins again about handoffs nobody claimed in time; channels call it periodically."""
         return await self.desk.realert_unclaimed(now)
 
-    async def _understood(
-        self,
-        state: SessionState,
-        move: moves.Move,
-        cls: Classification,
-        eligible: set[str],
-        customer: dict | None,
-        history: list[Message],
-        t: Turn,
-        prefs: TurnPreferences | None = None,
-    ) -> list[ToolResult]:
-        p = self.p
-        settled = await self.confirmations.resolve(state, t.interaction, moves.yes_or_no(move), cls, t)
+    async def _understood(self, ctx: TurnContext, move: moves.Move, cls: Classification) -> list[ToolResult]:
+        p, me, t = self.p, ctx.me, ctx.t
+        settled = await self.confirmations.resolve(ctx, moves.yes_or_no(move), cls)
         if settled.outcome == "handled":
             return settled.results
         read = settled.cls or cls
-        if (cls := followups.redirect(state, t.interaction.text, read, p.registry.specs)) is not read:
-            t.scratch.setdefault("intent", cls.intent_id)  # the turn's intent is the follow-up's
-        pending = self.confirmations.take_offer(state)
+        if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs)) is not read:
+            t.intent = t.intent or cls.intent_id  # the turn's intent is the follow-up's
+        pending = self.confirmations.take_offer(me)
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
-            await notices.unknown(state, cls, pending, "human_handoff" in eligible, p.messages, self.confirmations, t)
+            await notices.unknown(ctx, cls, pending, p.messages, self.confirmations)
             return []
         redacted = sorted(set(cls.params) & p.registry.redacted_params)
         classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
@@ -327,30 +310,46 @@ class AgentRouter:
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
         if cls.offer:
-            await self.confirmations.offer(state, intent.id, cls.offer, cls, t)
+            await self.confirmations.offer(ctx, intent.id, cls.offer, cls)
             return []
         agent = self._agent(intent)
         if intent.kind == "chat":
-            results = await self.acting.run(agent, state, goals.transient(intent), intent, history, customer, t)
+            results = await self.acting.run(agent, replace(ctx, preferences=None), goals.transient(intent), intent)
             t.emit("response_generated", {"length": len(t.final_text), "chat": True})
-            await self.confirmations.restate(state, t)
+            await self.confirmations.restate(ctx)
             return results
-        self.confirmations.shelve(state, intent.id)
-        update = goals.apply(state, cls, intent, lambda slot: agent.question(intent.id, slot))
-        t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(state)})
-        goal = state.goals[update.goal_id]
-        results = await self.acting.run(agent, state, goal, intent, history, customer, t, prefs)
-        run = lambda g, i: self.acting.run(self._agent(i), state, g, i, history, customer, t, prefs)  # noqa: E731
-        goal, resumed, more = await requests.run_queued(state, goal, p.registry.intents, run)
+        self.confirmations.shelve(me, intent.id)
+        update = goals.apply(me, cls, intent, agent)
+        t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(me)})
+        goal = me.goals[update.goal_id]
+        results = await self.acting.run(agent, ctx, goal, intent)
+        goal, resumed, more = await self._run_queued(ctx, goal)
         results += more
-        handed_off = state.handoff is not None and state.handoff.active
+        handed_off = ctx.state.handoff is not None and ctx.state.handoff.active
         notice = resumed and not handed_off and notices.resume(resumed, goal.agent, p.messages, self.names(resumed))
         if notice:
             await t.send(notice)
-        active = state.active_goal
+        active = me.active_goal
         t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
-        await self.confirmations.restate(state, t)
+        await self.confirmations.restate(ctx)
         return results
+
+    async def _run_queued(self, ctx: TurnContext, goal: Goal) -> tuple[Goal, Goal | None, list[ToolResult]]:
+        """Later requests of an earlier message whose turn has come (nobody waits for the user) run
+        now. Returns the last goal run, the goal the conversation is back to (None if `goal` is still
+        active) and the results."""
+        me, results = ctx.me, []
+        resumed = me.active_goal if goal.id != me.active_goal_id else None
+        while resumed is not None and resumed.queued and not requests.waiting(me):
+            resumed.queued, goal = False, resumed
+            intent = self.p.registry.intents[goal.intent_id]
+            results += await self.acting.run(self._agent(intent), ctx, goal, intent)
+            resumed = me.active_goal if goal.id != me.active_goal_id else None
+        return goal, resumed, results
+
+    def question(self, intent_id: str, slot: str) -> str:
+        """The question for a missing slot, in the words of the intent's agent."""
+        return self._agent(self.p.registry.intents[intent_id]).question(intent_id, slot)
 
     def _agent(self, intent: Intent) -> Planner:
         return self.p.planners.get(intent.agent, self.p.planner)

@@ -95,14 +95,20 @@ class HistorySummary(Model):
 
 
 class Speaker(Model):
-    """One person's part of a shared conversation: what they asked for and what they agreed to."""
+    """One person's part of a shared conversation: what they asked for and what they agreed to.
+    A turn resolves its speaker's part once (`SessionState.part`) and works on it in place."""
 
     customer_id: str | None = None
+    turns: int = 0  # this speaker's turns in the thread; their goals idle too long are abandoned
     active_goal_id: str | None = None
     goal_stack: list[str] = Field(default_factory=list)
     goals: dict[str, Goal] = Field(default_factory=dict)
     pending_confirmation: PendingConfirmation | None = None
     confirmed_action: ConfirmedAction | None = None
+
+    @property
+    def active_goal(self) -> Goal | None:
+        return self.goals.get(self.active_goal_id) if self.active_goal_id else None
 
 
 # Goals and confirmations of rows stored before conversations had several speakers.
@@ -111,81 +117,54 @@ _SPEAKER_FIELDS = ("active_goal_id", "goal_stack", "goals", "pending_confirmatio
 
 
 class SessionState(Model):
-    """A conversation (a thread). The thread's history, handoff and LLM budget are shared; each
-    speaker's goals and confirmations live in `speakers`. During a turn, `enter` puts the
-    speaker's part in the working fields (goals, goal_stack, pending_confirmation, ...) that the
-    goal, confirmation and planning code reads, and `leave` puts it back: between turns those
-    fields are empty and `speaker` is ""."""
+    """A conversation (a thread). Its history, handoff and LLM budget are shared; each speaker's
+    goals and confirmations are their own part in `speakers`."""
 
     session_id: str
     workspace_id: str = ""
-    customer_id: str | None = None
+    customer_id: str | None = None  # the customer of the latest turn's speaker
     channel_type: ChannelType = ChannelType.console
     version: int = 0
-    active_goal_id: str | None = None
-    goal_stack: list[str] = Field(default_factory=list)
-    goals: dict[str, Goal] = Field(default_factory=dict)
-    pending_confirmation: PendingConfirmation | None = None
     handoff: Handoff | None = None
-    confirmed_action: ConfirmedAction | None = None
     llm_usage: LLMUsage = Field(default_factory=LLMUsage)
     llm_budget_notice_day: str | None = None  # the day the user was told the LLM budget is spent
     history_summary: HistorySummary | None = None
     updated_at: datetime = Field(default_factory=utcnow)
-    turns: int = 0  # user turns handled in this session; goals idle too long are abandoned
-    speaker: str = ""
+    turns: int = 0  # user turns handled in this thread
     speakers: dict[str, Speaker] = Field(default_factory=dict)
 
-    def enter(self, speaker: str, customer_id: str | None) -> None:
-        """Work as `speaker` (resolved to `customer_id`, or a guest) for this turn."""
-        if self.speaker:
-            self.leave()
-        elif self.goals or self.pending_confirmation or self.confirmed_action:
-            # A row from before speakers: its goals belong to the customer who started it.
-            old = Speaker(customer_id=self.customer_id, **{n: getattr(self, n) for n in _SPEAKER_FIELDS})
-            self.speakers.setdefault(LEGACY_SPEAKER, old)
-        part = self.speakers.pop(speaker, None)
+    def part(self, speaker: str, customer_id: str | None) -> Speaker:
+        """`speaker`'s part of the thread (resolved to `customer_id`, or a guest), made on first use.
+        The goals of a row from before speakers belong to the customer who started it."""
         legacy = self.speakers.get(LEGACY_SPEAKER)
-        if part is None and customer_id is not None and legacy is not None and legacy.customer_id == customer_id:
-            part = self.speakers.pop(LEGACY_SPEAKER)
-        part = part or Speaker()
-        for name in _SPEAKER_FIELDS:
-            setattr(self, name, getattr(part, name))
-        self.speaker, self.customer_id = speaker, customer_id
+        if speaker not in self.speakers and legacy and customer_id is not None and legacy.customer_id == customer_id:
+            self.speakers[speaker] = self.speakers.pop(LEGACY_SPEAKER)
+        part = self.speakers.setdefault(speaker, Speaker())
+        part.customer_id = customer_id
+        return part
 
-    def leave(self) -> None:
-        """Put the working fields back into the current speaker's part."""
-        if not self.speaker:
-            return
-        part = Speaker(customer_id=self.customer_id, **{n: getattr(self, n) for n in _SPEAKER_FIELDS})
-        self.speakers[self.speaker] = part
-        self.speaker = ""
-        self.active_goal_id, self.goal_stack, self.goals = None, [], {}
-        self.pending_confirmation = self.confirmed_action = None
-
-    def open_confirmations(self) -> dict[str, PendingConfirmation]:
+    def open_confirmations(self, speaker: str) -> dict[str, PendingConfirmation]:
         """Other speakers' actions waiting for their confirmation, by speaker."""
         return {
             who: part.pending_confirmation
             for who, part in self.speakers.items()
-            if who != self.speaker
-            and part.pending_confirmation is not None
-            and part.pending_confirmation.kind == "tool"
+            if who != speaker and part.pending_confirmation is not None and part.pending_confirmation.kind == "tool"
         }
 
     @property
     def every_goal(self) -> list[Goal]:
         """Every speaker's goals (for evaluation and inspection)."""
-        return [*self.goals.values(), *(g for part in self.speakers.values() for g in part.goals.values())]
+        return [g for part in self.speakers.values() for g in part.goals.values()]
 
     @model_validator(mode="before")
     @classmethod
     def _from_facts(cls, data: Any) -> Any:
-        """Rows stored before these fields existed kept them in a free-form `facts` dict."""
-        if not isinstance(data, dict) or "facts" not in data:
+        """Rows stored before speakers kept one speaker's goals at the top; rows older still kept
+        some fields in a free-form `facts` dict."""
+        if not isinstance(data, dict):
             return data
         data = dict(data)
-        facts = data.pop("facts") or {}
+        facts = data.pop("facts", None) or {}
         if facts.get("handoff_acknowledged") and isinstance(data.get("handoff"), dict):
             data["handoff"] = {**data["handoff"], "acknowledged": True}
         for old, new in (
@@ -196,8 +175,9 @@ class SessionState(Model):
         ):
             if facts.get(old) is not None:
                 data.setdefault(new, facts[old])
-        return data  # "approved_action" was a per-turn value: it is dropped
-
-    @property
-    def active_goal(self) -> Goal | None:
-        return self.goals.get(self.active_goal_id) if self.active_goal_id else None
+        data.pop("speaker", None)  # "approved_action" of `facts` was a per-turn value: it is dropped
+        solo = {name: data.pop(name) for name in _SPEAKER_FIELDS if name in data}
+        if any(solo.values()):
+            part = Speaker(customer_id=data.get("customer_id"), turns=data.get("turns", 0), **solo)
+            data["speakers"] = {LEGACY_SPEAKER: part, **data.get("speakers", {})}
+        return data

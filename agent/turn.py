@@ -7,17 +7,29 @@ import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.conversation import goals
 from agent.errors import StorageError, TurnDeadline
 from agent.interfaces import Reply, TelemetrySink, TurnTrace
-from agent.llm.models import Usage
+from agent.llm.models import AgentLoop, Usage
+from agent.preferences import TurnPreferences
 from agent.records import TelemetryEvent
 from agent.redaction import Redactor
-from agent.session import SessionState
+from agent.session import SessionState, Speaker
 from agent.tracing import NullTrace
-from agent.types import AgentResponse, Alert, Interaction, Message, OutboundMessage, SideEffect, ToolResult, utcnow
+from agent.types import (
+    AgentResponse,
+    Alert,
+    Intent,
+    Interaction,
+    Message,
+    OutboundMessage,
+    SideEffect,
+    ToolResult,
+    utcnow,
+)
 
 LEVELS = ("info", "warn", "error")
 
@@ -83,8 +95,12 @@ class Turn:
         self.trace: TurnTrace = trace or NullTrace()
         self.usage = Usage()  # LLM calls of this turn (agent/llm/calls.py counts them here)
         self._usage_seen = Usage()
-        self.scratch: dict[str, Any] = {}  # per-turn working state of lower layers, never persisted
         self.approved: str | None = None  # the action hash the user confirmed in this turn
+        self.intent: str | None = None  # the turn's intent, when a follow-up changed what was read
+        self.offered_human = False  # a person was offered once this turn; never twice
+        self.llm_deadline: float | None = None  # monotonic time all LLM work of the turn must end by
+        self.llm_down: str | None = None  # the outage that failed an LLM call this turn: no more calls
+        self.agent_loops: dict[str, dict[str, AgentLoop]] = {}  # LLM agents' model conversations by goal
 
     @property
     def trace_id(self) -> str | None:
@@ -161,9 +177,11 @@ class Turn:
         meta = {"interaction_id": self.interaction.id}
         return [Message(role="agent", text=m.text, kind=m.kind, metadata=meta) for m in self.outbound]
 
-    def response(self, state: SessionState, intent_id: str | None, results: list[ToolResult]) -> AgentResponse:
+    def response(
+        self, state: SessionState, me: Speaker, intent_id: str | None, results: list[ToolResult]
+    ) -> AgentResponse:
         """What the router returns for this committed turn."""
-        goal = state.active_goal
+        goal = me.active_goal
         asking = next((m for m in reversed(self.outbound) if m.kind in ("question", "fallback")), None)
         return AgentResponse(
             text=self.final_text,
@@ -171,11 +189,11 @@ class Turn:
             interaction_id=self.interaction.id,
             intent_id=intent_id,
             tool_results=results,
-            needs_user_input=asking is not None or state.pending_confirmation is not None,
-            confirmation=state.pending_confirmation is not None and state.pending_confirmation.kind == "tool",
+            needs_user_input=asking is not None or me.pending_confirmation is not None,
+            confirmation=me.pending_confirmation is not None and me.pending_confirmation.kind == "tool",
             missing_param=goal.missing[0] if goal and goal.missing else None,
             active_goal=goal.type if goal else None,
-            goal_stack=goals.stack_types(state),
+            goal_stack=goals.stack_types(me),
             handoff=state.handoff is not None and state.handoff.active,
             messages=self.outbound,
             alerts=[a.kind for a in self.alerts],
@@ -184,3 +202,18 @@ class Turn:
     @property
     def final_text(self) -> str:
         return "\n\n".join(m.text for m in self.outbound if m.kind != "pre")
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What every step of a turn reads, as one argument: the message, the thread, the speaker's
+    part of it (resolved once), the history, the customer, and the turn's log and outbox (`t`)."""
+
+    interaction: Interaction
+    state: SessionState
+    me: Speaker
+    history: list[Message]
+    t: Turn
+    customer: dict[str, Any] | None = None
+    preferences: TurnPreferences | None = None
+    eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here

@@ -121,7 +121,6 @@ def _fitted_reader(
     return Embedded(reader, vectors)
 
 
-
 async def check_store(app: App) -> None:
     """Fail at startup, not on the first message: the database answers and its schema is current."""
     if app.storage.database is not None:

@@ -23,10 +23,10 @@ from pydantic import BaseModel
 
 from agent.conversation import goals
 from agent.interfaces import SessionStore
-from agent.session import ConfirmedAction, GoalStatus, PendingConfirmation, SessionState
+from agent.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
 from agent.text import Answer
-from agent.turn import Turn
-from agent.types import Classification, Interaction, OutboundMessage, ToolCall, ToolResult, utcnow
+from agent.turn import Turn, TurnContext
+from agent.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."
@@ -79,13 +79,12 @@ class Confirmations:
         self.ttl = timedelta(seconds=ttl_seconds)
         self.clock = clock
 
-    async def ask(
-        self, state: SessionState, goal_id: str, intent_id: str, call: ToolCall, prompt: str, t: Turn
-    ) -> None:
+    async def ask(self, ctx: TurnContext, goal_id: str, intent_id: str, call: ToolCall, prompt: str) -> None:
         """Hold the action and ask; a different action replaces an earlier open question."""
-        digest = action_hash(state.session_id, call.tool_name, call.params)
+        me, t = ctx.me, ctx.t
+        digest = action_hash(ctx.state.session_id, call.tool_name, call.params)
         text = f"{prompt or DEFAULT_PROMPT} {ASK_SUFFIX}"
-        state.pending_confirmation = PendingConfirmation(
+        me.pending_confirmation = PendingConfirmation(
             kind="tool",
             intent_id=intent_id,
             goal_id=goal_id,
@@ -98,46 +97,45 @@ class Confirmations:
         t.emit("confirmation_requested", {"tool": call.tool_name, "params": call.params, "action_hash": digest})
         await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=digest))
 
-    async def resolve(
-        self, state: SessionState, interaction: Interaction, answer: Answer | None, cls: Classification, t: Turn
-    ) -> Resolution:
+    async def resolve(self, ctx: TurnContext, answer: Answer | None, cls: Classification) -> Resolution:
         """Settle an open confirmation (or a repeated click) with the message's yes or no, if it is
         one, before the message is read as a request."""
-        pending = state.pending_confirmation
-        if answer is not None and self._someone_elses(state, interaction):
+        me, t, interaction = ctx.me, ctx.t, ctx.interaction
+        pending = me.pending_confirmation
+        if answer is not None and self._someone_elses(ctx):
             await t.send(OutboundMessage(kind="notice", text=NOT_YOURS, private=True))
             t.emit("confirmation_refused", {"reason": "not_the_requester", "answer": answer})
             return Resolution(outcome="handled")
         if pending is None or pending.kind != "tool":
             if interaction.action == "confirm":
-                return Resolution(outcome="handled", results=await self._replay(state, t))
+                return Resolution(outcome="handled", results=await self._replay(me, t))
             if interaction.action == "cancel":
                 await self._say(t, NOTHING, "none_open")
                 return Resolution(outcome="handled")
             return Resolution(outcome="continue")
         if pending.expires_at is not None and pending.expires_at <= self.clock():
-            state.pending_confirmation = None
+            me.pending_confirmation = None
             t.emit("confirmation_expired", {"tool": pending.tool, "action_hash": pending.action_hash})
-            self._drop_goal(state, pending)
+            self._drop_goal(me, pending)
             if answer is None:
                 return Resolution(outcome="continue")
             await self._say(t, EXPIRED, "expired")
             return Resolution(outcome="handled")
         if answer == "no":
-            state.pending_confirmation = None
-            self._drop_goal(state, pending)
+            me.pending_confirmation = None
+            self._drop_goal(me, pending)
             t.emit("confirmation_cancelled", {"tool": pending.tool, "action_hash": pending.action_hash})
             await self._say(t, CANCELLED, "cancelled")
             return Resolution(outcome="handled")
         if answer != "yes":
-            return self._not_an_answer(state, pending, cls)
+            return self._not_an_answer(me, pending, cls)
         # A goal the user moved away from (replaced by another request) still owns its open question.
-        goal = state.goals.get(pending.goal_id or "")
+        goal = me.goals.get(pending.goal_id or "")
         if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed):
-            state.pending_confirmation = None
+            me.pending_confirmation = None
             await self._say(t, EXPIRED, "goal_gone")
             return Resolution(outcome="handled")
-        self._reactivate(state, goal.id)
+        self._reactivate(me, goal.id)
         t.approved = pending.action_hash
         t.emit("confirmation_accepted", {"tool": pending.tool, "action_hash": pending.action_hash})
         return Resolution(
@@ -145,10 +143,11 @@ class Confirmations:
         )
 
     @staticmethod
-    def _someone_elses(state: SessionState, interaction: Interaction) -> bool:
+    def _someone_elses(ctx: TurnContext) -> bool:
         """A click on, or a yes/no to, a question another person of the thread was asked."""
-        others = state.open_confirmations()
-        own = state.pending_confirmation
+        interaction = ctx.interaction
+        others = ctx.state.open_confirmations(interaction.speaker)
+        own = ctx.me.pending_confirmation
         if interaction.action_hash is not None:
             mine = own is not None and own.action_hash == interaction.action_hash
             return not mine and any(p.action_hash == interaction.action_hash for p in others.values())
@@ -156,34 +155,34 @@ class Confirmations:
             return False  # the speaker's own question (or offer) is the one answered
         return bool(others)
 
-    def _not_an_answer(self, state: SessionState, pending: PendingConfirmation, cls: Classification) -> Resolution:
+    def _not_an_answer(self, me: Speaker, pending: PendingConfirmation, cls: Classification) -> Resolution:
         """Not a yes or no. New values for the pending action ("just $15", "make that O-24680")
         re-plan it, so the changed action is asked again; anything else is handled as a request."""
         changes = {k: v for k, v in cls.params.items() if k in pending.params and v not in (None, "")}
-        goal = state.goals.get(pending.goal_id or "")
+        goal = me.goals.get(pending.goal_id or "")
         if changes and cls.intent_id in (None, pending.intent_id) and goal is not None:
-            self._reactivate(state, goal.id)
+            self._reactivate(me, goal.id)
             update = Classification(intent_id=goal.intent_id, params=changes, confidence=1.0, fills_slot=True)
             return Resolution(outcome="continue", cls=update)
         return Resolution(outcome="continue")
 
     @staticmethod
-    def shelve(state: SessionState, intent_id: str) -> None:
+    def shelve(me: Speaker, intent_id: str) -> None:
         """A new request while an action waits: the waiting goal steps aside instead of being
         replaced, so the question is still open (and restated) after the new request is answered."""
-        pending = state.pending_confirmation
-        active = state.active_goal
+        pending = me.pending_confirmation
+        active = me.active_goal
         if pending is None or pending.kind != "tool" or active is None or active.id != pending.goal_id:
             return
         if active.intent_id == intent_id:
             return
         active.status = GoalStatus.suspended
-        state.goal_stack.append(active.id)
-        state.active_goal_id = None
+        me.goal_stack.append(active.id)
+        me.active_goal_id = None
 
-    async def restate(self, state: SessionState, t: Turn) -> None:
+    async def restate(self, ctx: TurnContext) -> None:
         """After answering something else, ask the open question again (once per turn)."""
-        pending = state.pending_confirmation
+        pending, t = ctx.me.pending_confirmation, ctx.t
         if pending is None or pending.kind != "tool" or any("confirm" in m.buttons for m in t.outbound):
             return
         text = STILL_WAITING.format(prompt=pending.prompt)
@@ -195,49 +194,50 @@ class Confirmations:
         return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
 
     @staticmethod
-    async def offer(state: SessionState, intent_id: str, text: str, cls: Classification, t: Turn) -> None:
+    async def offer(ctx: TurnContext, intent_id: str, text: str, cls: Classification) -> None:
         """Understanding is unsure a side-effecting request was meant: one yes/no question, no action."""
-        state.pending_confirmation = PendingConfirmation(
+        t = ctx.t
+        ctx.me.pending_confirmation = PendingConfirmation(
             kind="offer", intent_id=intent_id, params=cls.params, prompt=text
         )
         await t.send(OutboundMessage(kind="question", text=text))
         t.emit("response_generated", {"message": text, "offer": intent_id, "unsure": True})
 
     @staticmethod
-    def take_offer(state: SessionState) -> PendingConfirmation | None:
+    def take_offer(me: Speaker) -> PendingConfirmation | None:
         """Offers ("shall I loop in a human?") are one-shot; an action's confirmation stays open."""
-        pending = state.pending_confirmation
+        pending = me.pending_confirmation
         if pending is not None and pending.kind == "tool":
             return None
-        state.pending_confirmation = None
+        me.pending_confirmation = None
         return pending
 
     @staticmethod
-    def carried_out(state: SessionState, call: ToolCall, result: ToolResult) -> None:
+    def carried_out(me: Speaker, call: ToolCall, result: ToolResult) -> None:
         """The confirmed action ran: close the question and remember it for a repeated confirm."""
-        pending = state.pending_confirmation
+        pending = me.pending_confirmation
         if pending is not None and pending.action_hash == result.idempotency_key:
-            state.pending_confirmation = None
+            me.pending_confirmation = None
         if result.success:
-            state.confirmed_action = ConfirmedAction(hash=result.idempotency_key, tool=call.tool_name)
+            me.confirmed_action = ConfirmedAction(hash=result.idempotency_key, tool=call.tool_name)
 
     @staticmethod
-    def settle(state: SessionState, approved: str | None, t: Turn) -> None:
+    def settle(me: Speaker, approved: str | None, answer: str) -> None:
         """End of an approved turn: keep the answer given, and close a question the policy refused."""
-        done = state.confirmed_action
+        done = me.confirmed_action
         if approved and done and done.hash == approved and not done.answer:
-            done.answer = t.final_text
-        pending = state.pending_confirmation
+            done.answer = answer
+        pending = me.pending_confirmation
         if approved and pending is not None and pending.action_hash == approved:
-            state.pending_confirmation = None
+            me.pending_confirmation = None
 
     async def _say(self, t: Turn, text: str, what: str) -> None:
         await t.send(OutboundMessage(kind="answer", text=text))
         t.emit("response_generated", {"confirmation": what})
 
-    async def remind(self, state: SessionState, t: Turn, waiting: bool = False) -> bool:
+    async def remind(self, ctx: TurnContext, waiting: bool = False) -> bool:
         """An unclear message (or a "hold on") while a confirmation is open: ask it again rather than guess."""
-        pending = state.pending_confirmation
+        pending, t = ctx.me.pending_confirmation, ctx.t
         if pending is None or pending.kind != "tool":
             return False
         text = f"{HOLDING if waiting else NOT_FOLLOWED} {pending.prompt}"
@@ -245,8 +245,8 @@ class Confirmations:
         t.emit("response_generated", {"confirmation": "reminded"})
         return True
 
-    async def _replay(self, state: SessionState, t: Turn) -> list[ToolResult]:
-        done = state.confirmed_action
+    async def _replay(self, me: Speaker, t: Turn) -> list[ToolResult]:
+        done = me.confirmed_action
         previous = await self.store.ledger_get(done.hash or "") if done else None
         if previous is None:
             await self._say(t, NOTHING, "none_open")
@@ -257,23 +257,23 @@ class Confirmations:
         return [replayed]
 
     @staticmethod
-    def _reactivate(state: SessionState, goal_id: str) -> None:
+    def _reactivate(me: Speaker, goal_id: str) -> None:
         """Bring the confirmed goal back to the front; whatever the user moved on to waits on the stack."""
-        active = state.active_goal
+        active = me.active_goal
         if active is not None and active.id != goal_id and active.status in (GoalStatus.active, GoalStatus.blocked):
             active.status = GoalStatus.suspended
-            state.goal_stack.append(active.id)
-        state.goal_stack = [g for g in state.goal_stack if g != goal_id]
-        state.goals[goal_id].status = GoalStatus.active
-        state.active_goal_id = goal_id
+            me.goal_stack.append(active.id)
+        me.goal_stack = [g for g in me.goal_stack if g != goal_id]
+        me.goals[goal_id].status = GoalStatus.active
+        me.active_goal_id = goal_id
 
     @staticmethod
-    def _drop_goal(state: SessionState, pending: PendingConfirmation) -> None:
-        goal = state.goals.get(pending.goal_id or "")
+    def _drop_goal(me: Speaker, pending: PendingConfirmation) -> None:
+        goal = me.goals.get(pending.goal_id or "")
         if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed, GoalStatus.cancelled):
             return
-        if state.active_goal_id == goal.id:
-            goals.finish(state, goal, GoalStatus.cancelled)
+        if me.active_goal_id == goal.id:
+            goals.finish(me, goal, GoalStatus.cancelled)
         else:
             goal.status = GoalStatus.cancelled
-            state.goal_stack = [g for g in state.goal_stack if g != goal.id]
+            me.goal_stack = [g for g in me.goal_stack if g != goal.id]

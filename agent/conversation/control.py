@@ -12,8 +12,8 @@ from agent.config import Messages, Vocabulary
 from agent.conversation import goals
 from agent.conversation.moves import Cancel, ControlMove, Goodbye
 from agent.conversation.notices import GoalNames, resume
-from agent.session import Goal, SessionState
-from agent.turn import Turn
+from agent.session import Goal
+from agent.turn import TurnContext
 from agent.types import OutboundMessage
 
 Kind = Literal["cancel", "farewell", "empty"]
@@ -38,13 +38,13 @@ class Control:
         words = _WORD.findall(text.lower().replace("\u2019", "'"))
         return not words or all(w in self.empty for w in words)
 
-    async def answer(self, move: ControlMove, state: SessionState, t: Turn) -> None:
+    async def answer(self, move: ControlMove, ctx: TurnContext) -> None:
         kind: Kind = "cancel" if isinstance(move, Cancel) else "farewell" if isinstance(move, Goodbye) else "empty"
-        m = self.messages
-        goal = state.active_goal
+        m, t = self.messages, ctx.t
+        goal = ctx.me.active_goal
         t.emit("intent_classified", {"intent_id": None, "control": kind})
         if kind == "cancel":
-            cancelled, resumed = goals.cancel(state)
+            cancelled, resumed = goals.cancel(ctx.me)
             t.emit("goal_updated", {"action": "cancelled", "goal_id": cancelled.id if cancelled else None})
             if cancelled is None:
                 await t.send(OutboundMessage(kind="answer", text=m.nothing_to_cancel))

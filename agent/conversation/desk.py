@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from agent.config import Messages, Settings
 from agent.conversation import handoff
 from agent.errors import VersionConflict
-from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore
+from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore, TelemetrySink
 from agent.locks import SessionLocks
 from agent.records import TurnRecord
+from agent.redaction import Redactor
 from agent.session import SessionState
 from agent.turn import Turn
 from agent.types import Alert, Interaction, Message, OutboundMessage, utcnow
@@ -25,15 +25,14 @@ log = logging.getLogger("agentbot.router")
 
 NO_HANDOFF = "There is no open handoff in this conversation."
 
-TurnFactory = Callable[[Interaction, Reply | None], Turn]
-
 
 class HandoffDesk:
     """
     Args:
         store: the session store.
         locks: the router's per-session locks, so admin actions and turns never interleave.
-        new_turn: builds a Turn (telemetry, delivery) for an admin action.
+        telemetry: receives the admin actions' telemetry, as every turn's.
+        redactor: masks it, as every turn's.
         settings: retries and the re-alert interval.
         messages: the bot's fixed messages.
         alerts: where admin alerts go; None drops them.
@@ -44,13 +43,14 @@ class HandoffDesk:
         self,
         store: SessionStore,
         locks: SessionLocks,
-        new_turn: TurnFactory,
         settings: Settings,
         messages: Messages,
         alerts: AlertNotifier | None,
         queue: HandoffQueue | None,
+        telemetry: TelemetrySink | None,
+        redactor: Redactor,
     ):
-        self.store, self.locks, self.new_turn = store, locks, new_turn
+        self.store, self.locks, self.telemetry, self.redactor = store, locks, telemetry, redactor
         self.settings, self.messages, self.alerts, self.queue = settings, messages, alerts, queue
 
     async def notify(self, alerts: list[Alert]) -> None:
@@ -109,7 +109,7 @@ class HandoffDesk:
 
     def _turn(self, session_key: str, text: str, reply: Reply | None) -> Turn:
         interaction = Interaction(id=f"control-{uuid.uuid4().hex[:12]}", text=text, session_key=session_key)
-        return self.new_turn(interaction, reply)
+        return Turn(interaction, session_key, self.telemetry, self.redactor, reply, [])
 
     async def _commit(self, state: SessionState, t: Turn, messages: list[Message]) -> bool:
         expected = state.version

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.config import FollowUp, IntentSpec
-from agent.session import Goal, GoalStatus, SessionState
+from agent.session import Goal, GoalStatus, Speaker
 from agent.text import STOPWORDS
 from agent.types import Classification
 
@@ -83,17 +83,17 @@ class Reading:
 
 
 def redirect(
-    state: SessionState, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
+    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
 ) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
     A new search of the open goal's own kind (its own category) clears the answered one's slots, so
     nothing of the old search ("gaming") carries into the new one."""
-    goal = _open(state, cls, specs)
+    goal = _open(me, cls, specs)
     spec = specs.get(goal.intent_id) if goal else None
     rule: FollowUp | None = spec.follow_up if spec else None
     if goal is None or spec is None or rule is None:
         return cls
-    if cls.intent_id == goal.intent_id and goal is state.active_goal and _restarts(goal, cls, rule):
+    if cls.intent_id == goal.intent_id and goal is me.active_goal and _restarts(goal, cls, rule):
         goal.slots, goal.answered = {}, False
         return cls
     items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
@@ -122,7 +122,7 @@ def redirect(
         params["sku"] = skus[reading.index]
     else:
         # "is that one wireless?" right after asking about one of them; else the top option.
-        params["sku"] = _last_discussed(state, rule, goal.slots.get("listed_turn", 0)) or skus[0]
+        params["sku"] = _last_discussed(me, rule, goal.slots.get("listed_turn", 0)) or skus[0]
     if yes_no:
         params["yes_no"] = True
     return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, sure))
@@ -147,25 +147,25 @@ def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:
     )
 
 
-def _open(state: SessionState, cls: Classification, specs: dict[str, IntentSpec]) -> Goal | None:
+def _open(me: Speaker, cls: Classification, specs: dict[str, IntentSpec]) -> Goal | None:
     """The answered goal whose items a message may be about: the active one, or, for a message
     read as the follow-up intent itself, the latest one still standing (a recommendation suspended
     behind another request)."""
-    active = state.active_goal
+    active = me.active_goal
     if active is not None and active.answered:
         return active
     follow = {s.id for s in specs.values() if s.follow_up is not None and s.follow_up.intent == cls.intent_id}
     ended = (GoalStatus.cancelled, GoalStatus.abandoned)
-    standing = [g for g in state.goals.values() if g.intent_id in follow and g.answered and g.status not in ended]
+    standing = [g for g in me.goals.values() if g.intent_id in follow and g.answered and g.status not in ended]
     return max(standing, key=lambda g: g.updated_at) if standing else None
 
 
-def _last_discussed(state: SessionState, rule: FollowUp, since: int) -> str | None:
+def _last_discussed(me: Speaker, rule: FollowUp, since: int) -> str | None:
     """The item the latest follow-up answered about, from turn `since` on ("is the <name> in stock?"
     then "when will it be back?")."""
     said = [
         g
-        for g in state.goals.values()
+        for g in me.goals.values()
         if g.intent_id == rule.intent and g.slots.get("answered_sku") and g.slots.get("answered_turn", -1) >= since
     ]
     if not said:

@@ -4,19 +4,19 @@ A new request of equal or higher priority suspends the active goal (pushed on th
 one replaces it. When a goal ends (done, failed, cancelled or abandoned) the suspended goal of
 highest priority resumes, the most recent first among equals. A goal with `stays_open` (a
 recommendation) stays active after its answer for follow-ups. Every function here is a pure
-transition on SessionState, so each is testable alone and the router only decides when to call them.
+transition on one speaker's part of the conversation, so each is testable alone and the router
+only decides when to call them.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from agent.planners.render import render
-from agent.session import Goal, GoalStatus, SessionState
+from agent.session import Goal, GoalStatus, Speaker
 from agent.types import Classification, Intent, utcnow
 
 # The confidence at which understanding acts without asking (understanding/rules.py STRONG).
@@ -24,6 +24,13 @@ SURE = 0.75
 # Finished goals kept in the state for context; older ones are dropped so the row stays small.
 KEEP_FINISHED = 8
 FINISHED = (GoalStatus.done, GoalStatus.failed, GoalStatus.cancelled, GoalStatus.abandoned)
+
+
+class Asks(Protocol):
+    """Who words the question for a missing slot (an intent's agent)."""
+
+    def question(self, intent_id: str, slot: str) -> str: ...
+
 
 Action = Literal["created", "updated", "interleaved", "replaced", "queued"]
 
@@ -37,20 +44,20 @@ class GoalUpdate(BaseModel):
     slots_filled: list[str] = []
 
 
-def refresh(goal: Goal, intent: Intent, question: Callable[[str], str]) -> None:
+def refresh(goal: Goal, intent: Intent, asks: Asks) -> None:
     """Recompute missing, next_question and status after the slots changed."""
     goal.missing = [p for p in intent.required_params if goal.slots.get(p) in (None, "")]
     if goal.missing:
         goal.status = GoalStatus.blocked
         # The question may name what is already known ("What should task 2 say instead?").
-        goal.next_question = render(question(goal.missing[0]), goal.slots)
+        goal.next_question = render(asks.question(intent.id, goal.missing[0]), goal.slots)
     else:
         goal.status = GoalStatus.active
         goal.next_question = ""
     goal.updated_at = utcnow()
 
 
-def _new(state: SessionState, cls: Classification, intent: Intent, question: Callable[[str], str]) -> Goal:
+def _new(me: Speaker, cls: Classification, intent: Intent, asks: Asks) -> Goal:
     params = {k: v for k, v in cls.params.items() if v not in (None, "")}
     goal = Goal(
         id=f"g-{uuid.uuid4().hex[:10]}",
@@ -59,26 +66,26 @@ def _new(state: SessionState, cls: Classification, intent: Intent, question: Cal
         intent_id=intent.id,
         priority=intent.priority,
         slots=params,
-        touched_turn=state.turns,
+        touched_turn=me.turns,
         sure=cls.confidence >= SURE or cls.fills_slot,
     )
-    refresh(goal, intent, question)
-    state.goals[goal.id] = goal
+    refresh(goal, intent, asks)
+    me.goals[goal.id] = goal
     return goal
 
 
-def apply(state: SessionState, cls: Classification, intent: Intent, question: Callable[[str], str]) -> GoalUpdate:
+def apply(me: Speaker, cls: Classification, intent: Intent, asks: Asks) -> GoalUpdate:
     """Fold a classified message into the goals: update the active goal or open a new one."""
-    active = state.active_goal
+    active = me.active_goal
     params = {k: v for k, v in cls.params.items() if v not in (None, "")}
     if active is not None and active.intent_id == intent.id:
         active.slots.update(params)
-        active.touched_turn = state.turns
+        active.touched_turn = me.turns
         active.asked_again = False
-        refresh(active, intent, question)
+        refresh(active, intent, asks)
         return GoalUpdate(action="updated", goal_id=active.id, goal_type=active.type, slots_filled=list(params))
 
-    goal = _new(state, cls, intent, question)
+    goal = _new(me, cls, intent, asks)
     update = GoalUpdate(action="created", goal_id=goal.id, goal_type=goal.type, slots_filled=list(params))
     if active is not None and active.status not in FINISHED:
         if active.asked_again and not active.sure:
@@ -90,33 +97,33 @@ def apply(state: SessionState, cls: Classification, intent: Intent, question: Ca
         elif intent.priority >= active.priority:
             active.status = GoalStatus.suspended
             active.updated_at = utcnow()
-            state.goal_stack.append(active.id)
+            me.goal_stack.append(active.id)
             update.action, update.suspended = "interleaved", active.id
         else:
             # A lower-priority request means the user moved on from the earlier one.
             active.status = GoalStatus.cancelled
             active.updated_at = utcnow()
             update.action, update.replaced = "replaced", active.id
-    state.active_goal_id = goal.id
-    _prune(state)
+    me.active_goal_id = goal.id
+    _prune(me)
     return update
 
 
 def queue(
-    state: SessionState,
+    me: Speaker,
     requests: list[Classification],
     intents: dict[str, Intent],
-    question: Callable[[str, str], str],
+    asks: Asks,
 ) -> list[Goal]:
     """Later requests of one message wait behind the active goal, in the order they were made."""
     queued = []
     for cls in requests:
         intent = intents[cls.intent_id or ""]
-        queued.append(_new(state, cls, intent, lambda slot, i=intent.id: question(i, slot)))  # type: ignore[misc]
+        queued.append(_new(me, cls, intent, asks))
     for goal in queued:
         goal.status, goal.queued = GoalStatus.suspended, True
     # The stack's top resumes first, so the first request goes on last.
-    state.goal_stack.extend(g.id for g in reversed(queued))
+    me.goal_stack.extend(g.id for g in reversed(queued))
     return queued
 
 
@@ -125,7 +132,7 @@ def transient(intent: Intent) -> Goal:
     return Goal(id="chat", type=intent.goal_type, agent=intent.agent, intent_id=intent.id, priority=intent.priority)
 
 
-def settle(state: SessionState, goal: Goal, intent: Intent, status: GoalStatus) -> Goal | None:
+def settle(me: Speaker, goal: Goal, intent: Intent, status: GoalStatus) -> Goal | None:
     """A plan ended the goal. A goal that stays open (a recommendation) keeps listening for
     follow-ups after its answer; any other goal finishes and the next one resumes."""
     if status == GoalStatus.done and intent.stays_open:
@@ -133,63 +140,63 @@ def settle(state: SessionState, goal: Goal, intent: Intent, status: GoalStatus) 
         goal.status = GoalStatus.active
         goal.updated_at = utcnow()
         return None
-    return finish(state, goal, status) if state.active_goal_id == goal.id else None
+    return finish(me, goal, status) if me.active_goal_id == goal.id else None
 
 
-def finish(state: SessionState, goal: Goal, status: GoalStatus = GoalStatus.done) -> Goal | None:
+def finish(me: Speaker, goal: Goal, status: GoalStatus = GoalStatus.done) -> Goal | None:
     """Mark the goal finished and resume the suspended goal that comes next, if any."""
     goal.status = status
     goal.updated_at = utcnow()
-    state.active_goal_id = None
-    resumed = _next(state)
+    me.active_goal_id = None
+    resumed = _next(me)
     if resumed is not None:
         resumed.status = GoalStatus.blocked if resumed.missing else GoalStatus.active
         resumed.updated_at = utcnow()
-        resumed.touched_turn = state.turns
-        state.active_goal_id = resumed.id
+        resumed.touched_turn = me.turns
+        me.active_goal_id = resumed.id
     return resumed
 
 
-def _next(state: SessionState) -> Goal | None:
+def _next(me: Speaker) -> Goal | None:
     """The suspended goal of highest priority; among equals the most recent (the stack's top)."""
-    live = [g for gid in state.goal_stack if (g := state.goals.get(gid)) and g.status == GoalStatus.suspended]
+    live = [g for gid in me.goal_stack if (g := me.goals.get(gid)) and g.status == GoalStatus.suspended]
     if not live:
-        state.goal_stack.clear()
+        me.goal_stack.clear()
         return None
     best = max(reversed(live), key=lambda g: g.priority)
-    state.goal_stack = [g.id for g in live if g.id != best.id]
+    me.goal_stack = [g.id for g in live if g.id != best.id]
     return best
 
 
-def cancel(state: SessionState) -> tuple[Goal | None, Goal | None]:
+def cancel(me: Speaker) -> tuple[Goal | None, Goal | None]:
     """The user called off the active goal: (the cancelled goal, the goal that resumes)."""
-    goal = state.active_goal
+    goal = me.active_goal
     if goal is None or goal.status in FINISHED:
         return None, None
-    return goal, finish(state, goal, GoalStatus.cancelled)
+    return goal, finish(me, goal, GoalStatus.cancelled)
 
 
-def age(state: SessionState, limit: int) -> list[Goal]:
+def age(me: Speaker, limit: int) -> list[Goal]:
     """Count a user turn and abandon goals nobody worked on for more than `limit` turns."""
-    state.turns += 1
+    me.turns += 1
     stale = [
         g
-        for gid in [state.active_goal_id, *state.goal_stack]
-        if gid and (g := state.goals.get(gid)) and g.status not in FINISHED and state.turns - g.touched_turn > limit
+        for gid in [me.active_goal_id, *me.goal_stack]
+        if gid and (g := me.goals.get(gid)) and g.status not in FINISHED and me.turns - g.touched_turn > limit
     ]
-    active = state.active_goal
+    active = me.active_goal
     for g in stale:
         if g is not active:
             g.status, g.updated_at = GoalStatus.abandoned, utcnow()
-            state.goal_stack = [i for i in state.goal_stack if i != g.id]
+            me.goal_stack = [i for i in me.goal_stack if i != g.id]
     if active is not None and active in stale:
-        finish(state, active, GoalStatus.abandoned)
+        finish(me, active, GoalStatus.abandoned)
     return stale
 
 
-def memory(state: SessionState, history_count: int) -> dict:
+def memory(me: Speaker, history_count: int) -> dict:
     """What the turn starts from, for the `received` telemetry event."""
-    active = state.active_goal
+    active = me.active_goal
     return {
         "history_count": history_count,
         "params_keys": sorted(active.slots) if active else [],
@@ -197,12 +204,12 @@ def memory(state: SessionState, history_count: int) -> dict:
     }
 
 
-def stack_types(state: SessionState) -> list[str]:
-    return [state.goals[g].type for g in state.goal_stack if g in state.goals]
+def stack_types(me: Speaker) -> list[str]:
+    return [me.goals[g].type for g in me.goal_stack if g in me.goals]
 
 
-def _prune(state: SessionState) -> None:
-    live = {state.active_goal_id, *state.goal_stack}
-    finished = sorted((g for g in state.goals.values() if g.id not in live), key=lambda g: g.updated_at)
+def _prune(me: Speaker) -> None:
+    live = {me.active_goal_id, *me.goal_stack}
+    finished = sorted((g for g in me.goals.values() if g.id not in live), key=lambda g: g.updated_at)
     for g in finished[: max(0, len(finished) - KEEP_FINISHED)]:
-        del state.goals[g.id]
+        del me.goals[g.id]

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.config import IntentSpec, SlotSpec
-from agent.session import PendingConfirmation, SessionState
+from agent.session import PendingConfirmation
 from agent.text import Answer as YesNo
-from agent.types import Classification, Interaction
+from agent.turn import TurnContext
+from agent.types import Classification
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import Reading, bare_reply
 
@@ -108,15 +109,16 @@ class ReplyReader(Protocol):
     def read(self, text: str, eligible: set[str] | None = None) -> Reading: ...
 
 
-def reply(state: SessionState, interaction: Interaction, heard: Heard) -> Move | None:
+def reply(ctx: TurnContext, heard: Heard) -> Move | None:
     """The move a reply makes, decided before the message is understood as a request; None when
     it is not a reply (understanding then reads it)."""
+    interaction, me = ctx.interaction, ctx.me
     if interaction.action == "confirm":
         return Assent()
     if interaction.action == "cancel":
         return Refusal()
-    said, pending = heard.said, state.pending_confirmation
-    if pending is not None or state.open_confirmations():
+    said, pending = heard.said, me.pending_confirmation
+    if pending is not None or ctx.state.open_confirmations(interaction.speaker):
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"
             return Assent(cls=_offered(pending) if offered and pending is not None else None)
@@ -125,7 +127,7 @@ def reply(state: SessionState, interaction: Interaction, heard: Heard) -> Move |
         if said == "wait" and pending is not None and pending.kind == "tool":
             return Wait()
         return None  # anything else is read as a request; the question is asked again after it
-    goal = state.active_goal
+    goal = me.active_goal
     if goal is not None and goal.missing and heard.value is not None:
         # "O-46802" to "which order should I refund?": the refund's answer, whatever else it resembles.
         answer = Classification(
@@ -144,8 +146,7 @@ def reply(state: SessionState, interaction: Interaction, heard: Heard) -> Move |
 
 
 def interpret(
-    state: SessionState,
-    interaction: Interaction,
+    ctx: TurnContext,
     found: list[Classification],
     heard: Heard,
     specs: dict[str, IntentSpec],
@@ -153,14 +154,15 @@ def interpret(
 ) -> Move:
     """The move of a message understanding has read (`found`: one classification per request)."""
     cls = found[0]
+    interaction = ctx.interaction
     # The classifier (an LLM) may read a yes or no itself; only a bare one counts.
     said = _REPLIES.get(cls.reply or "") if heard.said is None and bare_reply(interaction.text) else None
-    if said is not None and (move := reply(state, interaction, Heard(said=said))) is not None:
+    if said is not None and (move := reply(ctx, Heard(said=said))) is not None:
         return move
     if len(found) > 1:
         return Several(found)
     spec = specs.get(cls.intent_id or "")
-    goal = state.active_goal
+    goal = ctx.me.active_goal
     awaited = goal.missing[0] if goal is not None and goal.missing else None
     chat = heard.chat if heard.chat in specs and specs[heard.chat].kind == "chat" else None
     if cls.fills_slot and awaited in slots and slots[awaited].free_text and chat is not None:

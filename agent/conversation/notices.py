@@ -7,8 +7,8 @@ import re
 from agent.config import IntentSpec, Messages
 from agent.conversation.confirmations import Confirmations
 from agent.planners.render import render
-from agent.session import Goal, PendingConfirmation, SessionState
-from agent.turn import Turn
+from agent.session import Goal, PendingConfirmation, Speaker
+from agent.turn import TurnContext
 from agent.types import Classification, OutboundMessage
 
 _LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
@@ -51,16 +51,15 @@ def queued(names: list[str], m: Messages) -> OutboundMessage:
 
 
 async def unknown(
-    state: SessionState,
+    ctx: TurnContext,
     cls: Classification,
     pending: PendingConfirmation | None,
-    can_hand_off: bool,
     m: Messages,
     confirmations: Confirmations,
-    t: Turn,
 ) -> None:
     """No intent fits: a "no" declines the offer that was open, else the open confirmation is
     asked again, else the fallback with a person on offer."""
+    t = ctx.t
     t.emit(
         "intent_classified",
         {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
@@ -68,25 +67,26 @@ async def unknown(
     if cls.reply == "no" and pending is not None:
         await t.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})
-    elif not await confirmations.remind(state, t):
-        message = fallback(state, can_hand_off, m, cls.out_of_scope, cls.outside)
+    elif not await confirmations.remind(ctx):
+        can_hand_off = any(i.id == "human_handoff" for i in ctx.eligible)
+        message = fallback(ctx.me, can_hand_off, m, cls.out_of_scope, cls.outside)
         await t.send(message)
         outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
         t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None or cls.outside})
 
 
 def fallback(
-    state: SessionState, can_hand_off: bool, m: Messages, out_of_scope: str | None = None, outside: bool = False
+    me: Speaker, can_hand_off: bool, m: Messages, out_of_scope: str | None = None, outside: bool = False
 ) -> OutboundMessage:
     """The answer to a message no intent fits (an out-of-scope topic's own honest answer, or the
     general one): the pending question again, and a person on offer."""
-    goal = state.active_goal
+    goal = me.active_goal
     text = out_of_scope or (m.outside if outside and m.outside else m.fallback)
     if goal and goal.next_question:
         text = f"{text} {goal.next_question}"
     buttons: list = []
     if can_hand_off:
-        state.pending_confirmation = PendingConfirmation(kind="offer", intent_id="human_handoff", prompt=m.human_offer)
+        me.pending_confirmation = PendingConfirmation(kind="offer", intent_id="human_handoff", prompt=m.human_offer)
         buttons = ["human"]
     text = f"{text} {m.human_offer}"
     return OutboundMessage(kind="fallback", text=text, buttons=buttons)

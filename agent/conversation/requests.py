@@ -8,15 +8,15 @@ small talk ("Hi. Where is O-12345? Also ..."); two parts asking the same thing a
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from agent.config import Messages, SlotSpec
 from agent.conversation import goals, notices
 from agent.intents import IntentsRegistry
 from agent.interfaces import Classifier, TurnLog
-from agent.session import Goal, SessionState
-from agent.turn import Turn
-from agent.types import Classification, Intent, Interaction, Message, ToolResult
+from agent.session import Goal, SessionState, Speaker
+from agent.turn import TurnContext
+from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood surely, at the level where the offline
@@ -46,34 +46,24 @@ class Requests:
         self.names = names
         self.splitter = splitter_for(registry.slots)
 
-    async def understand(
-        self,
-        classifier: Classifier,
-        interaction: Interaction,
-        eligible: list[Intent],
-        state: SessionState,
-        history: list[Message],
-        turn: TurnLog | None = None,
-    ) -> list[Classification]:
-        slots = self.registry.slots
-        return await understand(classifier, self.splitter, slots, interaction, eligible, state, history, turn)
+    async def understand(self, classifier: Classifier, ctx: TurnContext) -> list[Classification]:
+        """The message's requests in the order made: one classification, or one per request."""
+        return await understand(
+            classifier,
+            self.splitter,
+            self.registry.slots,
+            ctx.interaction,
+            ctx.eligible,
+            ctx.state,
+            ctx.me,
+            ctx.history,
+            ctx.t,
+        )
 
-    async def handle(
-        self,
-        found: list[Classification],
-        state: SessionState,
-        t: Turn,
-        act: Callable[[Classification], Awaitable[list[ToolResult]]],
-        question: Callable[[str, str], str],
-    ) -> list[ToolResult]:
-        results = await act(found[0])
-        for n, more in enumerate(found[1:], start=1):
-            if waiting(state):
-                queued = goals.queue(state, found[n:], self.registry.intents, question)
-                await t.send(notices.queued([self.names(g) for g in queued], self.messages))
-                break
-            results += await act(more)
-        return results
+    async def queue(self, ctx: TurnContext, rest: list[Classification], asks: goals.Asks) -> None:
+        """Later requests of the message wait while the bot waits for the user; the user is told."""
+        queued = goals.queue(ctx.me, rest, self.registry.intents, asks)
+        await ctx.t.send(notices.queued([self.names(g) for g in queued], self.messages))
 
 
 async def understand(
@@ -83,11 +73,12 @@ async def understand(
     interaction: Interaction,
     eligible: list[Intent],
     state: SessionState,
+    me: Speaker,
     history: list[Message],
     turn: TurnLog | None = None,
 ) -> list[Classification]:
     """The message's requests in the order made: one classification, or one per request."""
-    goal = state.active_goal
+    goal = me.active_goal
     # An awaited description is one answer, however many sentences it has.
     parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
     found: list[Classification] = []
@@ -95,14 +86,14 @@ async def understand(
     kinds = {i.id: i.kind for i in eligible}
     if len(parts) > 1:
         found = [
-            await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, history, turn)
+            await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, me, history, turn)
             for p in parts
         ]
         tasks = [c for c in found if kinds.get(c.intent_id or "") == "task" and _request(c, eligible, slots)]
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
         if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
             return tasks
-    whole = await classifier.classify(interaction, eligible, state, history, turn)
+    whole = await classifier.classify(interaction, eligible, state, me, history, turn)
 
     def aside(cls: Classification) -> bool:
         return _unplaced(cls) or kinds.get(cls.intent_id or "") == "chat"
@@ -145,25 +136,7 @@ def _distinct(found: list[Classification]) -> bool:
     return len(set(seen)) == len(seen)
 
 
-async def run_queued(
-    state: SessionState,
-    goal: Goal,
-    intents: dict[str, Intent],
-    run: Callable[[Goal, Intent], Awaitable[list[ToolResult]]],
-) -> tuple[Goal, Goal | None, list[ToolResult]]:
-    """Later requests of an earlier message whose turn has come (nobody waits for the user) run now.
-    Returns the last goal run, the goal the conversation is back to (None if `goal` is still
-    active) and the results."""
-    results: list[ToolResult] = []
-    resumed = state.active_goal if goal.id != state.active_goal_id else None
-    while resumed is not None and resumed.queued and not waiting(state):
-        resumed.queued, goal = False, resumed
-        results += await run(goal, intents[goal.intent_id])
-        resumed = state.active_goal if goal.id != state.active_goal_id else None
-    return goal, resumed, results
-
-
-def waiting(state: SessionState) -> bool:
+def waiting(me: Speaker) -> bool:
     """The bot waits for the user (a question or a confirmation): later requests have to queue."""
-    goal = state.active_goal
-    return state.pending_confirmation is not None or bool(goal and goal.missing)
+    goal = me.active_goal
+    return me.pending_confirmation is not None or bool(goal and goal.missing)

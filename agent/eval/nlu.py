@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent.errors import ConfigError
 from agent.interfaces import Classifier
-from agent.session import SessionState
+from agent.session import SessionState, Speaker
 from agent.types import Intent, Interaction
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
 
@@ -127,7 +127,7 @@ async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[I
         interaction = Interaction(id=f"nlu-{n}", session_key=f"nlu-{n}", text=case.text)
         state = SessionState(session_id=f"nlu-{n}")
         start, cpu = time.perf_counter(), time.thread_time()
-        cls = await classifier.classify(interaction, intents, state, [])
+        cls = await classifier.classify(interaction, intents, state, Speaker(), [])
         seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
         predicted = OUT_OF_SCOPE if cls.intent_id in unlabelled_chat else cls.intent_id or OUT_OF_SCOPE
         found = {k: str(v) for k, v in cls.params.items() if k in SLOTS}

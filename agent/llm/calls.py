@@ -36,9 +36,6 @@ LLM_STAGES = frozenset(
         "llm_circuit",
     }
 )
-# Turn scratch keys: the monotonic time all LLM work of the turn must end by, and the outage that
-# already failed a call this turn (a second call would fail the same way: it is not made).
-DEADLINE, DOWN = "llm:deadline", "llm:down"
 ANSWER_SHARE = 0.1  # of the turn deadline, kept for answering without the model
 
 
@@ -93,9 +90,10 @@ class LLMCalls:
         return self._skip_reason(t) is None and self.breaker.state != "open"
 
     def _skip_reason(self, t: TurnLog | None) -> str | None:
-        if t is not None and t.scratch.get(DOWN):
-            return f"provider failed earlier this turn ({t.scratch[DOWN]})"
-        if t is not None and DEADLINE in t.scratch and time.monotonic() >= t.scratch[DEADLINE]:
+        # An outage that failed a call this turn would fail a second call the same way: none is made.
+        if t is not None and t.llm_down:
+            return f"provider failed earlier this turn ({t.llm_down})"
+        if t is not None and t.llm_deadline is not None and time.monotonic() >= t.llm_deadline:
             return "turn deadline passed"
         return None
 
@@ -104,8 +102,9 @@ class LLMCalls:
             return self.settings.turn_deadline_seconds
         # LLM work stops a tenth early, so the rules' answer after a hung provider is in by the deadline.
         budget = self.settings.turn_deadline_seconds * (1 - ANSWER_SHARE)
-        deadline = t.scratch.setdefault(DEADLINE, time.monotonic() + budget)
-        return max(0.0, deadline - time.monotonic())
+        if t.llm_deadline is None:
+            t.llm_deadline = time.monotonic() + budget
+        return max(0.0, t.llm_deadline - time.monotonic())
 
     async def _skip(self, purpose: str, reason: str, state: SessionState, t: TurnLog | None) -> ProviderSkipped:
         if t is not None:
@@ -152,7 +151,7 @@ class LLMCalls:
         self, purpose: str, state: SessionState, t: TurnLog | None, e: ProviderError, elapsed_ms: float
     ) -> None:
         if e.kind in OUTAGE_KINDS and t is not None:
-            t.scratch[DOWN] = e.kind
+            t.llm_down = e.kind
         if self.breaker.failure(e.kind):
             await self._circuit_opened(state, t, e)
         if t is not None:

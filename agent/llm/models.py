@@ -95,3 +95,13 @@ class Usage(BaseModel):
         self.tokens_in += response.tokens_in
         self.tokens_out += response.tokens_out
         self.cost = round(self.cost + response.cost, 8)
+
+
+class AgentLoop:
+    """An LLM agent's conversation with the model over one turn, carried from pass to pass."""
+
+    def __init__(self, messages: list[dict[str, Any]]):
+        self.messages = messages
+        self.pending: list[dict[str, Any]] = []  # tool calls awaiting results
+        self.called: list[dict[str, Any]] = []  # every tool call of this turn
+        self.rules = False  # the rules planner answers for the rest of the turn

@@ -43,7 +43,7 @@ class TemplatePlanner:
         spec = self.specs[intent.id]
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
         if intent.kind == "chat":
-            waiting = request.state.active_goal
+            waiting = request.me.active_goal
             key = "waiting" if waiting and waiting.next_question else "default"
             text = render(
                 spec.templates.answer.get(key) or spec.templates.answer.get("default", ""), goal.slots, self.currency

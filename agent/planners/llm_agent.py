@@ -26,7 +26,7 @@ from agent.interfaces import Planner, TurnLog
 from agent.llm.calls import LLMCalls
 from agent.llm.context import history_messages, trim
 from agent.llm.grounding import ungrounded
-from agent.llm.models import LLMRequest, LLMToolCall
+from agent.llm.models import AgentLoop, LLMRequest, LLMToolCall
 from agent.types import AskUser, Plan, Respond, ToolCall, ToolResult
 
 TOO_COMPLEX = "That request is too complex. Could you break it into smaller steps?"
@@ -36,16 +36,6 @@ RULES = (
     "without naming tools or internal details. Cite an article by its title and section "
     "('Source: <title>: <heading>'), never by its file name."
 )
-
-
-class _Loop:
-    """One turn's conversation with the model, carried from pass to pass in the turn's scratch."""
-
-    def __init__(self, messages: list[dict[str, Any]]):
-        self.messages = messages
-        self.pending: list[dict[str, Any]] = []  # tool calls awaiting results
-        self.called: list[dict[str, Any]] = []  # every tool call of this turn
-        self.rules = False  # the rules planner answers for the rest of the turn
 
 
 class LLMAgent:
@@ -87,12 +77,11 @@ class LLMAgent:
         self.confirm_tools = confirm_tools
         self.phrase_answers = phrase_answers
 
-    def _loops(self, turn: TurnLog | None) -> dict[str, _Loop]:
+    def _loops(self, turn: TurnLog | None) -> dict[str, AgentLoop]:
         """This turn's model conversations by goal id: kept in the turn, so the agent holds no state."""
         if turn is None:
             return {}
-        loops: dict[str, _Loop] = turn.scratch.setdefault(f"llm_agent:{self.name}", {})
-        return loops
+        return turn.agent_loops.setdefault(self.name, {})
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.rules.question(intent_id, slot)
@@ -130,7 +119,7 @@ class LLMAgent:
             return self._invoke(request, turn, loop, reference, response.content, response.tool_calls)
         return self._respond(request, turn, reference, (response.content or "").strip())
 
-    async def _start(self, request: AgentRequest, turn: TurnLog | None) -> _Loop:
+    async def _start(self, request: AgentRequest, turn: TurnLog | None) -> AgentLoop:
         goal, intent = request.goal, request.intent
         context = (
             f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}. "
@@ -138,7 +127,7 @@ class LLMAgent:
         )
         system = "\n\n".join([self.constitution.strip(), RULES, context])
         tail = [{"role": "user", "content": request.text}]
-        return _Loop(
+        return AgentLoop(
             await history_messages(self.calls, request.state, turn, system, request.history, tail, tools=self.tools)
         )
 
@@ -146,7 +135,7 @@ class LLMAgent:
         self,
         request: AgentRequest,
         turn: TurnLog | None,
-        loop: _Loop,
+        loop: AgentLoop,
         reference: Plan,
         content: str | None,
         calls: list[LLMToolCall],
@@ -188,7 +177,7 @@ class LLMAgent:
         plan.steps += [ToolCall(tool_name=c["name"], params=c["arguments"]) for c in loop.pending]
         return plan
 
-    def _feed_results(self, loop: _Loop, results: list[ToolResult]) -> None:
+    def _feed_results(self, loop: AgentLoop, results: list[ToolResult]) -> None:
         """Tool messages answering the calls of the previous pass, in order."""
         latest = results[-len(loop.pending) :] if loop.pending else []
         for i, call in enumerate(loop.pending):
@@ -237,7 +226,7 @@ class LLMAgent:
         """The rules planner's plan; if it runs tools, it also answers from their results."""
         loops = self._loops(turn)
         if plan.plan_type == "tool_call":
-            loop = loops.setdefault(goal_id, _Loop([]))
+            loop = loops.setdefault(goal_id, AgentLoop([]))
             loop.rules = True
         else:
             loops.pop(goal_id, None)

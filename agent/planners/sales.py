@@ -15,7 +15,7 @@ from agent.catalog import StoreSettings, money
 from agent.contexts import AgentRequest
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
-from agent.session import Goal, GoalStatus, SessionState
+from agent.session import Goal, GoalStatus, Speaker
 from agent.text import stem
 from agent.tools.inventory import GENERIC_WORDS
 from agent.types import AskUser, Plan, Respond, ToolCall
@@ -24,13 +24,11 @@ from agent.types import AskUser, Plan, Respond, ToolCall
 OPEN_ATTRIBUTE = "features"
 
 
-def latest_recommendation(state: SessionState, exclude: str) -> list[dict[str, Any]]:
+def latest_recommendation(me: Speaker, exclude: str) -> list[dict[str, Any]]:
     """What the bot recommended most recently in this session, best first."""
     # A recommendation the user called off or left behind is no longer "the one you recommended".
     ended = (GoalStatus.cancelled, GoalStatus.abandoned)
-    goals = [
-        g for g in state.goals.values() if g.id != exclude and g.slots.get("recommended") and g.status not in ended
-    ]
+    goals = [g for g in me.goals.values() if g.id != exclude and g.slots.get("recommended") and g.status not in ended]
     if not goals:
         return []
     return list(max(goals, key=lambda g: g.updated_at).slots["recommended"])
@@ -172,7 +170,7 @@ class SalesPlanner:
             data = r.results[-1].data if r.results[-1].success else None
             return self._stock_answer(plan, goal, data, r.state.turns)
         slots = goal.slots
-        recent = latest_recommendation(r.state, exclude=goal.id)
+        recent = latest_recommendation(r.me, exclude=goal.id)
         params: dict[str, Any] = {"limit": 3}
         if slots.get("sku") or slots.get("skus"):
             # A follow-up about listed items (agent/conversation/followups.py) names them by SKU.

@@ -19,7 +19,7 @@ from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.llm.models import LLMRequest
-from agent.session import Goal, SessionState
+from agent.session import Goal, SessionState, Speaker
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
 from agent.understanding.reading import TOPIC_SEP
@@ -66,7 +66,7 @@ def _param(name: str, spec: SlotSpec | None, optional: bool) -> str:
     return label + (" optional" if optional else "")
 
 
-def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier, text: str = "") -> str:
+def _system(intents: list[Intent], me: Speaker, rules: RulesClassifier, text: str = "") -> str:
     topics = {name: t for name, t in rules.banks.out_of_scope.items() if t.answer}
     lines = [
         "You route chat messages for a customer-support bot. Pick the one intent the latest user "
@@ -90,7 +90,7 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier, 
         lines.append(f"  Examples: {' | '.join(_spread(topic.examples, EXAMPLES // 2))}")
     lines.append(f"- {NONE}: anything else.")
     lines += _nearest(text, intents, topics, rules)
-    goal = state.active_goal
+    goal = me.active_goal
     if goal is not None:
         lines += ["", f"Active goal: {goal.intent_id} with {json.dumps(goal.slots, default=str)}."]
         follow = _follow_up(goal, rules)
@@ -101,10 +101,10 @@ def _system(intents: list[Intent], state: SessionState, rules: RulesClassifier, 
                 f"The bot asked: {goal.next_question!r} and is waiting for `{goal.missing[0]}`. "
                 f"If the message gives it, use intent {goal.intent_id} and set fills_slot true."
             )
-    if state.pending_confirmation is not None:
+    if me.pending_confirmation is not None:
         lines.append(
-            f"The bot asked a yes/no question: {state.pending_confirmation.prompt!r}. Set reply to yes or no "
-            f"only if the message is nothing but a yes or a no (intent {state.pending_confirmation.intent_id or NONE} "
+            f"The bot asked a yes/no question: {me.pending_confirmation.prompt!r}. Set reply to yes or no "
+            f"only if the message is nothing but a yes or a no (intent {me.pending_confirmation.intent_id or NONE} "
             "on yes); a message that also asks or says something else is that request, with reply none."
         )
     lines.append("Order IDs look like O-12345. Use 'none' rather than guessing.")
@@ -169,14 +169,15 @@ class LLMClassifier:
         interaction: Interaction,
         intents: list[Intent],
         state: SessionState,
+        me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
     ) -> Classification:
         if await self.calls.over_budget(state, turn):
-            cls = await self.rules.classify(interaction, intents, state, history, turn)
+            cls = await self.rules.classify(interaction, intents, state, me, history, turn)
             return cls.model_copy(update={"notice": self.calls.budget_notice(state)})
-        return await self.ask(interaction, intents, state, history, turn) or await self.rules.classify(
-            interaction, intents, state, history, turn
+        return await self.ask(interaction, intents, state, me, history, turn) or await self.rules.classify(
+            interaction, intents, state, me, history, turn
         )
 
     async def ask(
@@ -184,12 +185,13 @@ class LLMClassifier:
         interaction: Interaction,
         intents: list[Intent],
         state: SessionState,
+        me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
     ) -> Classification | None:
         """The model's classification, or None when the model could not give one (the caller
         falls back to the rules)."""
-        system = _system(intents, state, self.rules, interaction.text)
+        system = _system(intents, me, self.rules, interaction.text)
         messages = await history_messages(
             self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
@@ -197,18 +199,18 @@ class LLMClassifier:
         try:
             response = await self.calls.generate("classify", state, ask, turn)
             try:
-                return self._read(response.content, intents, state)
+                return self._read(response.content, intents, me)
             except ProviderOutputInvalid:
                 answered = {"role": "assistant", "content": response.content or ""}
                 again = replace(ask, messages=[*messages, answered, {"role": "user", "content": REASK}])
                 response = await self.calls.generate("classify", state, again, turn)
-                return self._read(response.content, intents, state)
+                return self._read(response.content, intents, me)
         except ProviderError as e:
             if turn is not None:
                 turn.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
             return None
 
-    def _read(self, content: str | None, intents: list[Intent], state: SessionState) -> Classification:
+    def _read(self, content: str | None, intents: list[Intent], me: Speaker) -> Classification:
         data = parse_json_object(content)
         if data is None or not isinstance(data.get("intent_id"), str):
             raise ProviderOutputInvalid(f"classification is not the JSON object asked for: {content!r:.200}")
@@ -219,15 +221,15 @@ class LLMClassifier:
             confidence = max(0.0, min(1.0, float(data.get("confidence", 0.0))))
         except (TypeError, ValueError):
             confidence = 0.0
-        if reply is not None and state.pending_confirmation is not None:
-            offered = state.pending_confirmation.intent_id if reply == "yes" else None
+        if reply is not None and me.pending_confirmation is not None:
+            offered = me.pending_confirmation.intent_id if reply == "yes" else None
             return Classification(intent_id=offered, reply=reply, confidence=confidence)
         intent = by_id.get(intent_id)
         if intent is None:
             topic = self._topic(intent_id)
             return Classification(intent_id=None, confidence=confidence, out_of_scope=topic.answer if topic else None)
         params = self._normalize(intent, _pairs(data.get("params")))
-        goal = state.active_goal
+        goal = me.active_goal
         fills = bool(data.get("fills_slot")) and goal is not None and goal.intent_id == intent.id
         missing = [p for p in intent.required_params if p not in params]
         if goal is not None and goal.intent_id == intent.id:
@@ -286,10 +288,11 @@ class CascadeClassifier:
         interaction: Interaction,
         intents: list[Intent],
         state: SessionState,
+        me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
     ) -> Classification:
-        cls = await self.rules.classify(interaction, intents, state, history, turn)
+        cls = await self.rules.classify(interaction, intents, state, me, history, turn)
         if cls.reply is not None or cls.fills_slot:
             return cls
         if cls.intent_id is not None and cls.confidence >= self.threshold:
@@ -302,8 +305,8 @@ class CascadeClassifier:
             # O-12345?"): the banks mask the ID, so their confidence leaves out what it says.
             return cls
         if await self.llm.calls.over_budget(state, turn):
-            return await self.llm.classify(interaction, intents, state, history, turn)
-        asked = await self.llm.ask(interaction, intents, state, history, turn)
+            return await self.llm.classify(interaction, intents, state, me, history, turn)
+        asked = await self.llm.ask(interaction, intents, state, me, history, turn)
         if asked is not None:
             return asked
         kinds = {i.id: i.kind for i in intents}

@@ -6,7 +6,7 @@ import re
 
 from agent.config import BotConfig, IntentSpec
 from agent.interfaces import TurnLog
-from agent.session import SessionState
+from agent.session import SessionState, Speaker
 from agent.text import Normalizer, clean
 from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import NluBanks
@@ -127,11 +127,12 @@ class RulesClassifier:
         interaction: Interaction,
         intents: list[Intent],
         state: SessionState,
+        me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
     ) -> Classification:
         text = interaction.text
-        pending = state.pending_confirmation
+        pending = me.pending_confirmation
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
         # A new value for the waiting action, unless the message reads as another request
@@ -142,7 +143,7 @@ class RulesClassifier:
             changes = {k: v for k, v in params.items() if k in pending.params}
             if changes:
                 return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)
-        goal = state.active_goal
+        goal = me.active_goal
         awaited = goal.missing[0] if goal and goal.missing else None
         if goal and awaited and (value := self.slots.direct_answer(awaited, text, self.reader.politeness)) is not None:
             return Classification(intent_id=goal.intent_id, params={awaited: value}, confidence=0.9, fills_slot=True)

@@ -96,11 +96,13 @@ class SlashCommands(_Client):
         if state is None:
             text = f"No conversation here yet (`{key}`)."
         else:
-            goal = state.active_goal
+            parts = state.speakers.values()
+            active = ", ".join(p.active_goal.type for p in parts if p.active_goal) or "none"
+            suspended = sum(len(p.goal_stack) for p in parts)
             handoff = state.handoff.status if state.handoff else "none"
             text = (
                 f"`{key}` - version {state.version}, customer {state.customer_id or 'guest'}\n"
-                f"active goal: {goal.type if goal else 'none'}; suspended: {len(state.goal_stack)}; handoff: {handoff}"
+                f"active goals: {active}; suspended: {suspended}; handoff: {handoff}"
             )
         await interaction.followup.send(text, ephemeral=True)
 

@@ -6,7 +6,7 @@ import re
 
 from agent.config_files import load_config
 from agent.conversation.followups import redirect
-from agent.session import Goal, SessionState
+from agent.session import Goal, Speaker
 from agent.types import Classification
 from tests.helpers import REPO
 
@@ -16,8 +16,8 @@ LISTED = [
 ]
 
 
-def _state(slots: dict | None = None) -> SessionState:
-    state = SessionState(session_id="s")
+def _state(slots: dict | None = None) -> Speaker:
+    state = Speaker()
     goal = Goal(
         id="g-1",
         type="sales.recommend_item",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.conversation import goals
-from agent.session import GoalStatus, SessionState
+from agent.session import GoalStatus, Speaker
 from agent.types import Classification, Intent
 
 ORDER = Intent(id="order_status", agent="support", required_params=["order_id"], priority=20)
@@ -14,16 +14,25 @@ TASK = Intent(id="task_update", agent="tasks", required_params=["task_number", "
 INTENTS = {i.id: i for i in (ORDER, FIX, TICKET, SALE, TASK)}
 
 
-def q(slot: str) -> str:
-    return f"What is your {slot}?"
+class Asks:
+    """Words each missing slot's question the plainest way."""
+
+    def __init__(self, template: str = "What is your {slot}?"):
+        self.template = template
+
+    def question(self, intent_id: str, slot: str) -> str:
+        return self.template.replace("{slot}", slot)
 
 
-def open_goal(state: SessionState, intent: Intent, **params: object) -> str:
+q = Asks()
+
+
+def open_goal(state: Speaker, intent: Intent, **params: object) -> str:
     return goals.apply(state, Classification(intent_id=intent.id, params=params), intent, q).goal_id
 
 
 def test_equal_priority_suspends_instead_of_dropping_the_earlier_goal() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     fix = open_goal(state, FIX, symptom="freezes")  # waiting for the model
     update = goals.apply(state, Classification(intent_id="order_status", params={"order_id": "O-1"}), ORDER, q)
     assert update.action == "interleaved" and update.suspended == fix
@@ -34,7 +43,7 @@ def test_equal_priority_suspends_instead_of_dropping_the_earlier_goal() -> None:
 
 
 def test_lower_priority_replaces_the_active_goal() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     order = open_goal(state, ORDER)
     update = goals.apply(state, Classification(intent_id="create_ticket", params={"summary": "x"}), TICKET, q)
     assert update.action == "replaced" and update.replaced == order
@@ -42,7 +51,7 @@ def test_lower_priority_replaces_the_active_goal() -> None:
 
 
 def test_the_highest_priority_suspended_goal_resumes_first_then_the_most_recent() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     ticket = open_goal(state, TICKET)
     fix = open_goal(state, FIX)  # suspends the ticket (higher)
     order = open_goal(state, ORDER)  # suspends the fix (equal)
@@ -55,7 +64,7 @@ def test_the_highest_priority_suspended_goal_resumes_first_then_the_most_recent(
 
 
 def test_queued_requests_run_in_the_order_they_were_made() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     ticket = open_goal(state, TICKET)  # waits for the summary
     queued = goals.queue(
         state,
@@ -64,7 +73,7 @@ def test_queued_requests_run_in_the_order_they_were_made() -> None:
             Classification(intent_id="order_status", params={"order_id": "O-2"}),
         ],
         INTENTS,
-        lambda intent_id, slot: q(slot),
+        q,
     )
     assert [g.status for g in queued] == [GoalStatus.suspended] * 2 and all(g.queued for g in queued)
     assert state.active_goal_id == ticket
@@ -75,7 +84,7 @@ def test_queued_requests_run_in_the_order_they_were_made() -> None:
 
 
 def test_an_open_goal_stays_active_after_its_answer_and_others_finish() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     sale = open_goal(state, SALE, category="mouse", budget=1500)
     assert goals.settle(state, state.goals[sale], SALE, GoalStatus.done) is None
     goal = state.goals[sale]
@@ -89,7 +98,7 @@ def test_an_open_goal_stays_active_after_its_answer_and_others_finish() -> None:
 
 
 def test_cancel_ends_the_active_goal_and_resumes_the_one_beneath() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     ticket = open_goal(state, TICKET)
     order = open_goal(state, ORDER)
     cancelled, resumed = goals.cancel(state)
@@ -101,7 +110,7 @@ def test_cancel_ends_the_active_goal_and_resumes_the_one_beneath() -> None:
 
 
 def test_goals_idle_for_too_many_turns_are_abandoned() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     goals.age(state, 3)
     ticket = open_goal(state, TICKET)  # turn 1
     goals.age(state, 3)
@@ -117,7 +126,7 @@ def test_goals_idle_for_too_many_turns_are_abandoned() -> None:
 
 
 def test_working_on_a_goal_keeps_it_alive() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     goals.age(state, 2)
     task = open_goal(state, TASK)
     for n in range(6):
@@ -127,11 +136,11 @@ def test_working_on_a_goal_keeps_it_alive() -> None:
 
 
 def test_a_question_names_what_is_already_known() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     update = goals.apply(
         state,
         Classification(intent_id="task_update", params={"task_number": "2"}),
         TASK,
-        lambda slot: "What should task {task_number} say instead?",
+        Asks("What should task {task_number} say instead?"),
     )
     assert state.goals[update.goal_id].next_question == "What should task 2 say instead?"

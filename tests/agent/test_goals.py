@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.conversation import goals
-from agent.session import GoalStatus, SessionState
+from agent.session import GoalStatus, Speaker
 from agent.types import Classification, Intent
 
 ORDER = Intent(id="order_status", agent="support", required_params=["order_id"], priority=20)
@@ -11,12 +11,21 @@ TICKET = Intent(id="create_ticket", agent="support", required_params=["summary"]
 HUMAN = Intent(id="human_handoff", agent="support", priority=30)
 
 
-def q(slot: str) -> str:
-    return f"What is your {slot}?"
+class Asks:
+    """Words each missing slot's question the plainest way."""
+
+    def __init__(self, template: str = "What is your {slot}?"):
+        self.template = template
+
+    def question(self, intent_id: str, slot: str) -> str:
+        return self.template.replace("{slot}", slot)
+
+
+q = Asks()
 
 
 def test_a_goal_missing_a_slot_is_blocked_with_a_question() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     update = goals.apply(state, Classification(intent_id="order_status"), ORDER, q)
     goal = state.goals[update.goal_id]
     assert (update.action, goal.status, goal.missing, goal.next_question) == (
@@ -29,7 +38,7 @@ def test_a_goal_missing_a_slot_is_blocked_with_a_question() -> None:
 
 
 def test_filling_the_slot_unblocks_the_same_goal() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     first = goals.apply(state, Classification(intent_id="order_status"), ORDER, q)
     second = goals.apply(state, Classification(intent_id="order_status", params={"order_id": "O-1"}), ORDER, q)
     assert second.action == "updated" and second.goal_id == first.goal_id
@@ -38,7 +47,7 @@ def test_filling_the_slot_unblocks_the_same_goal() -> None:
 
 
 def test_higher_priority_suspends_and_done_resumes() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     ticket = goals.apply(state, Classification(intent_id="create_ticket"), TICKET, q)
     order = goals.apply(state, Classification(intent_id="order_status", params={"order_id": "O-1"}), ORDER, q)
     assert order.action == "interleaved" and order.suspended == ticket.goal_id
@@ -51,7 +60,7 @@ def test_higher_priority_suspends_and_done_resumes() -> None:
 
 
 def test_equal_or_lower_priority_replaces_the_active_goal() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     order = goals.apply(state, Classification(intent_id="order_status"), ORDER, q)
     ticket = goals.apply(state, Classification(intent_id="create_ticket"), TICKET, q)
     assert ticket.action == "replaced" and ticket.replaced == order.goal_id
@@ -60,7 +69,7 @@ def test_equal_or_lower_priority_replaces_the_active_goal() -> None:
 
 
 def test_nested_interruptions_unwind_in_order() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     t = goals.apply(state, Classification(intent_id="create_ticket"), TICKET, q)
     o = goals.apply(state, Classification(intent_id="order_status"), ORDER, q)
     h = goals.apply(state, Classification(intent_id="human_handoff"), HUMAN, q)
@@ -72,7 +81,7 @@ def test_nested_interruptions_unwind_in_order() -> None:
 
 
 def test_finished_goals_are_pruned() -> None:
-    state = SessionState(session_id="s")
+    state = Speaker()
     for _ in range(goals.KEEP_FINISHED + 5):
         u = goals.apply(state, Classification(intent_id="order_status", params={"order_id": "O-1"}), ORDER, q)
         goals.finish(state, state.goals[u.goal_id])

@@ -11,7 +11,9 @@ import pytest
 
 from agent.app import App
 from agent.conversation import moves
-from agent.session import PendingConfirmation, SessionState
+from agent.redaction import Redactor
+from agent.session import PendingConfirmation, SessionState, Speaker
+from agent.turn import Turn, TurnContext
 from agent.understanding.banks import normalized
 from agent.understanding.reading import BankReader
 from bots.app import build_app
@@ -151,10 +153,10 @@ async def test_naming_another_order_asks_again_for_that_order(app: App, text: st
     + [("never mind", "no")],
 )
 def test_yes_and_no_answer_a_pending_offer(reader: BankReader, text: str, answer: str) -> None:
-    state = SessionState(
-        session_id="s", pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff")
-    )
-    move = moves.reply(state, interaction(text), moves.Heard(said=reader.read(text).move))
+    me = Speaker(pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff"))
+    said = interaction(text)
+    ctx = TurnContext(said, SessionState(session_id="s"), me, [], Turn(said, "s", None, Redactor(set()), None, []))
+    move = moves.reply(ctx, moves.Heard(said=reader.read(text).move))
     assert moves.yes_or_no(move) == answer  # type: ignore[arg-type]
     offered = moves.classification(move).intent_id  # type: ignore[arg-type]
     assert offered == ("human_handoff" if answer == "yes" else None)

@@ -6,7 +6,7 @@ import pytest
 
 from agent.config_files import load_config
 from agent.intents import IntentsRegistry
-from agent.session import Goal, GoalStatus, SessionState
+from agent.session import Goal, GoalStatus, SessionState, Speaker
 from agent.text import Normalizer, stem
 from agent.types import IntentContext
 from tests.helpers import REPO, interaction, rules_classifier
@@ -16,8 +16,8 @@ CLASSIFIER = rules_classifier()
 INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
 
 
-async def classify(text: str, state: SessionState | None = None):
-    return await CLASSIFIER.classify(interaction(text), INTENTS, state or SessionState(session_id="s"), [])
+async def classify(text: str, me: Speaker | None = None):
+    return await CLASSIFIER.classify(interaction(text), INTENTS, SessionState(session_id="s"), me or Speaker(), [])
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_normalizer_drops_filler_and_folds_synonyms() -> None:
     assert norm.tokens("Um, where's my PARCEL?!") == [stem("where"), "order"]
 
 
-def waiting_for(slot: str, intent_id: str = "order_status") -> SessionState:
+def waiting_for(slot: str, intent_id: str = "order_status") -> Speaker:
     goal = Goal(
         id="g1",
         type=f"support.{intent_id}",
@@ -68,7 +68,7 @@ def waiting_for(slot: str, intent_id: str = "order_status") -> SessionState:
         missing=[slot],
         next_question="?",
     )
-    return SessionState(session_id="s", active_goal_id="g1", goals={"g1": goal})
+    return Speaker(active_goal_id="g1", goals={"g1": goal})
 
 
 @pytest.mark.parametrize("reply", ["O-12345", "o-12345", "12345", "it's 12345", "#12345", "order o12345 thanks"])

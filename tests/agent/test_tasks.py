@@ -6,7 +6,7 @@ import pytest
 
 from agent.config_files import load_config
 from agent.intents import IntentsRegistry
-from agent.session import SessionState
+from agent.session import SessionState, Speaker
 from agent.types import IntentContext
 from bots.app import build_app
 from tests.helpers import REPO, interaction, rules_classifier, say
@@ -36,7 +36,7 @@ INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
     ],
 )
 async def test_task_and_refund_phrasings(text: str, intent: str, params: dict) -> None:
-    cls = await CLASSIFIER.classify(interaction(text), INTENTS, SessionState(session_id="s"), [])
+    cls = await CLASSIFIER.classify(interaction(text), INTENTS, SessionState(session_id="s"), Speaker(), [])
     assert cls.intent_id == intent
     assert cls.params == params
 

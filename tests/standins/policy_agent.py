@@ -139,11 +139,11 @@ def _fix(data: dict[str, Any], titles: bool) -> str:
     device, symptom = data.get("device") or "device", data.get("symptom") or "that"
     if not data.get("hits"):
         return (
-            f"I couldn't find a documented fix for \"{symptom}\" on your {device}. "
+            f'I couldn\'t find a documented fix for "{symptom}" on your {device}. '
             "I can open a support ticket so a specialist looks at it."
         )
     top = data["hits"][0]
-    lines = [f"Here's what to try for \"{symptom}\" on your {device} ({top.get('heading', '')}):"]
+    lines = [f'Here\'s what to try for "{symptom}" on your {device} ({top.get("heading", "")}):']
     lines += [f"{n}. {s}" for n, s in enumerate(top.get("steps") or [top.get("snippet", "")], start=1)]
     cited = f"{top.get('title')} ({top.get('heading')})" if titles and top.get("title") else top.get("ref")
     return "\n".join([*lines, f"Source: {cited}. If that doesn't fix it, I can open a ticket for you."])
