@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from agent.catalog import StoreSettings
-from agent.config import Settings
+from agent.config.schema import Settings
+from agent.domain.catalog import StoreSettings
 from agent.interfaces import (
     AlertNotifier,
     DataSource,
@@ -21,7 +21,7 @@ from agent.interfaces import (
     ToolExecutor,
     Tracer,
 )
-from agent.router import AgentRouter
+from agent.turn.router import AgentRouter
 
 
 @dataclass

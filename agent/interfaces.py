@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from agent.catalog import Item, KBSection
-from agent.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.llm.models import AgentLoop, LLMCapabilities, LLMRequest, LLMResponse, Usage
-from agent.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
-from agent.session import SessionState, Speaker
-from agent.types import (
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.catalog import Item, KBSection
+from agent.domain.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
+from agent.domain.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
+from agent.domain.types import (
     Alert,
     Classification,
     Intent,
@@ -24,6 +23,7 @@ from agent.types import (
     ToolCall,
     ToolResult,
 )
+from agent.llm.models import AgentLoop, LLMCapabilities, LLMRequest, LLMResponse, Usage
 
 # The channel's way to deliver a message while the turn is still running.
 Reply = Callable[[OutboundMessage], Awaitable[None]]
@@ -197,7 +197,7 @@ class RiskReports(Protocol):
 
 
 class TurnLog(Protocol):
-    """What classifiers and planners may use of the running turn (agent/turn.py): its message,
+    """What classifiers and planners may use of the running turn (agent/turn/log.py): its message,
     telemetry that commits with it, and its LLM usage, deadline, outage and agent conversations."""
 
     interaction: Interaction

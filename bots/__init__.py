@@ -11,10 +11,10 @@ platform servers that tests and `agentbot bench` share (`bots.testing`).
 """
 
 from agent.app import App
+from agent.domain.types import AgentResponse, Alert, ChannelContext, ChannelType, Interaction, OutboundMessage
 from agent.errors import AgentbotError, ConfigError
 from agent.interfaces import AlertNotifier, DataSource, LLMProvider, SessionStore, TelemetrySink
-from agent.router import AgentRouter
-from agent.types import AgentResponse, Alert, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.turn.router import AgentRouter
 from bots.app import build_app
 
 __all__ = [

@@ -7,8 +7,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from agent.domain.types import Alert
 from agent.interfaces import AlertNotifier
-from agent.types import Alert
 
 log = logging.getLogger("agentbot.alerts")
 

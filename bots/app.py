@@ -17,12 +17,13 @@ from adapters.storage.bundle import sql_storage
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.sinks import FanoutSink, LogSink
 from agent.app import App
-from agent.catalog import StoreSettings, load_store_settings
-from agent.config import BotConfig, Settings
-from agent.config_files import load_config, load_yaml_model
+from agent.config.files import load_config, load_yaml_model
+from agent.config.intents import IntentsRegistry
+from agent.config.schema import BotConfig, Settings
 from agent.conversation.confirmations import Confirmations
+from agent.conversation.preferences import PreferenceExtractor, PreferenceRecorder
+from agent.domain.catalog import StoreSettings, load_store_settings
 from agent.errors import ConfigError
-from agent.intents import IntentsRegistry
 from agent.interfaces import (
     AlertNotifier,
     Classifier,
@@ -39,10 +40,6 @@ from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
-from agent.preferences import PreferenceExtractor, PreferenceRecorder
-from agent.redaction import Redactor
-from agent.router import AgentRouter, RouterParts
-from agent.snapshot import TurnSnapshot
 from agent.tools.calculator import math_tools
 from agent.tools.gateway import ToolGateway
 from agent.tools.inventory import inventory_tools
@@ -52,6 +49,9 @@ from agent.tools.refunds import refund_tools
 from agent.tools.release import release_tools
 from agent.tools.section_fit import KnowledgeSettings
 from agent.tools.task_list import task_tools
+from agent.turn.redaction import Redactor
+from agent.turn.router import AgentRouter, RouterParts
+from agent.turn.snapshot import TurnSnapshot
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader

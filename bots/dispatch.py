@@ -21,10 +21,10 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 
+from agent.domain.records import InboxEvent
+from agent.domain.types import utcnow
 from agent.errors import StorageError
 from agent.interfaces import LeasedInbox
-from agent.records import InboxEvent
-from agent.types import utcnow
 
 log = logging.getLogger("agentbot.dispatch")
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from adapters.llm.registry import build_llm
-from agent.config import BotConfig, LLMSettings
+from agent.config.schema import BotConfig, LLMSettings
 from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger
 from agent.llm.breaker import CircuitBreaker
 from agent.llm.calls import LLMCalls
@@ -91,7 +91,7 @@ def configured_provider(
     env: Mapping[str, str], config_dir: str | None = None, provider: str | None = None, model: str | None = None
 ) -> LLMProvider:
     """The LLM settings' provider, outside a router: for the eval judge and for recording."""
-    from agent.config_files import load_config
+    from agent.config.files import load_config
 
     settings = load_config(resolve_dir(config_dir, "config")).settings.llm
     overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}

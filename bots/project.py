@@ -128,7 +128,7 @@ def project_info(
 
     from sqlalchemy.engine import make_url
 
-    from agent.config_files import load_config
+    from agent.config.files import load_config
 
     config, data = find_dir(config_dir, "config", env), find_dir(data_dir, "data", env)
     settings = load_config(config.path).settings

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
-from agent.router import AgentRouter
+from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO
 from tests.standins.llm_server import StandInLLM

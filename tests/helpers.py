@@ -9,9 +9,9 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from agent.config_files import load_config
-from agent.router import AgentRouter
-from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.config.files import load_config
+from agent.domain.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.turn.router import AgentRouter
 from agent.understanding.rules import RulesClassifier
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ def demo_day(offset: int) -> str:
     """A demo date as the bot shows it: `offset` days from today, the demo's first day in a fresh database."""
     from datetime import timedelta
 
-    from agent.types import utcnow
+    from agent.domain.types import utcnow
 
     return (utcnow().date() + timedelta(days=offset)).isoformat()
 
@@ -77,7 +77,7 @@ def terminate(proc: subprocess.Popen[bytes] | None, timeout: float = 20) -> None
 def rules_classifier(config_dir: Path = REPO / "config", data_dir: Path = REPO / "data") -> RulesClassifier:
     """The shipped offline classifier, fitted once per test process (fitting the banks takes a second)."""
     from adapters.data.store_files import FileInventory
-    from agent.catalog import load_store_settings
+    from agent.domain.catalog import load_store_settings
     from bots.app import embedded_reader
 
     config = load_config(config_dir)

@@ -11,8 +11,8 @@ import re
 from datetime import date, timedelta
 from typing import Any, Protocol
 
+from agent.domain.types import utcnow
 from agent.interfaces import DataSource
-from agent.types import utcnow
 
 OFFSET = re.compile(r"^([+-]\d{1,4})d$")
 

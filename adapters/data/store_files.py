@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.catalog import InventorySpec, Item, KBSection
+from agent.domain.catalog import InventorySpec, Item, KBSection
 from agent.errors import ConfigError
 
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")

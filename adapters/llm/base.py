@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from agent.config import ModelPrice
+from agent.config.schema import ModelPrice
+from agent.domain.types import utcnow
 from agent.errors import (
     ProviderAuthError,
     ProviderBadRequest,
@@ -15,7 +16,6 @@ from agent.errors import (
     ProviderUnavailable,
 )
 from agent.llm.models import LLMCapabilities
-from agent.types import utcnow
 
 # Context windows of well-known models; anything else gets the conservative default.
 WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_000_000, "claude": 200_000}

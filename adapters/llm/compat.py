@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from adapters.llm.openai import OpenAIProvider
-from agent.config import ModelPrice
+from agent.config.schema import ModelPrice
 
 
 class CompatProvider(OpenAIProvider):

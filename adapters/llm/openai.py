@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.llm.base import SDKProvider, from_status
-from agent.config import ModelPrice
+from agent.config.schema import ModelPrice
 from agent.errors import ProviderConnectionError, ProviderError, ProviderOutputInvalid, ProviderTimeout
 from agent.llm.models import LLMRequest, LLMResponse, LLMToolCall
 

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from adapters.llm.base import Priced
+from agent.domain.types import utcnow
 from agent.errors import RecordingMissing
 from agent.eval.context import current_turn_key
 from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
-from agent.types import utcnow
 
 FORMAT = 1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agent.config import LLMSettings
+from agent.config.schema import LLMSettings
 from agent.errors import ConfigError
 from agent.interfaces import LLMProvider
 

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol
 
-from agent.config import RetrySettings
+from agent.config.schema import RetrySettings
 from agent.errors import ProviderError
 from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse

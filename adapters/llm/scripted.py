@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from adapters.llm.base import Priced
-from agent.config import ModelPrice
+from agent.config.schema import ModelPrice
 from agent.errors import ProviderError
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 

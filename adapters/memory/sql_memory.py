@@ -15,10 +15,10 @@ from sqlalchemy.exc import DBAPIError
 from adapters.storage.migrate import status_unit, upgrade_unit
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import customer_preferences as preferences
-from agent.contexts import Preferences
+from agent.conversation.preferences import is_empty, merge
+from agent.domain.contexts import Preferences
+from agent.domain.types import utcnow
 from agent.errors import SchemaBehind, StorageError
-from agent.preferences import is_empty, merge
-from agent.types import utcnow
 
 SELECT_PREFERENCES = select(preferences.c.data).where(preferences.c.customer_id == bindparam("b_customer"))
 

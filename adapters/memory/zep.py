@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.contexts import Preferences
+from agent.conversation.preferences import is_empty, merge
+from agent.domain.contexts import Preferences
 from agent.errors import (
     ProviderAuthError,
     ProviderBadRequest,
@@ -18,7 +19,6 @@ from agent.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
-from agent.preferences import is_empty, merge
 
 METADATA_KEY = "agentbot_preferences"
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, func, select
 
 from adapters.storage.schema import handoff_queue, inbox, outbox
+from agent.domain.types import utcnow
 from agent.interfaces import Database
-from agent.types import utcnow
 
 
 class Backlog(BaseModel):

@@ -11,8 +11,8 @@ from sqlalchemy import Connection, bindparam, delete, or_, select, update
 from adapters.storage.schema import inbox, session_leases, sessions
 from adapters.storage.sql import FINISH_INBOX, SqlStore
 from adapters.storage.writes import insert_ignore
-from agent.records import InboxEvent
-from agent.types import utcnow
+from agent.domain.records import InboxEvent
+from agent.domain.types import utcnow
 
 OPEN = ("accepted", "committed")
 EVENT_COLUMNS = (

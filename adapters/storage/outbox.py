@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, bindparam, insert, select, update
 
 from adapters.storage.schema import inbox, outbox
+from agent.domain.types import OutboundMessage, utcnow
 from agent.errors import AlreadyCommitted
 from agent.interfaces import Begun
-from agent.types import OutboundMessage, utcnow
 
 if TYPE_CHECKING:
     from adapters.storage.sql import SqlStore

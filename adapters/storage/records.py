@@ -24,7 +24,7 @@ from adapters.storage.schema import (
 )
 from adapters.storage.sql import SqlStore
 from adapters.storage.writes import insert_ignore
-from agent.records import TaskRecord
+from agent.domain.records import TaskRecord
 
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).

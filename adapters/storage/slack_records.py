@@ -15,8 +15,8 @@ from sqlalchemy import Connection, delete, select, update
 
 from adapters.storage.schema import slack_assistant_threads, slack_installations, slack_oauth_states
 from adapters.storage.writes import upsert
+from agent.domain.types import utcnow
 from agent.interfaces import Database
-from agent.types import utcnow
 
 
 def team_key(team_id: str | None, enterprise_id: str | None = None, *, org_wide: bool = False) -> str:

@@ -12,7 +12,7 @@ from sqlalchemy import Connection, select
 
 from adapters.storage.schema import llm_spend
 from adapters.storage.sql import SqlStore
-from agent.types import utcnow
+from agent.domain.types import utcnow
 
 
 class SqlSpend:

@@ -40,10 +40,10 @@ from adapters.storage.schema import (
 )
 from adapters.storage.telemetry import all_events, turn_rows
 from adapters.storage.writes import insert_ignore, write_effect
+from agent.conversation.session import SessionState
+from agent.domain.records import TelemetryEvent, TurnRecord
+from agent.domain.types import Message, ToolResult, utcnow
 from agent.errors import ReferenceCollision, SchemaBehind, StorageError, VersionConflict
-from agent.records import TelemetryEvent, TurnRecord
-from agent.session import SessionState
-from agent.types import Message, ToolResult, utcnow
 
 # Statements are built once (constructing them per call cost more than running them), and every
 # turn's are `Prepared`: on SQLite they run on the driver's cursor.

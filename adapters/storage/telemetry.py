@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from adapters.encoding import dumps
-from agent.records import TelemetryEvent
+from agent.domain.records import TelemetryEvent
 
 _US = timedelta(microseconds=1)
 

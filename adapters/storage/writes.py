@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Connection, Table, select, update
 
 from adapters.storage.schema import EFFECT_TABLES, handoff_queue, order_updates, tasks
+from agent.domain.types import utcnow
 from agent.errors import ReferenceCollision
-from agent.types import utcnow
 
 
 def _effect_row(data: dict[str, Any]) -> dict[str, Any]:

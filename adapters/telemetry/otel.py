@@ -31,9 +31,9 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCod
 
 from adapters.telemetry.files import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, JsonFileMetricExporter, TraceFiles
 from adapters.telemetry.writer import ExporterSink, Item, SpanSink, TraceWriter, TurnSpans
-from agent.records import TelemetryEvent
-from agent.redaction import DEFAULT, Redactor
-from agent.types import Interaction
+from agent.domain.records import TelemetryEvent
+from agent.domain.types import Interaction
+from agent.turn.redaction import DEFAULT, Redactor
 
 
 class Metrics:

@@ -10,11 +10,11 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from adapters.telemetry.otel import OTelTracer, current_turn, random_id
 from adapters.telemetry.writer import ChildSpan
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ProviderError
 from agent.interfaces import LLMProvider, ToolExecutor
 from agent.llm.models import LLMRequest, LLMResponse
-from agent.types import ToolCall, ToolResult
 
 
 class TracedProvider:

@@ -22,11 +22,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from agent.conversation import goals
+from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
+from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
-from agent.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
-from agent.text import Answer
-from agent.turn import Turn, TurnContext
-from agent.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
+from agent.turn.context import TurnContext
+from agent.turn.log import Turn
+from agent.turn.text import Answer
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."

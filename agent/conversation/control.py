@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from agent.config import Messages, Vocabulary
+from agent.config.schema import Messages, Vocabulary
 from agent.conversation import goals
 from agent.conversation.moves import Cancel, ControlMove, Goodbye
 from agent.conversation.notices import GoalNames, resume
-from agent.session import Goal
-from agent.turn import TurnContext
-from agent.types import OutboundMessage
+from agent.conversation.session import Goal
+from agent.domain.types import OutboundMessage
+from agent.turn.context import TurnContext
 
 Kind = Literal["cancel", "farewell", "empty"]
 _WORD = re.compile(r"[a-z0-9']+")

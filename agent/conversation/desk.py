@@ -10,16 +10,16 @@ import logging
 import uuid
 from datetime import datetime, timedelta
 
-from agent.config import Messages, Settings
+from agent.config.schema import Messages, Settings
 from agent.conversation import handoff
+from agent.conversation.session import SessionState
+from agent.domain.records import TurnRecord
+from agent.domain.types import Alert, Interaction, Message, OutboundMessage, utcnow
 from agent.errors import VersionConflict
 from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore, TelemetrySink
-from agent.locks import SessionLocks
-from agent.records import TurnRecord
-from agent.redaction import Redactor
-from agent.session import SessionState
-from agent.turn import Turn
-from agent.types import Alert, Interaction, Message, OutboundMessage, utcnow
+from agent.turn.locks import SessionLocks
+from agent.turn.log import Turn
+from agent.turn.redaction import Redactor
 
 log = logging.getLogger("agentbot.router")
 

@@ -15,9 +15,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
+from agent.conversation.session import Goal, GoalStatus, Speaker
+from agent.domain.types import Classification, Intent, utcnow
 from agent.planners.render import render
-from agent.session import Goal, GoalStatus, Speaker
-from agent.types import Classification, Intent, utcnow
 
 # The confidence at which understanding acts without asking (understanding/rules.py STRONG).
 SURE = 0.75

@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from agent.session import Handoff, SessionState
-from agent.types import Alert, Message, SideEffect, utcnow
+from agent.conversation.session import Handoff, SessionState
+from agent.domain.types import Alert, Message, SideEffect, utcnow
 
 Action = Literal["claim", "release"]
 

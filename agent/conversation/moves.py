@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.config import IntentSpec, SlotSpec
-from agent.session import PendingConfirmation
-from agent.text import Answer as YesNo
-from agent.turn import TurnContext
-from agent.types import Classification
+from agent.config.schema import IntentSpec, SlotSpec
+from agent.conversation.session import PendingConfirmation
+from agent.domain.types import Classification
+from agent.turn.context import TurnContext
+from agent.turn.text import Answer as YesNo
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import Reading, bare_reply
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from agent.config import IntentSpec, Messages
+from agent.config.schema import IntentSpec, Messages
 from agent.conversation.confirmations import Confirmations
+from agent.conversation.session import Goal, PendingConfirmation, Speaker
+from agent.domain.types import Classification, OutboundMessage
 from agent.planners.render import render
-from agent.session import Goal, PendingConfirmation, Speaker
-from agent.turn import TurnContext
-from agent.types import Classification, OutboundMessage
+from agent.turn.context import TurnContext
 
 _LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agent.config import Messages, SlotSpec
+from agent.config.intents import IntentsRegistry
+from agent.config.schema import Messages, SlotSpec
 from agent.conversation import goals, notices
-from agent.intents import IntentsRegistry
+from agent.conversation.session import Goal, SessionState, Speaker
+from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import Classifier, TurnLog
-from agent.session import Goal, SessionState, Speaker
-from agent.turn import TurnContext
-from agent.types import Classification, Intent, Interaction, Message
+from agent.turn.context import TurnContext
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood surely, at the level where the offline

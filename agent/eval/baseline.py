@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent.domain.types import utcnow
 from agent.errors import ConfigError
-from agent.types import utcnow
 
 THRESHOLD = 0.05
 HIGHER_IS_BETTER = ("pass_rate", "task_completion", "tool_usage", "goal_completion", "goal_stack_correctness", "judge")

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.domain.types import AgentResponse
 from agent.eval.suite import Expect
-from agent.types import AgentResponse
 
 
 class Failure(BaseModel):

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent.conversation.session import GoalStatus, SessionState
 from agent.llm.models import Usage
-from agent.session import GoalStatus, SessionState
 
 # Quality scores: the spec report's "scores"; higher is better.
 SCORES = ("task_completion", "tool_usage", "goal_completion", "goal_stack_correctness", "judge")

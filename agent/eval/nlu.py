@@ -19,10 +19,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.types import Intent, Interaction
 from agent.errors import ConfigError
 from agent.interfaces import Classifier
-from agent.session import SessionState, Speaker
-from agent.types import Intent, Interaction
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
 
 # Intents whose tool changes something: acting on one by mistake is the costly error.

@@ -11,6 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.app import App
+from agent.domain.records import TelemetryEvent
+from agent.domain.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 from agent.eval.checks import Failure, check
 from agent.eval.context import eval_turn
 from agent.eval.judge import judge
@@ -20,8 +22,6 @@ from agent.eval.suite import Turn as SuiteTurn
 from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.calls import LLM_STAGES
 from agent.llm.models import Usage
-from agent.records import TelemetryEvent
-from agent.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 
 # Builds the app on the suite's database: once per run, and again for a `restart: true` turn.
 AppFactory = Callable[[TelemetrySink], Awaitable[App]]

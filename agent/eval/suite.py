@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.config_files import load_yaml_model
+from agent.config.files import load_yaml_model
+from agent.domain.types import ChannelType
 from agent.errors import ConfigError
-from agent.types import ChannelType
 
 
 class Strict(BaseModel):

@@ -14,14 +14,14 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from agent.config import LLMSettings
+from agent.config.schema import LLMSettings
+from agent.conversation.session import SessionState
+from agent.domain.types import Alert
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
 from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
 from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
-from agent.session import SessionState
-from agent.types import Alert
 
 # Telemetry stages that describe LLM work inside a pipeline stage; they are not pipeline stages.
 LLM_STAGES = frozenset(

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.conversation.session import HistorySummary, SessionState
+from agent.domain.types import Message
 from agent.errors import ProviderError
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls
 from agent.llm.models import LLMRequest
-from agent.session import HistorySummary, SessionState
-from agent.types import Message
 
 MARGIN = 0.10
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from agent.domain.types import utcnow
 from agent.interfaces import SpendLedger
-from agent.types import utcnow
 
 
 class MemorySpend:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agent.config import BotConfig
-from agent.contexts import AgentRequest
+from agent.config.schema import BotConfig
+from agent.conversation.session import Goal
+from agent.domain.contexts import AgentRequest
+from agent.domain.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolResult
 from agent.interfaces import TurnLog
 from agent.planners.render import render
-from agent.session import Goal
-from agent.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolResult
 
 
 class TemplatePlanner:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.catalog import StoreSettings
-from agent.config import BotConfig
-from agent.config_files import line_of, load_yaml_model
+from agent.config.files import line_of, load_yaml_model
+from agent.config.schema import BotConfig
+from agent.domain.catalog import StoreSettings
 from agent.errors import ConfigError
 from agent.interfaces import Planner
 from agent.planners.generic import TemplatePlanner

@@ -7,13 +7,13 @@ comes from the intent's templates in config/intents.yaml (answer keyed by severi
 
 from __future__ import annotations
 
-from agent.config import BotConfig
-from agent.contexts import AgentRequest
+from agent.config.schema import BotConfig
+from agent.domain.contexts import AgentRequest
+from agent.domain.types import AskUser, Plan, Respond, ToolCall, ToolResult
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner, settle_failure
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
 from agent.planners.render import render
-from agent.types import AskUser, Plan, Respond, ToolCall, ToolResult
 
 SUMMARY, REPORT = "get_release_summary", "file_risk_report"
 

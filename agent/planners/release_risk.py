@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.types import Alert
+from agent.domain.types import Alert
 
 Severity = Literal["high", "medium", "low"]
 

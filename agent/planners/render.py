@@ -6,7 +6,7 @@ import re
 from datetime import date
 from typing import Any
 
-from agent.catalog import money
+from agent.domain.catalog import money
 
 _FIELD = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.catalog import StoreSettings, money
-from agent.contexts import AgentRequest
+from agent.conversation.session import Goal, GoalStatus, Speaker
+from agent.domain.catalog import StoreSettings, money
+from agent.domain.contexts import AgentRequest
+from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
-from agent.session import Goal, GoalStatus, Speaker
-from agent.text import stem
 from agent.tools.inventory import GENERIC_WORDS
-from agent.types import AskUser, Plan, Respond, ToolCall
+from agent.turn.text import stem
 
 # The attribute that lists what an item is known for (a tag list): a tag it lacks says nothing.
 OPEN_ATTRIBUTE = "features"

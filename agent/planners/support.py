@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from agent.contexts import AgentRequest
+from agent.domain.contexts import AgentRequest
+from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
-from agent.types import AskUser, Plan, Respond, ToolCall
 
 
 def cited_as(title: str, headings: list[str]) -> str:

@@ -7,11 +7,11 @@ Deleting looks the task up first, so the confirmation names the task the user is
 
 from __future__ import annotations
 
-from agent.contexts import AgentRequest
+from agent.domain.contexts import AgentRequest
+from agent.domain.types import AskUser, Confirm, Plan, ToolCall
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
-from agent.types import AskUser, Confirm, Plan, ToolCall
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
 

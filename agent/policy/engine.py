@@ -12,11 +12,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.contexts import PolicyContext
+from agent.domain.contexts import PolicyContext
+from agent.domain.types import PolicyDecision, ToolCall, utcnow
 from agent.interfaces import DataSource, RefundHistory
 from agent.planners.render import FILTERS, money_text
 from agent.policy.rules import Condition, PolicyFile, Rule
-from agent.types import PolicyDecision, ToolCall, utcnow
 
 _MISSING = object()
 _PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")

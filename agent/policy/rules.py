@@ -13,8 +13,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.config import SafeLoader
-from agent.config_files import load_yaml_model
+from agent.config.files import load_yaml_model
+from agent.config.schema import SafeLoader
 from agent.errors import ConfigError
 
 Outcome = Literal["allow", "deny", "require_confirmation", "require_escalation"]

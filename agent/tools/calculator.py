@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
 from agent.errors import ToolError
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 

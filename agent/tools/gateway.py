@@ -10,11 +10,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
 from agent.interfaces import SessionStore
 from agent.tools.registry import Tool
-from agent.types import ToolCall, ToolResult
 
 
 def idempotency_key(context: ToolContext, call: ToolCall) -> str:

@@ -7,11 +7,11 @@ import asyncio
 
 from pydantic import Field
 
-from agent.catalog import Item
-from agent.contexts import ToolContext
+from agent.domain.catalog import Item
+from agent.domain.contexts import ToolContext
 from agent.interfaces import Inventory
-from agent.text import STOPWORDS, stem
 from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.turn.text import STOPWORDS, stem
 
 # Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
 INLINE_ITEMS = 2000

@@ -17,12 +17,12 @@ from collections import Counter
 
 from pydantic import Field, model_validator
 
-from agent.catalog import Item, KBSection
-from agent.contexts import ToolContext
+from agent.domain.catalog import Item, KBSection
+from agent.domain.contexts import ToolContext
 from agent.interfaces import Inventory, KnowledgeSource, MeaningSimilarity
-from agent.text import Normalizer
 from agent.tools.registry import Tool, ToolOutput, ToolParams
 from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
+from agent.turn.text import Normalizer
 
 K1 = 1.5
 B = 0.75

@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.types import SideEffect, utcnow
 from agent.errors import ToolError
 from agent.interfaces import DataSource
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.types import SideEffect, utcnow
 
 
 class OrderParams(ToolParams):

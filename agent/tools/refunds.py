@@ -6,11 +6,11 @@ import hashlib
 
 from pydantic import Field
 
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.types import SideEffect, utcnow
 from agent.errors import ToolError
 from agent.interfaces import DataSource
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.types import SideEffect, utcnow
 
 
 class RefundParams(ToolParams):

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.contexts import ToolContext
-from agent.types import Alert, SideEffect
+from agent.domain.contexts import ToolContext
+from agent.domain.types import Alert, SideEffect
 
 
 class ToolParams(BaseModel):

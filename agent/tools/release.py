@@ -9,12 +9,12 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.types import SideEffect, utcnow
 from agent.errors import DataSourceError, ToolError
 from agent.interfaces import ReleaseSource, RiskReports
 from agent.planners.release_risk import ReleaseSummary, risk_alert
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.types import SideEffect, utcnow
 
 RELEASE_ID = r"^v?\d+(\.\d+){1,3}([-+][0-9A-Za-z.-]+)?$"
 

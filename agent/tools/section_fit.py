@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from agent.catalog import Item, KBSection
-from agent.config import Strict
+from agent.config.schema import Strict
+from agent.domain.catalog import Item, KBSection
 from agent.interfaces import MeaningSimilarity
 
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -12,12 +12,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.records import TaskRecord
+from agent.domain.types import SideEffect, utcnow
 from agent.errors import ToolError
 from agent.interfaces import TaskReader
-from agent.records import TaskRecord
 from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.types import SideEffect, utcnow
 
 
 class AddTaskParams(ToolParams):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from agent.config import IntentsFile, Strict
-from agent.config_files import load_yaml_model
+from agent.config.files import load_yaml_model
+from agent.config.schema import IntentsFile, Strict
 from agent.errors import ConfigError
 
 OUT_OF_SCOPE = "out_of_scope"

@@ -13,14 +13,14 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from agent.config import SlotSpec
+from agent.config.schema import SlotSpec
+from agent.conversation.session import Goal, SessionState, Speaker
+from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.errors import ProviderError, ProviderOutputInvalid
 from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.llm.models import LLMRequest
-from agent.session import Goal, SessionState, Speaker
-from agent.types import Classification, Intent, Interaction, Message
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
 from agent.understanding.reading import TOPIC_SEP
 from agent.understanding.rules import RulesClassifier

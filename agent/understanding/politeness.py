@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agent.text import clean
+from agent.turn.text import clean
 
 
 def _alternatives(phrases: list[str]) -> str:

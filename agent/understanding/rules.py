@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from agent.config import BotConfig, IntentSpec
+from agent.config.schema import BotConfig, IntentSpec
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import TurnLog
-from agent.session import SessionState, Speaker
-from agent.text import Normalizer, clean
-from agent.types import Classification, Intent, Interaction, Message
+from agent.turn.text import Normalizer, clean
 from agent.understanding.banks import NluBanks
 from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor

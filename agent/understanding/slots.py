@@ -6,8 +6,8 @@ import importlib
 import re
 from typing import Any
 
-from agent.config import SlotSpec
-from agent.text import clean
+from agent.config.schema import SlotSpec
+from agent.turn.text import clean
 from agent.understanding.politeness import Politeness
 
 # The standard library's own reading of a pattern (private modules, hence looked up by name).

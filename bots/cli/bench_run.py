@@ -21,8 +21,8 @@ from sqlalchemy import event
 
 from adapters.storage.sql import SqlStore
 from agent.app import App
-from agent.router import AgentRouter
-from agent.types import ChannelContext, Interaction
+from agent.domain.types import ChannelContext, Interaction
+from agent.turn.router import AgentRouter
 from bots.app import build_app
 from bots.serving import settle_process
 

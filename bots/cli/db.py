@@ -13,7 +13,7 @@ from typing import TextIO
 
 from adapters.storage.migrate import SchemaStatus, write_revision
 from adapters.storage.sql import SqlStore
-from agent.config_files import load_config
+from agent.config.files import load_config
 from bots.wiring import resolve_dir
 
 

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from adapters.llm.recording import RecordedRun, RecordingProvider, ReplayProvider, recorded_run
 from agent.app import App
+from agent.domain.types import clock_from
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
@@ -24,7 +25,6 @@ from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
 from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.models import LLMRequest, LLMResponse
-from agent.types import clock_from
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from bots.cli.eval_report import current_baseline, print_metrics, spec_report, warn_regressions

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 from pydantic import BaseModel, Field
 
 from adapters.storage.sql import SqlStore
-from agent.config_files import load_config
-from agent.records import TelemetryEvent
+from agent.config.files import load_config
+from agent.domain.records import TelemetryEvent
 from bots.wiring import resolve_dir
 
 SESSIONS = """

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.catalog import load_store_settings
-from agent.config_files import load_config
+from agent.config.files import load_config
+from agent.config.intents import IntentsRegistry
+from agent.domain.catalog import load_store_settings
 from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
-from agent.intents import IntentsRegistry
 from agent.understanding.banks import OUT_OF_SCOPE
 from agent.understanding.calibration import calibrate
 from agent.understanding.reading import TOPIC_SEP, BankReader

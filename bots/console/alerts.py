@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO
 
-from agent.types import Alert
+from agent.domain.types import Alert
 
 KINDS = {
     "handoff": "a person was asked to join",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.app import App
-from agent.config import Settings
+from agent.config.schema import Settings
 from bots.app import check_store
 from bots.console.commands import HANDED_OFF, ConsoleState, run_command
 from bots.console.session import handed_off, one_shot

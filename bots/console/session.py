@@ -8,7 +8,7 @@ import uuid
 from typing import TextIO
 
 from agent.app import App
-from agent.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.domain.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
 
 
 def default_session() -> str:

@@ -10,7 +10,7 @@ import logging
 
 import discord
 
-from agent.types import Alert
+from agent.domain.types import Alert
 from bots.discord.delivery import NO_MENTIONS, resume_view, split
 
 log = logging.getLogger("agentbot.discord.alerts")

@@ -9,7 +9,7 @@ import discord
 from discord import app_commands
 
 from agent.app import App
-from agent.router import AgentRouter
+from agent.turn.router import AgentRouter
 from bots.discord.delivery import BUTTONS, ChannelTarget
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, channel_of, session_key
 

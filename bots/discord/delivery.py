@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 
-from agent.types import OutboundMessage
+from agent.domain.types import OutboundMessage
 from bots.delivery import split_text
 from bots.outbox import nonce
 

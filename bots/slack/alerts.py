@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent.types import Alert
+from agent.domain.types import Alert
 from bots.slack.delivery import escape
 from bots.slack.events import CLAIM_ACTION, RESUME_ACTION, parse_session_key
 from bots.slack.workspaces import Workspace, Workspaces

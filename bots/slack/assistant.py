@@ -19,8 +19,8 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
 
 from adapters.storage.slack_records import SlackRecords
-from agent.config import AssistantSettings
-from agent.types import OutboundMessage
+from agent.config.schema import AssistantSettings
+from agent.domain.types import OutboundMessage
 from bots.slack.delivery import ThreadReply
 
 TITLE_LIMIT = 60  # a title longer than the sidebar shows is cut with an ellipsis

@@ -21,10 +21,10 @@ from pydantic import BaseModel
 
 from adapters.storage.slack_records import SlackRecords
 from agent.app import App
+from agent.domain.records import InboxEvent
+from agent.domain.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from agent.errors import ConfigError, StorageError
 from agent.interfaces import Reply
-from agent.records import InboxEvent
-from agent.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from bots.dispatch import DeliveryFailed, Dispatcher
 from bots.outbox import OutboxReply, Sender
 from bots.slack import assistant

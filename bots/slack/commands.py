@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from adapters.storage.stats import DailyStats, today
+from agent.domain.types import OutboundMessage
 from agent.errors import StorageError
-from agent.types import OutboundMessage
 from bots.slack.delivery import ThreadReply, asked_blocks, escape
 from bots.slack.events import SlackEvent
 

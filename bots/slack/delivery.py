@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.text import visible
-from agent.types import OutboundMessage
+from agent.domain.types import OutboundMessage
+from agent.turn.text import visible
 from bots.delivery import split_text
 from bots.slack.mrkdwn import to_mrkdwn
 

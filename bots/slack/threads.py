@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent.types import Message
+from agent.domain.types import Message
 from bots.slack.events import SlackEvent, inbound_text
 
 log = logging.getLogger("agentbot.slack")

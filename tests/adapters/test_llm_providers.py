@@ -10,7 +10,7 @@ from adapters.llm.anthropic import AnthropicProvider
 from adapters.llm.compat import CompatProvider
 from adapters.llm.openai import OpenAIProvider
 from adapters.llm.retry import RetryingProvider
-from agent.config import ModelPrice, RetrySettings
+from agent.config.schema import ModelPrice, RetrySettings
 from agent.errors import (
     ProviderAuthError,
     ProviderBadRequest,
@@ -234,7 +234,7 @@ async def test_a_timeout_on_every_attempt_is_a_provider_timeout(llm_server: Stan
 
 async def test_fallback_models_answer_when_the_main_one_is_down(llm_server: StandInLLM) -> None:
     from adapters.llm.registry import build_llm
-    from agent.config import LLMSettings
+    from agent.config.schema import LLMSettings
 
     settings = LLMSettings(model="m-1", fallback_models=["m-2"], prices=PRICES, retry=FAST, timeout_seconds=5)
     llm_server.queue += [Reply(status=503)] * 3  # m-1: three attempts, all overloaded

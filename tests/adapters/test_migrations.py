@@ -13,10 +13,10 @@ from adapters.memory.sql_memory import SqlPreferenceMemory
 from adapters.storage.migrate import head_revision, pending_changes_unit, status_unit
 from adapters.storage.schema import metadata
 from adapters.storage.sql import SqlStore
-from agent.contexts import Preferences
-from agent.records import TurnRecord
-from agent.session import SessionState
-from agent.types import Message
+from agent.conversation.session import SessionState
+from agent.domain.contexts import Preferences
+from agent.domain.records import TurnRecord
+from agent.domain.types import Message
 from tests.adapters.fixtures import schema_0_1 as old
 
 NOW = datetime(2026, 11, 1, 9, 30, tzinfo=UTC)

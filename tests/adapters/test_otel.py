@@ -17,14 +17,14 @@ from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
 from adapters.telemetry.otel import OTelTracer
 from adapters.telemetry.traced import TracedProvider
-from agent.config import LLMSettings
+from agent.config.schema import LLMSettings
+from agent.conversation.session import SessionState
 from agent.errors import ProviderRateLimited
 from agent.llm.calls import LLMCalls
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
-from agent.redaction import Redactor
-from agent.session import SessionState
-from agent.tracing import observed_turn
-from agent.turn import Turn
+from agent.turn.log import Turn
+from agent.turn.redaction import Redactor
+from agent.turn.tracing import observed_turn
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
@@ -296,7 +296,7 @@ def test_the_core_never_imports_opentelemetry() -> None:
 
 async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_counts_as_a_retry() -> None:
     from adapters.llm.retry import RetryingProvider
-    from agent.config import RetrySettings
+    from agent.config.schema import RetrySettings
     from agent.errors import ProviderUnavailable
 
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()

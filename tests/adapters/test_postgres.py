@@ -11,10 +11,10 @@ from sqlalchemy.engine import make_url
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.migrate import pending_changes_unit
 from adapters.storage.sql import SqlStore
+from agent.conversation.session import SessionState
+from agent.domain.records import InboxEvent, TurnRecord
+from agent.domain.types import Message
 from agent.errors import SchemaBehind, VersionConflict
-from agent.records import InboxEvent, TurnRecord
-from agent.session import SessionState
-from agent.types import Message
 from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.pg import postgres_server, unavailable_reason

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from adapters.storage.sql import SqlStore
+from agent.conversation.session import LEGACY_SPEAKER, SessionState
+from agent.domain.records import TelemetryEvent, TurnRecord
+from agent.domain.types import Message, SideEffect
 from agent.errors import ConfigError, VersionConflict
-from agent.records import TelemetryEvent, TurnRecord
-from agent.session import LEGACY_SPEAKER, SessionState
-from agent.types import Message, SideEffect
 from bots.app import build_app
 from tests.helpers import REPO
 

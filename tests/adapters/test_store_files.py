@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase, parse_markdown
-from agent.catalog import InventorySpec, load_store_settings
+from agent.domain.catalog import InventorySpec, load_store_settings
 from agent.errors import ConfigError
 from tests.helpers import REPO
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from adapters.storage.telemetry import events_of, turn_rows
-from agent.records import TelemetryEvent
+from agent.domain.records import TelemetryEvent
 
 
 @pytest.mark.parametrize("big", [2**40, 2**70], ids=["int64", "wider than orjson takes"])

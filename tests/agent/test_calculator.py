@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.storage.sql import SqlStore
-from agent.contexts import ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.types import ToolCall
 from agent.errors import ToolError
 from agent.tools.calculator import evaluate, math_tools
 from agent.tools.gateway import ToolGateway
-from agent.types import ToolCall
 
 CTX = ToolContext(session_id="s", interaction_id="i", agent="sales", intent_id="recommend_item")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config_files import load_config
+from agent.config.files import load_config
 from agent.errors import ConfigError
 from bots.app import build_app
 from tests.helpers import REPO

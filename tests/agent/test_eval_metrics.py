@@ -9,6 +9,7 @@ import pytest
 
 from adapters.llm.recording import RecordingProvider, ReplayProvider
 from agent.app import App
+from agent.conversation.session import Goal, GoalStatus, SessionState
 from agent.errors import ProviderUnavailable, RecordingMissing
 from agent.eval import baseline as baselines
 from agent.eval.context import eval_turn
@@ -18,7 +19,6 @@ from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
 from agent.llm.models import LLMRequest, LLMResponse
-from agent.session import Goal, GoalStatus, SessionState
 from bots.app import build_app
 from tests.adapters.test_otel import ScriptedProvider
 from tests.helpers import REPO

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from agent.config_files import load_config
+from agent.config.files import load_config
 from agent.conversation.followups import redirect
-from agent.session import Goal, Speaker
-from agent.types import Classification
+from agent.conversation.session import Goal, Speaker
+from agent.domain.types import Classification
 from tests.helpers import REPO
 
 LISTED = [

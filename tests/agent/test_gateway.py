@@ -10,14 +10,14 @@ from pydantic import Field
 
 from adapters.data.json_source import JSONDataSource
 from adapters.storage.sql import SqlStore
-from agent.contexts import ToolContext
-from agent.records import TurnRecord
-from agent.session import SessionState
+from agent.conversation.session import SessionState
+from agent.domain.contexts import ToolContext
+from agent.domain.records import TurnRecord
+from agent.domain.types import ToolCall
 from agent.tools import Tool, ToolOutput
 from agent.tools.gateway import ToolGateway, idempotency_key
 from agent.tools.orders import support_tools
 from agent.tools.registry import ToolParams
-from agent.types import ToolCall
 from tests.helpers import REPO
 
 CTX = ToolContext(session_id="s", interaction_id="i-1", agent="support", intent_id="create_ticket")

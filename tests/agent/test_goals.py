@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agent.conversation import goals
-from agent.session import GoalStatus, Speaker
-from agent.types import Classification, Intent
+from agent.conversation.session import GoalStatus, Speaker
+from agent.domain.types import Classification, Intent
 
 ORDER = Intent(id="order_status", agent="support", required_params=["order_id"], priority=20)
 TICKET = Intent(id="create_ticket", agent="support", required_params=["summary"], priority=10)

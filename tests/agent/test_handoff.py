@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.types import Alert, Message
+from agent.domain.types import Alert, Message
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.config_files import load_config
-from agent.intents import IntentsRegistry, rollout_bucket
-from agent.types import Constraints, IntentContext
+from agent.config.files import load_config
+from agent.config.intents import IntentsRegistry, rollout_bucket
+from agent.domain.types import Constraints, IntentContext
 from tests.helpers import REPO
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
 from adapters.nlu.wordllama import WordLlamaScorer
-from agent.catalog import load_store_settings
-from agent.config_files import load_config, load_yaml_model
-from agent.contexts import ToolContext
+from agent.config.files import load_config, load_yaml_model
+from agent.domain.catalog import load_store_settings
+from agent.domain.contexts import ToolContext
 from agent.tools.knowledge import KBSearchParams, Troubleshooting, knowledge_tools
 from agent.tools.registry import Tool
 from agent.tools.section_fit import KnowledgeSettings, calibrate

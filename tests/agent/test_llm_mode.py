@@ -12,7 +12,7 @@ import pytest
 from adapters.llm.scripted import ScriptedProvider
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
-from agent.config_files import load_config
+from agent.config.files import load_config
 from agent.conversation.requests import splitter_for
 from agent.errors import ConfigError
 from agent.eval.runner import run_suites

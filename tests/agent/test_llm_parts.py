@@ -13,17 +13,17 @@ from adapters.llm.retry import RetryingProvider
 from adapters.llm.scripted import ScriptedProvider
 from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
-from agent.config import LLMSettings, RetrySettings
-from agent.config_files import load_config
+from agent.config.files import load_config
+from agent.config.intents import IntentsRegistry
+from agent.config.schema import LLMSettings, RetrySettings
+from agent.conversation.session import Goal, SessionState, Speaker
+from agent.domain.types import Intent, Interaction, Message
 from agent.errors import ProviderAuthError, ProviderUnavailable
-from agent.intents import IntentsRegistry
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import fit, history_messages
 from agent.llm.grounding import ungrounded
 from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
-from agent.session import Goal, SessionState, Speaker
-from agent.types import Intent, Interaction, Message
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from tests.helpers import REPO, rules_classifier
 

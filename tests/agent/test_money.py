@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.catalog import load_store_settings, money
+from agent.domain.catalog import load_store_settings, money
 from agent.planners.render import render
 from tests.helpers import REPO
 

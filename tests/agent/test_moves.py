@@ -11,9 +11,10 @@ import pytest
 
 from agent.app import App
 from agent.conversation import moves
-from agent.redaction import Redactor
-from agent.session import PendingConfirmation, SessionState, Speaker
-from agent.turn import Turn, TurnContext
+from agent.conversation.session import PendingConfirmation, SessionState, Speaker
+from agent.turn.context import TurnContext
+from agent.turn.log import Turn
+from agent.turn.redaction import Redactor
 from agent.understanding.banks import normalized
 from agent.understanding.reading import BankReader
 from bots.app import build_app

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.contexts import PolicyContext
+from agent.conversation.session import SessionState
+from agent.domain.contexts import PolicyContext
+from agent.domain.types import Interaction, ToolCall, utcnow
 from agent.errors import ConfigError
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
-from agent.session import SessionState
-from agent.types import Interaction, ToolCall, utcnow
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from adapters.storage.sql import SqlStore
+from agent.domain.types import Alert
 from agent.planners.release_risk import ReleaseSummary, RiskThresholds, assess
-from agent.types import Alert
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from tests.helpers import REPO, say
@@ -165,13 +165,13 @@ async def test_which_releases_can_you_check_is_answered_from_the_list_newest_fir
     """`release_list` (config/intents.yaml): the release agent asks for list_releases, the tool reads the
     release source, and the answer names every release, newest first."""
     from adapters.data.releases import JSONReleaseSource
-    from agent.config_files import load_config
-    from agent.contexts import AgentRequest, ToolContext
-    from agent.intents import IntentsRegistry
+    from agent.config.files import load_config
+    from agent.config.intents import IntentsRegistry
+    from agent.conversation.session import Goal, SessionState
+    from agent.domain.contexts import AgentRequest, ToolContext
+    from agent.domain.types import Respond, ToolCall, ToolResult
     from agent.planners.release import ReleasePlanner
-    from agent.session import Goal, SessionState
     from agent.tools.release import ListParams, release_tools
-    from agent.types import Respond, ToolCall, ToolResult
 
     config = load_config(REPO / "config")
     intent = IntentsRegistry(config).get("release_list")

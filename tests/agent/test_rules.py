@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config_files import load_config
-from agent.intents import IntentsRegistry
-from agent.session import Goal, GoalStatus, SessionState, Speaker
-from agent.text import Normalizer, stem
-from agent.types import IntentContext
+from agent.config.files import load_config
+from agent.config.intents import IntentsRegistry
+from agent.conversation.session import Goal, GoalStatus, SessionState, Speaker
+from agent.domain.types import IntentContext
+from agent.turn.text import Normalizer, stem
 from tests.helpers import REPO, interaction, rules_classifier
 
 CONFIG = load_config(REPO / "config")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.data.store_files import FileInventory, MarkdownKnowledgeBase
-from agent.catalog import load_store_settings
-from agent.contexts import ToolContext
+from agent.domain.catalog import load_store_settings
+from agent.domain.contexts import ToolContext
 from agent.tools.inventory import InventoryParams, InventoryQuery, inventory_tools
 from agent.tools.knowledge import KBSearchParams, knowledge_tools
 from tests.helpers import REPO

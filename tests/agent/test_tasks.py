@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config_files import load_config
-from agent.intents import IntentsRegistry
-from agent.session import SessionState, Speaker
-from agent.types import IntentContext
+from agent.config.files import load_config
+from agent.config.intents import IntentsRegistry
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.types import IntentContext
 from bots.app import build_app
 from tests.helpers import REPO, interaction, rules_classifier, say
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from adapters.data.store_files import FileInventory
-from agent.catalog import load_store_settings
-from agent.config_files import load_config
+from agent.config.files import load_config
+from agent.domain.catalog import load_store_settings
 from agent.errors import ConfigError
 from agent.eval.nlu import load_corpus, overlap
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks

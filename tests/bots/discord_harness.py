@@ -11,7 +11,7 @@ from typing import Any
 from adapters.storage.bundle import sql_storage
 from adapters.storage.sql import SqlStore
 from agent.app import App
-from agent.router import AgentRouter
+from agent.turn.router import AgentRouter
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from bots.discord.alerts import DiscordAdminAlerts

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pexpect
 
-from agent.config import LLMSettings, Settings
+from agent.config.schema import LLMSettings, Settings
 from bots.console.repl import mode_line
 from tests.helpers import REPO
 from tests.standins.llm_server import Reply, StandInLLM

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from agent.app import App
+from agent.conversation.session import SessionState
+from agent.domain.records import TaskRecord, TurnRecord
+from agent.domain.types import Message, ToolResult
 from agent.errors import VersionConflict
 from agent.interfaces import Storage
-from agent.records import TaskRecord, TurnRecord
-from agent.session import SessionState
-from agent.types import Message, ToolResult
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 

@@ -15,7 +15,7 @@ from adapters.data.json_source import JSONDataSource
 from adapters.storage.bundle import sql_storage
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent.types import OutboundMessage
+from agent.domain.types import OutboundMessage
 from bots.app import build_app
 from bots.discord.delivery import ChannelTarget
 from bots.testing.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord

@@ -10,10 +10,10 @@ import pytest
 from adapters.storage.bundle import sql_storage
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent.config import Messages
-from agent.records import InboxEvent
-from agent.router import AgentRouter
-from agent.types import Interaction, OutboundMessage
+from agent.config.schema import Messages
+from agent.domain.records import InboxEvent
+from agent.domain.types import Interaction, OutboundMessage
+from agent.turn.router import AgentRouter
 from bots.app import build_app
 from bots.dispatch import Dispatcher
 from tests.agent.test_router import GatedData

@@ -11,7 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agent.types import utcnow
+from agent.domain.types import utcnow
 from bots.app import build_app, check_store
 from bots.console.commands import HANDED_OFF
 from tests.bots.test_cli import agentbot

@@ -12,10 +12,10 @@ import pytest
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.outbox import SqlOutbox, commit_event
 from adapters.storage.sql import SqlStore
+from agent.conversation.session import SessionState
+from agent.domain.records import InboxEvent, TurnRecord
+from agent.domain.types import OutboundMessage, SideEffect, utcnow
 from agent.errors import ReferenceCollision, StorageError
-from agent.records import InboxEvent, TurnRecord
-from agent.session import SessionState
-from agent.types import OutboundMessage, SideEffect, utcnow
 from bots.app import build_app
 from bots.discord.events import DiscordEvent
 from bots.outbox import OutboxReply

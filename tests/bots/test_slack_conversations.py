@@ -229,7 +229,7 @@ async def test_an_admin_resumes_by_mentioning_the_bot_in_the_thread(db_url: str,
 async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(slack: SlackStandIn) -> None:
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from agent.types import Alert
+    from agent.domain.types import Alert
     from bots.slack.alerts import SlackAlertNotifier
     from bots.slack.workspaces import SingleWorkspace
 
@@ -247,7 +247,7 @@ async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(
 async def test_a_long_answer_is_split_in_the_thread_with_buttons_on_the_last_part(slack: SlackStandIn) -> None:
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from agent.types import OutboundMessage
+    from agent.domain.types import OutboundMessage
     from bots.slack.delivery import ThreadReply
 
     reply = ThreadReply(

@@ -6,7 +6,7 @@ import json
 
 from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
-from agent.records import InboxEvent
+from agent.domain.records import InboxEvent
 from bots.slack.events import SlackEvent
 from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.slack_harness import CHANNEL, SECRET, in_thread, rows, running_app

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.storage.sql import SqlStore
-from agent.session import SessionState
+from agent.conversation.session import SessionState
 from bots.slack.events import session_key
 from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.slack_harness import ALICE, CHANNEL, in_thread, rows, running_app

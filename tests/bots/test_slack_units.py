@@ -170,8 +170,8 @@ def test_a_pre_message_reads_as_a_status_line_and_titles_are_short() -> None:
 def test_each_store_offers_two_to_four_prompts_and_nothing_else() -> None:
     from pydantic import ValidationError
 
-    from agent.catalog import load_store_settings
-    from agent.config import AssistantSettings
+    from agent.config.schema import AssistantSettings
+    from agent.domain.catalog import load_store_settings
     from tests.helpers import REPO
 
     for store in (REPO / "config", REPO / "config" / "stores" / "outdoor"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.types import Alert
+from agent.domain.types import Alert
 
 
 class CollectingAlerts:

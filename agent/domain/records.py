@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agent.session import SessionState
-from agent.types import Message, Model, OutboundMessage, SideEffect, ToolResult, utcnow
+from agent.conversation.session import SessionState
+from agent.domain.types import Message, Model, OutboundMessage, SideEffect, ToolResult, utcnow
 
 
 class TelemetryEvent(Model):

@@ -6,15 +6,12 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 
 from __future__ import annotations
 
-from agent.config import Messages
-from agent.contexts import AgentRequest, PolicyContext, ToolContext
+from agent.config.schema import Messages
 from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
-from agent.interfaces import Planner, PolicyEngine, ToolExecutor
-from agent.planners.render import render
-from agent.session import Goal, GoalStatus, PendingConfirmation
-from agent.turn import TurnContext
-from agent.types import (
+from agent.conversation.session import Goal, GoalStatus, PendingConfirmation
+from agent.domain.contexts import AgentRequest, PolicyContext, ToolContext
+from agent.domain.types import (
     Alert,
     Confirm,
     Intent,
@@ -24,6 +21,9 @@ from agent.types import (
     ToolCall,
     ToolResult,
 )
+from agent.interfaces import Planner, PolicyEngine, ToolExecutor
+from agent.planners.render import render
+from agent.turn.context import TurnContext
 
 
 class Acting:

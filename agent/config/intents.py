@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from agent.config import BotConfig, IntentSpec
-from agent.session import SessionState
-from agent.types import Intent, IntentContext
+from agent.config.schema import BotConfig, IntentSpec
+from agent.conversation.session import SessionState
+from agent.domain.types import Intent, IntentContext
 
 
 def rollout_bucket(intent_id: str, key: str) -> int:

@@ -1,4 +1,4 @@
-"""Reading config files: YAML into the pydantic models of agent/config.py, with the file, line and field of an error."""
+"""Reading config files: YAML into the models of `agent/config/schema.py`, with the file, line and field of an error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from agent.config import (
+from agent.config.schema import (
     AgentsFile,
     BotConfig,
     IntentsFile,

@@ -12,14 +12,26 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from agent.acting import Acting
-from agent.config import Messages, Settings
+from agent.config.intents import IntentsRegistry
+from agent.config.schema import Messages, Settings
 from agent.conversation import followups, goals, handoff, moves, notices, requests
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
+from agent.conversation.preferences import PreferenceRecorder
+from agent.conversation.session import Goal, SessionState
+from agent.domain.records import TurnRecord
+from agent.domain.types import (
+    AgentResponse,
+    Alert,
+    Classification,
+    Intent,
+    Interaction,
+    Message,
+    OutboundMessage,
+    ToolResult,
+)
 from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
-from agent.intents import IntentsRegistry
 from agent.interfaces import (
     AlertNotifier,
     Classifier,
@@ -34,16 +46,14 @@ from agent.interfaces import (
     Tracer,
     TurnMetrics,
 )
-from agent.locks import SessionLocks
-from agent.preferences import PreferenceRecorder
-from agent.records import TurnRecord
-from agent.redaction import Redactor
-from agent.session import Goal, SessionState
-from agent.snapshot import turn_reads
-from agent.text import check_input, clean
-from agent.tracing import observed_turn
-from agent.turn import Turn, TurnContext, TurnDeadline, deadline, settle_conflict
-from agent.types import AgentResponse, Alert, Classification, Intent, Interaction, Message, OutboundMessage, ToolResult
+from agent.turn.acting import Acting
+from agent.turn.context import TurnContext
+from agent.turn.locks import SessionLocks
+from agent.turn.log import Turn, TurnDeadline, deadline, settle_conflict
+from agent.turn.redaction import Redactor
+from agent.turn.snapshot import turn_reads
+from agent.turn.text import check_input, clean
+from agent.turn.tracing import observed_turn
 from agent.understanding.slots import SlotExtractor
 
 

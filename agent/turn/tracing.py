@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from agent.domain.records import TelemetryEvent
+from agent.domain.types import Interaction
 from agent.interfaces import Tracer, TurnTrace
-from agent.records import TelemetryEvent
-from agent.types import Interaction
 
 
 class NullTrace:

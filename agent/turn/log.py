@@ -7,22 +7,14 @@ import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from agent.conversation import goals
-from agent.errors import StorageError, TurnDeadline
-from agent.interfaces import Reply, TelemetrySink, TurnTrace
-from agent.llm.models import AgentLoop, Usage
-from agent.preferences import TurnPreferences
-from agent.records import TelemetryEvent
-from agent.redaction import Redactor
-from agent.session import SessionState, Speaker
-from agent.tracing import NullTrace
-from agent.types import (
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.records import TelemetryEvent
+from agent.domain.types import (
     AgentResponse,
     Alert,
-    Intent,
     Interaction,
     Message,
     OutboundMessage,
@@ -30,6 +22,11 @@ from agent.types import (
     ToolResult,
     utcnow,
 )
+from agent.errors import StorageError, TurnDeadline
+from agent.interfaces import Reply, TelemetrySink, TurnTrace
+from agent.llm.models import AgentLoop, Usage
+from agent.turn.redaction import Redactor
+from agent.turn.tracing import NullTrace
 
 LEVELS = ("info", "warn", "error")
 
@@ -61,7 +58,7 @@ class Turn:
         interaction: the message being handled.
         sink: receives every event as it is emitted (they are also committed with the turn).
         redactor: masks telemetry payloads (named parameters whole; every other string scanned for
-            personal data and secrets, `agent.redaction`) and the known secrets in outbound text.
+            personal data and secrets, `agent.turn.redaction`) and the known secrets in outbound text.
         reply: the channel's delivery callable, or None to collect only.
         delivered: pre-messages already shown by an earlier attempt of this same turn; a retry
             after a version conflict does not send them twice.
@@ -202,18 +199,3 @@ class Turn:
     @property
     def final_text(self) -> str:
         return "\n\n".join(m.text for m in self.outbound if m.kind != "pre")
-
-
-@dataclass(frozen=True)
-class TurnContext:
-    """What every step of a turn reads, as one argument: the message, the thread, the speaker's
-    part of it (resolved once), the history, the customer, and the turn's log and outbox (`t`)."""
-
-    interaction: Interaction
-    state: SessionState
-    me: Speaker
-    history: list[Message]
-    t: Turn
-    customer: dict[str, Any] | None = None
-    preferences: TurnPreferences | None = None
-    eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here

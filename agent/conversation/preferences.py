@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 import re
 
-from agent.contexts import Preferences
+from agent.conversation.session import SessionState
+from agent.domain.contexts import Preferences
+from agent.domain.types import Classification
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory
 from agent.planners.budget_words import parse_budget
-from agent.session import SessionState
-from agent.types import Classification
 
 log = logging.getLogger("agentbot.preferences")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agent.config import AssistantSettings, Strict
-from agent.config_files import load_yaml_model
-from agent.types import Model
+from agent.config.files import load_yaml_model
+from agent.config.schema import AssistantSettings, Strict
+from agent.domain.types import Model
 
 
 class Item(Model):

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent.session import Goal, SessionState, Speaker
-from agent.types import Intent, Message, ToolResult
+from agent.conversation.session import Goal, SessionState, Speaker
+from agent.domain.types import Intent, Message, ToolResult
 
 
 class PolicyContext(BaseModel):

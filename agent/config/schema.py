@@ -7,7 +7,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent.types import Constraints
+from agent.domain.types import Constraints
 
 # libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
 SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

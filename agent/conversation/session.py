@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from agent.types import ChannelType, Model, utcnow
+from agent.domain.types import ChannelType, Model, utcnow
 
 
 class GoalStatus(StrEnum):

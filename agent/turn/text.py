@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Literal
 
-from agent.config import Messages
+from agent.config.schema import Messages
 from agent.errors import InputError
 
 # Words that carry no intent. Question words stay: "where" and "when" matter for orders.

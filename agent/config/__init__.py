@@ -1,0 +1,1 @@
+"""The project's configuration: the typed schema of config/*.yaml, reading it, the intents registry."""

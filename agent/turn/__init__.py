@@ -1,0 +1,1 @@
+"""One turn: read -> interpret -> act -> answer, its context, its log and outbox."""

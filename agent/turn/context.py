@@ -1,0 +1,26 @@
+"""The one argument every step of a turn takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.conversation.preferences import TurnPreferences
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.types import Intent, Interaction, Message
+from agent.turn.log import Turn
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What every step of a turn reads, as one argument: the message, the thread, the speaker's
+    part of it (resolved once), the history, the customer, and the turn's log and outbox (`t`)."""
+
+    interaction: Interaction
+    state: SessionState
+    me: Speaker
+    history: list[Message]
+    t: Turn
+    customer: dict[str, Any] | None = None
+    preferences: TurnPreferences | None = None
+    eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here
