@@ -45,10 +45,11 @@ def load_yaml_model(path: Path, model: type[M], *, optional: bool = False) -> M:
     text = path.read_text(encoding="utf-8")
     try:
         data = yaml.load(text, Loader=SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else None
+        raise ConfigError(str(path), f"not valid YAML ({e.problem or e})", line=line) from e
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(str(path), f"not valid YAML ({problem})", line=mark.line + 1 if mark else None) from e
+        raise ConfigError(str(path), f"not valid YAML ({e})") from e
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agent.domain.types import Constraints
 
 # libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
-SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SafeLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 
 
 class Strict(BaseModel):

@@ -68,8 +68,7 @@ class Reading:
             if -len(items) <= (place - 1 if place > 0 else place) < len(items):
                 self.index = place - 1 if place > 0 else len(items) + place
             self.strong = True
-        for order in ("lowest", "highest"):
-            words = getattr(rule, order)
+        for order, words in (("lowest", rule.lowest), ("highest", rule.highest)):
             if self.rank is None and (found := says(text, words)):
                 self.rank, self.strong = [words[found[0]], order], True
         said = set(_words(text))

@@ -74,10 +74,11 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
         "confirmation": response.confirmation,
         "alerts": response.alerts,
     }
+    wanted = expect.model_dump(include=expect.given())
     failures = [
-        Failure(turn=turn, key=key, expected=getattr(expect, key), got=got[key])
-        for key in sorted(expect.given() & got.keys())
-        if getattr(expect, key) != got[key]
+        Failure(turn=turn, key=key, expected=wanted[key], got=got[key])
+        for key in sorted(wanted.keys() & got.keys())
+        if wanted[key] != got[key]
     ]
     failures += [
         Failure(turn=turn, key="reply_contains", expected=s, got=response.text)

@@ -52,7 +52,8 @@ class ScenarioMetrics(BaseModel):
     judge: float | None = None
 
     def scores(self) -> dict[str, float]:
-        return {k: v for k in SCORES if (v := getattr(self, k)) is not None}
+        dumped = self.model_dump(include=set(SCORES))
+        return {k: dumped[k] for k in SCORES if dumped[k] is not None}
 
 
 def p95(values: list[float]) -> float:

@@ -147,7 +147,7 @@ async def holds(cond: Condition, facts: Facts) -> bool:
     if cond.not_ is not None:
         return not await holds(cond.not_, facts)
     op = cond.op or "exists"
-    expected = getattr(cond, "in_" if op == "in" else op)
+    expected = cond.operand
     if isinstance(expected, dict) and "fact" in expected:
         expected = await facts.get(str(expected["fact"]))
     return compare(op, await facts.get(str(cond.fact)), expected)

@@ -52,6 +52,12 @@ class Condition(BaseModel):
         given = [o for o in COMPARISONS if (o if o != "in" else "in_") in self.model_fields_set]
         return given[0] if given else None
 
+    @property
+    def operand(self) -> Any:
+        """What a leaf compares its fact with (a value, or `{fact: NAME}`)."""
+        values = {"eq": self.eq, "ne": self.ne, "in": self.in_, "not_in": self.not_in, "exists": self.exists}
+        return (values | {"gt": self.gt, "gte": self.gte, "lt": self.lt, "lte": self.lte})[self.op or "exists"]
+
     @model_validator(mode="after")
     def _one_shape(self) -> Condition:
         ops = [o for o in COMPARISONS if (o if o != "in" else "in_") in self.model_fields_set]
