@@ -189,7 +189,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
         with pytest.raises(ProviderRateLimited):
             await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}]), t)
         tracer.record_retry(1, 0.5, ProviderRateLimited("slow down"))
-        t.scratch.clear()  # a provider that failed is skipped for the rest of its turn only
+        t.llm_down = None  # a provider that failed is skipped for the rest of its turn only
         await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}], max_tokens=50), t)
         classified = t.emit("intent_classified", {"intent_id": None})
         later = t.emit("response_generated")

@@ -93,7 +93,7 @@ async def test_fault_matrix(fault: str, tmp_path: Path, llm_server: StandInLLM) 
     # Every answer stands on the real order: no invented date, price or status reaches the user.
     assert "2025-10-18" not in r.text and "45.00" not in r.text and "delivered" not in r.text
     assert [m.text for m in history] == ["Where's O-12345?", *[m.text for m in delivered]]
-    assert state is not None and state.active_goal is None
+    assert state is not None and all(p.active_goal is None for p in state.speakers.values())
     # Only the order lookup ran, however the model misbehaved (no foreign tool, no side effect).
     assert {t.tool for t in r.tool_results} == {"check_order_status"}
     assert took < DEADLINE + 1.0

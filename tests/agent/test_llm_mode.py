@@ -159,7 +159,7 @@ async def test_401_is_not_retried_the_rules_answer_and_admins_are_told(db_url: s
     assert [(c["error"], c["attempts"]) for c in llm_events(sink)] == [("auth", 1)]
     assert "shipped" in r.text and delivered[0].kind == "pre"
     assert [a.kind for a in alerts.alerts] == ["provider_outage"]
-    assert state is not None and state.active_goal is None
+    assert state is not None and all(p.active_goal is None for p in state.speakers.values())
     assert [m.text for m in history][0] == "Where's O-12345?"
 
 
@@ -345,7 +345,7 @@ async def test_a_topic_the_bot_cannot_help_with_gets_its_honest_answer_in_llm_mo
     assert "- out_of_scope:accounts: outside what this bot can do" in prompt
     assert r.intent_id is None and r.tool_results == []
     assert delivered[-1].text.startswith("I can't change account settings or sign-in details here.")
-    assert state is not None and state.active_goal is None
+    assert state is not None and all(p.active_goal is None for p in state.speakers.values())
 
 
 @pytest.mark.parametrize("text", ["how are you today?", "tell me a joke"])
@@ -362,4 +362,6 @@ async def test_small_talk_gets_a_friendly_answer_and_no_person_on_offer(
     assert r.intent_id == "smalltalk" and r.tool_results == [] and not r.handoff
     assert "doing well" in delivered[-1].text and "refund an order" in delivered[-1].text
     assert "human" not in delivered[-1].text and "person" not in delivered[-1].text
-    assert state is not None and state.active_goal is None and state.pending_confirmation is None
+    assert state is not None and all(
+        p.active_goal is None and p.pending_confirmation is None for p in state.speakers.values()
+    )

@@ -69,7 +69,11 @@ async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(
         replies = await posted(standin, thread, 3)
         assert replies[1] == "Checking order O-12345..." and "has shipped" in replies[2]
         state, history = await run.app.store.load(f"discord:{GUILD_ID}:{thread}", 10)
-    assert state is not None and state.customer_id == "C-001" and state.active_goal is None
+    assert (
+        state is not None
+        and state.customer_id == "C-001"
+        and all(p.active_goal is None for p in state.speakers.values())
+    )
     assert [m.text for m in history if m.role == "user"] == ["I want to check my order", "o-12345 please"]
     bot_posts = [c for c in standin.calls if c.method == "POST" and c.path.startswith(("/channels", "/webhooks"))]
     assert all(c.body.get("allowed_mentions") == {"parse": []} for c in bot_posts if "content" in c.body)
