@@ -26,7 +26,6 @@ from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfi
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
 from agent.turn.context import TurnContext
-from agent.turn.log import Turn
 from agent.turn.text import Answer
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
@@ -96,7 +95,7 @@ class Confirmations:
             expires_at=self.clock() + self.ttl,
         )
         t.emit("confirmation_requested", {"tool": call.tool_name, "params": call.params, "action_hash": digest})
-        await t.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=digest))
+        await ctx.out.send(OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=digest))
 
     async def resolve(self, ctx: TurnContext, answer: Answer | None, cls: Classification) -> Resolution:
         """Settle an open confirmation (or a repeated click) with the message's yes or no, if it is
@@ -104,14 +103,14 @@ class Confirmations:
         me, t, interaction = ctx.me, ctx.t, ctx.interaction
         pending = me.pending_confirmation
         if answer is not None and self._someone_elses(ctx):
-            await t.send(OutboundMessage(kind="notice", text=NOT_YOURS, private=True))
+            await ctx.out.send(OutboundMessage(kind="notice", text=NOT_YOURS, private=True))
             t.emit("confirmation_refused", {"reason": "not_the_requester", "answer": answer})
             return Resolution(outcome="handled")
         if pending is None or pending.kind != "tool":
             if interaction.action == "confirm":
-                return Resolution(outcome="handled", results=await self._replay(me, t))
+                return Resolution(outcome="handled", results=await self._replay(ctx))
             if interaction.action == "cancel":
-                await self._say(t, NOTHING, "none_open")
+                await self._say(ctx, NOTHING, "none_open")
                 return Resolution(outcome="handled")
             return Resolution(outcome="continue")
         if pending.expires_at is not None and pending.expires_at <= self.clock():
@@ -120,13 +119,13 @@ class Confirmations:
             self._drop_goal(me, pending)
             if answer is None:
                 return Resolution(outcome="continue")
-            await self._say(t, EXPIRED, "expired")
+            await self._say(ctx, EXPIRED, "expired")
             return Resolution(outcome="handled")
         if answer == "no":
             me.pending_confirmation = None
             self._drop_goal(me, pending)
             t.emit("confirmation_cancelled", {"tool": pending.tool, "action_hash": pending.action_hash})
-            await self._say(t, CANCELLED, "cancelled")
+            await self._say(ctx, CANCELLED, "cancelled")
             return Resolution(outcome="handled")
         if answer != "yes":
             return self._not_an_answer(me, pending, cls)
@@ -134,7 +133,7 @@ class Confirmations:
         goal = me.goals.get(pending.goal_id or "")
         if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed):
             me.pending_confirmation = None
-            await self._say(t, EXPIRED, "goal_gone")
+            await self._say(ctx, EXPIRED, "goal_gone")
             return Resolution(outcome="handled")
         self._reactivate(me, goal.id)
         t.approved = pending.action_hash
@@ -184,10 +183,10 @@ class Confirmations:
     async def restate(self, ctx: TurnContext) -> None:
         """After answering something else, ask the open question again (once per turn)."""
         pending, t = ctx.me.pending_confirmation, ctx.t
-        if pending is None or pending.kind != "tool" or any("confirm" in m.buttons for m in t.outbound):
+        if pending is None or pending.kind != "tool" or any("confirm" in m.buttons for m in ctx.out.outbound):
             return
         text = STILL_WAITING.format(prompt=pending.prompt)
-        await t.send(self._question(text, pending))
+        await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "restated"})
 
     @staticmethod
@@ -201,7 +200,7 @@ class Confirmations:
         ctx.me.pending_confirmation = PendingConfirmation(
             kind="offer", intent_id=intent_id, params=cls.params, prompt=text
         )
-        await t.send(OutboundMessage(kind="question", text=text))
+        await ctx.out.send(OutboundMessage(kind="question", text=text))
         t.emit("response_generated", {"message": text, "offer": intent_id, "unsure": True})
 
     @staticmethod
@@ -232,9 +231,9 @@ class Confirmations:
         if approved and pending is not None and pending.action_hash == approved:
             me.pending_confirmation = None
 
-    async def _say(self, t: Turn, text: str, what: str) -> None:
-        await t.send(OutboundMessage(kind="answer", text=text))
-        t.emit("response_generated", {"confirmation": what})
+    async def _say(self, ctx: TurnContext, text: str, what: str) -> None:
+        await ctx.out.send(OutboundMessage(kind="answer", text=text))
+        ctx.t.emit("response_generated", {"confirmation": what})
 
     async def remind(self, ctx: TurnContext, waiting: bool = False) -> bool:
         """An unclear message (or a "hold on") while a confirmation is open: ask it again rather than guess."""
@@ -242,19 +241,19 @@ class Confirmations:
         if pending is None or pending.kind != "tool":
             return False
         text = f"{HOLDING if waiting else NOT_FOLLOWED} {pending.prompt}"
-        await t.send(self._question(text, pending))
+        await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "reminded"})
         return True
 
-    async def _replay(self, me: Speaker, t: Turn) -> list[ToolResult]:
-        done = me.confirmed_action
+    async def _replay(self, ctx: TurnContext) -> list[ToolResult]:
+        t, done = ctx.t, ctx.me.confirmed_action
         previous = await self.store.ledger_get(done.hash or "") if done else None
         if previous is None:
-            await self._say(t, NOTHING, "none_open")
+            await self._say(ctx, NOTHING, "none_open")
             return []
         replayed = previous.model_copy(update={"replayed": True})
         t.emit("tool_execute", {"tool": replayed.tool, "ok": replayed.success, "replayed": True, "time_ms": 0.0})
-        await self._say(t, (done.answer if done else "") or "That's already done.", "replayed")
+        await self._say(ctx, (done.answer if done else "") or "That's already done.", "replayed")
         return [replayed]
 
     @staticmethod

@@ -47,16 +47,16 @@ class Control:
             cancelled, resumed = goals.cancel(ctx.me)
             t.emit("goal_updated", {"action": "cancelled", "goal_id": cancelled.id if cancelled else None})
             if cancelled is None:
-                await t.send(OutboundMessage(kind="answer", text=m.nothing_to_cancel))
+                await ctx.out.send(OutboundMessage(kind="answer", text=m.nothing_to_cancel))
             else:
-                await t.send(OutboundMessage(kind="answer", text=m.cancelled.format(goal=self.names(cancelled))))
+                await ctx.out.send(OutboundMessage(kind="answer", text=m.cancelled.format(goal=self.names(cancelled))))
                 if resumed is not None and (notice := self._resume(resumed)) is not None:
-                    await t.send(notice)
+                    await ctx.out.send(notice)
         elif kind == "farewell":
             text = m.farewell_pending.format(goal=self.names(goal)) if goal else m.farewell
-            await t.send(OutboundMessage(kind="answer", text=text))
+            await ctx.out.send(OutboundMessage(kind="answer", text=text))
         else:
-            await t.send(self._nudge(goal))
+            await ctx.out.send(self._nudge(goal))
         t.emit("response_generated", {"control": kind})
 
     def _resume(self, goal: Goal) -> OutboundMessage | None:

@@ -19,6 +19,7 @@ from agent.errors import VersionConflict
 from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore, TelemetrySink
 from agent.turn.locks import SessionLocks
 from agent.turn.log import Turn
+from agent.turn.outbox import Outbox
 from agent.turn.redaction import Redactor
 
 log = logging.getLogger("agentbot.router")
@@ -71,13 +72,14 @@ class HandoffDesk:
                 notice = handoff.control(saved, action, actor) if saved else None
                 if saved is None or notice is None:
                     return NO_HANDOFF
-                t = self._turn(session_key, f"/{action}", reply)
+                t = self._turn(session_key, f"/{action}")
+                out = Outbox(t.interaction.id, self.redactor, reply, [])
                 t.emit("handoff_updated", {"action": action, "status": saved.handoff.status, "by": actor})  # type: ignore[union-attr]
-                await t.send(OutboundMessage(kind="notice", text=notice))
+                await out.send(OutboundMessage(kind="notice", text=notice))
                 meta = {"interaction_id": t.interaction.id}
                 admin = Message(role="system", kind="admin", text=f"{actor}: {action}", metadata=meta)
-                if await self._commit(saved, t, [admin, *t.agent_messages()]):
-                    await t.flush()
+                if await self._commit(saved, t, [admin, *out.agent_messages()]):
+                    await out.flush()
                     return notice
         return self.messages.busy
 
@@ -98,7 +100,7 @@ class HandoffDesk:
                     if saved is None or not handoff.due(saved, now, wait):
                         break
                     alert = handoff.realert(saved, history, now)
-                    t = self._turn(session_key, "/realert", None)
+                    t = self._turn(session_key, "/realert")
                     count = saved.handoff.alerts_sent  # type: ignore[union-attr]
                     t.emit("handoff_realerted", {"alerts_sent": count, "status": "requested"})
                     if await self._commit(saved, t, []):
@@ -107,9 +109,9 @@ class HandoffDesk:
         await self.notify(sent)
         return sent
 
-    def _turn(self, session_key: str, text: str, reply: Reply | None) -> Turn:
+    def _turn(self, session_key: str, text: str) -> Turn:
         interaction = Interaction(id=f"control-{uuid.uuid4().hex[:12]}", text=text, session_key=session_key)
-        return Turn(interaction, session_key, self.telemetry, self.redactor, reply, [])
+        return Turn(interaction, session_key, self.telemetry, self.redactor)
 
     async def _commit(self, state: SessionState, t: Turn, messages: list[Message]) -> bool:
         expected = state.version

@@ -65,12 +65,12 @@ async def unknown(
         {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
     )
     if cls.reply == "no" and pending is not None:
-        await t.send(OutboundMessage(kind="answer", text=m.declined_offer))
+        await ctx.out.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})
     elif not await confirmations.remind(ctx):
         can_hand_off = any(i.id == "human_handoff" for i in ctx.eligible)
         message = fallback(ctx.me, can_hand_off, m, cls.out_of_scope, cls.outside)
-        await t.send(message)
+        await ctx.out.send(message)
         outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
         t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None or cls.outside})
 

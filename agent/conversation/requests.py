@@ -63,7 +63,7 @@ class Requests:
     async def queue(self, ctx: TurnContext, rest: list[Classification], asks: goals.Asks) -> None:
         """Later requests of the message wait while the bot waits for the user; the user is told."""
         queued = goals.queue(ctx.me, rest, self.registry.intents, asks)
-        await ctx.t.send(notices.queued([self.names(g) for g in queued], self.messages))
+        await ctx.out.send(notices.queued([self.names(g) for g in queued], self.messages))
 
 
 async def understand(

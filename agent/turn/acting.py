@@ -63,7 +63,7 @@ class Acting:
                 await self._offer_human(ctx)
             return results
         finally:
-            Confirmations.settle(ctx.me, approved, ctx.t.final_text)
+            Confirmations.settle(ctx.me, approved, ctx.out.final_text)
 
     async def _passes(
         self, agent: Planner, ctx: TurnContext, goal: Goal, intent: Intent, results: list[ToolResult]
@@ -99,7 +99,7 @@ class Acting:
                 goals.settle(ctx.me, goal, intent, GoalStatus(plan.goal_status))
             if not ran:
                 return
-        await ctx.t.send(OutboundMessage(kind="error", text=self.messages.too_many_steps))
+        await ctx.out.send(OutboundMessage(kind="error", text=self.messages.too_many_steps))
         goals.settle(ctx.me, goal, intent, GoalStatus.failed)
 
     async def _steps(
@@ -118,14 +118,16 @@ class Acting:
                 if not result.success:
                     break
             elif step.type == "confirm":
-                await t.send(OutboundMessage(kind="question", text=step.prompt))
+                await ctx.out.send(OutboundMessage(kind="question", text=step.prompt))
             elif step.type == "respond" and step.when == "pre":
                 t.emit("plan_communicated", {"message": step.message})
-                await t.send(OutboundMessage(kind="pre", text=step.message))
+                await ctx.out.send(OutboundMessage(kind="pre", text=step.message))
             elif step.type == "ask_user":
-                await t.send(OutboundMessage(kind="question", text=step.prompt))
+                await ctx.out.send(OutboundMessage(kind="question", text=step.prompt))
             elif step.type == "respond" and step.message:
-                await t.send(OutboundMessage(kind="answer" if step.when == "post" else "error", text=step.message))
+                await ctx.out.send(
+                    OutboundMessage(kind="answer" if step.when == "post" else "error", text=step.message)
+                )
         return ran
 
     async def _run_tool(
@@ -180,23 +182,25 @@ class Acting:
             Confirmations.carried_out(ctx.me, call, result)
         for effect in result.effects:
             if effect.kind == "handoff":
-                t.alerts.append(handoff.request(ctx.state, str(effect.data.get("reason", "")), ctx.history))
-                t.effects.append(handoff.queue_row(ctx.state))
+                ctx.out.alerts.append(handoff.request(ctx.state, str(effect.data.get("reason", "")), ctx.history))
+                ctx.out.effects.append(handoff.queue_row(ctx.state))
         if not result.replayed:
-            t.alerts += result.alerts  # what the tool itself says admins must hear
+            ctx.out.alerts += result.alerts  # what the tool itself says admins must hear
 
     def _refuse(self, ctx: TurnContext, goal: Goal, call: ToolCall, decision: PolicyDecision) -> ToolResult:
         """A denial is explained to the user; an escalation hands the conversation to people. Admins hear of both."""
-        state, t = ctx.state, ctx.t
+        state, out = ctx.state, ctx.out
         reason = "; ".join(v for v in decision.violations if v) or "not allowed"
         who = state.customer_id or "guest"
         code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
-            t.alerts.append(handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary))
-            t.effects.append(handoff.queue_row(state))
+            out.alerts.append(
+                handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary)
+            )
+            out.effects.append(handoff.queue_row(state))
         elif decision.alert:
-            t.alerts.append(
+            out.alerts.append(
                 Alert(
                     kind="policy_denied",
                     session_id=state.session_id,
@@ -223,7 +227,7 @@ class Acting:
             ctx.me.pending_confirmation = PendingConfirmation(
                 kind="offer", intent_id="human_handoff", prompt=self.messages.human_offer
             )
-        await t.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
+        await ctx.out.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
 
 
 def _call_of(step: PlanStep) -> ToolCall | None:

@@ -9,18 +9,20 @@ from agent.conversation.preferences import TurnPreferences
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import Intent, Interaction, Message
 from agent.turn.log import Turn
+from agent.turn.outbox import Outbox
 
 
 @dataclass(frozen=True)
 class TurnContext:
     """What every step of a turn reads, as one argument: the message, the thread, the speaker's
-    part of it (resolved once), the history, the customer, and the turn's log and outbox (`t`)."""
+    part of it (resolved once), the history, the customer, the turn's log (`t`) and its outbox (`out`)."""
 
     interaction: Interaction
     state: SessionState
     me: Speaker
     history: list[Message]
     t: Turn
+    out: Outbox
     customer: dict[str, Any] | None = None
     preferences: TurnPreferences | None = None
     eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here

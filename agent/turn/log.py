@@ -1,4 +1,4 @@
-"""One turn's bookkeeping: its telemetry events (redacted, timed) and the messages it delivers."""
+"""One turn's log: its telemetry events (redacted, timed, traced), its LLM usage, the facts it decides."""
 
 from __future__ import annotations
 
@@ -9,21 +9,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from agent.conversation import goals
-from agent.conversation.session import SessionState, Speaker
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import (
-    AgentResponse,
-    Alert,
     Interaction,
-    Message,
-    OutboundMessage,
-    SideEffect,
-    ToolResult,
     utcnow,
 )
 from agent.errors import StorageError, TurnDeadline
-from agent.interfaces import Reply, TelemetrySink, TurnTrace
+from agent.interfaces import TelemetrySink, TurnTrace
 from agent.llm.models import AgentLoop, Usage
 from agent.turn.redaction import Redactor
 from agent.turn.tracing import NullTrace
@@ -53,15 +45,14 @@ async def settle_conflict(attempt: int, retries: int, from_inbox: bool) -> None:
 
 
 class Turn:
-    """
+    """The log of one turn: its telemetry events (redacted, timed, traced), its LLM usage, and the
+    facts its steps decide on the way. What it shows and leaves behind is its `Outbox`.
+
     Args:
         interaction: the message being handled.
         sink: receives every event as it is emitted (they are also committed with the turn).
         redactor: masks telemetry payloads (named parameters whole; every other string scanned for
-            personal data and secrets, `agent.turn.redaction`) and the known secrets in outbound text.
-        reply: the channel's delivery callable, or None to collect only.
-        delivered: pre-messages already shown by an earlier attempt of this same turn; a retry
-            after a version conflict does not send them twice.
+            personal data and secrets, `agent.turn.redaction`).
         trace: the turn's trace; each emitted stage becomes a span in it.
     """
 
@@ -71,23 +62,13 @@ class Turn:
         session_id: str,
         sink: TelemetrySink | None,
         redactor: Redactor,
-        reply: Reply | None,
-        delivered: list[OutboundMessage],
         trace: TurnTrace | None = None,
     ):
         self.interaction = interaction
         self.session_id = session_id
         self.sink = sink
         self.redactor = redactor
-        self.reply = reply
-        self.delivered = delivered
-        self._skip = list(delivered)
         self.events: list[TelemetryEvent] = []
-        self.outbound: list[OutboundMessage] = []
-        self.held: list[OutboundMessage] = []  # shown only after the turn commits
-        self._pre = 0
-        self.alerts: list[Alert] = []  # sent to admins after the turn commits
-        self.effects: list[SideEffect] = []  # rows the turn writes besides its tools' (handoff state)
         self._last = time.perf_counter()
         self.trace: TurnTrace = trace or NullTrace()
         self.usage = Usage()  # LLM calls of this turn (agent/llm/calls.py counts them here)
@@ -141,61 +122,3 @@ class Turn:
 
     def redact(self, payload: dict[str, Any]) -> dict[str, Any]:
         return self.redactor.value(payload)  # type: ignore[no-any-return]
-
-    async def send(self, message: OutboundMessage) -> None:
-        """A pre-message goes out now (before slow tools run); everything else waits for the
-        commit, so nothing that depends on the turn's side effects is shown before they are saved."""
-        if self.redactor.secrets:  # what is shown is also stored (messages, outbox): never a known secret
-            message = message.model_copy(update={"text": self.redactor.known(message.text)})
-        if message.kind != "pre" or self.held:
-            # A pre-message after held answers (the second of several requests) waits with them,
-            # so the thread shows the turn's messages in the order they were made.
-            message = message.model_copy(update={"id": f"{self.interaction.id}:{len(self.held)}"})
-            self.outbound.append(message)
-            self.held.append(message)
-            return
-        message = message.model_copy(update={"id": f"{self.interaction.id}:p{self._pre}"})
-        self._pre += 1
-        self.outbound.append(message)
-        if message in self._skip:
-            self._skip.remove(message)
-            return
-        self.delivered.append(message)
-        if self.reply is not None:
-            await self.reply(message)
-
-    async def flush(self) -> None:
-        """Deliver what the turn held back; called once its commit succeeded."""
-        if self.reply is not None:
-            for message in self.held:
-                await self.reply(message)
-
-    def agent_messages(self) -> list[Message]:
-        meta = {"interaction_id": self.interaction.id}
-        return [Message(role="agent", text=m.text, kind=m.kind, metadata=meta) for m in self.outbound]
-
-    def response(
-        self, state: SessionState, me: Speaker, intent_id: str | None, results: list[ToolResult]
-    ) -> AgentResponse:
-        """What the router returns for this committed turn."""
-        goal = me.active_goal
-        asking = next((m for m in reversed(self.outbound) if m.kind in ("question", "fallback")), None)
-        return AgentResponse(
-            text=self.final_text,
-            session_id=state.session_id,
-            interaction_id=self.interaction.id,
-            intent_id=intent_id,
-            tool_results=results,
-            needs_user_input=asking is not None or me.pending_confirmation is not None,
-            confirmation=me.pending_confirmation is not None and me.pending_confirmation.kind == "tool",
-            missing_param=goal.missing[0] if goal and goal.missing else None,
-            active_goal=goal.type if goal else None,
-            goal_stack=goals.stack_types(me),
-            handoff=state.handoff is not None and state.handoff.active,
-            messages=self.outbound,
-            alerts=[a.kind for a in self.alerts],
-        )
-
-    @property
-    def final_text(self) -> str:
-        return "\n\n".join(m.text for m in self.outbound if m.kind != "pre")

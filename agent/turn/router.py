@@ -50,6 +50,7 @@ from agent.turn.acting import Acting
 from agent.turn.context import TurnContext
 from agent.turn.locks import SessionLocks
 from agent.turn.log import Turn, TurnDeadline, deadline, settle_conflict
+from agent.turn.outbox import Outbox
 from agent.turn.redaction import Redactor
 from agent.turn.snapshot import turn_reads
 from agent.turn.text import check_input, clean
@@ -138,12 +139,11 @@ class AgentRouter:
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:
                 for attempt in range(self.p.settings.commit_retries):
-                    t = Turn(
-                        interaction, interaction.session_key, self.p.telemetry, self.redactor, reply, delivered, trace
-                    )
+                    t = Turn(interaction, interaction.session_key, self.p.telemetry, self.redactor, trace)
+                    out = Outbox(interaction.id, self.redactor, reply, delivered)
                     try:
                         with turn_reads():  # each attempt reads fresh data, once
-                            response = await self._turn(interaction, t)
+                            response = await self._turn(interaction, t, out)
                     except TurnDeadline:
                         return await self._refuse(interaction, self.p.messages.too_slow, reply), "refused"
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
@@ -160,7 +160,7 @@ class AgentRouter:
                             raise  # the event stays in the inbox; the channel retries it later
                         return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
                     else:
-                        await t.flush()
+                        await out.flush()
                         return response, "answered"
         raise AssertionError("unreachable")
 
@@ -173,7 +173,7 @@ class AgentRouter:
             text=text, session_id=interaction.session_key, interaction_id=interaction.id, messages=[message]
         )
 
-    async def _turn(self, interaction: Interaction, t: Turn) -> AgentResponse:
+    async def _turn(self, interaction: Interaction, t: Turn, out: Outbox) -> AgentResponse:
         p = self.p
         saved, history = await p.store.load(interaction.session_key, p.settings.history_limit)
         seeded = interaction.thread_history if saved is None else []
@@ -188,7 +188,7 @@ class AgentRouter:
         state.customer_id, state.turns = interaction.customer_id, state.turns + 1
         # The thread is shared; goals and confirmations are the person who wrote this message's.
         me = state.part(interaction.speaker, interaction.customer_id)
-        ctx = TurnContext(interaction, state, me, history, t)
+        ctx = TurnContext(interaction, state, me, history, t, out)
         abandoned = goals.age(me, p.settings.goal_abandon_turns)
         received = {"abandoned": [g.type for g in abandoned], "memory": goals.memory(me, len(history))}
         if interaction.context.viewing:
@@ -199,10 +199,10 @@ class AgentRouter:
             results, cls, pref_update = await self._work(ctx)
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
-        new_messages = [*seeded, user, *t.agent_messages()]
+        new_messages = [*seeded, user, *out.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
-        response = t.response(state, me, t.intent or (cls.intent_id if cls else None), results)
+        response = out.response(state, me, t.intent or (cls.intent_id if cls else None), results)
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -211,14 +211,14 @@ class AgentRouter:
                 expected_version=expected_version,
                 messages=new_messages,
                 events=t.events,
-                effects=[*(e for r in results for e in r.effects), *t.effects],
+                effects=[*(e for r in results for e in r.effects), *out.effects],
                 ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
                 inbox_key=interaction.id if interaction.from_inbox else None,
-                outbox=t.held if interaction.from_inbox else [],
+                outbox=out.held if interaction.from_inbox else [],
                 trace_id=t.trace_id,
             )
         )
-        await self.desk.notify(t.alerts)
+        await self.desk.notify(out.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(p.preferences.key(state, interaction.speaker), pref_update)
         return response
@@ -228,8 +228,8 @@ class AgentRouter:
         state, t = ctx.state, ctx.t
         if state.handoff is not None and state.handoff.active:
             if notice := handoff.acknowledgement(state):
-                await t.send(OutboundMessage(kind="notice", text=notice))
-            t.emit("response_generated", {"handoff": state.handoff.status, "silent": not t.outbound})
+                await ctx.out.send(OutboundMessage(kind="notice", text=notice))
+            t.emit("response_generated", {"handoff": state.handoff.status, "silent": not ctx.out.outbound})
             return [], None, None
         move, ctx = await self._interpret(ctx)
         if isinstance(move, moves.Wait) and await self.confirmations.remind(ctx, waiting=True):
@@ -255,7 +255,7 @@ class AgentRouter:
         if move is None:
             found = await self.requests.understand(p.classifier, ctx)
             if found[0].notice:
-                await ctx.t.send(OutboundMessage(kind="notice", text=found[0].notice))
+                await ctx.out.send(OutboundMessage(kind="notice", text=found[0].notice))
             move = moves.interpret(ctx, found, heard, p.registry.specs, p.registry.slots)
         return move, ctx
 
@@ -325,7 +325,7 @@ class AgentRouter:
         agent = self._agent(intent)
         if intent.kind == "chat":
             results = await self.acting.run(agent, replace(ctx, preferences=None), goals.transient(intent), intent)
-            t.emit("response_generated", {"length": len(t.final_text), "chat": True})
+            t.emit("response_generated", {"length": len(ctx.out.final_text), "chat": True})
             await self.confirmations.restate(ctx)
             return results
         self.confirmations.shelve(me, intent.id)
@@ -338,9 +338,11 @@ class AgentRouter:
         handed_off = ctx.state.handoff is not None and ctx.state.handoff.active
         notice = resumed and not handed_off and notices.resume(resumed, goal.agent, p.messages, self.names(resumed))
         if notice:
-            await t.send(notice)
+            await ctx.out.send(notice)
         active = me.active_goal
-        t.emit("response_generated", {"length": len(t.final_text), "needs_input": bool(active and active.missing)})
+        t.emit(
+            "response_generated", {"length": len(ctx.out.final_text), "needs_input": bool(active and active.missing)}
+        )
         await self.confirmations.restate(ctx)
         return results
 

@@ -141,7 +141,7 @@ async def test_spans_are_redacted_like_telemetry() -> None:
     tracer = OTelTracer(exporter)
     i = interaction("my email is a@b.example")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-1", None, Redactor({"email"}), None, [], trace)
+        t = Turn(i, "s-1", None, Redactor({"email"}), trace)
         event = t.emit("intent_classified", {"params": {"email": "a@b.example", "order_id": "O-1"}})
     await tracer.aclose()
     [span] = [s for s in exporter.get_finished_spans() if s.name == "intent_classified"]
@@ -184,7 +184,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
     state = SessionState(session_id="s-1")
     i = interaction("hello")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-1", None, Redactor(), None, [], trace)
+        t = Turn(i, "s-1", None, Redactor(), trace)
         t.emit("received")
         with pytest.raises(ProviderRateLimited):
             await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}]), t)
@@ -314,7 +314,7 @@ async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_coun
     state = SessionState(session_id="s-1")
     i = interaction("hello")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-1", None, Redactor(), None, [], trace)
+        t = Turn(i, "s-1", None, Redactor(), trace)
         response = await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}]), t)
     tracer.flush()
     assert response.attempts == 3 and t.usage.requests == 3 and t.usage.calls == 1

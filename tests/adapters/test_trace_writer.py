@@ -70,7 +70,7 @@ def read_lines(path: Path) -> list[str]:
 def turn_in(tracer: OTelTracer, session: str, text: str = "hello") -> list[str | None]:
     i = interaction(text, session)
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, session, None, Redactor(), None, [], trace)
+        t = Turn(i, session, None, Redactor(), trace)
         return [t.emit("received", {"text": text}).span_id, t.emit("memory_updated").span_id]
 
 
@@ -129,7 +129,7 @@ async def test_every_payload_value_reaches_the_trace_file(tmp_path: Path) -> Non
     i = interaction("hello", "s-wide")
     when = datetime(2026, 11, 23, 0, 30, tzinfo=UTC)
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-wide", None, Redactor(), None, [], trace)
+        t = Turn(i, "s-wide", None, Redactor(), trace)
         t.emit("received", {"big": 2**70, "at": when, "by_number": {3: "three"}})
     await tracer.aclose()
     [path] = conversation_files(tmp_path)
@@ -149,7 +149,7 @@ async def test_a_span_that_cannot_be_encoded_is_dropped_and_the_turn_goes_on(tmp
     tracer = OTelTracer(TraceFiles(tmp_path), interval=60)
     i = interaction("hello", "s-odd")
     with observed_turn(tracer, i) as trace:
-        t = Turn(i, "s-odd", None, Redactor(), None, [], trace)
+        t = Turn(i, "s-odd", None, Redactor(), trace)
         t.emit("received", {"odd": Unprintable()})
     kept = turn_in(tracer, "s-odd")
     await tracer.aclose()

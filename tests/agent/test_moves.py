@@ -14,6 +14,7 @@ from agent.conversation import moves
 from agent.conversation.session import PendingConfirmation, SessionState, Speaker
 from agent.turn.context import TurnContext
 from agent.turn.log import Turn
+from agent.turn.outbox import Outbox
 from agent.turn.redaction import Redactor
 from agent.understanding.banks import normalized
 from agent.understanding.reading import BankReader
@@ -156,7 +157,8 @@ async def test_naming_another_order_asks_again_for_that_order(app: App, text: st
 def test_yes_and_no_answer_a_pending_offer(reader: BankReader, text: str, answer: str) -> None:
     me = Speaker(pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff"))
     said = interaction(text)
-    ctx = TurnContext(said, SessionState(session_id="s"), me, [], Turn(said, "s", None, Redactor(set()), None, []))
+    log, out = Turn(said, "s", None, Redactor(set())), Outbox(said.id, Redactor(set()), None, [])
+    ctx = TurnContext(said, SessionState(session_id="s"), me, [], log, out)
     move = moves.reply(ctx, moves.Heard(said=reader.read(text).move))
     assert moves.yes_or_no(move) == answer  # type: ignore[arg-type]
     offered = moves.classification(move).intent_id  # type: ignore[arg-type]
