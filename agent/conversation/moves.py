@@ -118,6 +118,10 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
     if interaction.action == "cancel":
         return Refusal()
     said, pending = heard.said, me.pending_confirmation
+    if pending is not None and pending.kind == "offer" and pending.taken_by == "unresolved":
+        if said == "unresolved":
+            return Assent(cls=_offered(pending))  # "that didn't help" takes up the ticket offered for that case
+        pending = None  # "ok" to "if that doesn't fix it, I can open a ticket" opens nothing
     if pending is not None or ctx.state.open_confirmations(interaction.speaker):
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"
@@ -140,8 +144,8 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
         return Goodbye()
     if said == "wait":
         return Wait()  # "hold on" while an order id is awaited
-    if heard.empty or said in ("assent", "refusal"):
-        return Unclear()  # a bare "ok" or "no" when nothing was asked answers nothing
+    if heard.empty or said in ("assent", "refusal") or (said == "unresolved" and goal is not None and goal.missing):
+        return Unclear()  # a bare "ok" or "no" when nothing was asked answers nothing; "didn't work" names no device
     return None
 
 

@@ -52,6 +52,9 @@ class PendingConfirmation(Model):
     prompt: str = ""
     expires_at: datetime | None = None
     goal_id: str | None = None  # for a tool: the goal whose plan asked for it
+    # What takes up an offer: a yes, or, for an offer made in case an answer does not solve the
+    # problem ("If that doesn't fix it, I can open a ticket"), a "that didn't help".
+    taken_by: Literal["assent", "unresolved"] = "assent"
 
 
 class Handoff(Model):

@@ -168,6 +168,16 @@ class ToolCall(Model):
 PlanStep = Annotated[AskUser | Confirm | Respond | ToolCall, Field(discriminator="type")]
 
 
+class Offer(Model):
+    """Something an answer offers to do next: the move `taken_by` (a yes; a "that didn't help" for
+    "If that doesn't fix it, I can open a ticket"), or asking for `intent_id`, starts it with `params`."""
+
+    intent_id: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    prompt: str = ""
+    taken_by: Literal["assent", "unresolved"] = "assent"
+
+
 class Plan(Model):
     """What an agent wants this pass: steps to run, and state updates for its goal."""
 
@@ -179,6 +189,7 @@ class Plan(Model):
     slots_patch: dict[str, Any] = Field(default_factory=dict)
     # Set when this plan ends the goal.
     goal_status: Literal["done", "failed"] | None = None
+    offer: Offer | None = None  # what the answer offers to do next, open until the next message
 
     @property
     def plan_type(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from agent.domain.contexts import AgentRequest
-from agent.domain.types import AskUser, Plan, Respond, ToolCall
+from agent.domain.types import AskUser, Offer, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
 
 
@@ -27,6 +27,7 @@ NO_FIX = (
     'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
 )
 FIX = 'Here\'s what to try for "{symptom}" on your {device}:'
+TICKET_OFFER = "If that doesn't fix it, I can open a ticket for you."
 
 
 NO_POLICY = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
@@ -100,6 +101,9 @@ class SupportPlanner:
         hits = found.get("hits", [])
         # As the search read them: the symptom without the model's name, the store's name for the item.
         symptom, device = str(found.get("symptom") or symptom), str(found.get("device") or device)
+        # Either answer offers a ticket about this problem; "yes" or "that didn't help" opens it.
+        summary = {"summary": f"{symptom} ({device})"}
+        plan.offer = Offer(intent_id="create_ticket", params=summary, prompt=TICKET_OFFER, taken_by="unresolved")
         if not hits:
             plan.steps = [Respond(when="post", message=NO_FIX.format(symptom=symptom, device=device))]
             plan.slots_patch = {"kb_refs": [], "answer_sent": True}
@@ -110,7 +114,7 @@ class SupportPlanner:
         lines = [FIX.format(symptom=symptom, device=device)]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
         source = cited_as(top["title"], [top["heading"]] if top.get("heading") else [])
-        lines.append(f"Source: {source}. If that doesn't fix it, I can open a ticket for you.")
+        lines.append(f"Source: {source}. {TICKET_OFFER}")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan

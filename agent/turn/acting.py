@@ -95,6 +95,15 @@ class Acting:
             ran = await self._steps(ctx, goal, intent, plan.steps, results)
             if ran is None:  # held for the user's confirmation: the turn ends with the question
                 return
+            if plan.offer is not None and ctx.me.pending_confirmation is None:
+                offer = plan.offer
+                ctx.me.pending_confirmation = PendingConfirmation(
+                    kind="offer",
+                    intent_id=offer.intent_id,
+                    params=offer.params,
+                    prompt=offer.prompt,
+                    taken_by=offer.taken_by,
+                )
             if plan.goal_status is not None:
                 goals.settle(ctx.me, goal, intent, GoalStatus(plan.goal_status))
             if not ran:
@@ -195,9 +204,7 @@ class Acting:
         code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
-            out.alerts.append(
-                handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary)
-            )
+            out.alerts.append(handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary))
             out.effects.append(handoff.queue_row(state))
         elif decision.alert:
             out.alerts.append(

@@ -309,6 +309,8 @@ class AgentRouter:
         if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs)) is not read:
             t.intent = t.intent or cls.intent_id  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(me)
+        if pending is not None and pending.kind == "offer" and cls.intent_id == pending.intent_id:
+            cls = cls.model_copy(update={"params": pending.params | cls.params})  # "open a ticket" after the offer
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
             await notices.unknown(ctx, cls, pending, p.messages, self.confirmations)

@@ -18,7 +18,7 @@ from agent.errors import ConfigError
 
 OUT_OF_SCOPE = "out_of_scope"
 # What a short reply can do in the conversation, each with a bank of its own in nlu.yaml `moves`.
-MOVES = ("assent", "refusal", "wait", "cancel", "goodbye")
+MOVES = ("assent", "refusal", "wait", "cancel", "goodbye", "unresolved")
 
 
 class OutOfScopeTopic(Strict):
