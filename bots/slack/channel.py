@@ -133,7 +133,9 @@ class SlackChannel:
         """Learn who the bot is (this also checks a single token), then pick up work a crash left."""
         await self.workspaces.start()
         await self.dispatcher.recover()
-        self.dispatcher.start_housekeeping(self.options.recover_every_seconds, self.router.realert_unclaimed)
+        self.dispatcher.start_housekeeping(
+            self.options.recover_every_seconds, realert_unclaimed=self.router.realert_unclaimed
+        )
 
     async def aclose(self) -> None:
         await self.dispatcher.aclose()
