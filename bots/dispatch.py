@@ -92,22 +92,23 @@ class Dispatcher:
             log.warning("taking over %d conversation(s) with unfinished events", len(sessions))
         return len(sessions)
 
-    def start_housekeeping(self, every_seconds: float, *chores: Callable[[], Awaitable[object]]) -> None:
+    def start_housekeeping(self, every_seconds: float, **chores: Callable[[], Awaitable[object]]) -> None:
         """Poll for abandoned conversations every `poll_seconds`, and run each chore (e.g.
-        re-alerting unclaimed handoffs) every `every_seconds`. A failing pass is logged only."""
+        `realert_unclaimed=router.realert_unclaimed`) every `every_seconds`. A failing pass is
+        logged under the chore's name only."""
         self._housekeeping = [
-            asyncio.create_task(self._every(self.poll_seconds, (self.recover,)), name="dispatch-recover"),
+            asyncio.create_task(self._every(self.poll_seconds, {"recover": self.recover}), name="dispatch-recover"),
             asyncio.create_task(self._every(every_seconds, chores), name="dispatch-chores"),
         ]
 
-    async def _every(self, seconds: float, chores: tuple[Callable[[], Awaitable[object]], ...]) -> None:
+    async def _every(self, seconds: float, chores: dict[str, Callable[[], Awaitable[object]]]) -> None:
         while True:
             await asyncio.sleep(seconds)
-            for chore in chores:
+            for name, chore in chores.items():
                 try:
                     await chore()
                 except Exception:  # noqa: BLE001 - a database hiccup must not end housekeeping for good
-                    log.exception("housekeeping: %s failed", getattr(chore, "__name__", chore))
+                    log.exception("housekeeping: %s failed", name)
 
     def _wake(self, session_key: str) -> None:
         if session_key in self._owned:

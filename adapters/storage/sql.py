@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -87,7 +88,33 @@ def load_unit(conn: Connection, session_id: str, history_limit: int) -> tuple[Se
 
 
 def commit_unit(conn: Connection, turn: TurnRecord) -> None:
-    state, now = turn.state, utcnow()
+    now = utcnow()
+    sid = turn.state.session_id
+    _write_session(conn, turn, now)
+    if turn.messages:
+        INSERT_MESSAGES.run(conn, _message_rows(turn))
+    if turn.events:
+        INSERT_EVENTS.run(conn, turn_rows(turn.events))
+    if turn.inbox_key:
+        commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
+    for key, result in turn.ledger.items():
+        conn.execute(
+            insert_ignore(conn, tool_ledger, "idempotency_key").values(
+                idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
+            )
+        )
+    try:
+        for effect in turn.effects:
+            write_effect(conn, effect.kind, effect.data)
+    except IntegrityError as e:
+        # A per-owner task number another turn took first: re-run the turn on fresh state.
+        raise VersionConflict(sid, turn.expected_version) from e
+
+
+def _write_session(conn: Connection, turn: TurnRecord, now: datetime) -> None:
+    """Insert a new session's row or update an existing one at the version the turn read; another
+    writer having got there first is a VersionConflict."""
+    state = turn.state
     sid, body = state.session_id, state.model_dump_json()
     if turn.expected_version == 0:
         try:
@@ -105,52 +132,29 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
             )
         except IntegrityError as e:
             raise VersionConflict(sid, 0) from e
-    else:
-        changed = UPDATE_SESSION.run(
-            conn,
-            {
-                "b_sid": sid,
-                "b_expected": turn.expected_version,
-                "b_version": state.version,
-                "b_state": body,
-                "b_now": now,
-            },
-        )
-        if changed != 1:
-            raise VersionConflict(sid, turn.expected_version)
-    if turn.messages:
-        INSERT_MESSAGES.run(
-            conn,
-            [
-                {
-                    "session_id": sid,
-                    "interaction_id": m.metadata.get("interaction_id"),
-                    "role": m.role,
-                    "kind": m.kind,
-                    "text": m.text,
-                    "meta": json.dumps(m.metadata, separators=(",", ":")),
-                    "created_at": m.timestamp,
-                    "trace_id": turn.trace_id,
-                }
-                for m in turn.messages
-            ],
-        )
-    if turn.events:
-        INSERT_EVENTS.run(conn, turn_rows(turn.events))
-    if turn.inbox_key:
-        commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
-    for key, result in turn.ledger.items():
-        conn.execute(
-            insert_ignore(conn, tool_ledger, "idempotency_key").values(
-                idempotency_key=key, session_id=sid, tool=result.tool, result=result.model_dump_json(), created_at=now
-            )
-        )
-    try:
-        for effect in turn.effects:
-            write_effect(conn, effect.kind, effect.data)
-    except IntegrityError as e:
-        # A per-owner task number another turn took first: re-run the turn on fresh state.
-        raise VersionConflict(sid, turn.expected_version) from e
+        return
+    changed = UPDATE_SESSION.run(
+        conn,
+        {"b_sid": sid, "b_expected": turn.expected_version, "b_version": state.version, "b_state": body, "b_now": now},
+    )
+    if changed != 1:
+        raise VersionConflict(sid, turn.expected_version)
+
+
+def _message_rows(turn: TurnRecord) -> list[dict[str, Any]]:
+    return [
+        {
+            "session_id": turn.state.session_id,
+            "interaction_id": m.metadata.get("interaction_id"),
+            "role": m.role,
+            "kind": m.kind,
+            "text": m.text,
+            "meta": json.dumps(m.metadata, separators=(",", ":")),
+            "created_at": m.timestamp,
+            "trace_id": turn.trace_id,
+        }
+        for m in turn.messages
+    ]
 
 
 def telemetry_unit(conn: Connection, session_id: str) -> list[TelemetryEvent]:

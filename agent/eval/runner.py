@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.app import App
+from agent.conversation.session import SessionState
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 from agent.eval.checks import Failure, check
@@ -138,13 +139,7 @@ async def run_scenario(
     own = app is None
     if app is None:
         app = await factory(sink)
-    session = f"eval:{suite}:{scenario.id}:{run_id or uuid.uuid4().hex[:8]}"
-    failures: list[Failure] = []
-    turns = 0
-    observed: list[TurnObservation] = []
-    transcript: list[tuple[str, str]] = []
-    state = None
-    llm_turns: list[dict[str, Any]] = []
+    run = _ScenarioRun(suite, scenario, f"eval:{suite}:{scenario.id}:{run_id or uuid.uuid4().hex[:8]}", sink)
     try:
         for n, turn in enumerate(scenario.turns, start=1):
             if turn.restart:
@@ -152,72 +147,113 @@ async def run_scenario(
                     await app.aclose()
                 app, own = await factory(sink), True
                 continue
-            turns += 1
-            interaction = Interaction(
-                id=f"{session}:{n}",
-                text=turn.user or (turn.action or "").capitalize(),
-                session_key=session,
-                customer_id=scenario.customer,
-                context=ChannelContext(channel_type=scenario.channel, user=scenario.customer or "guest"),
-                action=turn.action if turn.action in ("confirm", "cancel") else None,
-            )
-            delivered: list[OutboundMessage] = []
-
-            async def reply(m: OutboundMessage, out: list[OutboundMessage] = delivered) -> None:
-                out.append(m)
-
-            started = time.perf_counter()
-            with eval_turn(suite, scenario.id, n):
-                if turn.action in ("claim", "release", "realert"):
-                    response = await admin_turn(app, turn, interaction, reply, delivered)
-                else:
-                    response = await app.router.handle(interaction, reply=reply)
-            latency_ms = (time.perf_counter() - started) * 1000
-            turn_failures: list[Failure] = []
-            if delivered != response.messages:
-                turn_failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
-            events = sink.take(interaction.id)
-            llm_turns.append({"turn": n} | llm_usage(events))
-            # LLM events describe work inside a stage; the pipeline's stage order is what suites check.
-            stages = [e.stage for e in events if e.stage not in LLM_STAGES]
-            turn_failures += check(turn.expect, response, stages, n)
-            failures += turn_failures
-            state, _ = await app.store.load(session, 0)
-            observed.append(
-                TurnObservation(
-                    turn=n,
-                    latency_ms=round(latency_ms, 3),
-                    tools=[r.tool for r in response.tool_results],
-                    expected=sorted(turn.expect.given()),
-                    failed=sorted({f.key for f in turn_failures}),
-                    fallback=any(m.kind == "fallback" for m in response.messages),
-                    handoff=response.handoff,
-                    goals_done=sum(1 for g in state.every_goal if g.status == "done") if state else 0,
-                    llm=_llm_usage(events),
-                )
-            )
-            transcript += [("user", interaction.text), ("assistant", response.text)]
+            await run.play(app, n, turn)
     finally:
         if own:
             await app.aclose()
-    totals = {k: sum(t[k] for t in llm_turns) for k in ("calls", "tokens_in", "tokens_out", "cost")}
-    totals["cost"] = round(totals["cost"], 8)
-    metrics = scenario_metrics(observed, state, passed=not failures)
-    reasons = None
-    if judge_provider is not None and transcript:
-        verdict = await judge(judge_provider, transcript, scenario.rubric)
-        metrics.judge, reasons = verdict.score, verdict.reasons
-    return ScenarioResult(
-        id=scenario.id,
-        suite=suite,
-        passed=not failures,
-        turns=turns,
-        failures=failures,
-        metrics=metrics,
-        judge_reasons=reasons,
-        llm_turns=llm_turns,
-        llm=totals,
-    )
+    return await run.result(judge_provider)
+
+
+class _ScenarioRun:
+    """One scenario's session: plays its turns and keeps what each of them left behind."""
+
+    def __init__(self, suite: str, scenario: Scenario, session: str, sink: TurnEvents) -> None:
+        self.suite = suite
+        self.scenario = scenario
+        self.session = session
+        self.sink = sink
+        self.turns = 0
+        self.failures: list[Failure] = []
+        self.observed: list[TurnObservation] = []
+        self.transcript: list[tuple[str, str]] = []
+        self.llm_turns: list[dict[str, Any]] = []
+        self.state: SessionState | None = None
+
+    async def play(self, app: App, n: int, turn: SuiteTurn) -> None:
+        """Send turn `n`, check what came back against its expectations and note what it cost."""
+        self.turns += 1
+        interaction = self._interaction(n, turn)
+        started = time.perf_counter()
+        response, delivered = await self._send(app, n, turn, interaction)
+        latency_ms = (time.perf_counter() - started) * 1000
+        events = self.sink.take(interaction.id)
+        self.llm_turns.append({"turn": n} | llm_usage(events))
+        failures = _turn_failures(n, turn, response, delivered, events)
+        self.failures += failures
+        self.state, _ = await app.store.load(self.session, 0)
+        self.observed.append(
+            TurnObservation(
+                turn=n,
+                latency_ms=round(latency_ms, 3),
+                tools=[r.tool for r in response.tool_results],
+                expected=sorted(turn.expect.given()),
+                failed=sorted({f.key for f in failures}),
+                fallback=any(m.kind == "fallback" for m in response.messages),
+                handoff=response.handoff,
+                goals_done=sum(1 for g in self.state.every_goal if g.status == "done") if self.state else 0,
+                llm=_llm_usage(events),
+            )
+        )
+        self.transcript += [("user", interaction.text), ("assistant", response.text)]
+
+    def _interaction(self, n: int, turn: SuiteTurn) -> Interaction:
+        scenario = self.scenario
+        return Interaction(
+            id=f"{self.session}:{n}",
+            text=turn.user or (turn.action or "").capitalize(),
+            session_key=self.session,
+            customer_id=scenario.customer,
+            context=ChannelContext(channel_type=scenario.channel, user=scenario.customer or "guest"),
+            action=turn.action if turn.action in ("confirm", "cancel") else None,
+        )
+
+    async def _send(
+        self, app: App, n: int, turn: SuiteTurn, interaction: Interaction
+    ) -> tuple[AgentResponse, list[OutboundMessage]]:
+        """The turn's response and the messages the channel was handed while it ran."""
+        delivered: list[OutboundMessage] = []
+
+        async def reply(m: OutboundMessage) -> None:
+            delivered.append(m)
+
+        with eval_turn(self.suite, self.scenario.id, n):
+            if turn.action in ("claim", "release", "realert"):
+                return await admin_turn(app, turn, interaction, reply, delivered), delivered
+            return await app.router.handle(interaction, reply=reply), delivered
+
+    async def result(self, judge_provider: LLMProvider | None) -> ScenarioResult:
+        """The scenario's verdict, metrics and LLM use; the judge scores the transcript when given."""
+        totals = {k: sum(t[k] for t in self.llm_turns) for k in ("calls", "tokens_in", "tokens_out", "cost")}
+        totals["cost"] = round(totals["cost"], 8)
+        metrics = scenario_metrics(self.observed, self.state, passed=not self.failures)
+        reasons = None
+        if judge_provider is not None and self.transcript:
+            verdict = await judge(judge_provider, self.transcript, self.scenario.rubric)
+            metrics.judge, reasons = verdict.score, verdict.reasons
+        return ScenarioResult(
+            id=self.scenario.id,
+            suite=self.suite,
+            passed=not self.failures,
+            turns=self.turns,
+            failures=self.failures,
+            metrics=metrics,
+            judge_reasons=reasons,
+            llm_turns=self.llm_turns,
+            llm=totals,
+        )
+
+
+def _turn_failures(
+    n: int, turn: SuiteTurn, response: AgentResponse, delivered: list[OutboundMessage], events: list[TelemetryEvent]
+) -> list[Failure]:
+    """What turn `n` got wrong: messages the channel saw but the response did not list, or the reverse,
+    and the turn's own expectations."""
+    failures: list[Failure] = []
+    if delivered != response.messages:
+        failures.append(Failure(turn=n, key="delivery", expected=response.messages, got=delivered))
+    # LLM events describe work inside a stage; the pipeline's stage order is what suites check.
+    stages = [e.stage for e in events if e.stage not in LLM_STAGES]
+    return failures + check(turn.expect, response, stages, n)
 
 
 async def run_suites(

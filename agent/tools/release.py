@@ -70,21 +70,45 @@ def release_tools(source: ReleaseSource, reports: RiskReports | None = None) -> 
         source: where release summaries come from.
         reports: reports already filed; without it every assessment files a new report.
     """
+    releases = _Releases(source, reports)
+    return [
+        Tool(
+            "get_release_summary",
+            "Get a release's summary: changes, test results and deployment metrics (error rate, p95).",
+            ReleaseParams,
+            releases.get_release_summary,
+        ),
+        Tool(
+            "list_releases",
+            "List the releases whose risk can be assessed, newest first.",
+            ListParams,
+            releases.list_releases,
+        ),
+        Tool(
+            "file_risk_report",
+            "File a risk report for a release with a severity (high, medium, low) and the key findings.",
+            RiskReportParams,
+            releases.file_risk_report,
+            side_effect=True,
+        ),
+    ]
 
-    async def known_releases(tool: str) -> list[str]:
-        try:
-            return await source.list_releases()
-        except DataSourceError as e:
-            raise ToolError(tool, str(e), code="source_unavailable") from e
 
-    async def get_release_summary(p: ReleaseParams, ctx: ToolContext) -> ToolOutput:
+class _Releases:
+    """The release tools' handlers, over the release source and the reports already filed."""
+
+    def __init__(self, source: ReleaseSource, reports: RiskReports | None) -> None:
+        self.source = source
+        self.reports = reports
+
+    async def get_release_summary(self, p: ReleaseParams, ctx: ToolContext) -> ToolOutput:
         release_id = canonical_release(p.release_id)
         try:
-            raw = await source.get_release(release_id)
+            raw = await self.source.get_release(release_id)
         except DataSourceError as e:
             raise ToolError("get_release_summary", str(e), code="source_unavailable") from e
         if raw is None:
-            close = nearest(release_id, await known_releases("get_release_summary"))
+            close = nearest(release_id, await self._known("get_release_summary"))
             raise ToolError(
                 "get_release_summary",
                 f"Release {release_id} not found" + (f"; nearest: {', '.join(close)}" if close else ""),
@@ -100,15 +124,15 @@ def release_tools(source: ReleaseSource, reports: RiskReports | None = None) -> 
             raise ToolError("get_release_summary", problem, code="malformed") from e
         return ToolOutput(data={"release_id": release_id, **summary.model_dump()})
 
-    async def list_releases(p: ListParams, ctx: ToolContext) -> ToolOutput:
-        releases = by_version(await known_releases("list_releases"))
+    async def list_releases(self, p: ListParams, ctx: ToolContext) -> ToolOutput:
+        releases = by_version(await self._known("list_releases"))
         status = "listed" if releases else "empty"
         return ToolOutput(data={"releases": releases, "count": len(releases), "status": status})
 
-    async def file_risk_report(p: RiskReportParams, ctx: ToolContext) -> ToolOutput:
+    async def file_risk_report(self, p: RiskReportParams, ctx: ToolContext) -> ToolOutput:
         release_id = canonical_release(p.release_id)
         today = utcnow().date()
-        filed = await reports.risk_report_on(release_id, today, p.severity) if reports else None
+        filed = await self.reports.risk_report_on(release_id, today, p.severity) if self.reports else None
         if filed is not None:
             # The same assessment today: the report stands, and the admins heard about it already.
             data = {"report_id": filed["id"], "release_id": release_id, "severity": p.severity, "filed_before": True}
@@ -130,19 +154,8 @@ def release_tools(source: ReleaseSource, reports: RiskReports | None = None) -> 
             alerts=[risk_alert(ctx.session_id, row)] if p.severity == "high" else [],
         )
 
-    return [
-        Tool(
-            "get_release_summary",
-            "Get a release's summary: changes, test results and deployment metrics (error rate, p95).",
-            ReleaseParams,
-            get_release_summary,
-        ),
-        Tool("list_releases", "List the releases whose risk can be assessed, newest first.", ListParams, list_releases),
-        Tool(
-            "file_risk_report",
-            "File a risk report for a release with a severity (high, medium, low) and the key findings.",
-            RiskReportParams,
-            file_risk_report,
-            side_effect=True,
-        ),
-    ]
+    async def _known(self, tool: str) -> list[str]:
+        try:
+            return await self.source.list_releases()
+        except DataSourceError as e:
+            raise ToolError(tool, str(e), code="source_unavailable") from e

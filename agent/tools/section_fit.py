@@ -238,11 +238,34 @@ def calibrate(
       a case without a fix to the closest section of its class (does not).
     """
     cats = list(dict.fromkeys(c.lower() for c in categories))
-    # same_device
-    same, different = [], []
+    same, different, section_class = _same_device_scores(cats, similarity, cases)
+    same_device = _split(same, different)
+    classes = DeviceClasses(cats, words, similarity, same_device)
+    fits, others = _device_scores(sections, classes, section_class)
+    device = _split(fits, others)
+    right, wrong, misses = _symptom_scores(sections, classes, cases, device)
+    symptom = _split(right, wrong)
+    return Calibration(
+        thresholds=FitThresholds(device=device, same_device=same_device, symptom=symptom),
+        separations={
+            "same_device": _separation(same, different, same_device),
+            "device": _separation(fits, others, device),
+            "symptom": _separation(right, wrong, symptom),
+        },
+        misses=misses,
+    )
+
+
+def _same_device_scores(
+    cats: list[str], similarity: MeaningSimilarity, cases: Sequence[FitCase]
+) -> tuple[list[float], list[float], dict[str, str]]:
+    """Scores that should pass same_device and scores that should not, and the category each
+    labelled section is about: that of a case that names it, or of one in its document, or else
+    the category nearest to the device word of the first case that names it."""
+    same: list[float] = []
+    different: list[float] = []
     for i, a in enumerate(cats):
         different += similarity.similarity(a, cats[i + 1 :])
-    # A labelled section's class: the category of a case that names it, or of one in its document.
     section_class = {c.section: c.device.lower() for c in cases if c.section and c.device.lower() in cats}
     documents = {ref.split("#")[0]: cat for ref, cat in section_class.items()}
     for case in cases:
@@ -258,25 +281,36 @@ def calibrate(
             target = cats[max(range(len(sims)), key=sims.__getitem__)]
         section_class[case.section] = target
         same.append(sims[cats.index(target)])
-    same_device = _split(same, different)
-    report = {"same_device": _separation(same, different, same_device)}
-    classes = DeviceClasses(cats, words, similarity, same_device)
-    # device
+    return same, different, section_class
+
+
+def _device_scores(
+    sections: Sequence[KBSection], classes: DeviceClasses, section_class: dict[str, str]
+) -> tuple[list[float], list[float]]:
+    """Scores that should pass the device threshold (a labelled section to its own category) and
+    scores that should not (every section to every other category)."""
     fits: list[float] = []
     others: list[float] = []
     for section in sections:
         own = section_class.get(section.ref)
         for category, score in zip(classes.categories, classes.section_scores(section), strict=True):
             (fits if category == own else others).append(score)
-    device = _split(fits, others)
-    report["device"] = _separation(fits, others, device)
-    # symptom
+    return fits, others
+
+
+def _symptom_scores(
+    sections: Sequence[KBSection], classes: DeviceClasses, cases: Sequence[FitCase], device: float
+) -> tuple[list[float], list[float], list[str]]:
+    """Scores that should pass the symptom threshold, scores that should not, and the cases whose
+    fix is not the closest section of their class (no threshold can pass them)."""
     about = [(s, classes.of_section(s, device)[0]) for s in sections]
-    right, wrong, misses = [], [], []
+    right: list[float] = []
+    wrong: list[float] = []
+    misses: list[str] = []
     for case in cases:
         want = classes.canonical(case.device)
         scored = sorted(
-            ((symptom_score(similarity, case.symptom, s), s.ref) for s, c in about if c == want), reverse=True
+            ((symptom_score(classes.similarity, case.symptom, s), s.ref) for s, c in about if c == want), reverse=True
         )
         top = scored[0] if scored else (-1.0, None)
         if case.section is None:
@@ -285,7 +319,4 @@ def calibrate(
             right.append(top[0])
         else:
             misses.append(f"{case.device}: {case.symptom!r} -> {top[1]} (want {case.section})")
-    symptom = _split(right, wrong)
-    report["symptom"] = _separation(right, wrong, symptom)
-    thresholds = FitThresholds(device=device, same_device=same_device, symptom=symptom)
-    return Calibration(thresholds=thresholds, separations=report, misses=misses)
+    return right, wrong, misses

@@ -42,18 +42,33 @@ def owner_of(ctx: ToolContext) -> str:
 
 
 def task_tools(store: TaskReader) -> list[Tool]:
-    async def find(ctx: ToolContext, number: int, tool: str) -> TaskRecord:
-        for task in await store.list_tasks(owner_of(ctx)):
-            if task.number == number:
-                return task
-        raise ToolError(tool, f"no task {number}", code="not_found")
+    tasks = _TaskList(store)
+    return [
+        Tool("add_task", "Add a task to the user's list.", AddTaskParams, tasks.add_task),
+        Tool("list_tasks", "Show the user's tasks.", ListTasksParams, tasks.list_tasks),
+        Tool("update_task", "Change a task's description.", UpdateTaskParams, tasks.update_task),
+        Tool("complete_task", "Mark a task as done.", TaskNumberParams, tasks.complete_task),
+        # Destructive: policy asks for confirmation; the ledger keeps a second confirmation a replay.
+        Tool(
+            "delete_task",
+            "Delete a task. Needs the user's confirmation.",
+            TaskNumberParams,
+            tasks.delete_task,
+            side_effect=True,
+        ),
+    ]
 
-    def change(task: TaskRecord, **values: str) -> SideEffect:
-        return SideEffect(kind="task_change", key=task.id, data={"id": task.id, "owner": task.owner, **values})
 
-    async def add_task(p: AddTaskParams, ctx: ToolContext) -> ToolOutput:
+class _TaskList:
+    """The task tools' handlers: they read the user's list from the store and return the rows to
+    write as side effects."""
+
+    def __init__(self, store: TaskReader) -> None:
+        self.store = store
+
+    async def add_task(self, p: AddTaskParams, ctx: ToolContext) -> ToolOutput:
         owner = owner_of(ctx)
-        number = await store.next_task_number(owner)
+        number = await self.store.next_task_number(owner)
         # Keyed by the interaction: a retried turn writes the task once, a new request adds another.
         task_id = "K-" + hashlib.sha256(f"{owner}|{ctx.interaction_id}|{p.title}".encode()).hexdigest()[:12]
         now = utcnow().isoformat()
@@ -61,8 +76,8 @@ def task_tools(store: TaskReader) -> list[Tool]:
         effect = SideEffect(kind="task", key=task_id, data={**row, "created_at": now, "updated_at": now})
         return ToolOutput(data={"number": number, "title": p.title, "status": "added"}, effects=[effect])
 
-    async def list_tasks(p: ListTasksParams, ctx: ToolContext) -> ToolOutput:
-        items = [t for t in await store.list_tasks(owner_of(ctx)) if p.show == "all" or t.status == p.show]
+    async def list_tasks(self, p: ListTasksParams, ctx: ToolContext) -> ToolOutput:
+        items = [t for t in await self.store.list_tasks(owner_of(ctx)) if p.show == "all" or t.status == p.show]
         lines = [f"{t.number}. {t.title}" + (" (done)" if t.status == "done" else "") for t in items]
         return ToolOutput(
             data={
@@ -74,38 +89,33 @@ def task_tools(store: TaskReader) -> list[Tool]:
             }
         )
 
-    async def update_task(p: UpdateTaskParams, ctx: ToolContext) -> ToolOutput:
-        task = await find(ctx, p.number, "update_task")
+    async def update_task(self, p: UpdateTaskParams, ctx: ToolContext) -> ToolOutput:
+        task = await self._find(ctx, p.number, "update_task")
         return ToolOutput(
             data={"number": task.number, "title": p.title, "old_title": task.title, "status": "updated"},
-            effects=[change(task, title=p.title)],
+            effects=[_change(task, title=p.title)],
         )
 
-    async def complete_task(p: TaskNumberParams, ctx: ToolContext) -> ToolOutput:
-        task = await find(ctx, p.number, "complete_task")
+    async def complete_task(self, p: TaskNumberParams, ctx: ToolContext) -> ToolOutput:
+        task = await self._find(ctx, p.number, "complete_task")
         outcome = "already_done" if task.status == "done" else "completed"
         return ToolOutput(
-            data={"number": task.number, "title": task.title, "status": outcome}, effects=[change(task, status="done")]
+            data={"number": task.number, "title": task.title, "status": outcome}, effects=[_change(task, status="done")]
         )
 
-    async def delete_task(p: TaskNumberParams, ctx: ToolContext) -> ToolOutput:
-        task = await find(ctx, p.number, "delete_task")
+    async def delete_task(self, p: TaskNumberParams, ctx: ToolContext) -> ToolOutput:
+        task = await self._find(ctx, p.number, "delete_task")
         return ToolOutput(
             data={"number": task.number, "title": task.title, "status": "deleted"},
-            effects=[change(task, status="deleted")],
+            effects=[_change(task, status="deleted")],
         )
 
-    return [
-        Tool("add_task", "Add a task to the user's list.", AddTaskParams, add_task),
-        Tool("list_tasks", "Show the user's tasks.", ListTasksParams, list_tasks),
-        Tool("update_task", "Change a task's description.", UpdateTaskParams, update_task),
-        Tool("complete_task", "Mark a task as done.", TaskNumberParams, complete_task),
-        # Destructive: policy asks for confirmation; the ledger keeps a second confirmation a replay.
-        Tool(
-            "delete_task",
-            "Delete a task. Needs the user's confirmation.",
-            TaskNumberParams,
-            delete_task,
-            side_effect=True,
-        ),
-    ]
+    async def _find(self, ctx: ToolContext, number: int, tool: str) -> TaskRecord:
+        for task in await self.store.list_tasks(owner_of(ctx)):
+            if task.number == number:
+                return task
+        raise ToolError(tool, f"no task {number}", code="not_found")
+
+
+def _change(task: TaskRecord, **values: str) -> SideEffect:
+    return SideEffect(kind="task_change", key=task.id, data={"id": task.id, "owner": task.owner, **values})

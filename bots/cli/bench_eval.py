@@ -50,9 +50,11 @@ def generated_suite(n: int) -> dict[str, Any]:
 
 def timed_eval(suite: Path, args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
     command = [sys.executable, "-m", "bots.cli", "eval", str(suite), "--json"]
-    for flag in ("config_dir", "data_dir", "db_url"):
-        if getattr(args, flag, None):
-            command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    # The bench's own project and database flags, passed on to the eval it times.
+    passed_on = {"--config-dir": args.config_dir, "--data-dir": args.data_dir, "--db-url": args.db_url}
+    for flag, value in passed_on.items():
+        if value:
+            command += [flag, str(value)]
     started = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started

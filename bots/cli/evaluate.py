@@ -88,15 +88,16 @@ class RunProvider:
 
     def __init__(self, inner: LLMProvider):
         self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        self.capabilities = inner.capabilities
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
         return await self.inner.generate(request)
 
     def get_cost(self, tokens_in: int, tokens_out: int) -> float:
         return self.inner.get_cost(tokens_in, tokens_out)
+
+    def estimate_tokens(self, text: str) -> int:
+        return self.inner.estimate_tokens(text)
 
     async def aclose(self) -> None:
         return None  # the run closes the provider once, after its last scenario
@@ -170,13 +171,7 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
     judge = judge_provider(args.config_dir) if args.judge else None
     show_progress = args.progress or sys.stderr.isatty()
     progress = ProgressBar(sys.stderr) if show_progress else None
-    build_args = dict(llm_args or {})
-    if args.record or args.replay:
-        build_args["understanding"] = build_args.get("understanding") or "llm"
-    if not args.db_url and not os.environ.get("AGENTBOT_TRACES_DIR"):
-        # The run's database and the traces beside it are deleted when the run ends: nobody could
-        # read them, so none are written (set AGENTBOT_TRACES_DIR or --db-url to keep them).
-        build_args["env"] = {**os.environ, "AGENTBOT_TRACING": "off"}
+    build_args = _build_args(args, llm_args)
     with tempfile.TemporaryDirectory(prefix="agentbot-eval-") as tmp:
         url = args.db_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
         results = asyncio.run(run_groups(args, suites, url, build_args, progress, judge))
@@ -191,32 +186,7 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(report, indent=2, default=str))
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "summary": summary,
-                    "llm": llm_totals(results),
-                    "scenarios": [
-                        {
-                            "id": r.id,
-                            "suite": r.suite,
-                            "status": "pass" if r.passed else "fail",
-                            "failures": [f.model_dump(mode="json") for f in r.failures],
-                            "scores": r.metrics.scores() if r.metrics else {},
-                            "metrics": r.metrics.model_dump() if r.metrics else None,
-                            "judge_reasons": r.judge_reasons,
-                            "llm": r.llm,
-                            "llm_turns": r.llm_turns,
-                        }
-                        for r in results
-                    ],
-                    "metrics": {"overall": run.overall, "suites": run.suites},
-                    "regression_analysis": report["regression_analysis"],
-                },
-                indent=2,
-                default=str,
-            )
-        )
+        print(json.dumps(_json_output(results, summary, run, report), indent=2, default=str))
     else:
         print_results(results, summary)
         print_metrics(run, sys.stdout)
@@ -225,3 +195,41 @@ def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, A
         if cmp.regressions:
             return REGRESSED
     return 0 if summary["failed"] == 0 else 1
+
+
+def _build_args(args: argparse.Namespace, llm_args: dict[str, Any] | None) -> dict[str, Any]:
+    """What every app of the run is built with besides its folders and database."""
+    build_args = dict(llm_args or {})
+    if args.record or args.replay:
+        build_args["understanding"] = build_args.get("understanding") or "llm"
+    if not args.db_url and not os.environ.get("AGENTBOT_TRACES_DIR"):
+        # The run's database and the traces beside it are deleted when the run ends: nobody could
+        # read them, so none are written (set AGENTBOT_TRACES_DIR or --db-url to keep them).
+        build_args["env"] = {**os.environ, "AGENTBOT_TRACING": "off"}
+    return build_args
+
+
+def _json_output(
+    results: list[ScenarioResult], summary: dict[str, Any], run: baselines.Baseline, report: dict[str, Any]
+) -> dict[str, Any]:
+    """`--json`: the summary, every scenario with its failures, scores and LLM use, and the metrics."""
+    return {
+        "summary": summary,
+        "llm": llm_totals(results),
+        "scenarios": [
+            {
+                "id": r.id,
+                "suite": r.suite,
+                "status": "pass" if r.passed else "fail",
+                "failures": [f.model_dump(mode="json") for f in r.failures],
+                "scores": r.metrics.scores() if r.metrics else {},
+                "metrics": r.metrics.model_dump() if r.metrics else None,
+                "judge_reasons": r.judge_reasons,
+                "llm": r.llm,
+                "llm_turns": r.llm_turns,
+            }
+            for r in results
+        ],
+        "metrics": {"overall": run.overall, "suites": run.suites},
+        "regression_analysis": report["regression_analysis"],
+    }

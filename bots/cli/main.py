@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from agent.eval.runner import ScenarioResult, llm_totals
 from bots.app import build_app
@@ -42,6 +44,25 @@ def parser() -> argparse.ArgumentParser:
     init.add_argument("directory", help="the folder to create, e.g. mybot")
     info = sub.add_parser("info", help="which project, database, understanding mode and extras agentbot would use")
     _common(info)
+    _add_chat(sub)
+    _add_eval(sub)
+    nlu = sub.add_parser("nlu", help="the embedded understanding's banks: `agentbot nlu calibrate`")
+    _common(nlu)
+    nlu.add_argument("action", choices=["calibrate"], help="calibrate: recompute nlu.yaml's levels from its banks")
+    nlu.add_argument("--dry-run", action="store_true", help="print the levels without writing nlu.yaml")
+    _add_bench(sub)
+    _add_servers(sub)
+    demo = sub.add_parser(
+        "demo", help="`agentbot demo reset`: put the demo data back (refunds undone, dates from today)"
+    )
+    demo.add_argument("action", choices=["reset"])
+    _common(demo)
+    add_observe_commands(sub, _common)
+    add_db_commands(sub, _common)
+    return root
+
+
+def _add_chat(sub: argparse._SubParsersAction) -> None:
     chat = sub.add_parser("chat", help="talk to the bot in the console (REPL, or one message with -m)")
     _common(chat)
     _llm(chat)
@@ -51,6 +72,9 @@ def parser() -> argparse.ArgumentParser:
         "--customer", help="customer id, e.g. C-001, or `guest` (default: settings console_customer, the demo's C-001)"
     )
     chat.add_argument("--json", action="store_true", help="print the AgentResponse and every delivered message")
+
+
+def _add_eval(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser(
         "eval", help="run conversation suites (exit 1 if any scenario fails), or --nlu on a labelled corpus"
     )
@@ -69,10 +93,9 @@ def parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--json", action="store_true")
     add_eval_options(ev)
-    nlu = sub.add_parser("nlu", help="the embedded understanding's banks: `agentbot nlu calibrate`")
-    _common(nlu)
-    nlu.add_argument("action", choices=["calibrate"], help="calibrate: recompute nlu.yaml's levels from its banks")
-    nlu.add_argument("--dry-run", action="store_true", help="print the levels without writing nlu.yaml")
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help="measure router turns as shipped, Slack ack, Discord defer, or eval cost")
     _common(bench)
     bench.add_argument(
@@ -99,6 +122,9 @@ def parser() -> argparse.ArgumentParser:
     discord_bench.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
     discord_bench.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
     discord_bench.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
+
+
+def _add_servers(sub: argparse._SubParsersAction) -> None:
     slack = sub.add_parser(
         "slack", help="run the Slack app (HTTP on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set)"
     )
@@ -109,14 +135,6 @@ def parser() -> argparse.ArgumentParser:
     slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
-    demo = sub.add_parser(
-        "demo", help="`agentbot demo reset`: put the demo data back (refunds undone, dates from today)"
-    )
-    demo.add_argument("action", choices=["reset"])
-    _common(demo)
-    add_observe_commands(sub, _common)
-    add_db_commands(sub, _common)
-    return root
 
 
 def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout) -> None:
@@ -181,8 +199,6 @@ def version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
-
     from bots.project import load_env_file
 
     root = parser()
@@ -194,102 +210,107 @@ def main(argv: list[str] | None = None) -> int:
         env_file = load_env_file(os.environ)  # before anything reads the environment
         # A server's healthy start ("listening on ...") is INFO, and a server's log is where people look.
         configure_logging(os.environ, default_level="INFO" if args.command in ("slack", "discord") else "WARNING")
-        if args.command == "init":
-            from pathlib import Path
-
-            from bots.project import init_project
-
-            print(init_project(Path(args.directory)), end="")
-            return 0
-        if args.command == "info":
-            from bots.project import project_info
-
-            print(f"agentbot {version()}")
-            print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ, env_file))
-            return 0
-        if args.command == "chat":
-            from bots.alerts import AlertFanout
-            from bots.console import default_session, run_chat
-            from bots.console.alerts import ConsoleNotifier
-            from bots.console.session import session_key
-            from bots.project import describe, find_dir
-
-            project = describe(
-                find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ)
-            )
-            try:
-                # Alerts are a quiet line of their own; with --json they stay off the JSON on stdout.
-                notifier = ConsoleNotifier(sys.stderr if args.json else sys.stdout, os.environ)
-                alerts = AlertFanout([notifier])
-                app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args), alerts=alerts)
-            except KeyboardInterrupt:  # Ctrl-C while the console starts: it ends like Ctrl-C at its prompt
-                print("\nbye")
-                return 0
-            # Unless told, the console speaks as settings' console_customer (the demo's customer).
-            chosen = args.customer or app.settings.console_customer
-            customer = None if not chosen or chosen.lower() == "guest" else chosen.upper()
-            session = args.session or session_key(default_session(), customer)
-            return run_chat(
-                app,
-                args.message,
-                session,
-                customer,
-                args.json,
-                version=version(),
-                project=project,
-                base=args.session or default_session(),
-            )
-        if args.command == "eval":
-            return run_eval(args)
-        if args.command == "demo":
-            return reset_demo_command(args)
-        if args.command == "nlu":
-            from bots.cli.nlu import run_calibrate
-
-            return run_calibrate(args)
-        if args.command == "bench" and args.target == "discord":
-            from bots.cli.bench_discord import run_discord_bench
-
-            return run_discord_bench(args)
-        if args.command == "bench" and args.target == "eval":
-            from bots.cli.bench_eval import run_eval_bench
-
-            return run_eval_bench(args)
-        if args.command == "bench" and args.target == "slack":
-            from bots.cli.bench_slack import run_slack_bench
-
-            return run_slack_bench(args)
-        if args.command == "db":
-            from bots.cli.db import run_db
-
-            return run_db(args)
-        if args.command in ("sessions", "trace"):
-            from bots.cli.inspect import run_observe
-
-            return run_observe(args)
-        if args.command == "bench":
-            from bots.cli.bench import run_bench
-
-            return run_bench(args)
-        if args.command == "discord":
-            import os
-
-            from bots.discord.serve import run_discord
-
-            return run_discord(args, os.environ)
-        if args.command == "slack":
-            import os
-
-            from bots.slack.serve import run_slack
-
-            return run_slack(args, os.environ)
+        return _run(args, env_file)
     except Exception as e:
         failure = explain(e, args.command)
         if failure is None:
             raise
         print(f"agentbot: {failure.message}", file=sys.stderr)
         return failure.code
+
+
+def _run(args: argparse.Namespace, env_file: Path | None) -> int:
+    """Run the command; each imports what it needs only when it runs."""
+    if args.command == "init":
+        from bots.project import init_project
+
+        print(init_project(Path(args.directory)), end="")
+        return 0
+    if args.command == "info":
+        from bots.project import project_info
+
+        print(f"agentbot {version()}")
+        print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ, env_file))
+        return 0
+    if args.command == "chat":
+        return chat_command(args)
+    if args.command == "eval":
+        return run_eval(args)
+    if args.command == "demo":
+        return reset_demo_command(args)
+    if args.command == "nlu":
+        from bots.cli.nlu import run_calibrate
+
+        return run_calibrate(args)
+    if args.command == "bench":
+        return bench_command(args)
+    if args.command == "db":
+        from bots.cli.db import run_db
+
+        return run_db(args)
+    if args.command in ("sessions", "trace"):
+        from bots.cli.inspect import run_observe
+
+        return run_observe(args)
+    if args.command == "discord":
+        from bots.discord.serve import run_discord
+
+        return run_discord(args, os.environ)
+    if args.command == "slack":
+        from bots.slack.serve import run_slack
+
+        return run_slack(args, os.environ)
     return 0
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    from bots.alerts import AlertFanout
+    from bots.console import default_session, run_chat
+    from bots.console.alerts import ConsoleNotifier
+    from bots.console.session import session_key
+    from bots.project import describe, find_dir
+
+    project = describe(find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ))
+    try:
+        # Alerts are a quiet line of their own; with --json they stay off the JSON on stdout.
+        notifier = ConsoleNotifier(sys.stderr if args.json else sys.stdout, os.environ)
+        alerts = AlertFanout([notifier])
+        app = build_app(args.config_dir, args.data_dir, args.db_url, **_llm_args(args), alerts=alerts)
+    except KeyboardInterrupt:  # Ctrl-C while the console starts: it ends like Ctrl-C at its prompt
+        print("\nbye")
+        return 0
+    # Unless told, the console speaks as settings' console_customer (the demo's customer).
+    chosen = args.customer or app.settings.console_customer
+    customer = None if not chosen or chosen.lower() == "guest" else chosen.upper()
+    session = args.session or session_key(default_session(), customer)
+    return run_chat(
+        app,
+        args.message,
+        session,
+        customer,
+        args.json,
+        version=version(),
+        project=project,
+        base=args.session or default_session(),
+    )
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    if args.target == "discord":
+        from bots.cli.bench_discord import run_discord_bench
+
+        return run_discord_bench(args)
+    if args.target == "eval":
+        from bots.cli.bench_eval import run_eval_bench
+
+        return run_eval_bench(args)
+    if args.target == "slack":
+        from bots.cli.bench_slack import run_slack_bench
+
+        return run_slack_bench(args)
+    from bots.cli.bench import run_bench
+
+    return run_bench(args)
 
 
 if __name__ == "__main__":

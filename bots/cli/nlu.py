@@ -32,9 +32,13 @@ from agent.understanding.rules import RulesClassifier
 from bots.app import embedded_reader
 from bots.wiring import draw_slot_values, resolve_dir
 
-# The acceptance figures of the shipped config; the command exits 1 when a run misses one.
-TARGETS = {"intent_accuracy": 0.95, "out_of_scope_recall": 0.95, "order_id_accuracy": 0.99}
 DEFAULT_CORPORA = (Path("tests/nlu/corpus.jsonl"), Path("../shared/data/clinc150/clinc150_agentbot.jsonl"))
+
+
+def short_of_targets(r: NluReport) -> bool:
+    """Whether a corpus's reading misses an acceptance figure of the shipped config (the command
+    then exits 1)."""
+    return r.intent_accuracy < 0.95 or r.out_of_scope_recall < 0.95 or r.order_id_accuracy < 0.99
 
 
 def reader_for(config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> tuple[BankReader, float]:
@@ -183,7 +187,7 @@ def run_nlu(args: argparse.Namespace) -> int:
         print(f"confusion heat map: {png}", file=sys.stderr)
     else:
         print("no heat map: install matplotlib (pip install 'agentbot[plots]')", file=sys.stderr)
-    missed = [k for r in results for k, v in TARGETS.items() if getattr(r, k) < v]
+    missed = any(short_of_targets(r) for r in results)
     return 1 if missed or any(r.false_actions for r in results) else 0
 
 

@@ -103,7 +103,7 @@ class DiscordBot(SlashCommands, discord.Client):
         else:
             await self.tree.sync()
         await self.dispatcher.recover()
-        self.dispatcher.start_housekeeping(60.0, self.router.realert_unclaimed)
+        self.dispatcher.start_housekeeping(60.0, realert_unclaimed=self.router.realert_unclaimed)
 
     async def close(self) -> None:
         await self.dispatcher.aclose()
@@ -120,7 +120,9 @@ class DiscordBot(SlashCommands, discord.Client):
         ):
             return
         channel = message.channel
-        guild_id = message.guild.id if message.guild else getattr(channel, "guild_id", None)
+        # A channel discord.py has not cached arrives as a PartialMessageable that names its guild by id.
+        partial_guild = channel.guild_id if isinstance(channel, discord.PartialMessageable) else None
+        guild_id = message.guild.id if message.guild else partial_guild
         mentioned = any(u.id == me.id for u in message.mentions)
         in_thread = isinstance(channel, discord.Thread)
         key = session_key(guild_id, channel.id)

@@ -13,7 +13,6 @@ from agent.turn.router import AgentRouter
 from bots.discord.delivery import BUTTONS, ChannelTarget
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, channel_of, session_key
 
-THREADS = (discord.ChannelType.public_thread, discord.ChannelType.private_thread, discord.ChannelType.news_thread)
 NOT_ADMIN = "Only agentbot admins can use this command."
 
 if TYPE_CHECKING:
@@ -60,8 +59,7 @@ class SlashCommands(_Client):
         if not self.recent.first_sight(interaction.id):
             return
         await interaction.response.defer(thinking=True)  # Discord gives 3 s; the turn runs after
-        channel = interaction.channel
-        in_thread = getattr(channel, "type", None) in THREADS
+        in_thread = isinstance(interaction.channel, discord.Thread)
         guild_id = interaction.guild_id
         start = guild_id is not None and not in_thread
         key = (
@@ -83,7 +81,7 @@ class SlashCommands(_Client):
         await self._submit(str(interaction.id), key, event)
 
     def is_admin(self, user: discord.User | discord.Member) -> bool:
-        roles = {r.id for r in getattr(user, "roles", [])}
+        roles = {r.id for r in user.roles} if isinstance(user, discord.Member) else set()  # no roles in a DM
         return user.id in self.settings.admin_user_ids or bool(roles & self.settings.admin_role_ids)
 
     async def on_status(self, interaction: discord.Interaction) -> None:
@@ -131,7 +129,7 @@ class SlashCommands(_Client):
             user_name=interaction.user.display_name,
             guild_id=guild_id,
             channel_id=channel_id,
-            in_thread=getattr(interaction.channel, "type", None) in THREADS,
+            in_thread=isinstance(interaction.channel, discord.Thread),
             created_at=interaction.created_at,
         )
         await self._submit(str(interaction.id), session_key(guild_id, channel_id), event)

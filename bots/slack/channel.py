@@ -133,7 +133,9 @@ class SlackChannel:
         """Learn who the bot is (this also checks a single token), then pick up work a crash left."""
         await self.workspaces.start()
         await self.dispatcher.recover()
-        self.dispatcher.start_housekeeping(self.options.recover_every_seconds, self.router.realert_unclaimed)
+        self.dispatcher.start_housekeeping(
+            self.options.recover_every_seconds, realert_unclaimed=self.router.realert_unclaimed
+        )
 
     async def aclose(self) -> None:
         await self.dispatcher.aclose()
@@ -292,10 +294,16 @@ class SlackChannel:
         if resume and await self.is_admin(ev.team, ev.user):
             await self._control(ev.model_copy(update={"action": "release"}), ws, reply)
             return
+        interaction = await self._interaction(ev, ws, viewing)
+        await self._answer(event.key, ev, ws, interaction, reply, status)
+
+    async def _interaction(self, ev: SlackEvent, ws: Workspace, viewing: str | None) -> Interaction:
+        """The event as the router reads it: who is asking (a customer of this workspace, or
+        nobody known), where, and the thread's earlier messages when the bot joins one."""
         customer = await self.data.find_customer("slack", ev.user)
         if customer and customer.get("slack_team_id") not in (None, ev.team):
             customer = None  # the same user id in another workspace is someone else
-        interaction = Interaction(
+        return Interaction(
             id=ev.key,
             text=ev.text,
             session_key=ev.session_key,
@@ -313,6 +321,18 @@ class SlackChannel:
             action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
             action_hash=ev.action_hash,
         )
+
+    async def _answer(
+        self,
+        key: str,
+        ev: SlackEvent,
+        ws: Workspace,
+        interaction: Interaction,
+        reply: OutboxReply,
+        status: assistant.AssistantThreadReply | None,
+    ) -> None:
+        """Run the turn, with the assistant thread's status line while it works (when there is one),
+        and tell the person when it fails."""
         try:
             if status is not None:
                 if ev.kind == "message" and await self._first_request(ev):
@@ -323,9 +343,9 @@ class SlackChannel:
                 await self._answered(ev, ws)  # a refused click (not the requester's) leaves the buttons
         except StorageError:
             # Not saved: the event stays in the inbox and is answered when the database is back.
-            if event.key not in self._noticed:
-                self._noticed.add(event.key)
-                notice = OutboundMessage(kind="notice", text=StorageError.retry_notice, id=f"{event.key}:trouble")
+            if key not in self._noticed:
+                self._noticed.add(key)
+                notice = OutboundMessage(kind="notice", text=StorageError.retry_notice, id=f"{key}:trouble")
                 await reply.notify_once(notice)
             raise
         except DeliveryFailed:
@@ -334,7 +354,7 @@ class SlackChannel:
             # The one place a Slack turn fails: the person hears so, the log has the details.
             log.exception("slack turn %s failed", ev.key)
             with contextlib.suppress(Exception):
-                await reply(OutboundMessage(kind="error", text=FAILED, id=f"{event.key}:failed"))
+                await reply(OutboundMessage(kind="error", text=FAILED, id=f"{key}:failed"))
             raise
         finally:
             if status is not None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 from pydantic import BaseModel, ConfigDict, Field
 
 from bots.testing.discord_gateway import (
@@ -143,8 +143,8 @@ class StandInDiscord(GatewayHalf):
     async def _multipart_json(request: web.Request) -> Any:
         reader = await request.multipart()
         async for part in reader:
-            if getattr(part, "name", None) == "payload_json":
-                return json.loads(await part.text())  # type: ignore[union-attr]
+            if isinstance(part, BodyPartReader) and part.name == "payload_json":
+                return json.loads(await part.text())
         return None
 
     def _route(self, method: str, p: list[str]) -> Callable[[list[str], dict[str, Any]], Any] | None:

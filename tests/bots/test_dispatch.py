@@ -154,7 +154,7 @@ async def test_housekeeping_recovers_and_runs_chores_until_closed(db_url: str) -
             raise RuntimeError("a passing failure")  # logged; the next pass still runs
 
     dispatcher = Dispatcher(inbox, handler, poll_seconds=0.01)
-    dispatcher.start_housekeeping(0.01, chore)
+    dispatcher.start_housekeeping(0.01, chore=chore)
     for _ in range(200):
         if seen and len(calls) >= 2:
             break
