@@ -83,3 +83,13 @@ def rules_classifier(config_dir: Path = REPO / "config", data_dir: Path = REPO /
     config = load_config(config_dir)
     inventory = FileInventory(data_dir, load_store_settings(config.directory).inventory)
     return RulesClassifier(config, reader=embedded_reader(config, inventory))
+
+
+class Asks:
+    """Words each missing slot's question the plainest way (the goals' `Asks`, without a planner)."""
+
+    def __init__(self, template: str = "What is your {slot}?"):
+        self.template = template
+
+    def question(self, intent_id: str, slot: str) -> str:
+        return self.template.replace("{slot}", slot)

@@ -39,13 +39,18 @@ def _list_or(v: Any) -> str:
     return _list(v)
 
 
-FILTERS = {
-    "date": _date,
-    "money": money_text,
-    "list": _list,
-    "list_or": _list_or,
-    "title": lambda v: str(v).replace("_", " "),
-}
+def _title(v: Any) -> str:
+    return str(v).replace("_", " ")
+
+
+FILTERS = {"date": _date, "list": _list, "list_or": _list_or, "title": _title}
+
+
+def filtered(value: Any, name: str, currency: str = "$") -> str:
+    """`value` through the filter `name` (`money` in the store's currency); an unknown filter leaves it as text."""
+    if name == "money":
+        return money_text(value, currency)
+    return FILTERS[name](value) if name in FILTERS else str(value)
 
 
 def render(template: str, values: dict[str, Any], currency: str = "$") -> str:
@@ -59,9 +64,6 @@ def render(template: str, values: dict[str, Any], currency: str = "$") -> str:
         name, flt = m.group(1), m.group(2)
         if name not in values or values[name] is None:
             return m.group(0)
-        value = values[name]
-        if flt == "money":
-            return money_text(value, currency)
-        return FILTERS[flt](value) if flt in FILTERS else str(value)
+        return filtered(values[name], flt or "", currency)
 
     return _FIELD.sub(sub, template)

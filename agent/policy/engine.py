@@ -15,7 +15,7 @@ from typing import Any
 from agent.domain.contexts import PolicyContext
 from agent.domain.types import PolicyDecision, ToolCall, utcnow
 from agent.interfaces import DataSource, RefundHistory
-from agent.planners.render import FILTERS, money_text
+from agent.planners.render import filtered
 from agent.policy.rules import Condition, PolicyFile, Rule
 
 _MISSING = object()
@@ -100,8 +100,7 @@ class Facts:
         for m in _PLACEHOLDER.finditer(template):
             value = await self.get(m.group(1))
             name = m.group(2) or ""
-            flt = (lambda v: money_text(v, self.currency)) if name == "money" else FILTERS.get(name)
-            out += [template[last : m.start()], "unknown" if value is None else flt(value) if flt else str(value)]
+            out += [template[last : m.start()], "unknown" if value is None else filtered(value, name, self.currency)]
             last = m.end()
         return "".join([*out, template[last:]])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent.conversation import goals
 from agent.conversation.session import GoalStatus, Speaker
 from agent.domain.types import Classification, Intent
+from tests.helpers import Asks
 
 ORDER = Intent(id="order_status", agent="support", required_params=["order_id"], priority=20)
 FIX = Intent(id="troubleshoot", agent="support", required_params=["model", "symptom"], priority=20)
@@ -12,16 +13,6 @@ TICKET = Intent(id="create_ticket", agent="support", required_params=["summary"]
 SALE = Intent(id="recommend_item", agent="sales", required_params=["category", "budget"], priority=5, stays_open=True)
 TASK = Intent(id="task_update", agent="tasks", required_params=["task_number", "new_title"], priority=15)
 INTENTS = {i.id: i for i in (ORDER, FIX, TICKET, SALE, TASK)}
-
-
-class Asks:
-    """Words each missing slot's question the plainest way."""
-
-    def __init__(self, template: str = "What is your {slot}?"):
-        self.template = template
-
-    def question(self, intent_id: str, slot: str) -> str:
-        return self.template.replace("{slot}", slot)
 
 
 q = Asks()

@@ -5,20 +5,11 @@ from __future__ import annotations
 from agent.conversation import goals
 from agent.conversation.session import GoalStatus, Speaker
 from agent.domain.types import Classification, Intent
+from tests.helpers import Asks
 
 ORDER = Intent(id="order_status", agent="support", required_params=["order_id"], priority=20)
 TICKET = Intent(id="create_ticket", agent="support", required_params=["summary"], priority=10)
 HUMAN = Intent(id="human_handoff", agent="support", priority=30)
-
-
-class Asks:
-    """Words each missing slot's question the plainest way."""
-
-    def __init__(self, template: str = "What is your {slot}?"):
-        self.template = template
-
-    def question(self, intent_id: str, slot: str) -> str:
-        return self.template.replace("{slot}", slot)
 
 
 q = Asks()
