@@ -95,6 +95,7 @@ class Heard:
     chat: str | None = None  # the small-talk intent the model read, or None
     empty: bool = False  # no word with a meaning ("hmm", an emoji)
     value: Any = None  # the awaited slot's value, when the message is nothing but that value
+    describes: bool = False  # the awaited slot takes a description in any words (a ticket's problem)
 
 
 # What a classifier's own yes/no reply (an LLM's reading) is as a move.
@@ -144,8 +145,10 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
         return Goodbye()
     if said == "wait":
         return Wait()  # "hold on" while an order id is awaited
-    if heard.empty or said in ("assent", "refusal") or (said == "unresolved" and goal is not None and goal.missing):
-        return Unclear()  # a bare "ok" or "no" when nothing was asked answers nothing; "didn't work" names no device
+    if said == "unresolved" and goal is not None and goal.missing and not heard.describes:
+        return Unclear()  # "didn't work" names no device; it may well describe a ticket's problem
+    if heard.empty or said in ("assent", "refusal"):
+        return Unclear()  # a bare "ok" or "no" when nothing was asked answers nothing
     return None
 
 

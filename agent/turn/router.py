@@ -271,7 +271,9 @@ class AgentRouter:
         said = reading.move
         if said is not None and any(reader.read(s).move is None for s in moves.sentences(text)):
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
-        return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value)
+        spec = self.p.registry.slots.get(awaited) if awaited else None
+        describes = spec is not None and spec.free_text and not spec.reply_pattern
+        return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value, describes)
 
     async def _act(self, move: moves.Move, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
         """Act on each request of the move in order; later ones queue while the bot waits for the user."""

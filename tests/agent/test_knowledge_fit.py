@@ -110,7 +110,6 @@ async def test_a_policy_question_is_still_a_word_search() -> None:
 )
 async def test_a_ticket_summary_is_the_problem_not_the_reply(said: str, summary: str, filler: str, db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
-        await say(app.router, "my Razer DeathAdder V3 keeps disconnecting")
         asked, _ = await say(app.router, "open a ticket")
         opened, _ = await say(app.router, said)
     assert asked.missing_param == "summary"
