@@ -312,7 +312,10 @@ class AgentRouter:
             t.intent = t.intent or cls.intent_id  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(me)
         if pending is not None and pending.kind == "offer" and cls.intent_id == pending.intent_id:
-            cls = cls.model_copy(update={"params": pending.params | cls.params})  # "open a ticket" after the offer
+            # "open a ticket" after the offer: its values, unless the message names its own (a value
+            # that is the whole message, as a model may copy it, names nothing).
+            named = {k: v for k, v in cls.params.items() if str(v).strip() != ctx.interaction.text.strip()}
+            cls = cls.model_copy(update={"params": pending.params | named})
         intent = p.registry.get(cls.intent_id) if cls.intent_id else None
         if intent is None:
             await notices.unknown(ctx, cls, pending, p.messages, self.confirmations)
