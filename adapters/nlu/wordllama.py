@@ -9,8 +9,13 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections import OrderedDict
 
 import numpy as np
+
+# How many tokens' similarity columns are kept (one float per bank sentence each, 24 KB for the
+# shipped banks): about 50 MB, and two messages in three then need no new column.
+COLUMNS = 2048
 
 
 class WordLlamaScorer:
@@ -42,6 +47,8 @@ class WordLlamaScorer:
         self.top_k = top_k
         self.labels: list[str] = []
         self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
+        self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
+        self._columns: OrderedDict[int, np.ndarray] = OrderedDict()
         self._order: np.ndarray = np.zeros(0, dtype=np.intp)
         self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
         self._sizes: np.ndarray = np.zeros(0, dtype=np.intp)
@@ -61,25 +68,26 @@ class WordLlamaScorer:
         index = {label: i for i, label in enumerate(self.labels)}
         for n, (label, _) in enumerate(examples):
             rows[index[label]].append(n)
-        # The similarities taken in label order (`_order`), each label's sentences in a run: a
-        # label's closest sentences are then found by reductions over the runs (np.maximum.reduceat).
-        # The bank keeps the examples' order, so each similarity is computed as before, to the bit.
+        # The bank sentences in label order (`_order`), each label's sentences in a run: a label's
+        # closest sentences are then found by reductions over the runs (np.maximum.reduceat).
         self._order = np.array([n for r in rows for n in r], dtype=np.intp)
         self._sizes = np.array([len(r) for r in rows], dtype=np.intp)
         self._starts = np.concatenate([[0], np.cumsum(self._sizes)[:-1]]).astype(np.intp)
         self._single = self._sizes == 1
         self._any_single = bool(self._single.any())
-        # For top_k above 2: one row of sentence positions per label, padded with a position whose
-        # similarity is -inf (a label with fewer sentences than top_k repeats its first one).
+        # For top_k above 2: one row of positions per label, padded with the position past the last
+        # sentence, whose similarity is -inf (a label with fewer sentences than top_k repeats its first one).
         width = max(max(len(r) for r in rows), self.top_k)
         pad = len(examples)
+        spans = zip(self._starts.tolist(), self._sizes.tolist(), strict=True)
+        runs = [list(range(start, start + size)) for start, size in spans]
         self._slots = np.array(
-            [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in rows],
+            [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in runs],
             dtype=np.intp,
         )
-        bank = np.stack([self.embed(s) for _, s in examples])
-        # A last row of zeros is the padding position; `_top` sets its similarity to -inf.
-        self._bank = np.vstack([bank, np.zeros((1, bank.shape[1]), dtype=np.float32)])
+        self._bank = np.stack([self.embed(s) for _, s in examples])
+        self._by_label = np.ascontiguousarray(self._bank[self._order])
+        self._columns.clear()
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -104,11 +112,10 @@ class WordLlamaScorer:
         return np.asarray(vector / norm) if norm else np.zeros(self.table.shape[1], dtype=np.float32)
 
     def _top(self, sims: np.ndarray) -> np.ndarray:
-        """Per label, the mean of its top_k similarities (`sims`' last column is the padding row's)."""
+        """Per label, the mean of its top_k similarities (`sims` in label order; changed in place)."""
         if self.top_k > 2:
-            sims[..., -1] = -np.inf
-            return np.partition(sims[..., self._slots], -self.top_k, axis=-1)[..., -self.top_k :].mean(axis=-1)
-        sims = sims.take(self._order, axis=-1)
+            padded = np.concatenate([sims, np.full((*sims.shape[:-1], 1), -np.inf, dtype=sims.dtype)], axis=-1)
+            return np.partition(padded[..., self._slots], -self.top_k, axis=-1)[..., -self.top_k :].mean(axis=-1)
         best = np.maximum.reduceat(sims, self._starts, axis=-1)
         if self.top_k < 2:
             return best
@@ -125,16 +132,44 @@ class WordLlamaScorer:
         # The float32 arithmetic of the two's mean.
         return (second + best) / np.float32(2)
 
+    def _similarities_by_label(self, ids: list[int]) -> np.ndarray:
+        """The message's cosine similarity to each bank sentence, in label order.
+
+        A similarity is linear in the message's tokens: the sum of each token's similarity column,
+        divided by the length of the tokens' sum. The columns of recent tokens are kept, so a
+        message of known words costs a few additions instead of a pass over the whole bank (3 MB,
+        more than a core's cache); the new tokens' columns are found in one product.
+        """
+        columns = self._columns
+        for token in ids:
+            if token in columns:
+                columns.move_to_end(token)
+        missing = list(dict.fromkeys(t for t in ids if t not in columns))
+        new = self.table.take(missing, axis=0, mode="clip") @ self._by_label.T if missing else []
+        found = dict(zip(missing, new, strict=True))
+        parts = [found[t] if t in found else columns[t] for t in ids]
+        columns.update(found)
+        while len(columns) > COLUMNS:
+            columns.popitem(last=False)
+        total = parts[0].copy()
+        for part in parts[1:]:
+            total += part
+        vector = self.table.take(ids, axis=0, mode="clip").sum(axis=0, dtype=np.float32)
+        norm = math.sqrt(float(vector @ vector))
+        return total / np.float32(norm) if norm else np.zeros_like(total)
+
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
-        return self._top(self._bank @ self.embed(text))
+        ids = self.ids(text)
+        sims = self._similarities_by_label(ids) if ids else np.zeros(len(self._by_label), dtype=np.float32)
+        return self._top(sims)
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
 
     def similarities(self, text: str) -> list[float]:
         """Cosine similarity to each fitted sentence."""
-        sims: list[float] = (self._bank[:-1] @ self.embed(text)).tolist()
+        sims: list[float] = (self._bank @ self.embed(text)).tolist()
         return sims
 
     def similarity(self, text: str, others: list[str]) -> list[float]:
@@ -149,12 +184,12 @@ class WordLlamaScorer:
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """For each fitted sentence, its scores against the banks without its group."""
         out: list[dict[str, float]] = []
-        bank = self._bank[:-1]
         codes = {g: n for n, g in enumerate(dict.fromkeys(groups))}
-        group = np.array([codes[g] for g in groups] + [-1])
-        for start in range(0, len(bank), 512):
-            sims = bank[start : start + 512] @ self._bank.T
-            sims[group[:-1][start : start + 512, None] == group[None, :]] = -np.inf
+        group = np.array([codes[g] for g in groups])
+        by_label = group[self._order]
+        for start in range(0, len(self._bank), 512):
+            sims = self._bank[start : start + 512] @ self._by_label.T
+            sims[group[start : start + 512, None] == by_label[None, :]] = -np.inf
             top = self._top(sims)
             out += [dict(zip(self.labels, r.tolist(), strict=True)) for r in top]
         return out

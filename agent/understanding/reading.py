@@ -135,6 +135,9 @@ class BankReader:
         # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
         # scored recently is not embedded again. The scores are fixed once the banks are fitted.
         self._recent = functools.lru_cache(maxsize=4096)(self._fused)
+        # A turn reads its message twice (for the reply move it makes, then for its request): the
+        # typed values and the words the model reads are found once for both.
+        self._values_and_core = functools.lru_cache(maxsize=256)(self._understood)
 
     def prepare(self, text: str) -> str:
         """What the model reads: typed values as their type's word, without greeting and sign-off,
@@ -169,9 +172,12 @@ class BankReader:
         ranked = sorted((n for n, (label, _) in enumerate(self._written) if label in wanted), key=lambda n: -sims[n])
         return [self._written[n] for n in ranked[:k]]
 
-    def read(self, text: str, eligible: set[str] | None = None) -> Reading:
+    def _understood(self, text: str) -> tuple[Entities, str]:
         entities = self._entities(self.speller(text))
-        core = self.politeness.core(entities.masked)
+        return entities, self.politeness.core(entities.masked)
+
+    def read(self, text: str, eligible: set[str] | None = None) -> Reading:
+        entities, core = self._values_and_core(text)
         reading = self.decide(self.fused(core.lower()), entities, eligible)
         reading.core = core
         if reading.move is not None and not bare_reply(text):
