@@ -93,7 +93,10 @@ def calibrate(
             caught = sum(r.score < threshold or r.score < r.topic_score + margin for r in oos)
             in_acc, oos_recall = right / max(1, len(ins)), caught / max(1, len(oos))
             value = (in_acc + OUT_OF_SCOPE_WEIGHT * oos_recall) / (1 + OUT_OF_SCOPE_WEIGHT)
-            if best_levels is None or value > best_levels[0]:
+            # Levels that read the banks equally well are a plateau with no held-out sentence
+            # between them: the highest is taken, so a message scored there, near nothing in the
+            # banks, stays out of scope (the lowest would read any fragment as a request).
+            if best_levels is None or value >= best_levels[0]:
                 best_levels = (value, threshold, margin, in_acc, oos_recall)
     assert best_levels is not None
     _, threshold, margin, in_acc, oos_recall = best_levels

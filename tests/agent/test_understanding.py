@@ -27,9 +27,8 @@ CORPUS = REPO / "tests" / "nlu" / "corpus.jsonl"
 # CLINC150 mapped to our intents (CC BY 3.0), beside the checkout as CI has it: see its README.
 CLINC = REPO.parent / "shared" / "data" / "clinc150" / "clinc150_agentbot.jsonl"
 OWN_ACCURACY = 0.97
-# The target is 0; six CLINC150 messages are still acted on (questions read as the action they ask
-# about, "who is your supervisor" as a handoff): a ceiling so that it only goes down. See the README.
-CLINC_FALSE_ACTIONS = 6
+# No CLINC150 message runs a side-effecting tool it does not ask for.
+CLINC_FALSE_ACTIONS = 0
 STORES = [
     (REPO / "config", REPO / "data"),
     (REPO / "config" / "stores" / "outdoor", REPO / "data" / "stores" / "outdoor"),

@@ -5,7 +5,10 @@ checkout. Only the `train` and `oos_train` rows are drawn (the `val` and `test` 
 bot), and only rows whose mapping names one answer: each of CLINC's other-domain intents becomes an
 out-of-scope topic of its own (with no answer of its own, so the bot's general answer is given), and
 rows mapped to exactly one agentbot intent extend that intent's bank, and the rows of CLINC's
-yes, no, cancel and goodbye extend the moves' banks. The first PER_LABEL rows of
+yes, no, cancel and goodbye extend the moves' banks. Questions about the assistant itself (whom it
+works for, who made it), which the mapping accepts as capabilities or out of scope, extend the
+capabilities bank: without them "who is your boss?" has only the handoff bank's "get me your
+supervisor" to be near. The first PER_LABEL rows of
 each label are taken, in the source's order, so the file is the same on every run.
 """
 
@@ -40,6 +43,9 @@ HEADER = """\
 """
 # CLINC's labels for what a reply does: they are moves in a conversation, not requests.
 MOVES = {"yes": "assent", "no": "refusal", "cancel": "cancel", "goodbye": "goodbye"}
+# CLINC's labels whose rows accept several answers, and the one of them their rows are banked under:
+# a question about the assistant is answered by what it is and does.
+CHOSEN = {"who_do_you_work_for": "capabilities"}
 
 
 def build(per_label: int) -> dict:
@@ -50,12 +56,15 @@ def build(per_label: int) -> dict:
     topics: dict[str, list[str]] = defaultdict(list)
     intents: dict[str, list[str]] = defaultdict(list)
     moves: dict[str, list[str]] = defaultdict(list)
+    chosen: dict[str, list[str]] = defaultdict(list)  # by CLINC label, each up to PER_LABEL rows of its own
     for r in rows:
         if r["source_split"] not in ("train", "oos_train") or normalized(r["text"]) in held_out:
             continue
         expected = r["expected"]
         if r["source_label"] in MOVES:
             bank = moves[MOVES[r["source_label"]]]
+        elif r["source_label"] in CHOSEN and CHOSEN[r["source_label"]] in expected:
+            bank = chosen[r["source_label"]]
         elif expected == ["unknown"]:
             bank = topics["clinc_" + r["source_label"]]
         elif len(expected) == 1:
@@ -64,6 +73,8 @@ def build(per_label: int) -> dict:
             continue
         if len(bank) < per_label:
             bank.append(r["text"])
+    for label, sentences in chosen.items():
+        intents[CHOSEN[label]] += sentences
     return {
         "intents": dict(sorted(intents.items())),
         "out_of_scope": {name: {"examples": topics[name]} for name in sorted(topics)},
