@@ -199,18 +199,18 @@ class LLMClassifier:
         try:
             response = await self.calls.generate("classify", state, ask, turn)
             try:
-                return self._read(response.content, intents, me)
+                return self._read(response.content, intents, me, interaction.text)
             except ProviderOutputInvalid:
                 answered = {"role": "assistant", "content": response.content or ""}
                 again = replace(ask, messages=[*messages, answered, {"role": "user", "content": REASK}])
                 response = await self.calls.generate("classify", state, again, turn)
-                return self._read(response.content, intents, me)
+                return self._read(response.content, intents, me, interaction.text)
         except ProviderError as e:
             if turn is not None:
                 turn.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
             return None
 
-    def _read(self, content: str | None, intents: list[Intent], me: Speaker) -> Classification:
+    def _read(self, content: str | None, intents: list[Intent], me: Speaker, text: str) -> Classification:
         data = parse_json_object(content)
         if data is None or not isinstance(data.get("intent_id"), str):
             raise ProviderOutputInvalid(f"classification is not the JSON object asked for: {content!r:.200}")
@@ -231,6 +231,14 @@ class LLMClassifier:
         params = self._normalize(intent, _pairs(data.get("params")))
         goal = me.active_goal
         fills = bool(data.get("fills_slot")) and goal is not None and goal.intent_id == intent.id
+        if not fills:
+            # What the request itself says ("my headphones arrived broken" is the ticket's problem),
+            # read as the rules read it, when the model left it out.
+            for p in intent.required_params:
+                if p in params or not self.rules.slots.specs[p].from_request:
+                    continue
+                if (described := self.rules.described(p, text)) is not None:
+                    params[p] = described
         missing = [p for p in intent.required_params if p not in params]
         if goal is not None and goal.intent_id == intent.id:
             missing = [p for p in missing if p not in goal.slots]

@@ -122,6 +122,11 @@ class RulesClassifier:
         needed = asked and typed & set(model.spec.required_params)
         return bool(typed - own) or bool(needed) or model.example_score(tokens) >= STRONG
 
+    def described(self, slot: str, text: str) -> str | None:
+        """A value the request itself gives (a ticket's problem, a policy question), or None."""
+        polite = self.reader.politeness
+        return problem_summary(text, polite) if slot == "summary" else polite.plain(text)
+
     async def classify(
         self,
         interaction: Interaction,
@@ -209,9 +214,8 @@ class RulesClassifier:
             if p in params:
                 continue
             if slot.from_request and reading.intent == intent_id:
-                summary = problem_summary(text, polite) if p == "summary" else polite.plain(text)
-                if summary is not None:
-                    params[p] = summary
+                if (described := self.described(p, text)) is not None:
+                    params[p] = described
             elif slot.from_request and tokens - model.triggers:
                 params[p] = clean(text)
             # The request names its intent, so a bare value ("track 12345") can be read as the slot.

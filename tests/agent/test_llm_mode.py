@@ -63,9 +63,7 @@ ALL_SUITES = sorted((REPO / "tests" / "suites").glob("*.yaml"))
 # of the deleted keyword rules' "strong signs" (issue 24 stays open on this): each fails in at least
 # one provider or mode. The list may only shrink; every other scenario must pass.
 KNOWN_STANDIN_MISSES = {
-    ("phrasings", "broken_item"),
     ("release", "prices_are_not_releases"),
-    ("several_requests", "one_request_in_two_sentences_stays_one"),
     ("slot_answers", "a_task_that_sounds_like_shopping_is_still_the_task"),
 }
 
