@@ -38,7 +38,7 @@ class Goal(Model):
     sure: bool = True  # understood surely when it was opened (an unsure reading may be a misreading)
     queued: bool = False  # a later request from the same message, waiting its turn; not yet run
     answered: bool = False  # an open goal (a recommendation) that has given its answer
-    touched_turn: int = 0  # the session turn that last worked on this goal (for abandonment)
+    touched_turn: int = 0  # the speaker's turn that last worked on this goal (for abandonment)
 
 
 class PendingConfirmation(Model):
