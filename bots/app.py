@@ -158,6 +158,7 @@ class Understanding:
     """How messages are read (the classifier) and who plans each agent's goals."""
 
     classifier: Classifier
+    rules: RulesClassifier  # the embedded model, which reads replies and answers in every mode
     templates: TemplatePlanner
     planners: dict[str, Planner]
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
@@ -343,7 +344,7 @@ def build_understanding(
     templates = TemplatePlanner(config, project.store.currency)
     planners = build_planners(PlannerNeeds(config, project.store, templates))
     if settings.understanding == "rules":
-        return Understanding(rules, templates, planners)
+        return Understanding(rules, rules, templates, planners)
     from bots.llm_wiring import llm_understanding
 
     classifier, llm_agents, closers = llm_understanding(
@@ -361,7 +362,7 @@ def build_understanding(
         spend=storage.spend,
         metrics=seen.metrics,
     )
-    return Understanding(classifier, templates, llm_agents or planners, closers)
+    return Understanding(classifier, rules, templates, llm_agents or planners, closers)
 
 
 def assemble(
@@ -392,7 +393,7 @@ def assemble(
         currency=project.store.currency,
         redactor=seen.redactor,
         metrics=seen.metrics,
-        reader=embedded_reader(config, project.inventory),
+        reader=agents.rules,
     )
     return App(
         router=AgentRouter(parts),

@@ -1,24 +1,24 @@
 """What a message does in the conversation: one step, `interpret`, between understanding and acting.
 
 Understanding says what a message means (an intent with its values, or a reply move read by the
-embedded model from nlu.yaml's `moves` banks). Whether that answers the open question, agrees,
-refuses, cancels, says goodbye or starts something new depends on what the bot is waiting for;
-`interpret` decides it here, once, and the router hands each kind of move to its one handler.
+embedded model from nlu.yaml's `moves` banks). Whether that agrees, refuses, cancels, says goodbye
+or starts something new depends on what the bot is waiting for; `reply` decides the replies before
+anything is understood, `answers.py` whether it is the value the bot asked for, and `interpret` the
+rest, and the router hands each kind of move to its one handler.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from agent.config.schema import IntentSpec, SlotSpec
 from agent.conversation.session import PendingConfirmation
 from agent.domain.types import Classification
 from agent.turn.context import TurnContext
 from agent.turn.text import Answer as YesNo
-from agent.understanding.politeness import Politeness
-from agent.understanding.reading import Reading, bare_reply
+from agent.understanding.reading import bare_reply
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,14 @@ class SlotAnswer:
 
 
 @dataclass(frozen=True)
+class Change:
+    """New values for the action waiting for a yes ("yes, but just $15 of it", "make it O-24680
+    instead"): the action is planned again and the changed action asked about."""
+
+    cls: Classification
+
+
+@dataclass(frozen=True)
 class Chat:
     """Small talk (a greeting, thanks, "what can you do"): answered, and the open question kept."""
 
@@ -82,7 +90,7 @@ class Several:
     found: list[Classification] = field(default_factory=list)
 
 
-Move = Assent | Refusal | Wait | Cancel | Goodbye | Unclear | SlotAnswer | Chat | Request | Several
+Move = Assent | Refusal | Wait | Cancel | Goodbye | Unclear | SlotAnswer | Change | Chat | Request | Several
 # The moves control answers by itself (agent/conversation/control.py), with nothing understood or run.
 ControlMove = Cancel | Goodbye | Unclear | Wait
 
@@ -100,14 +108,6 @@ class Heard:
 
 # What a classifier's own yes/no reply (an LLM's reading) is as a move.
 _REPLIES = {"yes": "assent", "no": "refusal"}
-
-
-class ReplyReader(Protocol):
-    """The embedded model: what a message means, and the reply move it makes (`Reading.move`)."""
-
-    politeness: Politeness
-
-    def read(self, text: str, eligible: set[str] | None = None) -> Reading: ...
 
 
 def reply(ctx: TurnContext, heard: Heard) -> Move | None:
@@ -133,12 +133,6 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
             return Wait()
         return None  # anything else is read as a request; the question is asked again after it
     goal = me.active_goal
-    if goal is not None and goal.missing and heard.value is not None:
-        # "O-46802" to "which order should I refund?": the refund's answer, whatever else it resembles.
-        answer = Classification(
-            intent_id=goal.intent_id, params={goal.missing[0]: heard.value}, confidence=0.9, fills_slot=True
-        )
-        return SlotAnswer(answer)
     if said == "cancel" or (said == "refusal" and goal is not None and goal.missing):
         return Cancel()  # "nah, leave it" while the refund waits for an order id
     if said == "goodbye":
@@ -190,7 +184,7 @@ def classification(move: Move) -> Classification:
         return Classification(intent_id=None, reply="no", confidence=1.0)
     if isinstance(move, Several):
         return move.found[0]
-    if isinstance(move, SlotAnswer | Chat | Request):
+    if isinstance(move, SlotAnswer | Change | Chat | Request):
         return move.cls
     return Classification(intent_id=None)
 

@@ -15,6 +15,7 @@ from typing import Any
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
 from agent.conversation import followups, goals, handoff, moves, notices, requests
+from agent.conversation.answers import Answers
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
@@ -55,6 +56,7 @@ from agent.turn.redaction import Redactor
 from agent.turn.snapshot import turn_reads
 from agent.turn.text import check_input, clean
 from agent.turn.tracing import observed_turn
+from agent.understanding.rules import RulesClassifier
 from agent.understanding.slots import SlotExtractor
 
 
@@ -71,6 +73,9 @@ class RouterParts:
     data: DataSource
     messages: Messages
     confirmations: Confirmations
+    # The embedded model: reply moves (yes, no, cancel, bye), typed values and the answer to an open
+    # question are read by it in every understanding mode, before any classifier runs.
+    reader: RulesClassifier
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
     planners: dict[str, Planner] = field(default_factory=dict)
@@ -82,8 +87,6 @@ class RouterParts:
     # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
     redactor: Redactor | None = None
     metrics: TurnMetrics | None = None  # turns counted and timed for operators
-    # The embedded model that reads reply moves (yes, no, cancel, bye) in every understanding mode.
-    reader: moves.ReplyReader | None = None
 
 
 class AgentRouter:
@@ -103,6 +106,7 @@ class AgentRouter:
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
         self.requests = requests.Requests(parts.registry, parts.messages, self.names)
         self.values = SlotExtractor(parts.registry.slots)
+        self.answers = Answers(parts.registry.specs, self.values)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -253,18 +257,32 @@ class AgentRouter:
         ctx = replace(ctx, customer=customer, eligible=eligible)
         ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
         if move is None:
+            move = self._answered(ctx, heard)
+        if move is None:
             found = await self.requests.understand(p.classifier, ctx)
             if found[0].notice:
                 await ctx.out.send(OutboundMessage(kind="notice", text=found[0].notice))
             move = moves.interpret(ctx, found, heard, p.registry.specs, p.registry.slots)
         return move, ctx
 
+    def _answered(self, ctx: TurnContext, heard: moves.Heard) -> moves.Move | None:
+        """The value the bot asked for, or a new value for the action waiting for a yes, read by the
+        embedded model whatever the understanding mode; None when the message is not one."""
+        me, text = ctx.me, ctx.interaction.text
+        if ctx.interaction.action is not None or not requests.waiting(me):
+            return None
+        said = self.p.reader.said(text, ctx.eligible)
+        return self.answers.change(me.pending_confirmation, said) or self.answers.answer(
+            me.active_goal, said, text, heard.value
+        )
+
     def _heard(self, ctx: TurnContext) -> moves.Heard:
         """What the embedded model and the awaited slot's pattern read in a typed message."""
-        reader, interaction = self.p.reader, ctx.interaction
+        interaction = ctx.interaction
         text = interaction.text
-        if reader is None or interaction.action is not None:
-            return moves.Heard(empty=interaction.action is None and self.ctl.says_nothing(text))
+        if interaction.action is not None:
+            return moves.Heard(empty=False)
+        reader = self.p.reader.reader
         reading, goal = reader.read(text), ctx.me.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
         value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None

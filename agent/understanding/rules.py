@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from agent.config.schema import BotConfig, IntentSpec
 from agent.conversation.session import SessionState, Speaker
@@ -15,6 +17,22 @@ from agent.understanding.slots import SlotExtractor
 
 # Above this, a message that also carries the awaited slot is read as a new request, not an answer.
 STRONG = 0.75
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the embedded model and the slot patterns read in a message: the intent and how surely
+    (on this classifier's scale, STRONG meaning sure), the typed values found anywhere in it, its
+    other words, how closely it reads like one of its intent's examples, and whether it says it
+    changes something ("instead", "make it")."""
+
+    reading: Reading
+    intent_id: str | None
+    confidence: float
+    values: dict[str, Any]
+    tokens: frozenset[str]
+    like_example: float
+    changes: bool
 
 
 class _IntentModel:
@@ -104,28 +122,18 @@ class RulesClassifier:
             owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
         return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
 
-    def _new_request(
-        self, intent_id: str | None, awaiting: str, params: dict, tokens: frozenset[str], confidence: float, text: str
-    ) -> bool:
-        """While a free-text answer is awaited, a message is another request only when it says so
-        plainly: it names a typed value that request takes and the awaited one does not ("any news
-        on order 24680?" while a ticket waits for its description), or reads like one of its
-        examples, or carries a value the request needs and is understood surely or asked as a
-        question ("where is O-12345", "any news on order 24680?"). Trigger words alone ("buy oat
-        milk" as a task) do not make a new request."""
-        model, waiting = self.models.get(intent_id or ""), self.models.get(awaiting)
-        if model is None:
-            return False
-        own = waiting.params if waiting else set()
-        typed = {k for k in params if k in model.params and not self.slots.specs[k].free_text}
-        asked = confidence >= STRONG or text.rstrip().endswith("?")
-        needed = asked and typed & set(model.spec.required_params)
-        return bool(typed - own) or bool(needed) or model.example_score(tokens) >= STRONG
-
     def described(self, slot: str, text: str) -> str | None:
         """A value the request itself gives (a ticket's problem, a policy question), or None."""
         polite = self.reader.politeness
         return problem_summary(text, polite) if slot == "summary" else polite.plain(text)
+
+    def said(self, text: str, intents: list[Intent]) -> Said:
+        """What the embedded model and the slot patterns read in the message, before any classifier."""
+        reading = self.read(text, intents)
+        intent_id, confidence, values, tokens = self.score(text, intents, reading)
+        model = self.models.get(intent_id or "")
+        like = model.example_score(tokens) if model is not None else 0.0
+        return Said(reading, intent_id, confidence, values, tokens, like, self._changes(text))
 
     async def classify(
         self,
@@ -137,63 +145,8 @@ class RulesClassifier:
         turn: TurnLog | None = None,
     ) -> Classification:
         text = interaction.text
-        pending = me.pending_confirmation
         reading = self.read(text, intents)
         intent_id, confidence, params, tokens = self.score(text, intents, reading)
-        # A new value for the waiting action, unless the message reads as another request
-        # ("sure, but where's O-12345 first?" asks about that order; it does not refund it).
-        changing = intent_id in (None, pending.intent_id) or self._changes(text) if pending else False
-        if pending is not None and pending.kind == "tool" and changing:
-            # "yes, but just $15 of it", "the other order, O-24680" while a refund waits: new values for it.
-            changes = {k: v for k, v in params.items() if k in pending.params}
-            if changes:
-                return Classification(intent_id=pending.intent_id, params=changes, confidence=0.9, fills_slot=True)
-        goal = me.active_goal
-        awaited = goal.missing[0] if goal and goal.missing else None
-        if goal and awaited and (value := self.slots.direct_answer(awaited, text, self.reader.politeness)) is not None:
-            return Classification(intent_id=goal.intent_id, params={awaited: value}, confidence=0.9, fills_slot=True)
-        small_talk = intent_id is not None and self.models[intent_id].spec.kind == "chat"
-        # "and O-34567?", "what about o-45678" while a free-text answer is awaited: an ID for another
-        # request, not the answer.
-        only_an_id = len(tokens) <= 1 and intent_id not in (None, goal.intent_id if goal else None)
-        free_text = awaited is not None and awaited in self.slots.specs and self.slots.specs[awaited].free_text
-        # "my headphones have no sound" to "which device?": a request of its own, not a device's name.
-        restated = (
-            free_text
-            and goal is not None
-            and reading.intent == goal.intent_id
-            and bool(self.slots.specs[awaited or ""].reply_pattern)
-            and self.slots.typed_reply(awaited or "", text) is None
-            and any(k in params for k in self.models[goal.intent_id].spec.required_params if k != awaited)
-        )
-        if (
-            goal
-            and awaited
-            and not (free_text and only_an_id)
-            and not restated
-            and (
-                intent_id in (None, goal.intent_id)
-                or small_talk
-                or (
-                    not self._new_request(intent_id, goal.intent_id, params, tokens, confidence, text)
-                    if free_text
-                    else confidence < STRONG
-                )
-            )
-        ):
-            # The message answers the bot's question, unless it is clearly a new request.
-            if free_text and small_talk:
-                # "thank you" is not the ticket's description: small talk answers as small talk.
-                return Classification(intent_id=intent_id, confidence=confidence)
-            # A bare number answers "which order?" unless the message reads as a request of its own
-            # ("forget the order, recommend a webcam under 3000").
-            bare = free_text or intent_id in (None, goal.intent_id) or small_talk or reading.words_besides_values <= 3
-            if awaited not in params and bare and (value := self.slots.extract_reply(awaited, text)) is not None:
-                params = {awaited: value}
-            if awaited in params:
-                return Classification(
-                    intent_id=goal.intent_id, params=params, confidence=max(confidence, 0.9), fills_slot=True
-                )
         if intent_id is None:
             topic = self.banks.out_of_scope[reading.topic] if reading.topic else None
             return Classification(

@@ -6,7 +6,7 @@ import pytest
 
 from agent.config.files import load_config
 from agent.config.intents import IntentsRegistry
-from agent.conversation.session import Goal, GoalStatus, SessionState, Speaker
+from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import IntentContext
 from agent.turn.text import Normalizer, stem
 from tests.helpers import REPO, interaction, rules_classifier
@@ -56,36 +56,6 @@ def test_stemming_folds_inflections() -> None:
 def test_normalizer_drops_filler_and_folds_synonyms() -> None:
     norm = Normalizer({"parcel": "order"}, ["um"])
     assert norm.tokens("Um, where's my PARCEL?!") == [stem("where"), "order"]
-
-
-def waiting_for(slot: str, intent_id: str = "order_status") -> Speaker:
-    goal = Goal(
-        id="g1",
-        type=f"support.{intent_id}",
-        agent="support",
-        intent_id=intent_id,
-        status=GoalStatus.blocked,
-        missing=[slot],
-        next_question="?",
-    )
-    return Speaker(active_goal_id="g1", goals={"g1": goal})
-
-
-@pytest.mark.parametrize("reply", ["O-12345", "o-12345", "12345", "it's 12345", "#12345", "order o12345 thanks"])
-async def test_answer_to_the_question_fills_the_slot(reply: str) -> None:
-    cls = await classify(reply, waiting_for("order_id"))
-    assert cls.fills_slot and cls.intent_id == "order_status"
-    assert cls.params == {"order_id": "O-12345"}
-
-
-async def test_a_clear_new_request_is_not_taken_as_the_answer() -> None:
-    cls = await classify("forget it, I want to talk to a human", waiting_for("summary", "create_ticket"))
-    assert cls.intent_id == "human_handoff" and not cls.fills_slot
-
-
-async def test_free_text_slot_takes_the_whole_reply() -> None:
-    cls = await classify("The mug arrived chipped", waiting_for("summary", "create_ticket"))
-    assert cls.intent_id == "create_ticket" and cls.params == {"summary": "The mug arrived chipped"}
 
 
 async def test_yes_without_anything_pending_is_not_an_intent() -> None:
