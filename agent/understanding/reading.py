@@ -163,13 +163,24 @@ class BankReader:
     def nearest(self, text: str, labels: list[str], k: int) -> list[tuple[str, str]]:
         """The `k` bank sentences closest to the message among those of `labels`, closest first,
         each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
-        the few-shot examples an LLM prompt shows."""
+        the few-shot examples an LLM prompt shows. The sentences of the intent the model reads
+        rank higher by as much as it leads the next label: when the model is decided, a close
+        sentence of another label ("refund for order 60218" to "I paid 29.99 for O-12345") is
+        weaker evidence; when two labels are close, closeness alone orders them."""
         prepared = self.politeness.core(self._entities(self.speller(text)).masked).lower()
         sims = self.scorer.similarities(prepared)
         if not sims:
             return []
+        read = self.read(text).intent
+        scores = sorted(self.fused(prepared).values(), reverse=True)
+        boost = scores[0] - scores[1] if read is not None and len(scores) > 1 else 0.0
         wanted = set(labels)
-        ranked = sorted((n for n, (label, _) in enumerate(self._written) if label in wanted), key=lambda n: -sims[n])
+        closeness = {
+            n: sims[n] + (boost if label == read else 0.0)
+            for n, (label, _) in enumerate(self._written)
+            if label in wanted
+        }
+        ranked = sorted(closeness, key=lambda n: -closeness[n])
         return [self._written[n] for n in ranked[:k]]
 
     def _understood(self, text: str) -> tuple[Entities, str]:

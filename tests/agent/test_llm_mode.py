@@ -59,13 +59,6 @@ def llm_router(db_url: str, sink: CollectingSink, server: StandInLLM, provider: 
 
 
 ALL_SUITES = sorted((REPO / "tests" / "suites").glob("*.yaml"))
-# Scenarios the word-overlap stand-in still misreads since the prompt carries bank sentences instead
-# of the deleted keyword rules' "strong signs" (issue 24 stays open on this): each fails in at least
-# one provider or mode. The list may only shrink; every other scenario must pass.
-KNOWN_STANDIN_MISSES = {
-    ("release", "prices_are_not_releases"),
-    ("slot_answers", "a_task_that_sounds_like_shopping_is_still_the_task"),
-}
 
 
 def classified(intent: str, **params: str) -> Reply:
@@ -87,7 +80,7 @@ async def test_every_shipped_suite_passes_in_every_mode_and_provider(
     mode: str, provider: str, tmp_path: Path, llm_server: StandInLLM
 ) -> None:
     """Every shipped suite, against the policy-model stand-in (tests/standins/policy_model.py),
-    which decides from what the bot sends alone: every scenario but the stand-in's known misses."""
+    which decides from what the bot sends alone: every scenario passes, as in rules mode."""
     suites = [load_suite(path) for path in ALL_SUITES]
     split = splitter_for(load_config(REPO / "config").intents.slots).split
     failures, passed, total, calls, over = [], 0, 0, [], []
@@ -116,10 +109,8 @@ async def test_every_shipped_suite_passes_in_every_mode_and_provider(
                 bound = (3 if mode == "llm" else 1) * requests + (parts > 1)
                 if t["calls"] > bound:
                     over.append((suite.name, r.id, t["turn"], t["calls"], bound))
-    unexpected = [f for f in failures if (f[0], f[1]) not in KNOWN_STANDIN_MISSES]
-    assert unexpected == [], "\n".join(map(str, unexpected))
-    assert total == sum(len(s.scenarios) for s in suites)
-    assert passed >= total - len(KNOWN_STANDIN_MISSES)  # rules mode passes them all (tests/test_suites.py)
+    assert failures == [], "\n".join(map(str, failures))
+    assert total == sum(len(s.scenarios) for s in suites) == passed  # as in rules mode (tests/test_suites.py)
     assert over == []  # no turn pays for retries or loops
     if mode == "cascade":
         assert sum(calls) < len(calls) / 4  # the model only where the rules are unsure
@@ -282,7 +273,7 @@ def test_cascade_uses_no_llm_on_the_shipped_suites_and_one_call_when_rules_are_u
     cli.main(["eval", *suites, "--understanding", "cascade", "--json"])
     report = json.loads(capsys.readouterr().out)
     failed = {(s["suite"], s["id"]) for s in report["scenarios"] if s["status"] != "pass"}
-    assert failed <= KNOWN_STANDIN_MISSES, failed
+    assert failed == set(), failed
     # The model is asked only where the embedded model reads the message below the banks'
     # calibrated confidence (issue 24): a turn that names an order ID, or reads surely, costs
     # nothing; in the order-status suites that is most turns.
