@@ -57,6 +57,19 @@ def _grid(low: float, high: float, step: float) -> list[float]:
     return [round(low + i * step, 3) for i in range(int(round((high - low) / step)) + 1)]
 
 
+class _Scope(BaseModel):
+    """Where a request ends and out of scope begins: the threshold and margin, and how they read the banks."""
+
+    threshold: float
+    margin: float
+    in_acc: float
+    oos_recall: float
+
+    def takes(self, r: _Held) -> bool:
+        """Whether a reading scored so is taken as a request (else it is out of scope)."""
+        return r.score >= self.threshold and r.score >= r.topic_score + self.margin
+
+
 def calibrate(
     labels: Sequence[str],
     held_out: Sequence[dict[str, float]],
@@ -79,11 +92,26 @@ def calibrate(
     """
     moves = _move_levels(labels, held_out_alone, alike or {})
     # Moves are replies, neither requests nor out of scope: the intents' levels are drawn without them.
-    kept = [n for n, label in enumerate(labels) if not label.startswith(MOVE + TOPIC_SEP)]
-    labels = [labels[n] for n in kept]
-    held_out, held_out_alone = [held_out[n] for n in kept], [held_out_alone[n] for n in kept]
-    rows = [_summarize(label, scores) for label, scores in zip(labels, held_out, strict=True)]
-    alone = [_summarize(label, scores) for label, scores in zip(labels, held_out_alone, strict=True)]
+    intent = [not label.startswith(MOVE + TOPIC_SEP) for label in labels]
+    rows = [_summarize(lb, sc) for lb, sc, keep in zip(labels, held_out, intent, strict=True) if keep]
+    alone = [_summarize(lb, sc) for lb, sc, keep in zip(labels, held_out_alone, intent, strict=True) if keep]
+    scope = _scope(rows)
+    confident, gates = _gate_levels(rows, gated, scope)
+    return Levels(
+        threshold=scope.threshold,
+        margin=scope.margin,
+        confident=max(confident, scope.threshold),
+        gates=gates,
+        topic=_topic_level(alone, answered, scope),
+        moves=moves,
+        in_scope_accuracy=round(scope.in_acc, 4),
+        out_of_scope_recall=round(scope.oos_recall, 4),
+    )
+
+
+def _scope(rows: list[_Held]) -> _Scope:
+    """The threshold and margin that best weigh intents read as themselves against out-of-scope
+    sentences kept out (`OUT_OF_SCOPE_WEIGHT`)."""
     oos = [r for r in rows if r.label.startswith(OUT_OF_SCOPE)]
     ins = [r for r in rows if not r.label.startswith(OUT_OF_SCOPE)]
     best_levels: tuple[float, float, float, float, float] | None = None
@@ -100,36 +128,37 @@ def calibrate(
                 best_levels = (value, threshold, margin, in_acc, oos_recall)
     assert best_levels is not None
     _, threshold, margin, in_acc, oos_recall = best_levels
-    # The gate guards acting: what counts is how often a reading of a guarded intent is right, and
-    # out-of-scope sentences read as one count too (acting on one is the costliest mistake).
-    taken = [r for r in rows if r.best in gated and r.score >= threshold and r.score >= r.topic_score + margin]
-    confident = _lowest_precise([(r.score, r.best == r.label) for r in taken], CONFIDENT_PRECISION, threshold)
+    return _Scope(threshold=threshold, margin=margin, in_acc=in_acc, oos_recall=oos_recall)
+
+
+def _gate_levels(rows: list[_Held], gated: set[str], scope: _Scope) -> tuple[float, dict[str, float]]:
+    """`confident` over all guarded intents, and each one's own gate.
+
+    The gate guards acting: what counts is how often a reading of a guarded intent is right, and
+    out-of-scope sentences read as one count too (acting on one is the costliest mistake)."""
+    taken = [r for r in rows if r.best in gated and scope.takes(r)]
+    confident = _lowest_precise([(r.score, r.best == r.label) for r in taken], CONFIDENT_PRECISION, scope.threshold)
     # Each guarded intent gets its own level: "add" is read into list questions ("did I add milk?")
     # far more often than a refund into anything, so one level for all would be too low for one
     # and needlessly high for the others.
     gates = {
         intent: _lowest_precise(
-            [(r.score, r.best == r.label) for r in taken if r.best == intent], CONFIDENT_PRECISION, threshold
+            [(r.score, r.best == r.label) for r in taken if r.best == intent], CONFIDENT_PRECISION, scope.threshold
         )
         for intent in sorted(gated)
     }
-    # Every sentence read as out of scope whose nearest topic has an answer of its own would be given it.
+    return confident, gates
+
+
+def _topic_level(alone: list[_Held], answered: set[str], scope: _Scope) -> float:
+    """The lowest topic score at which the nearest topic is the sentence's own (`TOPIC_PRECISION`):
+    every sentence read as out of scope whose nearest topic has an answer of its own would be given it."""
     named = [
         (r.topic_score, r.topic == r.label)
         for r in alone
-        if (r.score < threshold or r.score < r.topic_score + margin) and r.topic.split(TOPIC_SEP, 1)[1] in answered
+        if not scope.takes(r) and r.topic.split(TOPIC_SEP, 1)[1] in answered
     ]
-    topic = _lowest_precise(named, TOPIC_PRECISION, threshold)
-    return Levels(
-        threshold=threshold,
-        margin=margin,
-        confident=max(confident, threshold),
-        gates=gates,
-        topic=topic,
-        moves=moves,
-        in_scope_accuracy=round(in_acc, 4),
-        out_of_scope_recall=round(oos_recall, 4),
-    )
+    return _lowest_precise(named, TOPIC_PRECISION, scope.threshold)
 
 
 def _move_levels(

@@ -71,9 +71,10 @@ async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         def answered() -> list[Call]:
             return [p for p in standin.calls if p.method == "POST" and "shipped" in str(p.body)]
 
-        await standin.wait_until(
-            lambda: len(answered()) >= len(ids), within=60 + args.interactions * args.slow_ms / 1000
-        )
+        def all_answered() -> bool:
+            return len(answered()) >= len(ids)
+
+        await standin.wait_until(all_answered, within=60 + args.interactions * args.slow_ms / 1000)
         wall = time.perf_counter() - started
         defers = {c.path.split("/")[2]: c.at for c in standin.calls_to("POST", "/interactions/")}
         threads = {c.path.split("/")[4]: c for c in standin.calls_to("POST", "/threads")}

@@ -118,8 +118,12 @@ class Counter:
     async def rows(self) -> int:
         if self._store is None:
             return self._rows
-        changes = await self._store.run(lambda conn: conn.connection.driver_connection.total_changes, what="count rows")
-        return int(changes)
+        return int(await self._store.run(_total_changes, what="count rows"))
+
+
+def _total_changes(conn: Any) -> int:
+    """SQLite's count of rows changed on this connection since it opened."""
+    return conn.connection.driver_connection.total_changes
 
 
 def _engine(conn: Any) -> Any:

@@ -127,22 +127,27 @@ async def test_a_refund_runs_on_a_store_of_ones_own(app: App, memory: MemoryStor
     again = await app.router.handle(confirm.model_copy(update={"id": "i-retry"}))  # a second click
     status, _ = await say(app.router, "where is O-23456?", customer="C-001")
 
+    assert "I've refunded ฿3,290 for order O-23456" in done.text
     assert done.tool_results[0].success and again.tool_results[0].replayed and again.text == done.text
     assert [(r["order_id"], r["amount"], r["customer_id"]) for r in memory.refunds.values()] == [
         ("O-23456", 3290.0, "C-001")
     ]
     assert "was refunded" in status.text  # the store's order update laid over the data
+    twice, _ = await say(app.router, "refund order o-23456 please", customer="C-001")
+    assert "already been refunded" in twice.text and len(memory.refunds) == 1  # the policy reads it too
     state, history = await memory.load("s-1", 20)
     assert state is not None and [m.text for m in history][:1] == ["refund order o-23456 please"]
 
 
 async def test_a_task_list_runs_on_a_store_of_ones_own(app: App, memory: MemoryStore) -> None:
-    await say(app.router, "add a task to call the bank", customer="C-001")
-    await say(app.router, "add a task to file taxes", customer="C-001")
-    await say(app.router, "mark 1 as done", customer="C-001")
+    first, _ = await say(app.router, "add a task to call the bank", customer="C-001")
+    second, _ = await say(app.router, "add a task to file taxes", customer="C-001")
+    done, _ = await say(app.router, "mark 1 as done", customer="C-001")
     listed, _ = await say(app.router, "what's on my list", customer="C-001")
     others, _ = await say(app.router, "what's on my list", session="s-2", customer="C-002")
 
+    assert "task 1: call the bank" in first.text and "task 2: file taxes" in second.text  # numbered by the store
+    assert "Task 1 (call the bank) is marked as done" in done.text
     assert "1. call the bank (done)" in listed.text and "2. file taxes" in listed.text
     assert "empty" in others.text  # tasks belong to their owner
     rows = sorted((t["owner"], t["number"], t["title"], t["status"]) for t in memory.tasks.values())
