@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Literal
@@ -61,16 +62,17 @@ class Normalizer:
     def __init__(self, synonyms: dict[str, str], filler: list[str]):
         self.synonyms = {stem(k.lower()): stem(v.lower()) for k, v in synonyms.items()}
         self.drop = STOPWORDS | {w.lower() for w in filler}
+        # Words recur from message to message: each one's token is worked out once.
+        self._token = functools.lru_cache(maxsize=16384)(self._folded)
+
+    def _folded(self, word: str) -> str:
+        s = stem(word)
+        return self.synonyms.get(s, s)
 
     def tokens(self, text: str) -> list[str]:
         words = _WORD.findall(clean(text).lower().replace("'", ""))
-        out = []
-        for w in words:
-            if w in self.drop:
-                continue
-            s = stem(w)
-            out.append(self.synonyms.get(s, s))
-        return out
+        drop, token = self.drop, self._token
+        return [token(w) for w in words if w not in drop]
 
     def phrase(self, text: str) -> tuple[str, ...]:
         return tuple(self.tokens(text))

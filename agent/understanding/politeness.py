@@ -10,6 +10,9 @@ import re
 
 from agent.turn.text import clean
 
+# What a sign-off may be followed by (`Politeness._trail`'s last class), ASCII whitespace included.
+_AFTER_CLOSER = " \t\n\r\f\v\x1c\x1d\x1e\x1f,.!?:;)("
+
 
 def _alternatives(phrases: list[str]) -> str:
     """Longest first, each phrase's words apart by any spacing: "thank you" matches "thank  you"."""
@@ -30,13 +33,28 @@ class Politeness:
         self._trail = re.compile(
             rf"(?:[\s,.!:;)(\-]*\b(?:{_alternatives(closers) or never})(?:\b|(?<=\W))[\s,.!?:;)(]*)+$", re.I
         )
+        # A sign-off ends the text but for what may follow it, so an ASCII text whose end is no
+        # closer's last word is not searched: the `$`-anchored search tries every position. A
+        # closer of such characters alone (":)") may end a text only where something follows its
+        # last word. Non-ASCII closers are always searched for (re's case folding is wider).
+        ends = [p.lower().split()[-1].rstrip(_AFTER_CLOSER) for p in closers if p.split()]
+        self._ends = tuple(e for e in ends if e) if all(p.isascii() for p in closers) else None
+        self._bare_closer = not all(ends)
+
+    def _no_closer(self, text: str) -> str:
+        """`text` without its sign-off."""
+        if self._ends is not None and text.isascii():
+            tail = text.rstrip(_AFTER_CLOSER)
+            if not tail.lower().endswith(self._ends) and not (self._bare_closer and tail != text):
+                return text
+        return self._trail.sub("", text)
 
     def core(self, masked: str) -> str:
         """The request without greeting and sign-off (all of it when that is all there is)."""
-        stripped = self._trail.sub("", self._lead.sub("", masked.strip())).strip()
+        stripped = self._no_closer(self._lead.sub("", masked.strip())).strip()
         return stripped or masked
 
     def plain(self, text: str) -> str:
         """The message without greeting and sign-off, as written: what a ticket or a search should say."""
-        stripped = self._trail.sub("", self._lead.sub("", clean(text))).strip(" ,.;:-")
+        stripped = self._no_closer(self._lead.sub("", clean(text))).strip(" ,.;:-")
         return stripped or clean(text)

@@ -198,13 +198,17 @@ class BankReader:
     def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topic_labels, topic_scores, intent_labels, move_labels = _label_kinds(tuple(scores))
-        label, oos = _best(topic_labels, topic_scores(scores) if topic_labels else ())
+        topics, intents, moves = _label_kinds(tuple(scores))
+        label, oos = _best(topics.labels, topics.values(scores))
         topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
-        eligible_labels = [k for k in intent_labels if eligible is None or k in eligible]
-        best, score = _best(eligible_labels, [scores[k] for k in eligible_labels])
-        move_label, move_score = _best(move_labels, [scores[k] for k in move_labels])
-        nearest = max(score, oos, max((scores[k] for k in intent_labels), default=0.0))
+        intent_scores = intents.values(scores)
+        if eligible is None or eligible.issuperset(intents.labels):
+            best, score = _best(intents.labels, intent_scores)
+        else:
+            eligible_labels = [k for k in intents.labels if k in eligible]
+            best, score = _best(eligible_labels, [scores[k] for k in eligible_labels])
+        move_label, move_score = _best(moves.labels, moves.values(scores))
+        nearest = max(score, oos, max(intent_scores, default=0.0))
         name = move_label.split(TOPIC_SEP, 1)[1] if move_label else None
         move = name if name and move_score >= max(nearest, banks.moves_at.get(name, 1.0)) else None
         # The fields are already of their types (a str label, Python floats, the Entities read):
@@ -229,19 +233,25 @@ def bare_reply(text: str) -> bool:
     return not any(c.isdigit() or c in '?"“”' for c in text)
 
 
+class _Kind:
+    """The labels of one kind (topics, intents or moves) among a reading's, with a getter of their
+    scores in that order."""
+
+    def __init__(self, labels: tuple[str, ...]):
+        self.labels = labels
+        # itemgetter of one key returns the value itself, not a tuple of one.
+        getter = operator.itemgetter(*labels) if len(labels) > 1 else lambda s: tuple(s[k] for k in labels)
+        self.values: Callable[[dict[str, float]], Sequence[float]] = getter
+
+
 @functools.lru_cache(maxsize=16)
-def _label_kinds(
-    labels: tuple[str, ...],
-) -> tuple[tuple[str, ...], Callable[[dict[str, float]], Sequence[float]], tuple[str, ...], tuple[str, ...]]:
-    """The out-of-scope topics' labels (with a getter of their scores, in that order), the intents'
-    and the moves' labels among a reading's (every message is scored over the same labels: sorted
-    out once, not for each message)."""
+def _label_kinds(labels: tuple[str, ...]) -> tuple[_Kind, _Kind, _Kind]:
+    """The out-of-scope topics', the intents' and the moves' labels among a reading's (every
+    message is scored over the same labels: sorted out once, not for each message)."""
     prefix, move = OUT_OF_SCOPE + TOPIC_SEP, MOVE + TOPIC_SEP
     topics = tuple(k for k in labels if k.startswith(prefix))
-    # itemgetter of one key returns the value itself, not a tuple of one.
-    getter = operator.itemgetter(*topics) if len(topics) > 1 else lambda s: tuple(s[k] for k in topics)
     moves = tuple(k for k in labels if k.startswith(move))
-    return topics, getter, tuple(k for k in labels if TOPIC_SEP not in k), moves
+    return _Kind(topics), _Kind(tuple(k for k in labels if TOPIC_SEP not in k)), _Kind(moves)
 
 
 def _best(labels: Sequence[str], values: Sequence[float]) -> tuple[str | None, float]:
