@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -15,8 +16,15 @@ from tests.bots.test_cli import agentbot
 from tests.pg import postgres_server, unavailable_reason
 
 
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """`agentbot bench ...`. A bench builds the app once per configuration and round (about six
+    seconds each on a shared 2-core machine), so even a small one is a minute of CPU: the time
+    limit only catches a hang."""
+    return agentbot("bench", *args, timeout=300)
+
+
 def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durability() -> None:
-    out = agentbot("bench", "--conversations", "12", "--concurrency", "4", "--rounds", "2", "--json")
+    out = bench("--conversations", "12", "--concurrency", "4", "--rounds", "2", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     configs = report["configurations"]
@@ -43,7 +51,7 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
         assert report["trace_file_floor"][when]["files"] == 12 and report["trace_file_floor"][when]["us_per_file"] > 0
     assert {"shipped_p50_vs_floor", "tracing_cost_of_throughput", "tracing_cost_of_cpu"} <= set(report["ratios"])
 
-    table = agentbot("bench", "--conversations", "5", "--concurrency", "2", "--rounds", "1")
+    table = bench("--conversations", "5", "--concurrency", "2", "--rounds", "1")
     assert table.returncode == 0, table.stderr
     assert "agentbot, shipped (tracing on, NORMAL)" in table.stdout
     assert "agentbot, pinned (AGENTBOT_CPU=auto)" in table.stdout
@@ -52,7 +60,7 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
 
 
 def test_two_workers_share_one_database() -> None:
-    out = agentbot("bench", "--conversations", "8", "--concurrency", "4", "--workers", "2", "--rounds", "1", "--json")
+    out = bench("--conversations", "8", "--concurrency", "4", "--workers", "2", "--rounds", "1", "--json")
     assert out.returncode == 0, out.stderr
     configs = json.loads(out.stdout)["configurations"]
     shipped, pinned = configs["shipped"], configs["pinned"]
@@ -63,7 +71,7 @@ def test_two_workers_share_one_database() -> None:
 
 
 def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
-    out = agentbot("bench", "eval", "--scenarios", "6", "--json")
+    out = bench("eval", "--scenarios", "6", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert (report["scenarios"], report["turns"], report["passed"]) == (6, 12, 6)
@@ -73,9 +81,7 @@ def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
 @pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 def test_the_bench_runs_against_postgresql_with_its_own_floor() -> None:
     with postgres_server() as db_url:
-        out = agentbot(
-            "bench", "--db-url", db_url, "--conversations", "6", "--concurrency", "3", "--rounds", "1", "--json"
-        )
+        out = bench("--db-url", db_url, "--conversations", "6", "--concurrency", "3", "--rounds", "1", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["database"] == "postgresql+asyncpg"

@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.helpers import REPO, demo_day
 
 
-def agentbot(*args: str, stdin: str = "", cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+def agentbot(*args: str, stdin: str = "", cwd: Path = REPO, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBOT_")}
     return subprocess.run(
         [sys.executable, "-m", "bots.cli", *args],
@@ -20,7 +20,7 @@ def agentbot(*args: str, stdin: str = "", cwd: Path = REPO) -> subprocess.Comple
         text=True,
         cwd=cwd,
         env=env,
-        timeout=60,
+        timeout=timeout,
     )
 
 
