@@ -77,8 +77,8 @@ class Chat:
 
 @dataclass(frozen=True)
 class Request:
-    """A new request, a change of the pending action's values, or a message no intent fits (then
-    `cls.intent_id` is None and the out-of-scope answer is given)."""
+    """A new request (a classifier's reading of the waiting action with new values still changes
+    it), or a message no intent fits (then `cls.intent_id` is None and the out-of-scope answer is given)."""
 
     cls: Classification
 
