@@ -301,8 +301,6 @@ class CascadeClassifier:
         turn: TurnLog | None = None,
     ) -> Classification:
         cls = await self.rules.classify(interaction, intents, state, me, history, turn)
-        if cls.reply is not None or cls.fills_slot:
-            return cls
         if cls.intent_id is not None and cls.confidence >= self.threshold:
             return cls
         if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
