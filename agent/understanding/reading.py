@@ -167,12 +167,14 @@ class BankReader:
         rank higher by as much as it leads the next label: when the model is decided, a close
         sentence of another label ("refund for order 60218" to "I paid 29.99 for O-12345") is
         weaker evidence; when two labels are close, closeness alone orders them."""
-        prepared = self.politeness.core(self._entities(self.speller(text)).masked).lower()
+        entities, core = self._values_and_core(text)
+        prepared = core.lower()
         sims = self.scorer.similarities(prepared)
         if not sims:
             return []
-        read = self.read(text).intent
-        scores = sorted(self.fused(prepared).values(), reverse=True)
+        fused = self.fused(prepared)
+        read = self.decide(fused, entities).intent
+        scores = sorted(fused.values(), reverse=True)
         boost = scores[0] - scores[1] if read is not None and len(scores) > 1 else 0.0
         wanted = set(labels)
         closeness = {
