@@ -57,7 +57,6 @@ from agent.turn.snapshot import turn_reads
 from agent.turn.text import check_input, clean
 from agent.turn.tracing import observed_turn
 from agent.understanding.rules import RulesClassifier
-from agent.understanding.slots import SlotExtractor
 
 
 @dataclass
@@ -105,7 +104,7 @@ class AgentRouter:
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
         self.requests = requests.Requests(parts.registry, parts.messages, self.names)
-        self.values = SlotExtractor(parts.registry.slots)
+        self.values = parts.reader.slots  # the embedded reading's slot patterns, compiled once
         self.answers = Answers(parts.registry.specs, self.values)
 
     async def aclose(self) -> None:
