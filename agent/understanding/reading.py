@@ -13,8 +13,7 @@ import functools
 import operator
 import re
 from collections.abc import Callable, Sequence
-
-from pydantic import BaseModel, Field
+from dataclasses import dataclass, field
 
 from agent.interfaces import ExampleScorer
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
@@ -30,15 +29,17 @@ VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "pr
 _LETTERS = re.compile(r"[a-z']+")
 
 
-class Reading(BaseModel):
-    """What the embedded understanding made of one message."""
+@dataclass(slots=True)
+class Reading:
+    """What the embedded understanding made of one message (a dataclass: one is built for every
+    message, of fields already of their types)."""
 
     intent: str | None  # None when out of scope
     confidence: float = 0.0
     topic: str | None = None  # the out-of-scope topic, when out of scope and close enough to it
     outside: bool = False  # out of scope and nearer a topic than any intent
-    entities: Entities = Field(default_factory=Entities)
-    scores: dict[str, float] = Field(default_factory=dict)
+    entities: Entities = field(default_factory=Entities)
+    scores: dict[str, float] = field(default_factory=dict)
     # What the message does as a reply (assent, refusal, cancel, goodbye), when that is what it is
     # nearest of all, at the calibrated level; None for anything else.
     move: str | None = None
@@ -213,11 +214,9 @@ class BankReader:
         nearest = max(score, oos, max(intent_scores, default=0.0))
         name = move_label.split(TOPIC_SEP, 1)[1] if move_label else None
         move = name if name and move_score >= max(nearest, banks.moves_at.get(name, 1.0)) else None
-        # The fields are already of their types (a str label, Python floats, the Entities read):
-        # constructed without validation, which would copy and check every score again.
         if best is None or score < banks.threshold or score < oos + banks.margin:
             named = topic if topic is not None and oos >= banks.topic and banks.out_of_scope[topic].answer else None
-            return Reading.model_construct(
+            return Reading(
                 intent=None,
                 confidence=max(oos, 1.0 - score),
                 topic=named,
@@ -226,7 +225,7 @@ class BankReader:
                 scores=scores,
                 move=move,
             )
-        return Reading.model_construct(intent=best, confidence=score, entities=entities, scores=scores, move=move)
+        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move)
 
 
 def bare_reply(text: str) -> bool:
