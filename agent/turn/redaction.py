@@ -17,7 +17,10 @@ from typing import Any
 
 MASK = "***"
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Each pattern starts only where its run of characters starts (a lookbehind, not \b, which holds
+# inside "a-b-c"), and a run that cannot hold the next character is taken whole (possessive):
+# tried from every position of a long run of letters, they took time growing with its square.
+_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 # A phone number has a separator or a leading +: "+1 (555) 123-4567", "555-123-4567", "+441632960961".
 _PHONE = re.compile(
     r"(?<![\w.])(?:\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}"
@@ -35,7 +38,8 @@ _TOKENS = [
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
     re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API keys
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{12,}=*"),
-    re.compile(r"\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{20,}\b"),  # JWTs, Discord bot tokens
+    # JWTs, Discord bot tokens
+    re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{6,}+\.[A-Za-z0-9_-]{20,}\b"),
 ]
 # Long random strings mixing upper case, lower case and digits (hex digests and ids do not mix case).
 _RANDOM = re.compile(r"\b[A-Za-z0-9_-]{24,}\b")
