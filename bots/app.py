@@ -98,6 +98,10 @@ def _embedded(config: BotConfig, inventory: FileInventory) -> Embedded:
     return _fitted_reader(banks.model_dump_json(), kinds, tuple(store_words), masks, politeness)
 
 
+# Fitted models kept between starts, beside the default database (adapters/nlu/lexical.py).
+MODEL_CACHE = Path("var/models")
+
+
 @functools.lru_cache(maxsize=4)
 def _fitted_reader(
     banks: str,
@@ -115,7 +119,7 @@ def _fitted_reader(
     fitted = NluBanks.model_validate_json(banks)
     vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
-    scorer = AveragedScorer([vectors, LexicalScorer()])
+    scorer = AveragedScorer([vectors, LexicalScorer(cache=MODEL_CACHE)])
     polite = Politeness(list(politeness[0]), list(politeness[1]))
     reader = BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks), polite)
     return Embedded(reader, vectors)

@@ -3,20 +3,33 @@
 The embedded word-vector model knows what words mean but weighs them all alike, so "open a ticket,
 my mouse double clicks" reads like troubleshooting; a classifier trained on the banks learns that
 "ticket" decides. It is fitted with scikit-learn (TF-IDF over words and word pairs, logistic loss
-by stochastic gradient descent, a fraction of a second for the shipped banks); a message is then
+by stochastic gradient descent, a second or two for the shipped banks); a message is then
 scored with the fitted vocabulary and weights directly, without scikit-learn's per-call overhead.
+
+Importing scikit-learn and fitting took about 4 s of every process start (half of it the import), so
+a fitted model is kept in `cache` (the app's `var/models`) under a digest of its sentences, seed
+and scikit-learn's version: a worker that restarts on the same banks loads the same arrays.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import logging
 import math
+import os
 import re
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 FOLDS = 5
+FORMAT = 1  # of the cached file; a change of what is kept changes it
+log = logging.getLogger("agentbot.nlu")
 
 
 class LexicalScorer:
@@ -24,10 +37,12 @@ class LexicalScorer:
 
     Args:
         seed: the random state of the gradient descent, so a fit is the same on every start.
+        cache: a folder for fitted models (made when first written); None fits on every start.
     """
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, cache: Path | None = None):
         self.seed = seed
+        self.cache = cache
         self.labels: list[str] = []
         self._vocabulary: dict[str, int] = {}
         self._idf = np.zeros(0, dtype=np.float32)
@@ -35,11 +50,21 @@ class LexicalScorer:
         self._bias = np.zeros(0, dtype=np.float32)
         self._examples: list[tuple[str, str]] = []
         self._sentences: Any = None  # the fitted sentences' TF-IDF rows, by feature (scipy CSR)
+        self._rows: dict[str, np.ndarray] = {}  # the same as CSR arrays, made a matrix when first needed
 
     def words(self) -> set[str]:
         return set()
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
+        self._examples = list(examples)
+        path = self._cached(examples)
+        if path is not None and self._load(path):
+            return
+        self._fit(examples)
+        if path is not None:
+            self._save(path)
+
+    def _fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
         vectorizer, model = self._fitted(examples)
         self.labels = [str(c) for c in model.classes_]
@@ -48,7 +73,58 @@ class LexicalScorer:
         # Features by row, so a message's few features are gathered as rows, not scattered columns.
         self._weights = np.ascontiguousarray(model.coef_.T, dtype=np.float32)
         self._bias = model.intercept_.astype(np.float32)
-        self._sentences = vectorizer.transform([s for _, s in examples]).T.tocsr().astype(np.float32)
+        rows = vectorizer.transform([s for _, s in examples]).T.tocsr().astype(np.float32)
+        self._sentences = rows
+        self._rows = {"data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
+
+    def _cached(self, examples: list[tuple[str, str]]) -> Path | None:
+        if self.cache is None:
+            return None
+        key = json.dumps([FORMAT, self.seed, version("scikit-learn"), examples], ensure_ascii=False)
+        return self.cache / f"lexical-{hashlib.sha256(key.encode()).hexdigest()[:32]}.npz"
+
+    def _load(self, path: Path) -> bool:
+        """The model fitted on these sentences before; False when there is none or it is unreadable."""
+        try:
+            with np.load(path, allow_pickle=False) as kept:
+                arrays = {name: kept[name] for name in kept.files}
+            labels, terms = arrays["labels"].tolist(), arrays["terms"].tolist()
+            weights, bias, idf = arrays["weights"], arrays["bias"], arrays["idf"]
+            if weights.shape != (len(terms), len(labels)) or bias.shape != (len(labels),) or idf.shape != (len(terms),):
+                raise ValueError(f"arrays of {weights.shape}, {bias.shape}, {idf.shape}")
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except (OSError, KeyError, ValueError) as e:
+            log.warning("fitting the lexical model again: %s is unreadable (%s)", path, e)
+            return False
+        self.labels, self._weights, self._bias, self._idf = labels, weights, bias, idf
+        self._vocabulary = {term: n for n, term in enumerate(terms)}
+        self._rows = {name: arrays[name] for name in ("data", "indices", "indptr")}
+        self._sentences = None
+        return True
+
+    def _save(self, path: Path) -> None:
+        terms = sorted(self._vocabulary, key=self._vocabulary.__getitem__)
+        part = path.with_name(f"{path.stem}.{os.getpid()}.part.npz")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with part.open("wb") as out:
+                np.savez(
+                    out,
+                    labels=np.array(self.labels),
+                    terms=np.array(terms),
+                    idf=self._idf,
+                    weights=self._weights,
+                    bias=self._bias,
+                    data=self._rows["data"],
+                    indices=self._rows["indices"],
+                    indptr=self._rows["indptr"],
+                )
+            os.replace(part, path)  # whole or not at all: two workers may write it at once
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                part.unlink(missing_ok=True)
+            log.warning("the fitted lexical model is not kept (%s): the next start fits it again", e)
 
     def _fitted(self, examples: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -99,8 +175,14 @@ class LexicalScorer:
         """Cosine similarity of TF-IDF vectors to each fitted sentence: the words they share,
         rare words weighing more."""
         indices, values = self._features(text)
-        if len(indices) == 0 or self._sentences is None:
+        if len(indices) == 0 or not self._rows:
             return [0.0] * len(self._examples)
+        if self._sentences is None:
+            from scipy.sparse import csr_matrix
+
+            rows = self._rows
+            shape = (len(rows["indptr"]) - 1, len(self._examples))
+            self._sentences = csr_matrix((rows["data"], rows["indices"], rows["indptr"]), shape=shape)
         sims: list[float] = np.asarray(self._sentences[indices].T @ values).ravel().tolist()
         return sims
 
@@ -115,7 +197,7 @@ class LexicalScorer:
             for fold in range(FOLDS):
                 held = [n for n in range(len(examples)) if folds[n] == fold]
                 kept = [examples[n] for n in range(len(examples)) if folds[n] != fold]
-                self.fit(kept)
+                self._fit(kept)
                 for n in held:
                     scores = self.scores(examples[n][1])
                     out[n] = {label: scores.get(label, 0.0) for label in {lb for lb, _ in examples}}

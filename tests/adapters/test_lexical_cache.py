@@ -1,0 +1,71 @@
+"""A fitted lexical model is kept between starts: the same banks load the same arrays, and a bad
+or unwritable cache costs only a fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.nlu.lexical import LexicalScorer
+
+EXAMPLES = [
+    ("order_status", "where is my order"),
+    ("order_status", "has my parcel shipped yet"),
+    ("refund_request", "i want my money back"),
+    ("refund_request", "please refund this purchase"),
+    ("greeting", "hello there"),
+    ("greeting", "good morning"),
+]
+MESSAGES = ["where is my parcel", "money back please", "hello", "zzzz"]
+
+
+class NoFit(LexicalScorer):
+    """A scorer that can only load: fitting fails the test."""
+
+    def _fitted(self, examples: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+        raise AssertionError("fitted again instead of loading the kept model")
+
+
+def fitted(cache: Path | None, examples: list[tuple[str, str]] = EXAMPLES) -> LexicalScorer:
+    scorer = LexicalScorer(cache=cache)
+    scorer.fit(examples)
+    return scorer
+
+
+def test_a_second_start_loads_the_same_model(tmp_path: Path) -> None:
+    first = fitted(tmp_path / "models")
+    [kept] = (tmp_path / "models").glob("lexical-*.npz")
+    again = NoFit(cache=tmp_path / "models")
+    again.fit(EXAMPLES)
+    assert again.labels == first.labels
+    for text in MESSAGES:
+        assert again.scores(text) == first.scores(text)
+        assert again.similarities(text) == first.similarities(text)
+    assert list((tmp_path / "models").iterdir()) == [kept]  # no partial file left beside it
+
+
+def test_other_sentences_are_another_model(tmp_path: Path) -> None:
+    fitted(tmp_path)
+    more = fitted(tmp_path, [*EXAMPLES, ("greeting", "hiya")])
+    assert len(list(tmp_path.glob("lexical-*.npz"))) == 2
+    assert more.scores("hiya")["greeting"] > fitted(None).scores("hiya")["greeting"]
+
+
+def test_an_unreadable_file_is_fitted_again_and_replaced(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    plain = fitted(None)
+    fitted(tmp_path)
+    [kept] = tmp_path.glob("lexical-*.npz")
+    kept.write_bytes(b"half a file")
+    repaired = fitted(tmp_path)
+    assert repaired.scores(MESSAGES[0]) == plain.scores(MESSAGES[0])
+    assert "unreadable" in caplog.text
+    NoFit(cache=tmp_path).fit(EXAMPLES)  # the file was written whole again
+
+
+def test_a_cache_that_cannot_be_written_only_costs_a_fit(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    scorer = fitted(blocked / "models")
+    assert scorer.scores(MESSAGES[0]) == fitted(None).scores(MESSAGES[0])
+    assert "not kept" in caplog.text and blocked.read_text() == "not a folder"
