@@ -29,6 +29,7 @@ import numpy as np
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 FOLDS = 5
 FORMAT = 1  # of the cached file; a change of what is kept changes it
+KEPT = 4  # fitted models kept in the cache folder, the most recently used
 log = logging.getLogger("agentbot.nlu")
 
 
@@ -101,6 +102,8 @@ class LexicalScorer:
         self._vocabulary = {term: n for n, term in enumerate(terms)}
         self._rows = {name: arrays[name] for name in ("data", "indices", "indptr")}
         self._sentences = None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: the last to go when the folder is pruned
         return True
 
     def _save(self, path: Path) -> None:
@@ -125,6 +128,8 @@ class LexicalScorer:
             with contextlib.suppress(OSError):
                 part.unlink(missing_ok=True)
             log.warning("the fitted lexical model is not kept (%s): the next start fits it again", e)
+            return
+        _prune(path.parent)
 
     def _fitted(self, examples: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -204,3 +209,14 @@ class LexicalScorer:
         finally:
             self.fit(examples)
         return [s or {} for s in out]
+
+
+_KEPT_NAME = re.compile(r"lexical-[0-9a-f]{32}\.npz")
+
+
+def _prune(folder: Path) -> None:
+    """Banks edited again and again leave a file each: all but the `KEPT` most recently used go."""
+    with contextlib.suppress(OSError):
+        kept = [p for p in folder.iterdir() if _KEPT_NAME.fullmatch(p.name)]
+        for old in sorted(kept, key=lambda p: p.stat().st_mtime, reverse=True)[KEPT:]:
+            old.unlink(missing_ok=True)

@@ -69,3 +69,10 @@ def test_a_cache_that_cannot_be_written_only_costs_a_fit(tmp_path: Path, caplog:
     scorer = fitted(blocked / "models")
     assert scorer.scores(MESSAGES[0]) == fitted(None).scores(MESSAGES[0])
     assert "not kept" in caplog.text and blocked.read_text() == "not a folder"
+
+
+def test_only_the_most_recently_used_models_are_kept(tmp_path: Path) -> None:
+    for n in range(6):
+        fitted(tmp_path, [*EXAMPLES, ("greeting", f"hello number {n}")])
+    assert len(list(tmp_path.glob("lexical-*.npz"))) == 4
+    NoFit(cache=tmp_path).fit([*EXAMPLES, ("greeting", "hello number 5")])  # the newest is among them
