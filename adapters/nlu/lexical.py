@@ -87,7 +87,8 @@ class LexicalScorer:
     def _load(self, path: Path) -> bool:
         """The model fitted on these sentences before; False when there is none or it is unreadable."""
         try:
-            with np.load(path, allow_pickle=False) as kept:
+            # Opened here so that the file is closed when numpy fails on a damaged one.
+            with path.open("rb") as file, np.load(file, allow_pickle=False) as kept:
                 arrays = {name: kept[name] for name in kept.files}
             labels, terms = arrays["labels"].tolist(), arrays["terms"].tolist()
             weights, bias, idf = arrays["weights"], arrays["bias"], arrays["idf"]
@@ -95,7 +96,7 @@ class LexicalScorer:
                 raise ValueError(f"arrays of {weights.shape}, {bias.shape}, {idf.shape}")
         except (FileNotFoundError, NotADirectoryError):
             return False
-        except (OSError, KeyError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - whatever a damaged file raises, the model is fitted again
             log.warning("fitting the lexical model again: %s is unreadable (%s)", path, e)
             return False
         self.labels, self._weights, self._bias, self._idf = labels, weights, bias, idf

@@ -52,11 +52,15 @@ def test_other_sentences_are_another_model(tmp_path: Path) -> None:
     assert more.scores("hiya")["greeting"] > fitted(None).scores("hiya")["greeting"]
 
 
-def test_an_unreadable_file_is_fitted_again_and_replaced(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_an_unreadable_file_is_fitted_again_and_replaced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
     plain = fitted(None)
     fitted(tmp_path)
     [kept] = tmp_path.glob("lexical-*.npz")
-    kept.write_bytes(b"half a file")
+    whole = kept.read_bytes()
+    kept.write_bytes(b"not a model" if damage == "garbage" else whole[: len(whole) // 2])
     repaired = fitted(tmp_path)
     assert repaired.scores(MESSAGES[0]) == plain.scores(MESSAGES[0])
     assert "unreadable" in caplog.text
