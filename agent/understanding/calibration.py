@@ -36,6 +36,8 @@ class Levels(BaseModel):
     moves: dict[str, float]  # each move's level
     in_scope_accuracy: float  # held-out bank sentences of intents read as their own intent
     out_of_scope_recall: float  # held-out out-of-scope sentences read as out of scope
+    sentences: int  # bank sentences read
+    out_of_scope_sentences: int  # of them, the out-of-scope topics'
 
 
 class _Held(BaseModel):
@@ -106,6 +108,8 @@ def calibrate(
         moves=moves,
         in_scope_accuracy=round(scope.in_acc, 4),
         out_of_scope_recall=round(scope.oos_recall, 4),
+        sentences=len(labels),
+        out_of_scope_sentences=sum(1 for label in labels if label.startswith(OUT_OF_SCOPE + TOPIC_SEP)),
     )
 
 

@@ -26,7 +26,7 @@ from agent.config.intents import IntentsRegistry
 from agent.domain.catalog import load_store_settings
 from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
 from agent.understanding.banks import OUT_OF_SCOPE
-from agent.understanding.calibration import calibrate
+from agent.understanding.calibration import Levels, calibrate
 from agent.understanding.reading import TOPIC_SEP, BankReader
 from agent.understanding.rules import RulesClassifier
 from bots.app import embedded_reader
@@ -196,29 +196,34 @@ _LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[ \t]*[^\s#]*", r
 _MAP_LINE = r"^{name}:[ \t]*\{{[^}}\n]*\}}"
 
 
-def run_calibrate(args: argparse.Namespace) -> int:
-    """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
-    reader, _ = reader_for(args.config_dir, args.data_dir)
+def calibrated(config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> Levels:
+    """The levels the banks' own sentences call for, each read by a model fitted without it."""
+    reader, _ = reader_for(config_dir, data_dir)
     labels = [label for label, _ in reader.examples]
     answered = {name for name, topic in reader.banks.out_of_scope.items() if topic.answer}
     # An out-of-scope topic is held out whole: the levels must hold for requests from domains the
     # banks never saw, not only for more sentences of a known one. An intent's sentence alone.
     topics = [label if label.startswith(OUT_OF_SCOPE + TOPIC_SEP) else f"{n}" for n, label in enumerate(labels)]
     alone = [str(n) for n in range(len(labels))]
-    config = load_config(resolve_dir(args.config_dir, "config"))
+    config = load_config(resolve_dir(config_dir, "config"))
     gated = {i.id for i in config.intents.intents if i.templates.offer}
     held_out, held_out_alone = reader.scorer.held_out_scores(topics), reader.scorer.held_out_scores(alone)
-    levels = calibrate(labels, held_out, held_out_alone, answered, gated, reader.banks.moves_alike)
+    return calibrate(labels, held_out, held_out_alone, answered, gated, reader.banks.moves_alike)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
+    levels = calibrated(args.config_dir, args.data_dir)
     values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     print(
         f"levels: {', '.join(f'{k} {v}' for k, v in values.items())}, gates {levels.gates}, moves {levels.moves}"
         f" (held out: in-scope accuracy "
         f"{levels.in_scope_accuracy:.2%}, out-of-scope recall {levels.out_of_scope_recall:.2%}, "
-        f"{len(labels)} sentences, {sum(1 for x in labels if x.startswith(OUT_OF_SCOPE + TOPIC_SEP))} out of scope)"
+        f"{levels.sentences} sentences, {levels.out_of_scope_sentences} out of scope)"
     )
     if args.dry_run:
         return 0
-    path = Path(config.directory) / "nlu.yaml"
+    path = Path(load_config(resolve_dir(args.config_dir, "config")).directory) / "nlu.yaml"
     text = path.read_text(encoding="utf-8")
     found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
     text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
