@@ -10,7 +10,7 @@ from bots.cli.nlu import calibrated
 from tests.helpers import REPO
 
 
-@pytest.mark.parametrize("store", ["", "stores/outdoor"])
+@pytest.mark.parametrize("store", ["", "stores/outdoor"], ids=["shipped", "outdoor"])
 def test_the_shipped_levels_are_the_ones_calibrate_writes(store: str) -> None:
     """`agentbot nlu calibrate` on a shipped store's banks changes nothing in its nlu.yaml: the
     levels the bot reads with came from its banks, not from tuning on a corpus, and a change to the
