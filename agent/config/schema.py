@@ -39,6 +39,10 @@ class SlotSpec(Strict):
     # The word the embedded model reads in place of a value `pattern` finds ("title"), so what a
     # task or ticket is about does not decide which intent it is.
     mask: str | None = None
+    # A later request of the same person that needs this value and names none ("refund it" after
+    # "where is O-12345?") takes the one value their recent requests had, unless they say it is
+    # another ("my other order"; vocabulary `others`). Two different recent values: it asks.
+    remembered: bool = False
 
 
 class IntentTemplates(Strict):
@@ -118,6 +122,9 @@ class Vocabulary(Strict):
     # Said around a request without changing it: greetings and lead-ins before, thanks and sign-offs after.
     openers: list[str] = Field(default_factory=list)
     closers: list[str] = Field(default_factory=list)
+    # Words that say a request is about a different one than before ("my other order"): no
+    # remembered value is filled in (SlotSpec.remembered).
+    others: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

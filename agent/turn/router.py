@@ -20,6 +20,7 @@ from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.desk import HandoffDesk
 from agent.conversation.preferences import PreferenceRecorder
+from agent.conversation.remembered import Remembered
 from agent.conversation.session import Goal, SessionState
 from agent.domain.records import TurnRecord
 from agent.domain.types import (
@@ -106,6 +107,7 @@ class AgentRouter:
         self.requests = requests.Requests(parts.registry, parts.messages, self.names)
         self.values = parts.reader.slots  # the embedded reading's slot patterns, compiled once
         self.answers = Answers(parts.registry.specs, self.values)
+        self.remembered = Remembered(parts.registry.slots, parts.registry.vocabulary)
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -353,8 +355,9 @@ class AgentRouter:
             await self.confirmations.restate(ctx)
             return results
         self.confirmations.shelve(me, intent.id)
+        cls, carried = self.remembered.fill(me, cls, intent, ctx.interaction.text)
         update = goals.apply(me, cls, intent, agent)
-        t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(me)})
+        t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(me), "remembered": carried})
         goal = me.goals[update.goal_id]
         results = await self.acting.run(agent, ctx, goal, intent)
         goal, resumed, more = await self._run_queued(ctx, goal)

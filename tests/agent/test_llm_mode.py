@@ -280,7 +280,7 @@ def test_cascade_uses_no_llm_on_the_shipped_suites_and_one_call_when_rules_are_u
     rules = rules_classifier()
     said = {(s.name, sc.id): sc.turns for s in map(load_suite, suites) for sc in s.scenarios}
     order_suites = [s for s in report["scenarios"] if s["suite"] in ("orders", "interleaving")]
-    assert len(order_suites) == 11
+    assert len(order_suites) == 12
     order_turns = [(s, t) for s in order_suites for t in s["llm_turns"]]
     asked = [said[s["suite"], s["id"]][t["turn"] - 1].user or "" for s, t in order_turns if t["calls"]]
     assert len(asked) * 4 < len(order_turns) and not any(re.search(r"\bO-?\d{5}", text, re.I) for text in asked)
