@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from agent.config.schema import SlotSpec, Vocabulary
-from agent.conversation.session import Speaker
+from agent.conversation.session import GoalStatus, Speaker
 from agent.domain.types import Classification, Intent
 
 # How many of a speaker's turns back a goal counts as recent.
@@ -42,10 +42,13 @@ class Remembered:
 
     @staticmethod
     def _recent(me: Speaker, slot: str) -> Any:
-        """The one value of `slot` among the speaker's recent goals; None for none or several."""
+        """The one value of `slot` among the speaker's recent goals; None for none or several. A goal
+        that failed is no source: its value was just refused ("O-99999 isn't on your account")."""
         values = {
             str(value): value
             for g in me.goals.values()
-            if me.turns - g.touched_turn <= RECENT_TURNS and (value := g.slots.get(slot)) not in (None, "")
+            if me.turns - g.touched_turn <= RECENT_TURNS
+            and g.status != GoalStatus.failed
+            and (value := g.slots.get(slot)) not in (None, "")
         }
         return next(iter(values.values())) if len(values) == 1 else None

@@ -63,6 +63,14 @@ async def test_an_order_talked_about_long_ago_is_not_taken(app: App) -> None:
     assert "Order IDs look like" in r.text and not r.confirmation
 
 
+async def test_an_order_just_refused_is_not_taken_again(app: App) -> None:
+    r, _ = await say(app.router, "where is O-34567")  # Bilal's order, not Alice's
+    assert "orders on your account" in r.text
+    await say(app.router, "never mind")
+    r, _ = await say(app.router, "refund it")
+    assert "Order IDs look like" in r.text and not r.confirmation and r.alerts == []
+
+
 async def test_nobody_takes_the_order_someone_else_talked_about(app: App) -> None:
     await say(app.router, "where is O-23456")  # Alice
     r, _ = await say(app.router, "refund it", customer="C-002")  # Bilal, in Alice's conversation
