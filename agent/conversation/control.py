@@ -10,7 +10,7 @@ from typing import Literal
 
 from agent.config.schema import Messages, Vocabulary
 from agent.conversation import goals
-from agent.conversation.moves import Cancel, ControlMove, Goodbye
+from agent.conversation.moves import Cancel, ControlMove, Goodbye, Unclear
 from agent.conversation.notices import GoalNames, resume
 from agent.conversation.session import Goal
 from agent.domain.types import OutboundMessage
@@ -55,6 +55,8 @@ class Control:
         elif kind == "farewell":
             text = m.farewell_pending.format(goal=self.names(goal)) if goal else m.farewell
             await ctx.out.send(OutboundMessage(kind="answer", text=text))
+        elif isinstance(move, Unclear) and move.replied and goal is not None and goal.next_question:
+            await ctx.out.send(OutboundMessage(kind="question", text=goal.next_question))
         else:
             await ctx.out.send(self._nudge(goal))
         t.emit("response_generated", {"control": kind})

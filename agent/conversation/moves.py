@@ -52,6 +52,10 @@ class Goodbye:
 class Unclear:
     """Says nothing the bot can act on: "hmm", an emoji, a bare "ok" when nothing was asked."""
 
+    # A bare yes to a question that asks for a value ("which order?"): the question is asked again
+    # as it was, with no "I'm still here" (the person is plainly there).
+    replied: bool = False
+
 
 @dataclass(frozen=True)
 class SlotAnswer:
@@ -142,7 +146,7 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
     if said == "unresolved" and goal is not None and goal.missing and not heard.describes:
         return Unclear()  # "didn't work" names no device; it may well describe a ticket's problem
     if heard.empty or said in ("assent", "refusal"):
-        return Unclear()  # a bare "ok" or "no" when nothing was asked answers nothing
+        return Unclear(replied=not heard.empty)  # a bare "ok" or "no" when nothing was asked answers nothing
     return None
 
 

@@ -197,3 +197,11 @@ async def test_symbols_with_no_word_get_a_nudge_not_a_person(app: App) -> None:
     r, _ = await say(app.router, "where is my order")
     nudge, _ = await say(app.router, "🤔🤔")  # in no list: no word at all
     assert "order ID" in nudge.text and "human" not in nudge.text
+
+
+@pytest.mark.parametrize("text", ["yes", "ok", "sure"])
+async def test_a_bare_yes_to_a_question_for_a_value_asks_it_again_plainly(app: App, text: str) -> None:
+    asked, _ = await say(app.router, "I'd like a refund")
+    again, delivered = await say(app.router, text)
+    assert [m.text for m in delivered] == [asked.text] and "still here" not in again.text
+    assert not again.confirmation and await refunds(app) == []
