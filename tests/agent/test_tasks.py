@@ -22,6 +22,9 @@ INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
         ("add a task to call the bank tomorrow", "task_add", {"task_title": "call the bank tomorrow"}),
         ("Add task: buy milk!", "task_add", {"task_title": "buy milk"}),
         ("please remind me to water the plants.", "task_add", {"task_title": "water the plants"}),
+        ("add buy a mouse pad to my list", "task_add", {"task_title": "buy a mouse pad"}),
+        ("can you add eggs to my shopping list please", "task_add", {"task_title": "eggs"}),
+        ("Add Pick up dry cleaning to my to do list.", "task_add", {"task_title": "Pick up dry cleaning"}),
         ("what's on my list", "task_list", {}),
         ("Show me my todos", "task_list", {}),
         ("list my tasks please", "task_list", {}),
@@ -66,3 +69,13 @@ async def test_greeting_and_off_topic_use_no_tools(db_url: str) -> None:
             response, _ = await say(router, text)
             assert response.tool_results == []
             assert not any(name in response.text for name in ("add_task", "list_tasks", "delete_task"))
+
+
+async def test_added_in_ordinary_words_goes_on_the_list_and_a_question_about_it_adds_nothing(db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        added, _ = await say(app.router, "add buy a mouse pad to my list")
+        asked, _ = await say(app.router, "have I told you to add washing dishes to my todo list?")
+        rows = await app.store.fetch("SELECT title, status FROM tasks ORDER BY number")  # type: ignore[attr-defined]
+    assert "task 1: buy a mouse pad" in added.text
+    assert "Added" not in asked.text and "washing dishes" not in asked.text
+    assert [tuple(r) for r in rows] == [("buy a mouse pad", "open")]
