@@ -85,15 +85,19 @@ def redirect(
     me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
 ) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
-    A new search of the open goal's own kind (its own category) clears the answered one's slots, so
-    nothing of the old search ("gaming") carries into the new one."""
+    A new search of the active goal's own kind (its own category) clears the earlier one's slots,
+    answered or still asking for a budget, so nothing of the old search ("quiet") carries into the
+    new one ("what about monitors under 8000")."""
+    active = me.active_goal
+    kind = specs.get(active.intent_id) if active is not None and cls.intent_id == active.intent_id else None
+    restart = kind.follow_up if kind is not None else None
+    if active is not None and restart is not None and _restarts(active, cls, restart):
+        active.slots, active.answered = {}, False
+        return cls
     goal = _open(me, cls, specs)
     spec = specs.get(goal.intent_id) if goal else None
     rule: FollowUp | None = spec.follow_up if spec else None
     if goal is None or spec is None or rule is None:
-        return cls
-    if cls.intent_id == goal.intent_id and goal is me.active_goal and _restarts(goal, cls, rule):
-        goal.slots, goal.answered = {}, False
         return cls
     items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
     if not items:
