@@ -32,7 +32,8 @@ class Remembered:
 
     def fill(self, me: Speaker, cls: Classification, intent: Intent, text: str) -> tuple[Classification, list[str]]:
         """The request with the values it takes from earlier, and the names of those slots."""
-        wanted = self.slots & set(intent.required_params) - {k for k, v in cls.params.items() if v not in (None, "")}
+        given = {k for k, v in cls.params.items() if v not in (None, "")}
+        wanted = self.slots & (set(intent.required_params) - given)
         if not wanted or cls.fills_slot or (self._others is not None and self._others.search(text.lower())):
             return cls, []
         found = {slot: value for slot in sorted(wanted) if (value := self._recent(me, slot)) is not None}
