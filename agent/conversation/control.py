@@ -55,20 +55,21 @@ class Control:
         elif kind == "farewell":
             text = m.farewell_pending.format(goal=self.names(goal)) if goal else m.farewell
             await ctx.out.send(OutboundMessage(kind="answer", text=text))
-        elif isinstance(move, Unclear) and move.replied and goal is not None and goal.next_question:
-            await ctx.out.send(OutboundMessage(kind="question", text=goal.next_question))
         else:
-            await ctx.out.send(self._nudge(goal))
+            await ctx.out.send(self._nudge(goal, replied=isinstance(move, Unclear) and move.replied))
         t.emit("response_generated", {"control": kind})
 
     def _resume(self, goal: Goal) -> OutboundMessage | None:
         # Cancelling is no side question: the earlier request is announced even for the same agent.
         return resume(goal, "", self.messages, self.names(goal))
 
-    def _nudge(self, goal: Goal | None) -> OutboundMessage:
+    def _nudge(self, goal: Goal | None, replied: bool = False) -> OutboundMessage:
+        """What is pending, asked again; a bare yes to a question gets the question as it was (the
+        person who just answered is plainly there)."""
         m = self.messages
         if goal is not None and goal.next_question:
-            return OutboundMessage(kind="question", text=f"{m.nudge} {goal.next_question}")
+            text = goal.next_question if replied else f"{m.nudge} {goal.next_question}"
+            return OutboundMessage(kind="question", text=text)
         if goal is not None:
             return OutboundMessage(kind="answer", text=m.nudge_open.format(goal=self.names(goal)))
         return OutboundMessage(kind="answer", text=m.nudge_idle)

@@ -5,10 +5,10 @@ the words that say a request is about another one ("my other order") are its voc
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agent.config.schema import SlotSpec, Vocabulary
+from agent.conversation.followups import says
 from agent.conversation.session import GoalStatus, Speaker
 from agent.domain.types import Classification, Intent
 
@@ -27,14 +27,13 @@ class Remembered:
 
     def __init__(self, slots: dict[str, SlotSpec], vocabulary: Vocabulary):
         self.slots = {name for name, spec in slots.items() if spec.remembered}
-        words = sorted((re.escape(w.lower()) for w in vocabulary.others), key=len, reverse=True)
-        self._others = re.compile(rf"\b(?:{'|'.join(words)})\b") if words else None
+        self.others = vocabulary.others
 
     def fill(self, me: Speaker, cls: Classification, intent: Intent, text: str) -> tuple[Classification, list[str]]:
         """The request with the values it takes from earlier, and the names of those slots."""
         given = {k for k, v in cls.params.items() if v not in (None, "")}
         wanted = self.slots & (set(intent.required_params) - given)
-        if not wanted or cls.fills_slot or (self._others is not None and self._others.search(text.lower())):
+        if not wanted or cls.fills_slot or says(text, self.others):
             return cls, []
         found = {slot: value for slot in sorted(wanted) if (value := self._recent(me, slot)) is not None}
         if not found:

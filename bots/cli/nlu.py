@@ -223,7 +223,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     )
     if args.dry_run:
         return 0
-    path = Path(load_config(resolve_dir(args.config_dir, "config")).directory) / "nlu.yaml"
+    path = resolve_dir(args.config_dir, "config") / "nlu.yaml"
     text = path.read_text(encoding="utf-8")
     found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
     text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
