@@ -3,22 +3,35 @@
 It follows the agent's constitution (config/agents.yaml): tools only for a clear task request,
 deletion only after the user confirms the exact task, and answers in plain words, never tool names.
 Deleting looks the task up first, so the confirmation names the task the user is about to lose.
+A task named by its words instead of its number ("mark buy milk as done", "delete the plumber one")
+is the one open task whose title shares the most of them.
 """
 
 from __future__ import annotations
 
+import re
+
 from agent.domain.contexts import AgentRequest
-from agent.domain.types import AskUser, Confirm, Plan, ToolCall
+from agent.domain.types import AskUser, Confirm, Plan, ToolCall, ToolResult
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
+from agent.turn.text import STOPWORDS, stem
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
+# The requests that act on one task, which the user may name by its words.
+BY_TITLE = ("task_complete", "task_delete")
+
+
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS}
 
 
 class TaskPlanner(TemplatePlanner):
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
+        if intent.id in BY_TITLE and goal.missing == ["task_number"] and self._naming(request):
+            return self._by_title(request)
         if intent.id != "task_delete" or goal.missing:
             return await super().plan(request, turn)
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
@@ -41,3 +54,38 @@ class TaskPlanner(TemplatePlanner):
         args = self.tool_args(goal, intent)
         plan.steps = [Confirm(prompt=render(template, task), tool=intent.tool or "delete_task", params=args)]
         return plan
+
+    def _naming(self, request: AgentRequest) -> set[str]:
+        """The words of the request that could name a task: not the request's own words ("mark",
+        "done"), which its description and question in config/intents.yaml use."""
+        spec = self.specs[request.intent.id]
+        own = _words(" ".join([spec.description, *spec.templates.ask.values(), *spec.goal_name, *spec.examples]))
+        return _words(request.text) - own
+
+    def _by_title(self, request: AgentRequest) -> Plan:
+        goal, intent = request.goal, request.intent
+        plan = Plan(intent_id=intent.id, goal_id=goal.id)
+        last = request.results[-1] if request.results else None
+        if last is None:
+            plan.steps = [ToolCall(tool_name="list_tasks", params={"show": "open"})]
+            return plan
+        task = _named(last, self._naming(request))
+        if task is None:
+            plan.steps = [AskUser(param="task_number", prompt=goal.next_question)]
+            return plan
+        plan.slots_patch = {"task_number": task["number"]}
+        args = {"number": str(task["number"])}
+        spec = self.specs[intent.id]
+        if spec.templates.confirm:
+            plan.steps = [Confirm(prompt=render(spec.templates.confirm, task), tool=intent.tool, params=args)]
+        else:
+            plan.steps = [ToolCall(tool_name=intent.tool or "", params=args)]
+        return plan
+
+
+def _named(listed: ToolResult, words: set[str]) -> dict | None:
+    """The one listed task whose title shares the most of `words`; None when none or several do."""
+    scored = [(len(words & _words(str(t.get("title", "")))), t) for t in (listed.data or {}).get("items", [])]
+    best = max((n for n, _ in scored), default=0)
+    found = [t for n, t in scored if n == best]
+    return found[0] if best and len(found) == 1 else None

@@ -79,3 +79,26 @@ async def test_added_in_ordinary_words_goes_on_the_list_and_a_question_about_it_
     assert "task 1: buy a mouse pad" in added.text
     assert "Added" not in asked.text and "washing dishes" not in asked.text
     assert [tuple(r) for r in rows] == [("buy a mouse pad", "open")]
+
+
+async def test_a_task_named_by_its_words_is_that_task_and_an_unclear_one_is_asked_about(db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        for title in ("buy milk", "call the plumber", "buy bread"):
+            await say(app.router, f"add {title} to my list")
+        done, _ = await say(app.router, "mark buy milk as done")
+        asked, _ = await say(app.router, "I finished the shopping")  # no task says so: its number is asked
+        await say(app.router, "never mind")
+        deleting, _ = await say(app.router, "delete the plumber one")
+        rows_before_yes = await app.store.fetch("SELECT number, status FROM tasks ORDER BY number")  # type: ignore[attr-defined]
+        deleted, _ = await say(app.router, "yes")
+        rows = await app.store.fetch("SELECT number, title, status FROM tasks ORDER BY number")  # type: ignore[attr-defined]
+    assert "Task 1 (buy milk) is marked as done" in done.text
+    assert "Tell me its number" in asked.text
+    assert "Delete task 2 (call the plumber)?" in deleting.text
+    assert [tuple(r) for r in rows_before_yes] == [(1, "done"), (2, "open"), (3, "open")]  # asked, nothing deleted
+    assert "Deleted task 2" in deleted.text
+    assert [tuple(r) for r in rows] == [
+        (1, "buy milk", "done"),
+        (2, "call the plumber", "deleted"),
+        (3, "buy bread", "open"),
+    ]
