@@ -61,9 +61,10 @@ class Reading:
 
 # The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").
 _TICKET_ASK = re.compile(
-    r"\b(?:(?:can|could|would) you |please |i(?: want| need| would like|'d like|’d like) to |i wanna |let'?s |pls )*"
-    r"(?:open|file|raise|create|log|make|put in|start|submit|lodge|report)(?: me)? (?:a |an )?(?:new )?(?:support )?"
-    r"(?:ticket|complaint|case|report|problem|issue)(?: for (?:me|that|this|it))?"
+    r"\b(?:(?:can|could|would) you |please |i(?: want| need| would like|'d like|’d like| wish) to |i wanna |"
+    r"let'?s |pls )*"
+    r"(?:(?:open|file|raise|create|log|make|put in|start|submit|lodge|report)(?: me)? (?:a |an )?(?:new )?(?:support )?"
+    r"(?:ticket|complaint|case|report|problem|issue|claim)(?: for (?:me|that|this|it))?|complain)"
     r"(?: (?:about|for|regarding|re|on))?\b[\s:,.\-]*",
     re.I,
 )

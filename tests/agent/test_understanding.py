@@ -130,6 +130,13 @@ def test_a_ticket_summary_is_the_problem_not_the_request() -> None:
     assert problem_summary("Hi! Can you open a ticket: the box was empty. Thanks!", polite) == "The box was empty"
     assert problem_summary("I want to open a ticket", polite) is None
     assert problem_summary("please file a complaint about the scratched monitor", polite) == "The scratched monitor"
+    # Complaining in other words is the request too, not the problem.
+    said = "I want to complain, my keyboard arrived with missing keys"
+    assert problem_summary(said, polite) == "My keyboard arrived with missing keys"
+    assert (
+        problem_summary("I'd like to file a claim: the webcam arrived cracked", polite) == "The webcam arrived cracked"
+    )
+    assert problem_summary("I want to complain", polite) is None
 
 
 def test_banks_name_only_known_intents(tmp_path: Path) -> None:
