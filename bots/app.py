@@ -90,7 +90,8 @@ def _embedded(config: BotConfig, inventory: FileInventory) -> Embedded:
     banks = load_banks(Path(config.directory), config.intents)
     slots = config.intents.slots
     store_words = [*inventory.distinct("category"), *inventory.distinct("brand")]
-    store_words += [v for name in ("category", "device") if name in slots for v in slots[name].values]
+    store_words += [v for name in ("category", "device", "brand") if name in slots for v in slots[name].values]
+    store_words += [a for name in ("category", "device") if name in slots for a in slots[name].aliases]
     masks = tuple((s.pattern, s.mask) for s in slots.values() if s.pattern and s.mask)
     vocabulary = config.intents.vocabulary
     politeness = (tuple(vocabulary.openers), tuple(vocabulary.closers))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent.domain.types import Constraints
 
@@ -15,6 +15,10 @@ SafeLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+# The value of a slot whose answer set no limit on it (SlotSpec.any_pattern).
+ANY = "any"
 
 
 class SlotSpec(Strict):
@@ -31,6 +35,11 @@ class SlotSpec(Strict):
     # message ("my headphones arrived broken" is already the ticket's summary).
     from_request: bool = False
     values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
+    # A reply that sets no limit on the value asked for ("no budget", "price doesn't matter"):
+    # the slot is filled with `ANY`, which the intent's planner reads as no limit.
+    any_pattern: str | None = None
+    # Other words people use for one of `values` ("earbuds": headset): read as that value.
+    aliases: dict[str, str] = Field(default_factory=dict)
     # A pattern match normally leaves the intent words out ("O-12345" says nothing about intent);
     # a symptom like "keeps freezing" is both the slot value and what the request is about.
     keep_words: bool = False
@@ -43,6 +52,14 @@ class SlotSpec(Strict):
     # "where is O-12345?") takes the one value their recent requests had, unless they say it is
     # another ("my other order"; vocabulary `others`). Two different recent values: it asks.
     remembered: bool = False
+
+    @model_validator(mode="after")
+    def _aliases_name_values(self) -> SlotSpec:
+        known = {v.lower() for v in self.values}
+        unknown = sorted(v for v in self.aliases.values() if v.lower() not in known)
+        if unknown:
+            raise ValueError(f"aliases must stand for one of the slot's values; not among them: {', '.join(unknown)}")
+        return self
 
 
 class IntentTemplates(Strict):

@@ -137,6 +137,8 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
             return Wait()
         return None  # anything else is read as a request; the question is asked again after it
     goal = me.active_goal
+    if heard.value is not None:
+        return None  # nothing but the value asked for: "no budget" answers, its "no" refuses nothing
     if said == "cancel" or (said == "refusal" and goal is not None and goal.missing):
         return Cancel()  # "nah, leave it" while the refund waits for an order id
     if said == "goodbye":

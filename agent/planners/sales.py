@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent.config.schema import ANY
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.catalog import StoreSettings, money
 from agent.domain.contexts import AgentRequest
@@ -65,7 +66,7 @@ class SalesPlanner:
         plan = Plan(intent_id=r.intent.id, goal_id=goal.id)
         slots = dict(goal.slots)
         notes: list[str] = []
-        if slots.get("budget") not in (None, "") and not isinstance(slots["budget"], int | float):
+        if slots.get("budget") not in (None, "", ANY) and not isinstance(slots["budget"], int | float):
             amount = parse_budget(slots["budget"])
             plan.slots_patch["budget"] = amount
             slots["budget"] = amount
@@ -114,42 +115,57 @@ class SalesPlanner:
             brand = plan.slots_patch["brand"] = None
         disliked = [b for b in (prefs.disliked_brands if prefs else []) if not brand or b.lower() != str(brand).lower()]
         features = [str(slots["feature"])] if slots.get("feature") else []
-        features += [f for f in (prefs.preferred_features if prefs else []) if f not in features]
+        liked = [f for f in (prefs.preferred_features if prefs else []) if f not in features]
+        ceiling = self._ceiling(slots)
         params = {
             "category": str(slots["category"]),
-            "max_price": float(slots["budget"]),
+            "max_price": ceiling,
             "brand": brand,
             "features": features,
+            "prefer_features": liked,
             "exclude_brands": disliked,
             "prefer_brands": prefs.preferred_brands if prefs else [],
             "in_stock_only": True,
             "limit": self.store.max_recommendations,
         }
-        what = f"{slots.get('feature', '')} {slots['category']}".strip()
+        what = _what(slots, brand)
         plan.steps = [
-            Respond(when="pre", message=f"Looking for a {what} up to {self._money(float(slots['budget']))}..."),
+            Respond(when="pre", message=f"Looking for a {what}{self._within(ceiling, 'up to')}..."),
             ToolCall(tool_name="inventory_query", params={k: v for k, v in params.items() if v not in (None, [])}),
         ]
         return plan
 
+    @staticmethod
+    def _ceiling(slots: dict[str, Any]) -> float | None:
+        """The most the customer will pay; None when they said the price sets no limit."""
+        return None if slots["budget"] == ANY else float(slots["budget"])
+
+    def _within(self, ceiling: float | None, word: str) -> str:
+        return f" {word} {self._money(ceiling)}" if ceiling is not None else ""
+
     def _phrase(self, data: dict[str, Any], slots: dict[str, Any], r: AgentRequest) -> tuple[str, list[dict]]:
-        items, budget = data.get("items", []), self._money(float(slots["budget"]))
-        what = f"{slots.get('feature', '')} {slots['category']}".strip()
+        items, budget = data.get("items", []), self._within(self._ceiling(slots), "within")
+        what = _what(slots, slots.get("brand"))
         brief = bool(r.preferences and r.preferences.communication_style == "brief")
         lines = []
         if data.get("excluded_brands"):
             lines.append(f"(I left out {', '.join(data['excluded_brands'])}, since you'd rather avoid that brand.)")
         if not items:
             alternatives = data.get("alternatives_over_budget", [])
+            others = data.get("alternatives_without_features", [])
             if alternatives:
                 options = "; ".join(f"{a['name']} at {self._money(a['price'])}" for a in alternatives)
-                lines.insert(0, f"I couldn't find an in-stock {what} within {budget}. The closest in stock: {options}.")
+                lines.insert(0, f"I couldn't find an in-stock {what}{budget}. The closest in stock: {options}.")
+            elif others:
+                options = "; ".join(f"{a['name']} at {self._money(a['price'])}" for a in others)
+                kind = f"{slots['category']} without it" if slots.get("feature") else str(slots["category"])
+                lines.insert(0, f"I couldn't find an in-stock {what}{budget}. The closest: a {kind}, {options}.")
             else:
-                lines.insert(0, f"Sorry, I couldn't find any {what} in stock within {budget}.")
-            lines.append("Would a different budget or brand work?")
+                lines.insert(0, f"Sorry, I couldn't find any {what} in stock{budget}.")
+            lines.append("Would a different budget or brand work?" if budget else "Would a different brand work?")
             return " ".join(lines), []
         count = "is 1 in-stock option" if len(items) == 1 else f"are {len(items)} in-stock options"
-        head = f"Here {count} for a {what} within {budget}:"
+        head = f"Here {count} for a {what}{budget}:"
         rows = []
         for n, i in enumerate(items, start=1):
             row = f"{n}. {i['name']} ({i['sku']}): {self._money(i['price'])}, {i['stock']} in stock"
@@ -196,9 +212,10 @@ class SalesPlanner:
         elif slots.get("model") or (item and not _only_reference(item, [])):
             query = str(slots.get("model") or item)
             params["query"] = query
-            plan.slots_patch["item"] = query
-            # A whole question makes a poor label; the product kind reads better.
-            label = f"the {category}" if category and not slots.get("model") else query
+            if category:
+                params["instead_category"] = str(category)  # what the store has of that kind, if not this one
+            # What is said back is the product the question names, not the whole question.
+            plan.slots_patch["item"] = label = _product_words(query)
         else:
             plan.slots_patch["item"] = None
             plan.steps = [AskUser(param="item", prompt=self.question(r.intent.id, "item"))]
@@ -232,6 +249,13 @@ class SalesPlanner:
             text = "\n".join(
                 f"I don't know that about the {i['name']} ({i['sku']}): our listing doesn't say. {self._card(i, True)}"
                 for i in items
+            )
+        elif not items and (instead := data.get("same_kind_instead")):
+            options = "; ".join(f"{i['name']} ({i['sku']}) at {self._money(i['price'])}" for i in instead)
+            kind = goal.slots.get("category", "kind")
+            text = (
+                f'I couldn\'t find "{goal.slots.get("item", "that")}" in our inventory. '
+                f"The {kind}s we have in stock: {options}."
             )
         elif not items:
             text = (
@@ -338,6 +362,17 @@ def _named(recent: list[dict], text: str) -> dict | None:
     words = set(re.findall(r"[a-z0-9-]+", text.lower()))
     named = [i for i, distinct in zip(recent, _name_words(recent), strict=True) if distinct & words]
     return named[0] if len(named) == 1 else None
+
+
+def _what(slots: dict[str, Any], brand: object) -> str:
+    """What is looked for, as said back: feature, brand and kind ("wireless <brand> mouse")."""
+    return " ".join(str(w) for w in (slots.get("feature"), brand, slots["category"]) if w)
+
+
+def _product_words(text: str) -> str:
+    """The words of a question that name a product ("is the alienware x17 in stock?" -> "alienware x17")."""
+    words = [w for w in re.findall(r"[\w-]+", text) if w.lower() not in GENERIC_WORDS]
+    return " ".join(words) or text
 
 
 def _first(recent: list[dict], category: object) -> dict | None:

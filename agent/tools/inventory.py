@@ -27,10 +27,18 @@ class InventoryParams(ToolParams):
     brand: str | None = Field(None, max_length=100)
     exclude_brands: list[str] = Field(default_factory=list, max_length=50)
     prefer_brands: list[str] = Field(default_factory=list, max_length=50)
-    features: list[str] = Field(default_factory=list, max_length=20, description="attribute words, e.g. wireless")
+    features: list[str] = Field(
+        default_factory=list, max_length=20, description="attribute words every item must have, e.g. wireless"
+    )
+    prefer_features: list[str] = Field(
+        default_factory=list, max_length=20, description="attribute words that rank an item first"
+    )
     sku: str | None = Field(None, max_length=100)
     skus: list[str] = Field(default_factory=list, max_length=10, description="several items by SKU")
     query: str | None = Field(None, max_length=300, description="free text naming a product")
+    instead_category: str | None = Field(
+        None, max_length=100, description="when the query names nothing: the in-stock items of this category instead"
+    )
     question: str | None = Field(
         None, max_length=300, description="a shopper's question about the items (the result names what it asks about)"
     )
@@ -117,23 +125,27 @@ class InventoryQuery:
         elif p.query:
             pool = self._text_matches(pool, p.query)
         if p.category:
-            category, words = _canonical(p.category), _words(p.category)
-            pool = [e for e in pool if e.category == category or words <= e.name_words]
+            pool = self._of_kind(pool, p.category)
+        # A product asked for by name that the store lacks: what it has of that kind instead.
+        instead = self._of_kind(self.entries, p.instead_category) if p.query and p.instead_category and not pool else []
         if p.brand:
             pool = [e for e in pool if _same(e.brand, p.brand)]
         excluded = {b.lower() for b in p.exclude_brands}
         skipped = sorted({e.item.brand for e in pool if e.brand in excluded})
         pool = [e for e in pool if e.brand not in excluded]
+        required = [_words(f) for f in p.features]
+        lacking = [e for e in pool if not all(w <= e.feature_words for w in required)]
+        pool = [e for e in pool if all(w <= e.feature_words for w in required)]
         if p.min_price is not None:
             pool = [e for e in pool if e.item.price >= p.min_price]
         over = [e.item for e in pool if p.max_price is not None and e.item.price > p.max_price]
         if p.max_price is not None:
             pool = [e for e in pool if e.item.price <= p.max_price]
-        wanted = [_words(f) for f in p.features]
+        wanted = [_words(f) for f in p.prefer_features]
         preferred = {b.lower() for b in p.prefer_brands}
 
         def rank(e: _Entry) -> tuple:
-            # In stock first, then more of the asked-for features, a preferred brand, and the higher
+            # In stock first, then more of the preferred features, a preferred brand, and the higher
             # price within budget (the most capable option the customer said they can afford).
             hits = sum(1 for w in wanted if w <= e.feature_words)
             return (e.item.stock <= 0, -hits, e.brand not in preferred, -e.item.price)
@@ -141,13 +153,23 @@ class InventoryQuery:
         ranked = [e.item for e in (pool if p.sku or p.skus else sorted(pool, key=rank))]
         matches = [i for i in ranked if i.stock > 0] if p.in_stock_only else ranked
         alternatives = sorted((i for i in over if i.stock > 0), key=lambda i: i.price)[:2] if not matches else []
+        # Nothing has every feature asked for: what comes closest is the same kind without them.
+        within = [e for e in lacking if p.max_price is None or e.item.price <= p.max_price]
+        others = [] if matches or alternatives else [e.item for e in sorted(within, key=rank) if e.item.stock > 0][:2]
         return {
             "items": [_public(i) for i in matches[: p.limit]],
             "total_matches": len(matches),
             "out_of_stock_matches": sum(1 for i in ranked if i.stock <= 0),
             "alternatives_over_budget": [_public(i) for i in alternatives],
+            "alternatives_without_features": [_public(i) for i in others],
             "excluded_brands": skipped,
+            "same_kind_instead": [_public(e.item) for e in sorted(instead, key=rank) if e.item.stock > 0][:3],
         } | (self.asked(p.question) if p.question else {})
+
+    @staticmethod
+    def _of_kind(pool: list[_Entry], category: str) -> list[_Entry]:
+        kind, words = _canonical(category), _words(category)
+        return [e for e in pool if e.category == kind or words <= e.name_words]
 
     def asked(self, question: str) -> dict:
         """What a question about items names in the inventory's data: attributes by their label

@@ -239,6 +239,11 @@ class LLMClassifier:
                     continue
                 if (described := self.rules.described(p, text)) is not None:
                     params[p] = described
+            # A value of a lookup list the message names ("earbuds" for a headset), when the model
+            # left it out: read as the rules read it.
+            for p in intent.required_params:
+                if p not in params and (value := self.rules.slots.lookup(p, text)) is not None:
+                    params[p] = value
         missing = [p for p in intent.required_params if p not in params]
         if goal is not None and goal.intent_id == intent.id:
             missing = [p for p in missing if p not in goal.slots]
@@ -264,6 +269,9 @@ class LLMClassifier:
                 if normalized is None:
                     continue  # not a valid value for this slot: ask for it rather than guess
                 value = normalized
+            elif spec is not None and spec.values:
+                # The list's own spelling of a value or of another word for it ("Earbuds" -> headset).
+                value = self.rules.slots.lookup(name, str(value)) or value
             out[name] = value
         return out
 

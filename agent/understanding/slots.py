@@ -6,7 +6,7 @@ import importlib
 import re
 from typing import Any
 
-from agent.config.schema import SlotSpec
+from agent.config.schema import ANY, SlotSpec
 from agent.turn.text import clean
 from agent.understanding.politeness import Politeness
 
@@ -123,13 +123,19 @@ class SlotExtractor:
         self.specs = slots
         self._patterns = {n: Pattern(s.pattern) for n, s in slots.items() if s.pattern}
         self._reply = {n: Pattern(s.reply_pattern) for n, s in slots.items() if s.reply_pattern}
+        self._any = {n: Pattern(s.any_pattern) for n, s in slots.items() if s.any_pattern}
+        # A value or an alias, as written -> the value it reads as.
+        self._canonical: dict[str, dict[str, str]] = {}
+        for n, s in slots.items():
+            if s.values:
+                values = {v.lower(): v for v in s.values}
+                self._canonical[n] = values | {a.lower(): values[v.lower()] for a, v in s.aliases.items()}
         self._values = {
             # Longest first so "desk chair" wins over "chair"; a plural ("laptops") finds the value too.
             n: re.compile(
-                r"\b(" + "|".join(re.escape(v) for v in sorted(s.values, key=len, reverse=True)) + r")(?:s|es)?\b", re.I
+                r"\b(" + "|".join(re.escape(v) for v in sorted(words, key=len, reverse=True)) + r")(?:s|es)?\b", re.I
             )
-            for n, s in slots.items()
-            if s.values
+            for n, words in self._canonical.items()
         }
 
     def _normalize(self, name: str, match: re.Match[str]) -> str:
@@ -150,12 +156,16 @@ class SlotExtractor:
                 found[name] = self._normalize(name, m)
                 if not self.specs[name].keep_words:
                     rest = rest.replace(m.group(0), " ")
-        for name, values in self._values.items():
-            m = values.search(text)
-            if m and name not in found:
-                canonical = {v.lower(): v for v in self.specs[name].values}
-                found[name] = canonical[m.group(1).lower()]
+        for name in self._values:
+            if name not in found and (value := self.lookup(name, text)) is not None:
+                found[name] = value
         return found, rest
+
+    def lookup(self, name: str, text: str) -> str | None:
+        """The first of `name`'s values (config `values`, or one of its `aliases`) the text names."""
+        rx = self._values.get(name)
+        m = rx.search(text) if rx is not None else None
+        return self._canonical[name][m.group(1).lower()] if m else None
 
     def typed_reply(self, name: str, text: str) -> tuple[Any, str] | None:
         """The value of `name` a direct answer gives by its pattern ("O-12345", a make and model),
@@ -171,6 +181,8 @@ class SlotExtractor:
         it, whatever else it resembles ("O-12345" to "which order?", a make and model to "which
         device?")."""
         found = self.typed_reply(name, text)
+        if found is None and (rx := self._any.get(name)) is not None and rx.search(text):
+            found = ANY, rx.rx.sub(" ", clean(text))  # every such phrase: "doesn't matter, no limit"
         if found is None:
             return None
         value, rest = found

@@ -44,6 +44,13 @@ def test_unknown_field_names_the_line_and_field(config_dir: Path) -> None:
     assert lines[e.value.line - 1].strip() == "tols: oops"  # type: ignore[operator]
 
 
+def test_an_alias_for_no_value_names_it(config_dir: Path) -> None:
+    text = (config_dir / "intents.yaml").read_text()
+    (config_dir / "intents.yaml").write_text(text.replace("notebook: laptop", "notebook: laptops", 1))
+    with pytest.raises(ConfigError, match="not among them: laptops"):
+        load_config(config_dir)
+
+
 def test_intent_for_an_unknown_agent(config_dir: Path) -> None:
     text = (config_dir / "intents.yaml").read_text()
     (config_dir / "intents.yaml").write_text(text.replace("agent: support", "agent: nobody", 1))

@@ -186,6 +186,43 @@ async def test_a_kind_of_product_with_a_ceiling_is_a_recommendation_within_it(ro
     assert offered and all(p <= 30000 for p in offered)  # not every laptop in stock, whatever its price
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "offered"),
+    [
+        ("I want some earbuds under 3000", "headset", "HyperX Cloud II"),
+        ("any good headphones? max 5000", "headset", "HyperX Cloud II"),
+        ("need a notebook for school, 25k max", "laptop", "Dell Inspiron 14"),
+    ],
+)
+async def test_another_word_for_a_kind_of_product_is_that_kind(
+    router: AgentRouter, text: str, kind: str, offered: str
+) -> None:
+    """The store's aliases (config/intents.yaml) read "earbuds" as its headsets: the search runs on
+    the kind the store sells instead of asking what kind of product is wanted."""
+    r, delivered = await say(router, text, "s-alias", "C-002")
+    assert r.intent_id == "recommend_item" and [t.tool for t in r.tool_results] == ["inventory_query"]
+    said = " ".join(m.text for m in delivered)
+    assert f"for a {kind} " in said and offered in delivered[-1].text
+
+
+async def test_a_feature_no_item_has_is_said_and_the_nearest_items_are_named_as_lacking_it(
+    router: AgentRouter,
+) -> None:
+    r, delivered = await say(router, "any wireless monitors under 20000?", "s-feature", "C-002")
+    answer = delivered[-1].text
+    assert r.intent_id == "recommend_item" and [t.tool for t in r.tool_results] == ["inventory_query"]
+    assert answer.startswith("I couldn't find an in-stock wireless monitor within ฿20,000.")
+    assert "The closest: a monitor without it, " in answer and "Dell S2721QS at ฿10,490" in answer
+
+
+async def test_a_product_the_store_lacks_is_said_and_what_it_has_of_that_kind_is_named(router: AgentRouter) -> None:
+    r, delivered = await say(router, "do you sell sony headphones?", "s-lacks", "C-002")
+    answer = delivered[-1].text
+    assert r.intent_id == "check_stock" and [t.tool for t in r.tool_results] == ["inventory_query"]
+    assert answer.startswith('I couldn\'t find "sony headphones" in our inventory.')
+    assert "The headsets we have in stock: " in answer and "HyperX Cloud II (HS-501) at ฿2,590" in answer
+
+
 async def test_whether_a_named_product_is_any_good_is_answered_about_it(router: AgentRouter) -> None:
     r, delivered = await say(router, "is the razer mouse any good for fps games?", "s-worth", "C-002")
     assert r.intent_id == "check_stock" and "Razer DeathAdder V3" in delivered[-1].text

@@ -45,7 +45,15 @@ def test_excluded_and_preferred_brands_and_features(query: InventoryQuery) -> No
     )
     assert skus(preferred)[0] == "MS-105"
     wireless = query.run(InventoryParams(category="mouse", features=["wireless"], in_stock_only=True))
-    assert skus(wireless)[:2] == ["MS-103", "MS-106"]
+    assert skus(wireless) == ["MS-103", "MS-106"]  # a feature asked for is a must: no wired mouse
+    liked = query.run(InventoryParams(category="mouse", prefer_features=["wireless"], in_stock_only=True))
+    assert skus(liked)[:2] == ["MS-103", "MS-106"] and len(skus(liked)) == 3  # a liked one only ranks
+
+
+def test_a_feature_nothing_has_offers_the_same_kind_without_it(query: InventoryQuery) -> None:
+    r = query.run(InventoryParams(category="monitor", features=["wireless"], max_price=20000, in_stock_only=True))
+    assert r["items"] == [] and r["alternatives_over_budget"] == []
+    assert {a["sku"] for a in r["alternatives_without_features"]} == {"MN-401", "MN-402"}
 
 
 def test_nothing_within_budget_offers_the_cheapest_in_stock_alternatives(query: InventoryQuery) -> None:
