@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 
 from agent.domain.contexts import AgentRequest
-from agent.domain.types import AskUser, Confirm, Plan, ToolCall, ToolResult
+from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
 from agent.turn.text import STOPWORDS, stem
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
+EMPTY = "Your list is empty."
 # The requests that act on one task, which the user may name by its words.
 BY_TITLE = ("task_complete", "task_delete")
 
@@ -57,10 +58,14 @@ class TaskPlanner(TemplatePlanner):
 
     def _naming(self, request: AgentRequest) -> set[str]:
         """The words of the request that could name a task: not the request's own words ("mark",
-        "done"), which its description and question in config/intents.yaml use."""
+        "done"), which its description and question in config/intents.yaml use, nor the words that
+        point at something listed ("the first one"; the follow-ups' ordinals and pointing words)."""
         spec = self.specs[request.intent.id]
-        own = _words(" ".join([spec.description, *spec.templates.ask.values(), *spec.goal_name, *spec.examples]))
-        return _words(request.text) - own
+        own = [spec.description, *spec.templates.ask.values(), *spec.goal_name, *spec.examples]
+        for other in self.specs.values():
+            if other.follow_up is not None:
+                own += [*other.follow_up.ordinals, *other.follow_up.pointing]
+        return _words(request.text) - _words(" ".join(own))
 
     def _by_title(self, request: AgentRequest) -> Plan:
         goal, intent = request.goal, request.intent
@@ -68,6 +73,12 @@ class TaskPlanner(TemplatePlanner):
         last = request.results[-1] if request.results else None
         if last is None:
             plan.steps = [ToolCall(tool_name="list_tasks", params={"show": "open"})]
+            return plan
+        if not (last.data or {}).get("items"):
+            # Nothing on the list to name: no number to ask for either.
+            empty = self.specs["task_list"].templates.answer.get("empty") if "task_list" in self.specs else None
+            plan.steps = [Respond(when="post", message=empty or EMPTY)]
+            plan.goal_status = "done"
             return plan
         task = _named(last, self._naming(request))
         if task is None:

@@ -102,3 +102,12 @@ async def test_a_task_named_by_its_words_is_that_task_and_an_unclear_one_is_aske
         (2, "call the plumber", "deleted"),
         (3, "buy bread", "open"),
     ]
+
+
+async def test_a_task_named_on_an_empty_list_is_answered_without_asking_for_a_number(db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        r, delivered = await say(app.router, "I paid the rent, tick it off")
+        rows = await app.store.fetch("SELECT number FROM tasks")  # type: ignore[attr-defined]
+    assert r.intent_id == "task_complete" and [t.tool for t in r.tool_results] == ["list_tasks"]
+    assert delivered[-1].text.startswith("Your list is empty") and "number" not in delivered[-1].text
+    assert list(rows) == []
