@@ -138,11 +138,14 @@ class SupportPlanner:
         plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
         question = str(goal.slots.get("question") or "")
         if not request.results:
-            plan.steps = [ToolCall(tool_name="knowledge_base_search", params={"query": question, "limit": 1})]
+            plan.steps = [ToolCall(tool_name="knowledge_base_search", params={"query": question, "limit": 3})]
             return plan
         result = request.results[-1]
         plan.goal_status = "done"
         hits = (result.data or {}).get("hits", []) if result.success else []
+        # A section about a kind of device is a fix, never a policy ("a warranty on laptops" is
+        # not answered with how to cool a laptop).
+        hits = [h for h in hits if not h.get("about")]
         if not hits:
             plan.steps = [Respond(when="post", message=NO_POLICY)]
             return plan

@@ -138,13 +138,17 @@ def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | 
     index: BM25Index | None = None
     finder: SectionFinder | None = None
 
-    async def fixes(p: KBSearchParams, help_: Troubleshooting) -> ToolOutput:
+    async def finder_of(help_: Troubleshooting, items: list[Item]) -> SectionFinder:
         nonlocal finder
-        items = await help_.inventory.items()
         if finder is None:  # the sections and the store's categories never change while running
             categories = sorted({i.category for i in items})
             classes = DeviceClasses(categories, help_.device_words, help_.similarity, help_.thresholds.same_device)
             finder = SectionFinder(await source.sections(), classes, help_.similarity, help_.thresholds)
+        return finder
+
+    async def fixes(p: KBSearchParams, help_: Troubleshooting) -> ToolOutput:
+        items = await help_.inventory.items()
+        finder = await finder_of(help_, items)
         symptom = without_model(" ".join((p.symptom or "").split()).strip(" .!?"), p.model, p.device)
         have = finder.classes.of_customer(p.device, p.model, items)
         fits = finder.find(symptom, have)  # a few dozen cached vectors: no thread needed
@@ -169,6 +173,11 @@ def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | 
             index = await asyncio.to_thread(BM25Index, await source.sections())
         query = p.query or p.symptom or ""
         hits = [_hit(s, score) for score, s in index.search(query, p.limit)]
+        if troubleshooting is not None:
+            # What each section is about: a kind of device (a fix), or none (a store policy).
+            found = await finder_of(troubleshooting, await troubleshooting.inventory.items())
+            about = {s.ref: kind for s, kind in found.about}
+            hits = [h | {"about": about.get(h["ref"])} for h in hits]
         return ToolOutput(data={"query": query, "hits": hits})
 
     return [

@@ -99,6 +99,18 @@ async def test_no_fix_when_nothing_fits(params: dict) -> None:
 async def test_a_policy_question_is_still_a_word_search() -> None:
     out = await troubleshooting_search().handler(KBSearchParams(query="how long does delivery take"), CTX)
     assert out.data["hits"][0]["ref"].startswith("delivery.md#")
+    assert out.data["hits"][0]["about"] is None  # a store policy, about no kind of device
+    fix = await troubleshooting_search().handler(KBSearchParams(query="laptop too hot"), CTX)
+    assert fix.data["hits"][0]["about"] == "laptop"
+
+
+async def test_a_policy_question_the_policies_do_not_answer_gets_no_device_fix(db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        r, delivered = await say(app.router, "is there a warranty on laptops?")
+    # The word search's best section was how to cool a laptop: a fix is no policy.
+    assert r.intent_id == "policy_question" and [t.tool for t in r.tool_results] == ["knowledge_base_search"]
+    assert delivered[-1].text.startswith("I couldn't find that in our store policies.")
+    assert "Source:" not in delivered[-1].text
 
 
 @pytest.mark.parametrize(
