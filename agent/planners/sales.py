@@ -212,6 +212,8 @@ class SalesPlanner:
         elif slots.get("model") or (item and not _only_reference(item, [])):
             query = str(slots.get("model") or item)
             params["query"] = query
+            if item:
+                params["question"] = item  # what else it asks of the product ("when will it be back?")
             if category:
                 params["instead_category"] = str(category)  # what the store has of that kind, if not this one
             # What is said back is the product the question names, not the whole question.

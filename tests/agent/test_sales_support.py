@@ -223,6 +223,20 @@ async def test_a_product_the_store_lacks_is_said_and_what_it_has_of_that_kind_is
     assert "The headsets we have in stock: " in answer and "HyperX Cloud II (HS-501) at ฿2,590" in answer
 
 
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("when will the SteelSeries Rival 3 be back in stock?", "expected back 2026-12-08"),
+        ("is the razer deathadder available in white?", "Yes, the Razer DeathAdder V3 (MS-102) is white"),
+    ],
+)
+async def test_what_a_stock_question_asks_of_a_named_product_is_answered(
+    router: AgentRouter, text: str, answer: str
+) -> None:
+    r, delivered = await say(router, text, "s-asks", "C-002")
+    assert r.intent_id == "check_stock" and answer in delivered[-1].text
+
+
 async def test_whether_a_named_product_is_any_good_is_answered_about_it(router: AgentRouter) -> None:
     r, delivered = await say(router, "is the razer mouse any good for fps games?", "s-worth", "C-002")
     assert r.intent_id == "check_stock" and "Razer DeathAdder V3" in delivered[-1].text
