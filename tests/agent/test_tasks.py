@@ -111,3 +111,15 @@ async def test_a_task_named_on_an_empty_list_is_answered_without_asking_for_a_nu
     assert r.intent_id == "task_complete" and [t.tool for t in r.tool_results] == ["list_tasks"]
     assert delivered[-1].text.startswith("Your list is empty") and "number" not in delivered[-1].text
     assert list(rows) == []
+
+
+async def test_a_task_goal_taken_up_again_does_not_read_another_request_as_naming_a_task(db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        await say(app.router, "add order new headphones to my list", customer="C-001")
+        asked, _ = await say(app.router, "mark a task as done", customer="C-001")
+        other, _ = await say(app.router, "where is my order O-12345?", customer="C-001")
+        rows = await app.store.fetch("SELECT title, status FROM tasks")  # type: ignore[attr-defined]
+    assert "Tell me its number" in asked.text
+    # The order question is answered and the task question asked again; "order" names no task here.
+    assert "O-12345" in other.text and "marked as done" not in other.text
+    assert [tuple(r) for r in rows] == [("order new headphones", "open")]
