@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from agent.config.files import load_yaml_model
 from agent.config.schema import AssistantSettings, Strict
@@ -51,6 +51,15 @@ class InventorySpec(Strict):
     columns: InventoryColumns = Field(default_factory=InventoryColumns)
     # Source columns that become item attributes (features the customer can ask for), by label.
     attributes: dict[str, str] = Field(default_factory=dict)
+    # Other words customers ask about an attribute with ("color", "how heavy"), each -> its label.
+    attribute_words: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _words_name_attributes(self) -> InventorySpec:
+        unknown = sorted(label for label in self.attribute_words.values() if label not in self.attributes)
+        if unknown:
+            raise ValueError(f"attribute_words must name an attribute label; not one: {', '.join(unknown)}")
+        return self
 
 
 class StoreSettings(Strict):

@@ -47,12 +47,20 @@ class SalesPlanner:
     def __init__(self, store: StoreSettings, questions: Planner):
         self.store = store
         self.questions = questions
+        said = sorted(store.inventory.attribute_words, key=len, reverse=True)
+        self._attribute_words = re.compile(r"\b(" + "|".join(map(re.escape, said)) + r")\b", re.I)
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.questions.question(intent_id, slot)
 
     def _money(self, value: float) -> str:
         return money(value, self.store.currency)
+
+    def _asking(self, question: str) -> str:
+        """The question with the store's other words for its attributes read as their labels
+        ("what colors ..." asks about "colours")."""
+        words = self.store.inventory.attribute_words
+        return self._attribute_words.sub(lambda m: words[m.group(1).lower()], question) if words else question
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id == "check_stock":
@@ -193,7 +201,7 @@ class SalesPlanner:
             skus = [str(slots["sku"])] if slots.get("sku") else [str(s) for s in slots["skus"]]
             params = {"skus": skus, "limit": len(skus)}
             if slots.get("question"):
-                params["question"] = str(slots["question"])
+                params["question"] = self._asking(str(slots["question"]))
             names = {str(i.get("sku")): str(i.get("name")) for i in recent}
             label = names.get(skus[0], skus[0]) if len(skus) == 1 else f"the {len(skus)} options"
             plan.steps = [
@@ -213,7 +221,7 @@ class SalesPlanner:
             query = str(slots.get("model") or item)
             params["query"] = query
             if item:
-                params["question"] = item  # what else it asks of the product ("when will it be back?")
+                params["question"] = self._asking(item)  # what else it asks of it ("when will it be back?")
             if category:
                 params["instead_category"] = str(category)  # what the store has of that kind, if not this one
             # What is said back is the product the question names, not the whole question.

@@ -176,10 +176,13 @@ class InventoryQuery:
         ("weight", "back in stock") or by one of their values anywhere in the inventory ("wireless"
         is a connection, "black" a colour), and the words it says that the data knows nothing of."""
         said = _words(question) - _STEMMED_GENERIC
+        # A word that names an attribute asks about it, not about a value elsewhere ("how heavy" is
+        # the weight, whatever tag holds the word "weight").
+        label_words = set().union(*(labels for labels, _ in self.vocabulary.values()))
         named: list[dict] = []
         for label, (labels, values) in self.vocabulary.items():
             named += [{"attribute": label, "value": None} for _ in sorted(said & labels)][:1]
-            named += [{"attribute": label, "value": values[w]} for w in sorted(said & set(values))]
+            named += [{"attribute": label, "value": values[w]} for w in sorted((said - label_words) & set(values))]
         unknown = sorted(w for w in said - self.known if not w.isdigit() and len(w) > 2)
         return {"asked": named, "unknown_words": unknown}
 

@@ -51,6 +51,13 @@ def test_an_alias_for_no_value_names_it(config_dir: Path) -> None:
         load_config(config_dir)
 
 
+def test_a_word_for_no_attribute_names_it(config_dir: Path, db_url: str) -> None:
+    text = (config_dir / "store.yaml").read_text()
+    (config_dir / "store.yaml").write_text(text.replace("heavy: weight", "heavy: mass", 1))
+    with pytest.raises(ConfigError, match="not one: mass"):
+        build_app(config_dir, REPO / "data", db_url)
+
+
 def test_intent_for_an_unknown_agent(config_dir: Path) -> None:
     text = (config_dir / "intents.yaml").read_text()
     (config_dir / "intents.yaml").write_text(text.replace("agent: support", "agent: nobody", 1))

@@ -228,6 +228,9 @@ async def test_a_product_the_store_lacks_is_said_and_what_it_has_of_that_kind_is
     [
         ("when will the SteelSeries Rival 3 be back in stock?", "expected back 2026-12-08"),
         ("is the razer deathadder available in white?", "Yes, the Razer DeathAdder V3 (MS-102) is white"),
+        # Other words for an attribute's label (config/store.yaml attribute_words).
+        ("what colors does the razer deathadder come in?", "The Razer DeathAdder V3 (MS-102): colours black white"),
+        ("how heavy is the logitech g502?", "The Logitech G502 HERO (MS-101): weight 121 g"),
     ],
 )
 async def test_what_a_stock_question_asks_of_a_named_product_is_answered(
