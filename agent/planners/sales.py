@@ -219,9 +219,17 @@ class SalesPlanner:
             label = chosen["name"]
         elif slots.get("model") or (item and not _only_reference(item, [])):
             query = str(slots.get("model") or item)
+            if slots.get("model"):
+                # A make and its model's first word must both match ("razer viper" is no DeathAdder);
+                # the model pattern may take a word past the name ("razer deathadder come in").
+                query = " ".join(query.split()[:2])
+                params["whole_name"] = True
             params["query"] = query
             if item:
-                params["question"] = self._asking(item)  # what else it asks of it ("when will it be back?")
+                # What else it asks of the product ("when will it be back?"), without its name.
+                model = str(slots.get("model") or "")
+                asked = re.sub(re.escape(model), " ", item, flags=re.I) if model else item
+                params["question"] = self._asking(asked)
             if category:
                 params["instead_category"] = str(category)  # what the store has of that kind, if not this one
             # What is said back is the product the question names, not the whole question.
@@ -262,10 +270,9 @@ class SalesPlanner:
             )
         elif not items and (instead := data.get("same_kind_instead")):
             options = "; ".join(f"{i['name']} ({i['sku']}) at {self._money(i['price'])}" for i in instead)
-            kind = goal.slots.get("category", "kind")
             text = (
                 f'I couldn\'t find "{goal.slots.get("item", "that")}" in our inventory. '
-                f"The {kind}s we have in stock: {options}."
+                f"In stock of that kind ({goal.slots.get('category', 'the same kind')}): {options}."
             )
         elif not items:
             text = (

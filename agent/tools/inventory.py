@@ -36,6 +36,7 @@ class InventoryParams(ToolParams):
     sku: str | None = Field(None, max_length=100)
     skus: list[str] = Field(default_factory=list, max_length=10, description="several items by SKU")
     query: str | None = Field(None, max_length=300, description="free text naming a product")
+    whole_name: bool = Field(False, description="the query is a make and model: an item must have all its words")
     instead_category: str | None = Field(
         None, max_length=100, description="when the query names nothing: the in-stock items of this category instead"
     )
@@ -103,16 +104,19 @@ class InventoryQuery:
         for item in items:
             for label, value in item.attributes.items():
                 labels, values = self.vocabulary.setdefault(label, (_words(label) - _STEMMED_GENERIC, {}))
-                values.update({stem(w): w for w in _split(value)})
+                # A unit or a bare number ("60 g") names nothing a shopper asks for by itself.
+                values.update({stem(w): w for w in _split(value) if len(w) > 1 and not w.isdigit()})
         self.known = {w for e in self.entries for w in e.text_words | e.feature_words}
 
     @staticmethod
-    def _text_matches(pool: list[_Entry], query: str) -> list[_Entry]:
+    def _text_matches(pool: list[_Entry], query: str, whole: bool = False) -> list[_Entry]:
         wanted = _words(query) - {stem(w) for w in GENERIC_WORDS}
         if not wanted:
             return []
         scored = [(len(wanted & e.text_words), e) for e in pool]
         best = max((h for h, _ in scored), default=0)
+        if whole and best < len(wanted):
+            return []  # "razer viper": a Razer that is no Viper is not the product asked for
         return [e for h, e in scored if h and h == best]
 
     def run(self, p: InventoryParams) -> dict:
@@ -123,7 +127,7 @@ class InventoryQuery:
             pool = [e for e in pool if e.item.sku.lower() in order]
             pool.sort(key=lambda e: order.index(e.item.sku.lower()))
         elif p.query:
-            pool = self._text_matches(pool, p.query)
+            pool = self._text_matches(pool, p.query, p.whole_name)
         if p.category:
             pool = self._of_kind(pool, p.category)
         # A product asked for by name that the store lacks: what it has of that kind instead.

@@ -215,12 +215,22 @@ async def test_a_feature_no_item_has_is_said_and_the_nearest_items_are_named_as_
     assert "The closest: a monitor without it, " in answer and "Dell S2721QS at ฿10,490" in answer
 
 
-async def test_a_product_the_store_lacks_is_said_and_what_it_has_of_that_kind_is_named(router: AgentRouter) -> None:
-    r, delivered = await say(router, "do you sell sony headphones?", "s-lacks", "C-002")
+@pytest.mark.parametrize(
+    ("text", "named", "kind", "offered"),
+    [
+        ("do you sell sony headphones?", "sony headphones", "headset", "HyperX Cloud II (HS-501) at ฿2,590"),
+        # A Razer that is no Viper is not the product asked for (nor is a Razer keyboard).
+        ("do you have the razer viper mouse?", "razer viper", "mouse", "Razer DeathAdder V3 (MS-102) at ฿1,490"),
+    ],
+)
+async def test_a_product_the_store_lacks_is_said_and_what_it_has_of_that_kind_is_named(
+    router: AgentRouter, text: str, named: str, kind: str, offered: str
+) -> None:
+    r, delivered = await say(router, text, "s-lacks", "C-002")
     answer = delivered[-1].text
     assert r.intent_id == "check_stock" and [t.tool for t in r.tool_results] == ["inventory_query"]
-    assert answer.startswith('I couldn\'t find "sony headphones" in our inventory.')
-    assert "The headsets we have in stock: " in answer and "HyperX Cloud II (HS-501) at ฿2,590" in answer
+    assert answer.startswith(f'I couldn\'t find "{named}" in our inventory.')
+    assert f"In stock of that kind ({kind}): " in answer and offered in answer and "BlackWidow" not in answer
 
 
 @pytest.mark.parametrize(

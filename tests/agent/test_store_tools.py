@@ -64,6 +64,9 @@ def test_nothing_within_budget_offers_the_cheapest_in_stock_alternatives(query: 
 def test_a_name_query_finds_the_product_and_an_unknown_one_finds_nothing(query: InventoryQuery) -> None:
     assert skus(query.run(InventoryParams(query="is the logitech g502 in stock"))) == ["MS-101"]
     assert query.run(InventoryParams(query="Alienware X17"))["items"] == []
+    # A make and model must match whole; a free-text question takes the best partial match.
+    assert query.run(InventoryParams(query="razer viper", whole_name=True))["items"] == []
+    assert skus(query.run(InventoryParams(query="razer deathadder", whole_name=True))) == ["MS-102"]
     assert skus(query.run(InventoryParams(sku="lt-202"))) == ["LT-202"]
 
 
