@@ -220,8 +220,8 @@ class SalesPlanner:
         elif slots.get("model") or (item and not _only_reference(item, [])):
             query = str(slots.get("model") or item)
             if slots.get("model"):
-                # A make and its model's first word must both match ("razer viper" is no DeathAdder);
-                # the model pattern may take a word past the name ("razer deathadder come in").
+                # A make and its model's first word must both match (another model of that make is
+                # not the one asked for); the model pattern may take a word past the name.
                 query = " ".join(query.split()[:2])
                 params["whole_name"] = True
             params["query"] = query

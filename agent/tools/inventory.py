@@ -116,7 +116,7 @@ class InventoryQuery:
         scored = [(len(wanted & e.text_words), e) for e in pool]
         best = max((h for h, _ in scored), default=0)
         if whole and best < len(wanted):
-            return []  # "razer viper": a Razer that is no Viper is not the product asked for
+            return []  # another model of the same make is not the product asked for
         return [e for h, e in scored if h and h == best]
 
     def run(self, p: InventoryParams) -> dict:
