@@ -48,7 +48,7 @@ class SalesPlanner:
         self.store = store
         self.questions = questions
         said = sorted(store.inventory.attribute_words, key=len, reverse=True)
-        self._attribute_words = re.compile(r"\b(" + "|".join(map(re.escape, said)) + r")\b", re.I)
+        self._attribute_words = re.compile(r"\b(" + "|".join(map(re.escape, said)) + r")\b", re.I) if said else None
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.questions.question(intent_id, slot)
@@ -59,8 +59,10 @@ class SalesPlanner:
     def _asking(self, question: str) -> str:
         """The question with the store's other words for its attributes read as their labels
         ("what colors ..." asks about "colours")."""
+        if self._attribute_words is None:
+            return question
         words = self.store.inventory.attribute_words
-        return self._attribute_words.sub(lambda m: words[m.group(1).lower()], question) if words else question
+        return self._attribute_words.sub(lambda m: words[m.group(1).lower()], question)
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         if request.intent.id == "check_stock":

@@ -20,8 +20,6 @@ from agent.turn.text import STOPWORDS, stem
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
 EMPTY = "Your list is empty."
-# The requests that act on one task, which the user may name by its words.
-BY_TITLE = ("task_complete", "task_delete")
 
 
 def _words(text: str) -> set[str]:
@@ -31,7 +29,8 @@ def _words(text: str) -> set[str]:
 class TaskPlanner(TemplatePlanner):
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
-        if intent.id in BY_TITLE and goal.missing == ["task_number"] and self._naming(request):
+        # A request that acts on one task and needs nothing else may name the task by its words.
+        if intent.required_params == goal.missing == ["task_number"] and self._naming(request):
             return self._by_title(request)
         if intent.id != "task_delete" or goal.missing:
             return await super().plan(request, turn)
@@ -76,8 +75,7 @@ class TaskPlanner(TemplatePlanner):
             return plan
         if not (last.data or {}).get("items"):
             # Nothing on the list to name: no number to ask for either.
-            empty = self.specs["task_list"].templates.answer.get("empty") if "task_list" in self.specs else None
-            plan.steps = [Respond(when="post", message=empty or EMPTY)]
+            plan.steps = [Respond(when="post", message=self.specs[intent.id].templates.error.get("empty", EMPTY))]
             plan.goal_status = "done"
             return plan
         task = _named(last, self._naming(request))
