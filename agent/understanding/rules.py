@@ -79,10 +79,12 @@ class RulesClassifier:
         return owners[0] if len(owners) == 1 else None
 
     def _calibrated(self, reading: Reading) -> float:
-        """The reading's confidence on this classifier's scale: the banks' `confident` level is
-        STRONG (where a new request overrides an awaited answer and cascade needs no LLM), their
-        `threshold` is this classifier's threshold."""
-        low, high = self.banks.threshold, self.banks.confident
+        """The reading's confidence on this classifier's scale: the level at which the banks act on
+        the intent without asking (its action gate, else `confident`) is STRONG (where a new request
+        overrides an awaited answer, a part of a message counts as a request of its own, and cascade
+        needs no LLM); the banks' `threshold` is this classifier's threshold."""
+        low = self.banks.threshold
+        high = self.banks.gates.get(reading.intent or "", self.banks.confident)
         score = reading.confidence
         if score >= high:
             return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
