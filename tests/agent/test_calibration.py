@@ -6,8 +6,10 @@ import pytest
 
 from agent.config.files import load_config
 from agent.understanding.banks import load_banks
+from agent.understanding.reading import Reading
+from agent.understanding.rules import STRONG
 from bots.cli.nlu import calibrated
-from tests.helpers import REPO
+from tests.helpers import REPO, rules_classifier
 
 
 @pytest.mark.parametrize("store", ["", "stores/outdoor"], ids=["shipped", "outdoor"])
@@ -26,3 +28,19 @@ def test_the_shipped_levels_are_the_ones_calibrate_writes(store: str) -> None:
     )
     assert levels.gates == banks.gates
     assert levels.moves == banks.moves_at
+
+
+def test_a_reading_is_sure_at_its_intents_own_gate() -> None:
+    """Sure (STRONG on the classifier's scale) is where the bot acts on that intent without asking:
+    a ticket read between its own gate and the level pooled over all guarded intents is sure (it
+    also counts as a request of its own in a message that makes two); an intent with no gate of its
+    own is sure from the pooled level."""
+    rules = rules_classifier()
+    banks = rules.banks
+    gate = banks.gates["create_ticket"]
+    assert gate < banks.confident, "the shipped banks no longer show the case; pick another gated intent"
+    between = (gate + banks.confident) / 2
+    assert rules._calibrated(Reading(intent="create_ticket", confidence=between)) >= STRONG
+    assert rules._calibrated(Reading(intent="create_ticket", confidence=gate - 0.01)) < STRONG
+    assert rules._calibrated(Reading(intent="order_status", confidence=between)) < STRONG
+    assert rules._calibrated(Reading(intent="order_status", confidence=banks.confident)) >= STRONG
