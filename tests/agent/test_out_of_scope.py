@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -90,7 +91,10 @@ async def cautious(tmp_path: Path, sink: CollectingSink) -> AsyncIterator[App]:
     config = tmp_path / "config"
     shutil.copytree(REPO / "config", config)
     banks = config / "nlu.yaml"
-    banks.write_text(banks.read_text().replace("confident: 0.55", "confident: 0.95"))
+    text, levels = re.subn(r"(?m)^confident: .*$", "confident: 0.95", banks.read_text())
+    text, gates = re.subn(r"(?m)^gates: .*$", "gates: {}", text)
+    assert (levels, gates) == (1, 1), "nlu.yaml no longer has the lines this fixture raises"
+    banks.write_text(text)
     async with build_app(config, REPO / "data", f"sqlite+aiosqlite:///{tmp_path / 'a.db'}", telemetry=sink) as a:
         yield a
 
