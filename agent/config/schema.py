@@ -31,6 +31,9 @@ class SlotSpec(Strict):
     # When the bot has just asked for this slot, a reply matching this fills it too.
     reply_pattern: str | None = None
     free_text: bool = False  # any reply to the question fills it
+    # A short reply to the question that says one of these may name the value in other words ("the
+    # plumber one" for a task number): it goes to the waiting request, whose planner looks it up.
+    named_by: list[str] = Field(default_factory=list)
     # A request that says more than its intent's trigger words fills this slot with the whole
     # message ("my headphones arrived broken" is already the ticket's summary).
     from_request: bool = False

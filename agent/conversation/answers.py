@@ -9,14 +9,20 @@ whether "buy oat milk and eggs" is the task that "What's the task?" asked for.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from agent.config.schema import IntentSpec
+from agent.config.schema import IntentSpec, SlotSpec
 from agent.conversation.moves import Change, SlotAnswer
 from agent.conversation.session import Goal, PendingConfirmation
 from agent.domain.types import Classification
 from agent.understanding.rules import STRONG, Said
 from agent.understanding.slots import SlotExtractor
+
+# At most this many words name a value in words ("the one about the plumber"); a longer reply is a
+# request of its own.
+NAMING_WORDS = 5
+_WORD = re.compile(r"[a-z0-9']+")
 
 
 class Answers:
@@ -73,8 +79,20 @@ class Answers:
         if awaited not in values and bare and (value := self.slots.extract_reply(awaited, text)) is not None:
             values = {awaited: value}
         if awaited not in values:
-            return None
+            return self._in_words(goal, spec, said, text)
         return _answer(goal, values, max(said.confidence, 0.9))
+
+    @staticmethod
+    def _in_words(goal: Goal, spec: SlotSpec | None, said: Said, text: str) -> SlotAnswer | None:
+        """ "the plumber one" to "Which task? Tell me its number.": a short reply that names the value
+        in words (config/intents.yaml `named_by`) goes to the waiting request, whose planner looks
+        the words up, unless it plainly asks for something else."""
+        if spec is None or not spec.named_by or said.confidence >= STRONG:
+            return None
+        if not 0 < said.reading.words_besides_values <= NAMING_WORDS:
+            return None
+        words = " " + " ".join(_WORD.findall(text.lower())) + " "
+        return _answer(goal, {}, 0.9) if any(f" {w.lower()} " in words for w in spec.named_by) else None
 
     def _restated(self, goal: Goal, awaited: str, said: Said, text: str) -> bool:
         """ "my headphones have no sound" to "which device?": the request again, with another of its

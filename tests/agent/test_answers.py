@@ -70,6 +70,24 @@ def test_a_sure_request_is_not_a_typed_answer() -> None:
     assert answer("recommend a gaming mouse under 1500", waiting_for("order_id")) is None
 
 
+@pytest.mark.parametrize("text", ["the headphones one", "the one about the plumber", "the plumber task"])
+def test_a_task_named_in_words_goes_to_the_waiting_task_request(text: str) -> None:
+    """ "Which task is done? Tell me its number." -> "the headphones one" is for the task request
+    (its planner looks the words up), not a search for headphones."""
+    found = answer(text, waiting_for("task_number", "task_complete"))
+    assert found is not None and found.cls.intent_id == "task_complete" and found.cls.params == {}
+
+
+@pytest.mark.parametrize("text", ["show me my tasks", "where is my order O-12345?", "where's my package?"])
+def test_a_sure_request_or_a_value_of_another_kind_is_not_a_task_named_in_words(text: str) -> None:
+    assert answer(text, waiting_for("task_number", "task_complete")) is None
+
+
+def test_a_value_of_another_kind_is_not_named_in_words() -> None:
+    """Only a slot that says so (config/intents.yaml `named_by`) takes a reply in words."""
+    assert answer("the blue one", waiting_for("order_id")) is None
+
+
 def test_nothing_is_answered_when_nothing_is_asked() -> None:
     assert ANSWERS.answer(None, RULES.said("O-12345", INTENTS), "O-12345") is None
 

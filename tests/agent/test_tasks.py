@@ -104,6 +104,23 @@ async def test_a_task_named_by_its_words_is_that_task_and_an_unclear_one_is_aske
     ]
 
 
+async def test_a_task_named_in_words_in_reply_to_the_number_question_is_that_task(db_url: str) -> None:
+    """ "Which task is done? Tell me its number." -> "the headphones one" marks that task done; it
+    is not a search for headphones. A reply naming no task asks the number again and changes nothing."""
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        for title in ("buy headphones", "call the plumber"):
+            await say(app.router, f"add {title} to my list")
+        asked, _ = await say(app.router, "I finished a task")
+        done, _ = await say(app.router, "the headphones one")
+        await say(app.router, "delete a task")
+        again, _ = await say(app.router, "the one about the dentist")
+        rows = await app.store.fetch("SELECT number, title, status FROM tasks ORDER BY number")  # type: ignore[attr-defined]
+    assert "Tell me its number" in asked.text
+    assert "Task 1 (buy headphones) is marked as done" in done.text and "budget" not in done.text
+    assert "Tell me its number" in again.text and not again.confirmation
+    assert [tuple(r) for r in rows] == [(1, "buy headphones", "done"), (2, "call the plumber", "open")]
+
+
 async def test_a_task_named_on_an_empty_list_is_answered_without_asking_for_a_number(db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         r, delivered = await say(app.router, "I paid the rent, tick it off")
