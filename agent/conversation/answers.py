@@ -9,10 +9,10 @@ whether "buy oat milk and eggs" is the task that "What's the task?" asked for.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agent.config.schema import IntentSpec, SlotSpec
+from agent.conversation.followups import says
 from agent.conversation.moves import Change, SlotAnswer
 from agent.conversation.session import Goal, PendingConfirmation
 from agent.domain.types import Classification
@@ -22,7 +22,6 @@ from agent.understanding.slots import SlotExtractor
 # At most this many words name a value in words ("the one about the plumber"); a longer reply is a
 # request of its own.
 NAMING_WORDS = 5
-_WORD = re.compile(r"[a-z0-9']+")
 
 
 class Answers:
@@ -91,8 +90,7 @@ class Answers:
             return None
         if not 0 < said.reading.words_besides_values <= NAMING_WORDS:
             return None
-        words = " " + " ".join(_WORD.findall(text.lower())) + " "
-        return _answer(goal, {}, 0.9) if any(f" {w.lower()} " in words for w in spec.named_by) else None
+        return _answer(goal, {}, 0.9) if says(text, spec.named_by) else None
 
     def _restated(self, goal: Goal, awaited: str, said: Said, text: str) -> bool:
         """ "my headphones have no sound" to "which device?": the request again, with another of its

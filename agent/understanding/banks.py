@@ -64,6 +64,10 @@ class NluBanks(Strict):
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
     moves: dict[str, list[str]] = Field(default_factory=dict)
 
+    def gate(self, intent_id: str | None) -> float:
+        """The level at which a reading of the intent is acted on without asking."""
+        return self.gates.get(intent_id or "", self.confident)
+
     @model_validator(mode="after")
     def _labels(self) -> NluBanks:
         if OUT_OF_SCOPE in self.intents:

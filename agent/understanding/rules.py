@@ -84,7 +84,7 @@ class RulesClassifier:
         overrides an awaited answer, a part of a message counts as a request of its own, and cascade
         needs no LLM); the banks' `threshold` is this classifier's threshold."""
         low = self.banks.threshold
-        high = self.banks.gates.get(reading.intent or "", self.banks.confident)
+        high = self.banks.gate(reading.intent)
         score = reading.confidence
         if score >= high:
             return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
@@ -180,7 +180,7 @@ class RulesClassifier:
         # Below the gate, an action that would run now is asked about first. One that still needs a
         # value asks for it, and one with a confirmation of its own asks that: the question is the check.
         runs_now = not missing and not spec.templates.confirm
-        gate = self.banks.gates.get(intent_id, self.banks.confident)
+        gate = self.banks.gate(intent_id)
         unsure = reading.intent == intent_id and reading.confidence < gate and runs_now
         offer = spec.templates.offer if unsure and spec.templates.offer else None
         return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)
