@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from adapters.nlu.kernels import logistic_scores
+
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 FOLDS = 5
 FORMAT = 1  # of the cached file; a change of what is kept changes it
@@ -59,11 +61,11 @@ class LexicalScorer:
     def fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
         path = self._cached(examples)
-        if path is not None and self._load(path):
-            return
-        self._fit(examples)
-        if path is not None:
-            self._save(path)
+        if path is None or not self._load(path):
+            self._fit(examples)
+            if path is not None:
+                self._save(path)
+        self.vector(examples[0][1])  # the compiled loop is loaded now, not during the first message
 
     def _fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
@@ -164,15 +166,7 @@ class LexicalScorer:
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
         indices, values = self._features(text)
-        logits = values @ self._weights.take(indices, axis=0) + self._bias if len(indices) else self._bias.copy()
-        # One-versus-rest logistic outputs, normalized as scikit-learn's predict_proba does:
-        # 1 / (1 + exp(-logits)), in place.
-        probs = np.negative(logits, out=logits)
-        np.exp(probs, out=probs)
-        probs += 1.0
-        np.divide(1.0, probs, out=probs)
-        total = float(probs.sum())
-        return probs / total if total else probs
+        return logistic_scores(self._weights, self._bias, indices, values, np.empty(len(self.labels), np.float32))
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.vector(text).tolist(), strict=True))

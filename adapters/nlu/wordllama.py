@@ -13,6 +13,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from adapters.nlu.kernels import best_of_runs, summed_columns
+
 # How many tokens' similarity columns are kept (one float per bank sentence each, 24 KB for the
 # shipped banks): about 50 MB, and two messages in three then need no new column.
 COLUMNS = 2048
@@ -48,7 +50,10 @@ class WordLlamaScorer:
         self.labels: list[str] = []
         self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
-        self._columns: OrderedDict[int, np.ndarray] = OrderedDict()
+        # The kept columns are rows of one array (`_slab`); `_rows` maps a token to its row, least
+        # recently used first.
+        self._slab: np.ndarray = np.zeros((0, 0), dtype=np.float32)
+        self._rows: OrderedDict[int, int] = OrderedDict()
         self._order: np.ndarray = np.zeros(0, dtype=np.intp)
         self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
         self._sizes: np.ndarray = np.zeros(0, dtype=np.intp)
@@ -87,7 +92,10 @@ class WordLlamaScorer:
         )
         self._bank = np.stack([self.embed(s) for _, s in examples])
         self._by_label = np.ascontiguousarray(self._bank[self._order])
-        self._columns.clear()
+        # Pages of the slab are taken from the system only as columns fill them.
+        self._slab = np.empty((COLUMNS, len(examples)), dtype=np.float32)
+        self._rows.clear()
+        self.vector(examples[0][1])  # the compiled loops are loaded now, not during the first message
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -140,29 +148,34 @@ class WordLlamaScorer:
         message of known words costs a few additions instead of a pass over the whole bank (3 MB,
         more than a core's cache); the new tokens' columns are found in one product.
         """
-        columns = self._columns
-        for token in ids:
-            if token in columns:
-                columns.move_to_end(token)
-        missing = list(dict.fromkeys(t for t in ids if t not in columns))
-        new = self.table.take(missing, axis=0, mode="clip") @ self._by_label.T if missing else []
-        found = dict(zip(missing, new, strict=True))
-        parts = [found[t] if t in found else columns[t] for t in ids]
-        columns.update(found)
-        while len(columns) > COLUMNS:
-            columns.popitem(last=False)
-        total = parts[0].copy()
-        for part in parts[1:]:
-            total += part
         vector = self.table.take(ids, axis=0, mode="clip").sum(axis=0, dtype=np.float32)
-        norm = math.sqrt(float(vector @ vector))
-        return total / np.float32(norm) if norm else np.zeros_like(total)
+        norm = np.float32(math.sqrt(float(vector @ vector)))
+        if not norm:
+            return np.zeros(len(self._by_label), dtype=np.float32)
+        rows = self._rows
+        for token in ids:
+            if token in rows:
+                rows.move_to_end(token)
+        missing = list(dict.fromkeys(t for t in ids if t not in rows))
+        if len(set(ids)) > COLUMNS:
+            # More distinct tokens than the slab keeps: the whole bank, once.
+            return np.asarray(self._by_label @ (vector / norm))
+        if missing:
+            # The least recently used rows are given up; the message's own were just used last.
+            free = [len(rows) + n for n in range(min(len(missing), COLUMNS - len(rows)))]
+            free += [rows.popitem(last=False)[1] for _ in range(len(missing) - len(free))]
+            self._slab[free] = self.table.take(missing, axis=0, mode="clip") @ self._by_label.T
+            rows.update(zip(missing, free, strict=True))
+        at = np.fromiter((rows[t] for t in ids), dtype=np.intp, count=len(ids))
+        return summed_columns(self._slab, at, norm, np.empty(self._slab.shape[1], dtype=np.float32))
 
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
         ids = self.ids(text)
         sims = self._similarities_by_label(ids) if ids else np.zeros(len(self._by_label), dtype=np.float32)
-        return self._top(sims)
+        if self.top_k > 2:
+            return self._top(sims)
+        return best_of_runs(sims, self._starts, self._sizes, self.top_k == 2, np.empty(len(self.labels), np.float32))
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.vector(text).tolist(), strict=True))

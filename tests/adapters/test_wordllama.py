@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from adapters.nlu import wordllama
 from adapters.nlu.wordllama import WordLlamaScorer
 
 EXAMPLES = [
@@ -18,18 +19,35 @@ EXAMPLES = [
 MESSAGES = ["where is my parcel", "money back please", "hi", "zzzz qqqq", "refund refund refund"]
 
 
+def assert_scores_are_the_definition(scorer: WordLlamaScorer, text: str, top_k: int) -> None:
+    """Each label's score is the mean of its top_k closest sentences' cosine similarities."""
+    sims = scorer.similarities(text)
+    expected = []
+    for label in scorer.labels:
+        mine = [s for (lb, _), s in zip(EXAMPLES, sims, strict=True) if lb == label]
+        mine += [mine[0]] * (top_k - len(mine))  # fewer sentences than top_k: the first counts again
+        expected.append(float(np.mean(sorted(mine, reverse=True)[:top_k])))
+    assert scorer.scores(text) == pytest.approx(dict(zip(scorer.labels, expected, strict=True)), abs=1e-6)
+
+
 @pytest.mark.parametrize("top_k", [1, 2, 3])
 def test_scores_are_the_mean_of_each_labels_closest_sentences(top_k: int) -> None:
     scorer = WordLlamaScorer(dimensions=128, top_k=top_k)
     scorer.fit(EXAMPLES)
     for text in MESSAGES * 2:  # the second time from the kept token columns
-        sims = scorer.similarities(text)
-        expected = []
-        for label in scorer.labels:
-            mine = [s for (lb, _), s in zip(EXAMPLES, sims, strict=True) if lb == label]
-            mine += [mine[0]] * (top_k - len(mine))  # fewer sentences than top_k: the first counts again
-            expected.append(float(np.mean(sorted(mine, reverse=True)[:top_k])))
-        assert scorer.scores(text) == pytest.approx(dict(zip(scorer.labels, expected, strict=True)), abs=1e-6)
+        assert_scores_are_the_definition(scorer, text, top_k)
+
+
+def test_columns_given_up_for_new_tokens_leave_every_score_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A slab of six columns: the messages' tokens take more, so older columns are given up and
+    # their rows reused; a message with more distinct tokens than that reads the whole bank.
+    monkeypatch.setattr(wordllama, "COLUMNS", 6)
+    scorer = WordLlamaScorer(dimensions=128, top_k=2)
+    scorer.fit(EXAMPLES)
+    long = "please tell me where my parcel and the refund money went since last tuesday"
+    for text in [*MESSAGES, long, *reversed(MESSAGES), long]:
+        assert_scores_are_the_definition(scorer, text, 2)
+        assert len(scorer._rows) <= 6
 
 
 def test_a_message_without_tokens_scores_zero() -> None:
