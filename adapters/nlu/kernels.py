@@ -3,17 +3,28 @@
 In numpy, a message's scores took about fifteen calls over the bank's 6,000 similarities (adding
 its tokens' columns, then each label's best two by reductions, masks and a second reduction), each
 a pass over memory and a microsecond or two of call overhead. Here each is one pass in one call.
-Compiled once per machine: `cache=True` keeps the machine code beside this file (or in the user's
-cache folder where that is not writable).
+Compiled once per machine: the machine code is kept beside this file, or in the user's cache folder
+where that is not writable; where neither is, each process compiles it again (about a second).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+def compiled(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` compiled, its machine code kept where numba finds a writable folder."""
+    try:
+        return njit(cache=True, nogil=True, boundscheck=False)(function)  # type: ignore[no-any-return]
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return njit(nogil=True, boundscheck=False)(function)  # type: ignore[no-any-return]
+
+
+@compiled
 def summed_columns(slab: np.ndarray, rows: np.ndarray, norm: np.float32, out: np.ndarray) -> np.ndarray:
     """`out` = the sum of `slab`'s `rows`, in their order, divided by `norm` (float32 throughout)."""
     n = out.shape[0]
@@ -29,7 +40,7 @@ def summed_columns(slab: np.ndarray, rows: np.ndarray, norm: np.float32, out: np
     return out
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@compiled
 def best_of_runs(sims: np.ndarray, starts: np.ndarray, sizes: np.ndarray, two: bool, out: np.ndarray) -> np.ndarray:
     """Per run of `sims` (a label's sentences), its best, or with `two` the mean of its best two. The
     best counts twice where it occurs twice or where a run has one sentence."""
@@ -51,7 +62,7 @@ def best_of_runs(sims: np.ndarray, starts: np.ndarray, sizes: np.ndarray, two: b
     return out
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@compiled
 def logistic_scores(
     weights: np.ndarray, bias: np.ndarray, features: np.ndarray, values: np.ndarray, out: np.ndarray
 ) -> np.ndarray:
