@@ -15,7 +15,9 @@ from agent.understanding.banks import OUT_OF_SCOPE
 from agent.understanding.reading import MOVE, TOPIC_SEP
 
 # How much an out-of-scope sentence read as a request weighs against a request read as out of scope.
-OUT_OF_SCOPE_WEIGHT = 1.0
+# Less than one: a request left unserved is the costlier mistake, since an out-of-scope message read
+# as a request gets a question or an answer, and the action gate stands before any action.
+OUT_OF_SCOPE_WEIGHT = 0.8
 # `confident`: the lowest score at which held-out readings of a guarded intent are right this often
 # (below it a side-effecting intent is asked about before it runs).
 CONFIDENT_PRECISION = 0.95
