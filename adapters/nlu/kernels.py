@@ -1,8 +1,9 @@
-"""The word-vector scorer's two loops over the bank, compiled (numba).
+"""The scorers' loops over the banks, compiled (numba).
 
-In numpy, a message's scores took about fifteen calls over the bank's 6,000 similarities (adding
-its tokens' columns, then each label's best two by reductions, masks and a second reduction), each
-a pass over memory and a microsecond or two of call overhead. Here each is one pass in one call.
+In numpy, a message's word-vector scores took about fifteen calls over the bank's 6,000
+similarities (adding its tokens' columns, then each label's best two by reductions, masks and a
+second reduction), and the lexical model's outputs ten more over its labels, each a pass over
+memory and a microsecond or two of call overhead. Here each step is one pass in one call.
 Compiled once per machine: the machine code is kept beside this file, or in the user's cache folder
 where that is not writable; where neither is, each process compiles it again (about a second).
 """
@@ -53,10 +54,8 @@ def best_of_runs(sims: np.ndarray, starts: np.ndarray, sizes: np.ndarray, two: b
             value = sims[j]
             second = max(second, min(best, value))
             best = max(best, value)
-        if not two:
+        if not two or sizes[label] == 1:
             out[label] = best
-        elif sizes[label] == 1:
-            out[label] = (best + best) / np.float32(2)
         else:
             out[label] = (second + best) / np.float32(2)
     return out

@@ -152,14 +152,14 @@ class WordLlamaScorer:
         norm = np.float32(math.sqrt(float(vector @ vector)))
         if not norm:
             return np.zeros(len(self._by_label), dtype=np.float32)
+        if len(set(ids)) > COLUMNS:
+            # More distinct tokens than the slab keeps: the whole bank, once.
+            return np.asarray(self._by_label @ (vector / norm))
         rows = self._rows
         for token in ids:
             if token in rows:
                 rows.move_to_end(token)
         missing = list(dict.fromkeys(t for t in ids if t not in rows))
-        if len(set(ids)) > COLUMNS:
-            # More distinct tokens than the slab keeps: the whole bank, once.
-            return np.asarray(self._by_label @ (vector / norm))
         if missing:
             # The least recently used rows are given up; the message's own were just used last.
             free = [len(rows) + n for n in range(min(len(missing), COLUMNS - len(rows)))]
