@@ -26,6 +26,48 @@ def compiled(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @compiled
+def kept_columns(ids: np.ndarray, row_of: np.ndarray, stamp: np.ndarray, clock: int, missing: np.ndarray) -> int:
+    """Marks the kept columns of `ids` used at `clock` and writes the distinct ids without one into
+    `missing`; returns how many those are."""
+    count = 0
+    for n in range(ids.shape[0]):
+        token = ids[n]
+        row = row_of[token]
+        if row >= 0:
+            stamp[row] = clock
+            continue
+        seen = False
+        for m in range(count):
+            seen = seen or missing[m] == token
+        if not seen:
+            missing[count] = token
+            count += 1
+    return count
+
+
+@compiled
+def token_similarities(
+    ids: np.ndarray, table: np.ndarray, row_of: np.ndarray, slab: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """`out` = the cosine similarity of the text of `ids` to each bank sentence: the sum of the
+    tokens' kept columns (`slab` rows), in their order, divided by the length of their vectors' sum."""
+    width = table.shape[1]
+    vector = np.zeros(width, dtype=np.float32)
+    for n in range(ids.shape[0]):
+        row = table[ids[n]]
+        for d in range(width):
+            vector[d] += row[d]
+    square = 0.0
+    for d in range(width):
+        square += np.float64(vector[d]) * np.float64(vector[d])
+    norm = np.float32(np.sqrt(square))
+    if ids.shape[0] == 0 or norm == 0:
+        out[:] = 0
+        return out
+    return summed_columns(slab, row_of[ids], norm, out)
+
+
+@compiled
 def summed_columns(slab: np.ndarray, rows: np.ndarray, norm: np.float32, out: np.ndarray) -> np.ndarray:
     """`out` = the sum of `slab`'s `rows`, in their order, divided by `norm` (float32 throughout)."""
     n = out.shape[0]

@@ -9,11 +9,10 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections import OrderedDict
 
 import numpy as np
 
-from adapters.nlu.kernels import best_of_runs, summed_columns
+from adapters.nlu.kernels import best_of_runs, kept_columns, token_similarities
 
 # How many tokens' similarity columns are kept (one float per bank sentence each, 24 KB for the
 # shipped banks): about 50 MB, and two messages in three then need no new column.
@@ -50,10 +49,13 @@ class WordLlamaScorer:
         self.labels: list[str] = []
         self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
-        # The kept columns are rows of one array (`_slab`); `_rows` maps a token to its row, least
-        # recently used first.
+        # The kept columns are rows of one array (`_slab`): `_row_of` a token's row (-1 for none),
+        # `_token_of` a row's token, `_stamp` the message that last used it (`_clock` counts them).
         self._slab: np.ndarray = np.zeros((0, 0), dtype=np.float32)
-        self._rows: OrderedDict[int, int] = OrderedDict()
+        self._row_of = np.full(len(self.table), -1, dtype=np.intp)
+        self._token_of = np.full(COLUMNS, -1, dtype=np.intp)
+        self._stamp = np.zeros(COLUMNS, dtype=np.int64)
+        self._clock = 0
         self._order: np.ndarray = np.zeros(0, dtype=np.intp)
         self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
         self._sizes: np.ndarray = np.zeros(0, dtype=np.intp)
@@ -94,7 +96,9 @@ class WordLlamaScorer:
         self._by_label = np.ascontiguousarray(self._bank[self._order])
         # Pages of the slab are taken from the system only as columns fill them.
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.float32)
-        self._rows.clear()
+        self._row_of[:] = -1
+        self._token_of = np.full(COLUMNS, -1, dtype=np.intp)
+        self._stamp = np.zeros(COLUMNS, dtype=np.int64)
         self.vector(examples[0][1])  # the compiled loops are loaded now, not during the first message
 
     def _encoded(self, text: str) -> list[int]:
@@ -148,26 +152,28 @@ class WordLlamaScorer:
         message of known words costs a few additions instead of a pass over the whole bank (3 MB,
         more than a core's cache); the new tokens' columns are found in one product.
         """
-        vector = self.table.take(ids, axis=0, mode="clip").sum(axis=0, dtype=np.float32)
-        norm = np.float32(math.sqrt(float(vector @ vector)))
-        if not norm:
-            return np.zeros(len(self._by_label), dtype=np.float32)
-        if len(set(ids)) > COLUMNS:
+        # An id past the table reads its last row.
+        tokens = np.minimum(np.array(ids, dtype=np.intp), len(self.table) - 1)
+        if len(tokens) > COLUMNS and len(np.unique(tokens)) > COLUMNS:
             # More distinct tokens than the slab keeps: the whole bank, once.
-            return np.asarray(self._by_label @ (vector / norm))
-        rows = self._rows
-        for token in ids:
-            if token in rows:
-                rows.move_to_end(token)
-        missing = list(dict.fromkeys(t for t in ids if t not in rows))
-        if missing:
-            # The least recently used rows are given up; the message's own were just used last.
-            free = [len(rows) + n for n in range(min(len(missing), COLUMNS - len(rows)))]
-            free += [rows.popitem(last=False)[1] for _ in range(len(missing) - len(free))]
-            self._slab[free] = self.table.take(missing, axis=0, mode="clip") @ self._by_label.T
-            rows.update(zip(missing, free, strict=True))
-        at = np.fromiter((rows[t] for t in ids), dtype=np.intp, count=len(ids))
-        return summed_columns(self._slab, at, norm, np.empty(self._slab.shape[1], dtype=np.float32))
+            vector = self.table[tokens].sum(axis=0, dtype=np.float32)
+            norm = np.float32(math.sqrt(float(vector @ vector)))
+            return np.asarray(self._by_label @ (vector / norm)) if norm else np.zeros(len(self._by_label), np.float32)
+        self._clock += 1
+        missing = np.empty(len(tokens), dtype=np.intp)
+        found = kept_columns(tokens, self._row_of, self._stamp, self._clock, missing)
+        if found:
+            missing = missing[:found]
+            # The least recently used rows are given up; the message's own were just marked used.
+            rows = np.argpartition(self._stamp, found - 1)[:found]
+            given_up = self._token_of[rows]
+            self._row_of[given_up[given_up >= 0]] = -1
+            self._slab[rows] = self.table[missing] @ self._by_label.T
+            self._row_of[missing] = rows
+            self._token_of[rows] = missing
+            self._stamp[rows] = self._clock
+        sims = np.empty(self._slab.shape[1], dtype=np.float32)
+        return token_similarities(tokens, self.table, self._row_of, self._slab, sims)  # type: ignore[no-any-return]
 
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""

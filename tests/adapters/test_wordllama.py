@@ -47,7 +47,7 @@ def test_columns_given_up_for_new_tokens_leave_every_score_right(monkeypatch: py
     long = "please tell me where my parcel and the refund money went since last tuesday"
     for text in [*MESSAGES, long, *reversed(MESSAGES), long]:
         assert_scores_are_the_definition(scorer, text, 2)
-        assert len(scorer._rows) <= 6
+        assert (scorer._row_of >= 0).sum() <= 6
 
 
 def test_a_message_without_tokens_scores_zero() -> None:
