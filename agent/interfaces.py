@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -402,7 +402,7 @@ class ExampleScorer(Protocol):
 
     def fit(self, examples: list[tuple[str, str]]) -> None: ...
 
-    def scores(self, text: str) -> dict[str, float]: ...
+    def scores(self, text: str) -> Mapping[str, float]: ...
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """For each fitted sentence, in order, its scores with its whole group left out (for

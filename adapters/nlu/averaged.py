@@ -1,18 +1,20 @@
 """Several embedded models read as one: their scores averaged per label.
 
-BankReader averages its scorers' dictionaries label by label in Python, a few hundred dictionary
-operations a message. Scorers that give their scores as one array over the same labels (`vector`)
-are averaged here with a few array operations instead, with the same float arithmetic, so every
-score is the one BankReader would have computed.
+Averaging the scorers' dictionaries label by label is a few hundred dictionary operations a
+message. Scorers that give their scores as one array over the same labels (`vector`) are averaged
+here with a few array operations instead, with the same float arithmetic, and the result is one
+list in their label order (LabelScores), not a dictionary.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from agent.interfaces import ExampleScorer
+from agent.understanding.scores import LabelOrder, LabelScores
 
 
 @runtime_checkable
@@ -33,6 +35,7 @@ class AveragedScorer:
         self.scorers = scorers
         self.labels: list[str] = []
         self._vectors: list[_Vectorized] = []
+        self._order = LabelOrder(())
 
     def words(self) -> set[str]:
         return set().union(*(s.words() for s in self.scorers))
@@ -45,8 +48,9 @@ class AveragedScorer:
         # Without arrays over one label order, the scores are averaged as dictionaries.
         self._vectors = vectors if same else []
         self.labels = list(vectors[0].labels) if same else []
+        self._order = LabelOrder(tuple(self.labels))
 
-    def scores(self, text: str) -> dict[str, float]:
+    def scores(self, text: str) -> Mapping[str, float]:
         n = len(self.scorers)
         if not self._vectors:
             total: dict[str, float] = {}
@@ -65,7 +69,7 @@ class AveragedScorer:
             total_vector = np.zeros(len(self.labels))
             for part in self._vectors:
                 total_vector += part.vector(text).astype(np.float64) / n
-        return dict(zip(self.labels, total_vector.tolist(), strict=True))
+        return LabelScores(self._order, total_vector.tolist())
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """The scorers' held-out scores averaged as `agentbot nlu calibrate` averages several scorers'."""

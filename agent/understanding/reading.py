@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.interfaces import ExampleScorer
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
+from agent.understanding.scores import LabelOrder, LabelScores
 from agent.understanding.slots import Pattern, TextFacts
 from agent.understanding.spelling import Speller, vocabulary_of
 
@@ -39,7 +40,7 @@ class Reading:
     topic: str | None = None  # the out-of-scope topic, when out of scope and close enough to it
     outside: bool = False  # out of scope and nearer a topic than any intent
     entities: Entities = field(default_factory=Entities)
-    scores: dict[str, float] = field(default_factory=dict)
+    scores: Mapping[str, float] = field(default_factory=dict)
     # What the message does as a reply (assent, refusal, cancel, goodbye), when that is what it is
     # nearest of all, at the calibrated level; None for anything else.
     move: str | None = None
@@ -156,11 +157,11 @@ class BankReader:
                 facts = TextFacts(text)
         return self.entities.read(text)
 
-    def fused(self, text: str) -> dict[str, float]:
-        return dict(self._recent(text))
+    def fused(self, text: str) -> LabelScores:
+        return self._recent(text)
 
-    def _fused(self, text: str) -> dict[str, float]:
-        return self.scorer.scores(text)
+    def _fused(self, text: str) -> LabelScores:
+        return LabelScores.of(self.scorer.scores(text))
 
     def nearest(self, text: str, labels: list[str], k: int) -> list[tuple[str, str]]:
         """The `k` bank sentences closest to the message among those of `labels`, closest first,
@@ -199,10 +200,10 @@ class BankReader:
             reading.move = None
         return reading
 
-    def decide(self, scores: dict[str, float], entities: Entities, eligible: set[str] | None = None) -> Reading:
+    def decide(self, scores: LabelScores, entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""
         banks = self.banks
-        topics, intents, moves = _label_kinds(tuple(scores))
+        topics, intents, moves = _label_kinds(scores.order)
         label, oos = _best(topics.labels, topics.values(scores))
         topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
         intent_scores = intents.values(scores)
@@ -239,21 +240,27 @@ class _Kind:
     """The labels of one kind (topics, intents or moves) among a reading's, with a getter of their
     scores in that order."""
 
-    def __init__(self, labels: tuple[str, ...]):
+    def __init__(self, order: LabelOrder, labels: tuple[str, ...]):
         self.labels = labels
-        # itemgetter of one key returns the value itself, not a tuple of one.
-        getter = operator.itemgetter(*labels) if len(labels) > 1 else lambda s: tuple(s[k] for k in labels)
-        self.values: Callable[[dict[str, float]], Sequence[float]] = getter
+        positions = [order.position[k] for k in labels]
+        # itemgetter of one position returns the value itself, not a tuple of one.
+        getter = operator.itemgetter(*positions) if len(positions) > 1 else lambda v: tuple(v[n] for n in positions)
+        self._values: Callable[[list[float]], Sequence[float]] = getter
+
+    def values(self, scores: LabelScores) -> Sequence[float]:
+        return self._values(scores.in_order)
 
 
 @functools.lru_cache(maxsize=16)
-def _label_kinds(labels: tuple[str, ...]) -> tuple[_Kind, _Kind, _Kind]:
+def _label_kinds(order: LabelOrder) -> tuple[_Kind, _Kind, _Kind]:
     """The out-of-scope topics', the intents' and the moves' labels among a reading's (every
     message is scored over the same labels: sorted out once, not for each message)."""
+    labels = order.labels
     prefix, move = OUT_OF_SCOPE + TOPIC_SEP, MOVE + TOPIC_SEP
     topics = tuple(k for k in labels if k.startswith(prefix))
     moves = tuple(k for k in labels if k.startswith(move))
-    return _Kind(topics), _Kind(tuple(k for k in labels if TOPIC_SEP not in k)), _Kind(moves)
+    intents = tuple(k for k in labels if TOPIC_SEP not in k)
+    return _Kind(order, topics), _Kind(order, intents), _Kind(order, moves)
 
 
 def _best(labels: Sequence[str], values: Sequence[float]) -> tuple[str | None, float]:
