@@ -137,6 +137,10 @@ class SlotExtractor:
             )
             for n, words in self._canonical.items()
         }
+        # A case-insensitive match may differ from every key in lower case ("wireleſs"), not casefolded.
+        self._folded = {n: {k.casefold(): v for k, v in words.items()} for n, words in self._canonical.items()}
+        # An ASCII text names a value only if its lowercase holds one: checked first, as `Pattern` does.
+        self._value_pieces = {n: tuple(w) for n, w in self._canonical.items() if all(v.isascii() for v in w)}
 
     def _normalize(self, name: str, match: re.Match[str]) -> str:
         spec = self.specs[name]
@@ -157,15 +161,25 @@ class SlotExtractor:
                 if not self.specs[name].keep_words:
                     rest = rest.replace(m.group(0), " ")
         for name in self._values:
-            if name not in found and (value := self.lookup(name, text)) is not None:
+            if name not in found and (value := self.lookup(name, text, facts)) is not None:
                 found[name] = value
         return found, rest
 
-    def lookup(self, name: str, text: str) -> str | None:
-        """The first of `name`'s values (config `values`, or one of its `aliases`) the text names."""
+    def lookup(self, name: str, text: str, facts: TextFacts | None = None) -> str | None:
+        """The first of `name`'s values (config `values`, or one of its `aliases`) the text names;
+        `facts` are the text's, when already known."""
         rx = self._values.get(name)
-        m = rx.search(text) if rx is not None else None
-        return self._canonical[name][m.group(1).lower()] if m else None
+        if rx is None:
+            return None
+        pieces = self._value_pieces.get(name)
+        lower = (facts or TextFacts(text)).lower if pieces is not None else None
+        if pieces is not None and lower is not None and not any(map(lower.__contains__, pieces)):
+            return None
+        m = rx.search(text)
+        if m is None:
+            return None
+        said = m.group(1)
+        return self._canonical[name].get(said.lower()) or self._folded[name].get(said.casefold())
 
     def typed_reply(self, name: str, text: str) -> tuple[Any, str] | None:
         """The value of `name` a direct answer gives by its pattern ("O-12345", a make and model),
