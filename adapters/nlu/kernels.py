@@ -26,12 +26,16 @@ def compiled(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @compiled
-def kept_columns(ids: np.ndarray, row_of: np.ndarray, stamp: np.ndarray, clock: int, missing: np.ndarray) -> int:
+def kept_columns(
+    ids: np.ndarray, limit: int, row_of: np.ndarray, stamp: np.ndarray, clock: int, missing: np.ndarray
+) -> int:
     """Marks the kept columns of `ids` used at `clock` and writes the distinct ids without one into
-    `missing`; returns how many those are."""
+    `missing`; returns how many those are. An id from `limit` on is made `limit - 1` (the table's
+    last row)."""
     count = 0
     for n in range(ids.shape[0]):
-        token = ids[n]
+        token = min(ids[n], limit - 1)
+        ids[n] = token
         row = row_of[token]
         if row >= 0:
             stamp[row] = clock
@@ -65,6 +69,22 @@ def token_similarities(
         out[:] = 0
         return out
     return summed_columns(slab, row_of[ids], norm, out)
+
+
+@compiled
+def token_scores(
+    ids: np.ndarray,
+    table: np.ndarray,
+    row_of: np.ndarray,
+    slab: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    two: bool,
+    sims: np.ndarray,
+    out: np.ndarray,
+) -> np.ndarray:
+    """`token_similarities`, then `best_of_runs` of them, in one call."""
+    return best_of_runs(token_similarities(ids, table, row_of, slab, sims), starts, sizes, two, out)
 
 
 @compiled
@@ -124,3 +144,30 @@ def logistic_scores(
         for label in range(out.shape[0]):
             out[label] /= total
     return out
+
+
+@compiled
+def tfidf_values(idf: np.ndarray, features: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """TF-IDF values as scikit-learn's sublinear TfidfVectorizer gives them: (1 + log count) times
+    the feature's idf, the whole scaled to unit length (float32)."""
+    values = np.empty(features.shape[0], dtype=np.float32)
+    square = np.float32(0.0)
+    for n in range(features.shape[0]):
+        value = idf[features[n]]
+        if counts[n] > 1:
+            value = np.float32(1.0 + np.log(counts[n])) * value
+        values[n] = value
+        square += value * value
+    norm = np.float32(np.sqrt(np.float64(square)))
+    if norm:
+        for n in range(values.shape[0]):
+            values[n] = values[n] / norm
+    return values
+
+
+@compiled
+def tfidf_logistic_scores(
+    weights: np.ndarray, bias: np.ndarray, idf: np.ndarray, features: np.ndarray, counts: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """`logistic_scores` of the TF-IDF values of `features` occurring `counts` times, in one call."""
+    return logistic_scores(weights, bias, features, tfidf_values(idf, features, counts), out)

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from adapters.nlu.kernels import best_of_runs, kept_columns, token_similarities
+from adapters.nlu.kernels import best_of_runs, kept_columns, token_scores, token_similarities
 
 # How many tokens' similarity columns are kept (one float per bank sentence each, 24 KB for the
 # shipped banks): about 50 MB, and two messages in three then need no new column.
@@ -144,24 +144,20 @@ class WordLlamaScorer:
         # The float32 arithmetic of the two's mean.
         return (second + best) / np.float32(2)
 
-    def _similarities_by_label(self, ids: list[int]) -> np.ndarray:
-        """The message's cosine similarity to each bank sentence, in label order.
+    def _kept(self, tokens: np.ndarray) -> bool:
+        """Keeps the similarity column of each of `tokens` (ids past the table are made its last
+        row's); False when they are more distinct tokens than the slab keeps.
 
-        A similarity is linear in the message's tokens: the sum of each token's similarity column,
-        divided by the length of the tokens' sum. The columns of recent tokens are kept, so a
-        message of known words costs a few additions instead of a pass over the whole bank (3 MB,
-        more than a core's cache); the new tokens' columns are found in one product.
+        A message's similarity to a bank sentence is linear in its tokens: the sum of each token's
+        similarity column, divided by the length of the tokens' sum. The columns of recent tokens
+        are kept, so a message of known words costs a few additions instead of a pass over the
+        whole bank (3 MB, more than a core's cache); new tokens' columns are found in one product.
         """
-        # An id past the table reads its last row.
-        tokens = np.minimum(np.array(ids, dtype=np.intp), len(self.table) - 1)
-        if len(tokens) > COLUMNS and len(np.unique(tokens)) > COLUMNS:
-            # More distinct tokens than the slab keeps: the whole bank, once.
-            vector = self.table[tokens].sum(axis=0, dtype=np.float32)
-            norm = np.float32(math.sqrt(float(vector @ vector)))
-            return np.asarray(self._by_label @ (vector / norm)) if norm else np.zeros(len(self._by_label), np.float32)
+        if len(tokens) > COLUMNS and len(np.unique(np.minimum(tokens, len(self.table) - 1))) > COLUMNS:
+            return False
         self._clock += 1
         missing = np.empty(len(tokens), dtype=np.intp)
-        found = kept_columns(tokens, self._row_of, self._stamp, self._clock, missing)
+        found = kept_columns(tokens, len(self.table), self._row_of, self._stamp, self._clock, missing)
         if found:
             missing = missing[:found]
             # The least recently used rows are given up; the message's own were just marked used.
@@ -172,16 +168,29 @@ class WordLlamaScorer:
             self._row_of[missing] = rows
             self._token_of[rows] = missing
             self._stamp[rows] = self._clock
-        sims = np.empty(self._slab.shape[1], dtype=np.float32)
-        return token_similarities(tokens, self.table, self._row_of, self._slab, sims)  # type: ignore[no-any-return]
+        return True
 
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
-        ids = self.ids(text)
-        sims = self._similarities_by_label(ids) if ids else np.zeros(len(self._by_label), dtype=np.float32)
+        tokens = np.array(self.ids(text), dtype=np.intp)
+        labels, sentences = len(self.labels), len(self._by_label)
+        if not len(tokens):
+            sims = np.zeros(sentences, dtype=np.float32)
+        elif not self._kept(tokens):
+            # More distinct tokens than the slab keeps: the whole bank, once.
+            vector = self.table[np.minimum(tokens, len(self.table) - 1)].sum(axis=0, dtype=np.float32)
+            norm = np.float32(math.sqrt(float(vector @ vector)))
+            sims = np.asarray(self._by_label @ (vector / norm)) if norm else np.zeros(sentences, np.float32)
+        elif self.top_k <= 2:
+            # The common case: the sum of the kept columns and each label's best, in one call.
+            tables = self.table, self._row_of, self._slab, self._starts, self._sizes
+            sims = np.empty(sentences, dtype=np.float32)
+            return token_scores(tokens, *tables, self.top_k == 2, sims, np.empty(labels, np.float32))  # type: ignore[no-any-return]
+        else:
+            sims = token_similarities(tokens, self.table, self._row_of, self._slab, np.empty(sentences, np.float32))
         if self.top_k > 2:
             return self._top(sims)
-        return best_of_runs(sims, self._starts, self._sizes, self.top_k == 2, np.empty(len(self.labels), np.float32))
+        return best_of_runs(sims, self._starts, self._sizes, self.top_k == 2, np.empty(labels, np.float32))  # type: ignore[no-any-return]
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
