@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 from importlib.metadata import version
@@ -26,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.nlu.kernels import logistic_scores
+from adapters.nlu.kernels import tfidf_logistic_scores, tfidf_values
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 FOLDS = 5
@@ -146,27 +145,27 @@ class LexicalScorer:
         model.fit(matrix, [label for label, _ in examples])
         return vectorizer, model
 
-    def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+    def _counts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The message's known words and word pairs (feature indices) and how often each occurs."""
         words = _WORD.findall(text.lower())
         counts: dict[int, int] = {}
-        found = 0
         for index in map(self._vocabulary.get, [*words, *map(" ".join, zip(words, words[1:], strict=False))]):
             if index is not None:
                 counts[index] = counts.get(index, 0) + 1
-                found += 1
-        indices = np.fromiter(counts, dtype=np.intp, count=len(counts))
-        if found == len(counts):
-            # Each term once (most messages): its weight 1 + log(1) is 1, so the value is its idf.
-            values = self._idf.take(indices)
-        else:
-            values = np.array([1.0 + math.log(c) for c in counts.values()], dtype=np.float32) * self._idf.take(indices)
-        norm = math.sqrt(float(values @ values)) if counts else 0.0
-        return indices, values / norm if norm else values
+        n = len(counts)
+        return np.fromiter(counts, dtype=np.intp, count=n), np.fromiter(counts.values(), dtype=np.intp, count=n)
+
+    def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The message's TF-IDF features: indices and values (sublinear term counts times idf, to unit length)."""
+        indices, counts = self._counts(text)
+        return indices, tfidf_values(self._idf, indices, counts)
 
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
-        indices, values = self._features(text)
-        return logistic_scores(self._weights, self._bias, indices, values, np.empty(len(self.labels), np.float32))
+        indices, counts = self._counts(text)
+        return tfidf_logistic_scores(  # type: ignore[no-any-return]
+            self._weights, self._bias, self._idf, indices, counts, np.empty(len(self.labels), np.float32)
+        )
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
