@@ -8,6 +8,7 @@ sentence is a name (a place, a brand) and is left as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -146,8 +147,13 @@ class Speller:
                 continue
             for key in {word} | _deletes(word):
                 self._by_delete.setdefault(key, word)
+        # Unknown words recur (names, brands, the same typo): each is looked up once.
+        self._fixed = functools.lru_cache(maxsize=16384)(self._fix_word)
 
     def fix_word(self, word: str) -> str:
+        return self._fixed(word)
+
+    def _fix_word(self, word: str) -> str:
         low = word.lower()
         if low in self.known:
             return word
@@ -159,6 +165,8 @@ class Speller:
 
     def __call__(self, text: str) -> str:
         known = self.known
+        if known.issuperset(map(str.lower, _WORD.findall(text))):
+            return text  # every word known (most messages): nothing to repair
 
         def fixed(m: re.Match[str]) -> str:
             word = m.group(0)
