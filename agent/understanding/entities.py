@@ -7,8 +7,9 @@ a budget, then order ids, then money (which needs a currency), then what numbers
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 # "invoice INV-4471", "bill 88213", "receipt #55123", "ref 99812", "INV-20391", "tracking 1Z999..."
 _REFERENCE = re.compile(
@@ -96,17 +97,19 @@ class Money(BaseModel):
     currency: str  # ISO code
 
 
-class Entities(BaseModel):
-    """What was found, and the message with each value replaced by its type's word."""
+@dataclass(slots=True)
+class Entities:
+    """What was found, and the message with each value replaced by its type's word (a dataclass:
+    one is built for every message, of values already of their types)."""
 
-    order_ids: list[str] = Field(default_factory=list)
-    money: list[Money] = Field(default_factory=list)
-    references: list[str] = Field(default_factory=list)
-    dates: list[str] = Field(default_factory=list)
-    numbers: list[str] = Field(default_factory=list)
-    models: list[str] = Field(default_factory=list)
-    versions: list[str] = Field(default_factory=list)
-    titles: list[str] = Field(default_factory=list)
+    order_ids: list[str] = field(default_factory=list)
+    money: list[Money] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    numbers: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
     masked: str = ""
 
 

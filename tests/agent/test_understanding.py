@@ -91,12 +91,14 @@ def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data
         "it \u017flows down",  # a long s: re's case folding reads it as an s
         "budget \u0e51\u0e52\u0e53 baht",  # Thai digits are digits to \\d
         "'quoted title' and REMIND ME TO water plants",
+        "please add 'milk' to my list, and a task to call mom",
     ]
     for pattern in patterns:
         quick, plain = Pattern(pattern), re.compile(pattern, re.I)
         for text in texts:
             found, expected = quick.search(text), plain.search(text)
-            assert (found and found.span()) == (expected and expected.span()), (pattern, text)
+            same = (found and (found.span(), found.groups())) == (expected and (expected.span(), expected.groups()))
+            assert same, (pattern, text)
 
 
 def test_a_text_without_a_names_first_word_reads_as_with_the_full_search() -> None:
