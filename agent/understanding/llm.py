@@ -311,7 +311,11 @@ class CascadeClassifier:
         cls = await self.rules.classify(interaction, intents, state, me, history, turn)
         if cls.intent_id is not None and cls.confidence >= self.threshold:
             return cls
-        if cls.intent_id is not None and cls.params and not self.rules.score(interaction.text, intents)[3]:
+        if (
+            cls.intent_id is not None
+            and cls.params
+            and not self.rules.content(self.rules.score(interaction.text, intents)[3])
+        ):
             # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
             return cls
         if cls.intent_id is not None and cls.intent_id == self.rules.owner(cls.params, intents, lookups=False):

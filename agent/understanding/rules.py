@@ -98,13 +98,16 @@ class RulesClassifier:
     def read(self, text: str, intents: list[Intent]) -> Reading:
         return self.reader.read(text, {i.id for i in intents})
 
+    def content(self, rest: str) -> frozenset[str]:
+        """The content tokens of what a message says besides its slot values (`score`'s `rest`)."""
+        return frozenset(self.norm.tokens(rest))
+
     def score(
         self, text: str, intents: list[Intent], reading: Reading | None = None
-    ) -> tuple[str | None, float, dict, frozenset[str]]:
-        """Best intent, its confidence, the slot values found, and the message's content tokens."""
+    ) -> tuple[str | None, float, dict, str]:
+        """Best intent, its confidence, the slot values found, and what the message says besides them."""
         reading = reading or self.read(text, intents)
         params, rest = self.slots.extract(text)
-        tokens = frozenset(self.norm.tokens(rest))
         refs = {r.lstrip("#").split("-")[-1] for r in reading.entities.references}
         if refs:
             # "invoice 88213" is a reference: never an order id, a budget or an amount.
@@ -113,16 +116,16 @@ class RulesClassifier:
             params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
         chat = reading.intent is not None and self.models[reading.intent].spec.kind == "chat"
         if reading.intent is not None and not (chat and (owner := self.owner(params, intents, lookups=False))):
-            return reading.intent, self._calibrated(reading), params, tokens
+            return reading.intent, self._calibrated(reading), params, rest
         if chat:
             # "greetings friend, where is O-12345? many thanks": small talk around an ID is the ID's request.
-            return owner, self.threshold + 0.1, params, tokens
+            return owner, self.threshold + 0.1, params, rest
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
         owner = self.owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
         if owner is not None and reading.scores.get(owner, 0.0) < max(reading.topic_scores().values(), default=0.0):
             owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
-        return owner, (self.threshold + 0.1 if owner else 0.0), params, tokens
+        return owner, (self.threshold + 0.1 if owner else 0.0), params, rest
 
     def described(self, slot: str, text: str) -> str | None:
         """A value the request itself gives (a ticket's problem, a policy question), or None."""
@@ -132,7 +135,8 @@ class RulesClassifier:
     def said(self, text: str, intents: list[Intent]) -> Said:
         """What the embedded model and the slot patterns read in the message, before any classifier."""
         reading = self.read(text, intents)
-        intent_id, confidence, values, tokens = self.score(text, intents, reading)
+        intent_id, confidence, values, rest = self.score(text, intents, reading)
+        tokens = self.content(rest)
         model = self.models.get(intent_id or "")
         like = model.example_score(tokens) if model is not None else 0.0
         return Said(reading, intent_id, confidence, values, tokens, like, self._changes(text))
@@ -148,7 +152,7 @@ class RulesClassifier:
     ) -> Classification:
         text = interaction.text
         reading = self.read(text, intents)
-        intent_id, confidence, params, tokens = self.score(text, intents, reading)
+        intent_id, confidence, params, rest = self.score(text, intents, reading)
         if intent_id is None:
             topic = self.banks.out_of_scope[reading.topic] if reading.topic else None
             return Classification(
@@ -171,7 +175,7 @@ class RulesClassifier:
             if slot.from_request and reading.intent == intent_id:
                 if (described := self.described(p, text)) is not None:
                     params[p] = described
-            elif slot.from_request and tokens - model.triggers:
+            elif slot.from_request and self.content(rest) - model.triggers:
                 params[p] = clean(text)
             # The request names its intent, so a bare value ("track 12345") can be read as the slot.
             elif (value := self.slots.extract_reply(p, text, free_text=False)) is not None:
