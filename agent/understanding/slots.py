@@ -92,9 +92,20 @@ class Pattern:
         alternatives = sorted(r"\d" if kind == "digit" else re.escape(v) for kind, v in needed or ())
         self._needs = re.compile("|".join(alternatives), re.I) if needed and not self.needs_digit else None
         self._digit_too = _ANY_DIGIT in (needed or ())
+        # The last text searched and its match: a turn reads one message through several readers
+        # (a mask, then the slots), most often unchanged by the typo repair.
+        self._last: tuple[str | None, re.Match[str] | None] = (None, None)
 
     def search(self, text: str, facts: TextFacts | None = None) -> re.Match[str] | None:
         """The pattern's first match; `facts` are the text's, when already known."""
+        last = self._last
+        if last[0] == text:
+            return last[1]
+        found = self._search(text, facts)
+        self._last = (text, found)
+        return found
+
+    def _search(self, text: str, facts: TextFacts | None) -> re.Match[str] | None:
         if self.needs_digit or self._needs is not None:
             facts = facts or TextFacts(text)
             if self.needs_digit:

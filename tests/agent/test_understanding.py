@@ -99,6 +99,7 @@ def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data
             found, expected = quick.search(text), plain.search(text)
             same = (found and (found.span(), found.groups())) == (expected and (expected.span(), expected.groups()))
             assert same, (pattern, text)
+            assert quick.search(text) is found  # the same text again: the last search's match
 
 
 def test_a_text_without_a_names_first_word_reads_as_with_the_full_search() -> None:
