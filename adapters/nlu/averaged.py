@@ -3,7 +3,7 @@
 Averaging the scorers' dictionaries label by label is a few hundred dictionary operations a
 message. Scorers that give their scores as one array over the same labels (`vector`) are averaged
 here with a few array operations instead, with the same float arithmetic, and the result is one
-list in their label order (LabelScores), not a dictionary.
+tuple in their label order (LabelScores), not a dictionary.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class AveragedScorer:
             total_vector = np.zeros(len(self.labels))
             for part in self._vectors:
                 total_vector += part.vector(text).astype(np.float64) / n
-        return LabelScores(self._order, total_vector.tolist())
+        return LabelScores(self._order, tuple(total_vector.tolist()))
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """The scorers' held-out scores averaged as `agentbot nlu calibrate` averages several scorers'."""

@@ -245,7 +245,7 @@ class _Kind:
         positions = [order.position[k] for k in labels]
         # itemgetter of one position returns the value itself, not a tuple of one.
         getter = operator.itemgetter(*positions) if len(positions) > 1 else lambda v: tuple(v[n] for n in positions)
-        self._values: Callable[[list[float]], Sequence[float]] = getter
+        self._values: Callable[[Sequence[float]], Sequence[float]] = getter
 
     def values(self, scores: LabelScores) -> Sequence[float]:
         return self._values(scores.in_order)

@@ -1,13 +1,13 @@
 """A message's scores over the banks' labels: one list in the scorer's label order, read as a mapping.
 
 Every message is scored over the same labels (about 170). A dictionary built for each message cost
-about a sixth of the understanding's time: here the values stay a list, and the labels' order and
-positions are made once per fitted scorer and shared.
+25-30 us of its 0.4 ms: here the values stay a tuple, and the labels' order and positions are made
+once per fitted scorer and shared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 
 class LabelOrder:
@@ -25,7 +25,7 @@ class LabelScores(Mapping[str, float]):
 
     __slots__ = ("order", "in_order")
 
-    def __init__(self, order: LabelOrder, in_order: list[float]):
+    def __init__(self, order: LabelOrder, in_order: Sequence[float]):
         self.order = order
         self.in_order = in_order
 
@@ -34,7 +34,7 @@ class LabelScores(Mapping[str, float]):
         """`scores` as LabelScores (a scorer without a fixed label order gives a dictionary)."""
         if isinstance(scores, LabelScores):
             return scores
-        return cls(LabelOrder(tuple(scores)), list(scores.values()))
+        return cls(LabelOrder(tuple(scores)), tuple(scores.values()))
 
     def __getitem__(self, label: str) -> float:
         return self.in_order[self.order.position[label]]
