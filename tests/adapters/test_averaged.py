@@ -10,12 +10,12 @@ from adapters.nlu.wordllama import WordLlamaScorer
 from agent.understanding.scores import LabelScores
 
 EXAMPLES = [
-    ("order_status", "where is my order"),
-    ("order_status", "has my parcel shipped yet"),
-    ("refund_request", "i want my money back"),
-    ("refund_request", "please refund this purchase"),
-    ("greeting", "hello there"),
-    ("greeting", "good morning"),
+    ("order_status", "track my package"),
+    ("order_status", "when does my parcel arrive"),
+    ("refund_request", "refund me please"),
+    ("refund_request", "i would like my money returned"),
+    ("greeting", "hi"),
+    ("greeting", "hey, good evening"),
 ]
 
 
