@@ -8,6 +8,7 @@ from adapters.nlu.averaged import AveragedScorer
 from adapters.nlu.lexical import LexicalScorer
 from adapters.nlu.wordllama import WordLlamaScorer
 from agent.understanding.scores import LabelScores
+from tests.helpers import rules_classifier
 
 EXAMPLES = [
     ("order_status", "track my package"),
@@ -57,3 +58,15 @@ def test_scorers_without_a_label_order_are_averaged_as_dictionaries() -> None:
     assert type(scores) is dict
     assert max(scores, key=scores.__getitem__) == "order_status"
     assert LabelScores.of(scores) == scores
+
+
+@pytest.mark.parametrize(
+    "text", ["where is O-12345?", "thanks, bye", "my mouse double clicks", "what's the capital of peru", "yes"]
+)
+def test_a_reading_from_a_dictionary_is_the_reading_from_the_label_order(text: str) -> None:
+    reader = rules_classifier().reader
+    entities, core = reader._understood(text)
+    in_order = reader.fused(core.lower())
+    as_dictionary = LabelScores.of(dict(in_order))
+    assert as_dictionary.order is not in_order.order
+    assert reader.decide(as_dictionary, entities) == reader.decide(in_order, entities)
