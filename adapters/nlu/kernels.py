@@ -26,16 +26,12 @@ def compiled(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @compiled
-def kept_columns(
-    ids: np.ndarray, limit: int, row_of: np.ndarray, stamp: np.ndarray, clock: int, missing: np.ndarray
-) -> int:
+def kept_columns(ids: np.ndarray, row_of: np.ndarray, stamp: np.ndarray, clock: int, missing: np.ndarray) -> int:
     """Marks the kept columns of `ids` used at `clock` and writes the distinct ids without one into
-    `missing`; returns how many those are. An id from `limit` on is made `limit - 1` (the table's
-    last row)."""
+    `missing`; returns how many those are."""
     count = 0
     for n in range(ids.shape[0]):
-        token = min(ids[n], limit - 1)
-        ids[n] = token
+        token = ids[n]
         row = row_of[token]
         if row >= 0:
             stamp[row] = clock

@@ -52,10 +52,7 @@ class WordLlamaScorer:
         # The kept columns are rows of one array (`_slab`): `_row_of` a token's row (-1 for none),
         # `_token_of` a row's token, `_stamp` the message that last used it (`_clock` counts them).
         self._slab: np.ndarray = np.zeros((0, 0), dtype=np.float32)
-        self._row_of = np.full(len(self.table), -1, dtype=np.intp)
-        self._token_of = np.full(COLUMNS, -1, dtype=np.intp)
-        self._stamp = np.zeros(COLUMNS, dtype=np.int64)
-        self._clock = 0
+        self._forget_columns()
         self._order: np.ndarray = np.zeros(0, dtype=np.intp)
         self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
         self._sizes: np.ndarray = np.zeros(0, dtype=np.intp)
@@ -96,9 +93,7 @@ class WordLlamaScorer:
         self._by_label = np.ascontiguousarray(self._bank[self._order])
         # Pages of the slab are taken from the system only as columns fill them.
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.float32)
-        self._row_of[:] = -1
-        self._token_of = np.full(COLUMNS, -1, dtype=np.intp)
-        self._stamp = np.zeros(COLUMNS, dtype=np.int64)
+        self._forget_columns()
         self.vector(examples[0][1])  # the compiled loops are loaded now, not during the first message
 
     def _encoded(self, text: str) -> list[int]:
@@ -144,20 +139,26 @@ class WordLlamaScorer:
         # The float32 arithmetic of the two's mean.
         return (second + best) / np.float32(2)
 
+    def _forget_columns(self) -> None:
+        self._row_of = np.full(len(self.table), -1, dtype=np.intp)
+        self._token_of = np.full(COLUMNS, -1, dtype=np.intp)
+        self._stamp = np.zeros(COLUMNS, dtype=np.int64)
+        self._clock = 0
+
     def _kept(self, tokens: np.ndarray) -> bool:
-        """Keeps the similarity column of each of `tokens` (ids past the table are made its last
-        row's); False when they are more distinct tokens than the slab keeps.
+        """Keeps the similarity column of each of `tokens`; False when they are more distinct
+        tokens than the slab keeps.
 
         A message's similarity to a bank sentence is linear in its tokens: the sum of each token's
         similarity column, divided by the length of the tokens' sum. The columns of recent tokens
         are kept, so a message of known words costs a few additions instead of a pass over the
         whole bank (3 MB, more than a core's cache); new tokens' columns are found in one product.
         """
-        if len(tokens) > COLUMNS and len(np.unique(np.minimum(tokens, len(self.table) - 1))) > COLUMNS:
+        if len(tokens) > COLUMNS and len(np.unique(tokens)) > COLUMNS:
             return False
         self._clock += 1
         missing = np.empty(len(tokens), dtype=np.intp)
-        found = kept_columns(tokens, len(self.table), self._row_of, self._stamp, self._clock, missing)
+        found = kept_columns(tokens, self._row_of, self._stamp, self._clock, missing)
         if found:
             missing = missing[:found]
             # The least recently used rows are given up; the message's own were just marked used.
@@ -172,13 +173,14 @@ class WordLlamaScorer:
 
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
-        tokens = np.array(self.ids(text), dtype=np.intp)
+        # An id past the table reads its last row.
+        tokens = np.minimum(np.array(self.ids(text), dtype=np.intp), len(self.table) - 1)
         labels, sentences = len(self.labels), len(self._by_label)
         if not len(tokens):
             sims = np.zeros(sentences, dtype=np.float32)
         elif not self._kept(tokens):
             # More distinct tokens than the slab keeps: the whole bank, once.
-            vector = self.table[np.minimum(tokens, len(self.table) - 1)].sum(axis=0, dtype=np.float32)
+            vector = self.table[tokens].sum(axis=0, dtype=np.float32)
             norm = np.float32(math.sqrt(float(vector @ vector)))
             sims = np.asarray(self._by_label @ (vector / norm)) if norm else np.zeros(sentences, np.float32)
         elif self.top_k <= 2:
