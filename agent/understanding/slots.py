@@ -148,7 +148,7 @@ class SlotExtractor:
             )
             for n, words in self._canonical.items()
         }
-        # A case-insensitive match may differ from every key in lower case ("wireleſs"), not casefolded.
+        # The keys casefolded: a case-insensitive match may differ from every key in lower case ("wireleſs").
         self._folded = {n: {k.casefold(): v for k, v in words.items()} for n, words in self._canonical.items()}
         # An ASCII text names a value only if its lowercase holds one: checked first, as `Pattern` does.
         self._value_pieces = {n: tuple(w) for n, w in self._canonical.items() if all(v.isascii() for v in w)}
@@ -189,8 +189,7 @@ class SlotExtractor:
         m = rx.search(text)
         if m is None:
             return None
-        said = m.group(1)
-        return self._canonical[name].get(said.lower()) or self._folded[name].get(said.casefold())
+        return self._folded[name].get(m.group(1).casefold())
 
     def typed_reply(self, name: str, text: str) -> tuple[Any, str] | None:
         """The value of `name` a direct answer gives by its pattern ("O-12345", a make and model),
