@@ -47,10 +47,11 @@ def kept_columns(ids: np.ndarray, row_of: np.ndarray, stamp: np.ndarray, clock: 
 
 @compiled
 def token_similarities(
-    ids: np.ndarray, table: np.ndarray, row_of: np.ndarray, slab: np.ndarray, out: np.ndarray
+    ids: np.ndarray, table: np.ndarray, row_of: np.ndarray, slab: np.ndarray, scale: np.ndarray, out: np.ndarray
 ) -> np.ndarray:
     """`out` = the cosine similarity of the text of `ids` to each bank sentence: the sum of the
-    tokens' kept columns (`slab` rows), in their order, divided by the length of their vectors' sum."""
+    tokens' kept columns (`slab` rows times their `scale`), in their order, divided by the length
+    of their vectors' sum."""
     width = table.shape[1]
     vector = np.zeros(width, dtype=np.float32)
     for n in range(ids.shape[0]):
@@ -64,7 +65,7 @@ def token_similarities(
     if ids.shape[0] == 0 or norm == 0:
         out[:] = 0
         return out
-    return summed_columns(slab, row_of[ids], norm, out)
+    return summed_columns(slab, scale, row_of[ids], norm, out)
 
 
 @compiled
@@ -73,6 +74,7 @@ def token_scores(
     table: np.ndarray,
     row_of: np.ndarray,
     slab: np.ndarray,
+    scale: np.ndarray,
     starts: np.ndarray,
     sizes: np.ndarray,
     two: bool,
@@ -80,23 +82,54 @@ def token_scores(
     out: np.ndarray,
 ) -> np.ndarray:
     """`token_similarities`, then `best_of_runs` of them, in one call."""
-    return best_of_runs(token_similarities(ids, table, row_of, slab, sims), starts, sizes, two, out)
+    return best_of_runs(token_similarities(ids, table, row_of, slab, scale, sims), starts, sizes, two, out)
 
 
 @compiled
-def summed_columns(slab: np.ndarray, rows: np.ndarray, norm: np.float32, out: np.ndarray) -> np.ndarray:
-    """`out` = the sum of `slab`'s `rows`, in their order, divided by `norm` (float32 throughout)."""
+def summed_columns(
+    slab: np.ndarray, scale: np.ndarray, rows: np.ndarray, norm: np.float32, out: np.ndarray
+) -> np.ndarray:
+    """`out` = the sum of `slab`'s `rows`, each times its `scale`, in their order, divided by `norm`
+    (float32 throughout)."""
     n = out.shape[0]
-    first = slab[rows[0]]
+    first, factor = slab[rows[0]], scale[rows[0]]
     for j in range(n):
-        out[j] = first[j]
+        out[j] = factor * np.float32(first[j])
     for t in range(1, rows.shape[0]):
-        row = slab[rows[t]]
+        row, factor = slab[rows[t]], scale[rows[t]]
         for j in range(n):
-            out[j] += row[j]
+            out[j] += factor * np.float32(row[j])
     for j in range(n):
         out[j] = out[j] / norm
     return out
+
+
+@compiled
+def least_used(stamp: np.ndarray, count: int, rows: np.ndarray) -> np.ndarray:
+    """`rows` = the `count` positions of the smallest `stamp`s (a few of thousands: one pass each)."""
+    taken = np.zeros(stamp.shape[0], dtype=np.bool_)
+    for n in range(count):
+        best = -1
+        for r in range(stamp.shape[0]):
+            if not taken[r] and (best < 0 or stamp[r] < stamp[best]):
+                best = r
+        taken[best] = True
+        rows[n] = best
+    return rows
+
+
+@compiled
+def store_column(column: np.ndarray, slab: np.ndarray, scale: np.ndarray, row: int) -> None:
+    """Keeps `column` in `slab`'s `row` as 16-bit integers times `scale[row]` (within 1/65,534 of
+    its largest value: half the memory of float32, so twice the columns fit in the same space)."""
+    top = np.float32(0.0)
+    for j in range(column.shape[0]):
+        top = max(top, abs(column[j]))
+    factor = top / np.float32(32767.0) if top > 0 else np.float32(1.0)
+    scale[row] = factor
+    target = slab[row]
+    for j in range(column.shape[0]):
+        target[j] = np.int16(np.rint(column[j] / factor))
 
 
 @compiled
