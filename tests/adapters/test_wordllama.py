@@ -18,7 +18,10 @@ EXAMPLES = [
 ]
 MESSAGES = ["where is my parcel", "money back please", "hi", "zzzz qqqq", "refund refund refund"]
 # More new tokens than the slab's rows are picked one pass each for (wordllama._FEW).
-LONG = "please tell me where my parcel and the refund money went since last tuesday, and why nobody wrote back"
+LONG = (
+    "please tell me where my parcel and the refund money went since last tuesday, and why nobody from "
+    "your support team wrote back about the broken headphones"
+)
 
 
 def assert_scores_are_the_definition(scorer: WordLlamaScorer, text: str, top_k: int) -> None:
