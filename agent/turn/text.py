@@ -28,6 +28,8 @@ _INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u
 
 def clean(text: str) -> str:
     """NFKC-normalize, drop control and invisible characters, fold curly quotes, collapse whitespace."""
+    if text.isascii() and text.isprintable():
+        return " ".join(text.split())  # nothing to normalize, drop or fold: most messages
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
     text = text.replace("\u2019", "'").replace("\u2018", "'")
