@@ -86,8 +86,10 @@ _VERSION = re.compile(
 # (_MONEY's "fifty dollars"); for a date, a day's word (_DATE's "today", "next friday"); for a
 # title, an opening quote.
 _DIGIT = re.compile(r"\d")
-_CURRENCY_WORD = re.compile(r"(?i)dollar|usd|bucks|baht|thb|eur|pound|gbp")
-_DAY_WORD = re.compile(r"(?i)day|tomorrow|tonight")
+_CURRENCY_WORDS_IN = ("dollar", "usd", "bucks", "baht", "thb", "eur", "pound", "gbp")
+_DAY_WORDS_IN = ("day", "tomorrow", "tonight")
+_CURRENCY_WORD = re.compile("(?i)" + "|".join(_CURRENCY_WORDS_IN))
+_DAY_WORD = re.compile("(?i)" + "|".join(_DAY_WORDS_IN))
 _QUOTES = re.compile(r"['\"\u201c\u2018]")
 _WORDS = re.compile(r"\w+")
 
@@ -111,6 +113,16 @@ class Entities:
     versions: list[str] = field(default_factory=list)
     titles: list[str] = field(default_factory=list)
     masked: str = ""
+
+
+def _holds(text: str, words: tuple[str, ...], rx: re.Pattern[str]) -> bool:
+    """Whether `text` holds one of `words` in any case (`rx`, their alternation, says the same).
+    An ASCII text's lowercase is searched with `in`, several times quicker than a case-insensitive
+    pattern tried at every position; re's case folding equates a few other letters with ASCII ones."""
+    if text.isascii():
+        lower = text.lower()
+        return any(w in lower for w in words)
+    return rx.search(text) is not None
 
 
 def _plain(number: str) -> str:
@@ -191,12 +203,12 @@ class EntityReader:
             sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
             sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
             sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
-        if digits or _CURRENCY_WORD.search(masked):
+        if digits or _holds(masked, _CURRENCY_WORDS_IN, _CURRENCY_WORD):
             sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
         if self._names and self._may_name(masked):
             masked = self._names.sub(self._kind_of(found), masked)
             digits = _DIGIT.search(masked) is not None
-        if digits or _DAY_WORD.search(masked):
+        if digits or _holds(masked, _DAY_WORDS_IN, _DAY_WORD):
             sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
         if digits:
             found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
