@@ -176,6 +176,26 @@ def logistic_scores(
 
 
 @compiled
+def counted(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct `ids`, in the order they first occur, and how often each occurs (a message has
+    a few dozen: one pass over those before it each)."""
+    distinct = np.empty(ids.shape[0], dtype=np.intp)
+    counts = np.zeros(ids.shape[0], dtype=np.intp)
+    found = 0
+    for n in range(ids.shape[0]):
+        at = found
+        for m in range(found):
+            if distinct[m] == ids[n]:
+                at = m
+                break
+        if at == found:
+            distinct[found] = ids[n]
+            found += 1
+        counts[at] += 1
+    return distinct[:found], counts[:found]
+
+
+@compiled
 def tfidf_values(idf: np.ndarray, features: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """TF-IDF values as scikit-learn's sublinear TfidfVectorizer gives them: (1 + log count) times
     the feature's idf, the whole scaled to unit length (float32)."""
@@ -196,7 +216,9 @@ def tfidf_values(idf: np.ndarray, features: np.ndarray, counts: np.ndarray) -> n
 
 @compiled
 def tfidf_logistic_scores(
-    weights: np.ndarray, bias: np.ndarray, idf: np.ndarray, features: np.ndarray, counts: np.ndarray, out: np.ndarray
+    weights: np.ndarray, bias: np.ndarray, idf: np.ndarray, ids: np.ndarray, out: np.ndarray
 ) -> np.ndarray:
-    """`logistic_scores` of the TF-IDF values of `features` occurring `counts` times, in one call."""
+    """`logistic_scores` of the TF-IDF values of the features `ids` (a feature once for each time
+    it occurs), in one call."""
+    features, counts = counted(ids)
     return logistic_scores(weights, bias, features, tfidf_values(idf, features, counts), out)

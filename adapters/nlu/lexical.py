@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from adapters.nlu.kernels import tfidf_logistic_scores, tfidf_values
+from adapters.nlu.kernels import counted, tfidf_logistic_scores, tfidf_values
 
-_WORD = re.compile(r"(?u)\b\w\w+\b")
+# scikit-learn's token pattern is r"(?u)\b\w\w+\b"; a greedy run of two or more word characters
+# starts and ends at a word boundary anyway, and without the boundary checks it is found faster.
+_WORD = re.compile(r"\w\w+")
 FOLDS = 5
 FORMAT = 1  # of the cached file; a change of what is kept changes it
 KEPT = 4  # fitted models kept in the cache folder, the most recently used
@@ -145,26 +147,22 @@ class LexicalScorer:
         model.fit(matrix, [label for label, _ in examples])
         return vectorizer, model
 
-    def _counts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """The message's known words and word pairs (feature indices) and how often each occurs."""
+    def _ids(self, text: str) -> np.ndarray:
+        """The message's known words and word pairs (feature indices), each as often as it occurs."""
         words = _WORD.findall(text.lower())
-        counts: dict[int, int] = {}
-        for index in map(self._vocabulary.get, [*words, *map(" ".join, zip(words, words[1:], strict=False))]):
-            if index is not None:
-                counts[index] = counts.get(index, 0) + 1
-        n = len(counts)
-        return np.fromiter(counts, dtype=np.intp, count=n), np.fromiter(counts.values(), dtype=np.intp, count=n)
+        get = self._vocabulary.get
+        terms = [*map(get, words), *map(get, map(" ".join, zip(words, words[1:], strict=False)))]
+        return np.array([n for n in terms if n is not None], dtype=np.intp)
 
     def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The message's TF-IDF features: indices and values (sublinear term counts times idf, to unit length)."""
-        indices, counts = self._counts(text)
+        indices, counts = counted(self._ids(text))
         return indices, tfidf_values(self._idf, indices, counts)
 
     def vector(self, text: str) -> np.ndarray:
         """The scores of `labels`, in that order (float32)."""
-        indices, counts = self._counts(text)
         return tfidf_logistic_scores(  # type: ignore[no-any-return]
-            self._weights, self._bias, self._idf, indices, counts, np.empty(len(self.labels), np.float32)
+            self._weights, self._bias, self._idf, self._ids(text), np.empty(len(self.labels), np.float32)
         )
 
     def scores(self, text: str) -> dict[str, float]:
