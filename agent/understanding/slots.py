@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from agent.config.schema import ANY, SlotSpec
@@ -14,6 +16,7 @@ from agent.understanding.politeness import Politeness
 _parser: Any = importlib.import_module("re._parser")
 _codes: Any = importlib.import_module("re._constants")
 _DIGIT = re.compile(r"\d")
+_WORDS = re.compile(r"\w+")
 # What a pattern requires is one of these: a piece of literal text, or a digit.
 _ANY_DIGIT = ("digit", "")
 
@@ -119,22 +122,53 @@ class Pattern:
         return self.rx.search(text)
 
 
+@functools.lru_cache(maxsize=1024)
+def pattern(text: str) -> Pattern:
+    """The one `Pattern` of `text` in this process: a slot's pattern that also masks its value
+    for the model (intents.yaml `mask`) is searched in the same message by both, and the second
+    search answers from the first's."""
+    return Pattern(text)
+
+
 class TextFacts:
     """What `Pattern.search` checks of a text, found once for all the patterns searched in it."""
 
-    __slots__ = ("has_digit", "lower")
+    __slots__ = ("has_digit", "lower", "_words")
 
     def __init__(self, text: str):
         self.has_digit = _DIGIT.search(text) is not None
         self.lower = text.lower() if text.isascii() else None
+        self._words: frozenset[str] | None = None
+
+    @property
+    def words(self) -> frozenset[str] | None:
+        """An ASCII text's words in lower case (runs of word characters); None for other texts."""
+        if self._words is None and self.lower is not None:
+            self._words = frozenset(_WORDS.findall(self.lower))
+        return self._words
+
+
+def _leading_words(values: Iterable[str]) -> frozenset[str] | None:
+    """The words a text must hold where `_values`' pattern finds one of `values` (lower case): the
+    pattern starts at a word boundary, so at a word that is the value's first word, or for a value
+    of one word, that word with "s" or "es". None when a value is not ASCII or starts with no word
+    character."""
+    words: set[str] = set()
+    for value in values:
+        first = _WORDS.match(value)
+        if not value.isascii() or first is None or first.start() != 0:
+            return None
+        word = first.group(0)
+        words |= {word, word + "s", word + "es"} if word == value else {word}
+    return frozenset(words)
 
 
 class SlotExtractor:
     def __init__(self, slots: dict[str, SlotSpec]):
         self.specs = slots
-        self._patterns = {n: Pattern(s.pattern) for n, s in slots.items() if s.pattern}
-        self._reply = {n: Pattern(s.reply_pattern) for n, s in slots.items() if s.reply_pattern}
-        self._any = {n: Pattern(s.any_pattern) for n, s in slots.items() if s.any_pattern}
+        self._patterns = {n: pattern(s.pattern) for n, s in slots.items() if s.pattern}
+        self._reply = {n: pattern(s.reply_pattern) for n, s in slots.items() if s.reply_pattern}
+        self._any = {n: pattern(s.any_pattern) for n, s in slots.items() if s.any_pattern}
         # A value or an alias, as written -> the value it reads as.
         self._canonical: dict[str, dict[str, str]] = {}
         for n, s in slots.items():
@@ -150,8 +184,11 @@ class SlotExtractor:
         }
         # The keys casefolded: a case-insensitive match may differ from every key in lower case ("wireleſs").
         self._folded = {n: {k.casefold(): v for k, v in words.items()} for n, words in self._canonical.items()}
-        # An ASCII text names a value only if its lowercase holds one: checked first, as `Pattern` does.
-        self._value_pieces = {n: tuple(w) for n, w in self._canonical.items() if all(v.isascii() for v in w)}
+        # An ASCII text names a value only if one of its words is a value's first word (or a
+        # one-word value with "s" or "es"): checked first, as `Pattern` checks its pieces.
+        self._value_words = {
+            n: words for n, values in self._canonical.items() if (words := _leading_words(values)) is not None
+        }
 
     def _normalize(self, name: str, match: re.Match[str]) -> str:
         spec = self.specs[name]
@@ -182,9 +219,9 @@ class SlotExtractor:
         rx = self._values.get(name)
         if rx is None:
             return None
-        pieces = self._value_pieces.get(name)
-        lower = (facts or TextFacts(text)).lower if pieces is not None else None
-        if pieces is not None and lower is not None and not any(map(lower.__contains__, pieces)):
+        leading = self._value_words.get(name)
+        words = (facts or TextFacts(text)).words if leading is not None else None
+        if leading is not None and words is not None and leading.isdisjoint(words):
             return None
         m = rx.search(text)
         if m is None:

@@ -44,9 +44,14 @@ def test_values_are_found_in_any_case_plural_and_alias(text: str, expected: dict
         "nothing here at all",
         "straße mouse",
         "wirele\u017fs",
+        "plenty of space on my pc",  # "pc" inside a word is not the value
+        "a desk-chair and a DESK CHAIR",
+        "mousees? keyboards!",
+        "the officer's laptop_bag",
     ],
 )
 def test_the_quick_check_finds_what_the_pattern_finds(text: str) -> None:
+    # The check reads the text's words: a value's first word, or a one-word value with "s" or "es".
     for name in VALUE_SLOTS:
         m = SLOTS._values[name].search(text)
         named = {k.casefold(): v for k, v in SLOTS._canonical[name].items()}.get(m.group(1).casefold()) if m else None
