@@ -20,7 +20,7 @@ from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
 from agent.understanding.scores import LabelOrder, LabelScores
-from agent.understanding.slots import Pattern, TextFacts
+from agent.understanding.slots import TextFacts, pattern
 from agent.understanding.spelling import Speller, vocabulary_of
 
 TOPIC_SEP = "/"
@@ -120,7 +120,7 @@ class BankReader:
     ):
         self.banks = banks
         self.politeness = politeness or Politeness([], [])
-        self.masks = [(Pattern(pattern), word) for pattern, word in masks or []]
+        self.masks = [(pattern(text), word) for text, word in masks or []]
         self.scorer = scorer
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
