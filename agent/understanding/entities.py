@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from agent.understanding.slots import Pattern, TextFacts
+
 # "invoice INV-4471", "bill 88213", "receipt #55123", "ref 99812", "INV-20391", "tracking 1Z999..."
 _REFERENCE = re.compile(
     r"(?i)\b(?:invoices?|inv|bills?|receipts?|ref(?:erence)?|rf|tracking(?:\s+number)?|ticket|case)"
@@ -82,15 +84,9 @@ _VERSION = re.compile(
     r"|(?<=\b(?:release|version) )v?(\d+\.\d+)(?!\w)(?!\.\d)|\bv(\d+\.\d+)(?!\w)(?!\.\d)"
 )
 
-# What a pattern above cannot match without: a digit; for money without one, a currency word
-# (_MONEY's "fifty dollars"); for a date, a day's word (_DATE's "today", "next friday"); for a
-# title, an opening quote.
-_DIGIT = re.compile(r"\d")
-_CURRENCY_WORDS_IN = ("dollar", "usd", "bucks", "baht", "thb", "eur", "pound", "gbp")
-_DAY_WORDS_IN = ("day", "tomorrow", "tonight")
-_CURRENCY_WORD = re.compile("(?i)" + "|".join(_CURRENCY_WORDS_IN))
-_DAY_WORD = re.compile("(?i)" + "|".join(_DAY_WORDS_IN))
-_QUOTES = re.compile(r"['\"\u201c\u2018]")
+# What each pattern cannot match without (a digit, a quote, a currency or day word), checked
+# before the pattern is tried.
+_CHECKED = {rx: Pattern(rx.pattern) for rx in (_TITLE, _REFERENCE, _CODE, _ORDER, _VERSION, _MONEY, _DATE, _NUMBER)}
 _WORDS = re.compile(r"\w+")
 
 
@@ -113,16 +109,6 @@ class Entities:
     versions: list[str] = field(default_factory=list)
     titles: list[str] = field(default_factory=list)
     masked: str = ""
-
-
-def _holds(text: str, words: tuple[str, ...], rx: re.Pattern[str]) -> bool:
-    """Whether `text` holds one of `words` in any case (`rx`, their alternation, says the same).
-    An ASCII text's lowercase is searched with `in`, several times quicker than a case-insensitive
-    pattern tried at every position; re's case folding equates a few other letters with ASCII ones."""
-    if text.isascii():
-        lower = text.lower()
-        return any(w in lower for w in words)
-    return rx.search(text) is not None
 
 
 def _plain(number: str) -> str:
@@ -178,9 +164,10 @@ class EntityReader:
     def read(self, text: str) -> Entities:
         found = Entities()
         masked = text
+        facts = TextFacts(text)
 
         def sub(rx: re.Pattern[str], word: str, collect) -> None:
-            nonlocal masked
+            nonlocal masked, facts
 
             def repl(m: re.Match[str]) -> str:
                 collect(m)
@@ -190,27 +177,23 @@ class EntityReader:
                     return m.group(0)  # "today", "next friday": words the model reads as they are
                 return f" {lead} {word} " if lead else f" {word} "
 
-            masked = rx.sub(repl, masked)
+            # Most messages have no digit, no quote and no currency or day word, and every pattern
+            # needs one of them: such a pattern is not run.
+            if _CHECKED[rx].may_match(masked, facts):
+                masked, count = rx.subn(repl, masked)
+                facts = TextFacts(masked) if count else facts
 
-        # Most messages have no digit, and every pattern but the title's, the names' and a few
-        # words' needs one: those are not run (a mask's word never brings a digit in; a name's kind
-        # might, so the digits are looked for again after the names).
-        digits = _DIGIT.search(text) is not None
-        if _QUOTES.search(masked):
-            sub(_TITLE, "title", lambda m: found.titles.append(m.group(2)))
-        if digits:
-            sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
-            sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
-            sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
-            sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
-        if digits or _holds(masked, _CURRENCY_WORDS_IN, _CURRENCY_WORD):
-            sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
+        sub(_TITLE, "title", lambda m: found.titles.append(m.group(2)))
+        sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
+        sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
+        sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
+        sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
+        sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
         if self._names and self._may_name(masked):
             masked = self._names.sub(self._kind_of(found), masked)
-            digits = _DIGIT.search(masked) is not None
-        if digits or _holds(masked, _DAY_WORDS_IN, _DAY_WORD):
-            sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
-        if digits:
+            facts = TextFacts(masked)
+        sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
+        if _CHECKED[_NUMBER].may_match(masked, facts):
             found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
             # A number's digits mean nothing to the model; that there is one does ("task number").
             masked = _NUMBER.sub(" number ", masked)

@@ -21,10 +21,13 @@ _WORDS = re.compile(r"\w+")
 _ANY_DIGIT = ("digit", "")
 
 
-def _needed_in(items: Any) -> frozenset[tuple[str, str]] | None:
-    """Pieces of which every text the parsed sequence `items` matches holds at least one (None when
-    nothing is known): a run of literal characters, or any of a few."""
-    found: list[frozenset[tuple[str, str]]] = []
+_Needed = frozenset[tuple[str, str]]
+
+
+def _needed_in(items: Any) -> list[_Needed]:
+    """What every text the parsed sequence `items` matches holds: for each set, at least one of its
+    pieces (a run of literal characters, or a digit). Empty when nothing is known."""
+    found: list[_Needed] = []
     run: list[str] = []
     for op, av in list(items) + [(None, None)]:
         if op is _codes.LITERAL:
@@ -33,16 +36,18 @@ def _needed_in(items: Any) -> frozenset[tuple[str, str]] | None:
         if run:
             found.append(frozenset({("text", "".join(run))}))
             run = []
-        needed = _needed_by(op, av) if op is not None else None
-        if needed:
-            found.append(needed)
-    if not found:
-        return None
-    # A digit is the cheapest check and the one most chat messages fail; else the longest pieces.
-    return max(found, key=lambda f: (f == {_ANY_DIGIT}, min(len(v) or 1 for _, v in f), -len(f)))
+        if op is not None:
+            found += _needed_by(op, av)
+    return found
 
 
-def _needed_by(op: Any, av: Any) -> frozenset[tuple[str, str]] | None:
+def _first(needs: list[_Needed]) -> _Needed:
+    """The set checked first: a digit is the cheapest check and the one most chat messages fail;
+    else the set whose shortest piece is longest, then the smallest."""
+    return max(needs, key=lambda f: (f == {_ANY_DIGIT}, min(len(v) or 1 for _, v in f), -len(f)))
+
+
+def _needed_by(op: Any, av: Any) -> list[_Needed]:
     """What one parsed item requires of the text it matches (see `_needed_in`)."""
     c = _codes
     if op is c.IN:
@@ -53,48 +58,76 @@ def _needed_by(op: Any, av: Any) -> frozenset[tuple[str, str]] | None:
             elif kind is c.CATEGORY and value is c.CATEGORY_DIGIT:
                 pieces.add(_ANY_DIGIT)
             else:
-                return None  # a negated set, a range or another category: nothing cheap to check
-        return frozenset(pieces)
+                return []  # a negated set, a range or another category: nothing cheap to check
+        return [frozenset(pieces)]
     if op is c.SUBPATTERN:
         return _needed_in(av[3])
     if op is c.BRANCH:
+        # One set from each branch: a text the branch matches holds one of that set's pieces. The
+        # surest sets make one, and where every branch also needs some text, those make another
+        # (a text with a digit still needs "$" or "dollars" for a money pattern).
         branches = [_needed_in(branch) for branch in av[1]]
-        if any(b is None for b in branches):
-            return None
-        return frozenset().union(*branches)  # type: ignore[arg-type]
+        if not all(branches):
+            return []
+        needs = [frozenset().union(*map(_first, branches))]
+        texts = [[f for f in b if _ANY_DIGIT not in f] for b in branches]
+        if all(texts):
+            needs.append(frozenset().union(*map(_first, texts)))
+        return needs
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-        return _needed_in(av[2]) if av[0] >= 1 else None
+        return _needed_in(av[2]) if av[0] >= 1 else []
     if op is c.ATOMIC_GROUP:
         return _needed_in(av)
     if op is c.ASSERT:
         return _needed_in(av[1])  # what a lookahead or lookbehind sees is in the text too
-    return None
+    return []
+
+
+class _Check:
+    """One set of pieces a text must hold one of (see `_needed_in`)."""
+
+    __slots__ = ("digit_only", "digit_too", "lower", "rx")
+
+    def __init__(self, needed: _Needed):
+        self.digit_only = needed == {_ANY_DIGIT}
+        self.digit_too = _ANY_DIGIT in needed
+        pieces = sorted(v for kind, v in needed if kind == "text")
+        # An ASCII text's lowercase holds a piece exactly when the pattern's case-insensitive
+        # search would see it, and `in` is far quicker than an alternation; other texts use the
+        # alternation (re's case folding equates a few non-ASCII letters with ASCII ones). A piece
+        # with a character outside ASCII that has no case ("€") is never in an ASCII text.
+        caseless = all(v.isascii() or all(ch.isascii() or ch.lower() == ch.upper() == ch for ch in v) for v in pieces)
+        self.lower = tuple(v.lower() for v in pieces if v.isascii()) if caseless else None
+        self.rx = re.compile("|".join(sorted(r"\d" if kind == "digit" else re.escape(v) for kind, v in needed)), re.I)
+
+    def holds(self, text: str, facts: TextFacts) -> bool:
+        if self.digit_only or (self.digit_too and facts.has_digit):
+            return facts.has_digit
+        if facts.lower is not None and self.lower is not None:
+            return any(map(facts.lower.__contains__, self.lower))
+        return self.rx.search(text) is not None
 
 
 class Pattern:
-    """A slot's compiled pattern that skips a text lacking what every match needs.
+    """A compiled pattern that skips a text lacking what every match needs.
 
     Most patterns cannot match without a digit, a keyword or a quote, and most messages have none
     of them; checking for those pieces first is much cheaper than the pattern's own search, which
-    tries every position. `search` finds what `re.compile(pattern, re.I).search` finds.
+    tries every position. A message with a digit is checked for the pattern's other pieces too
+    ("invoice", a dot between digits). `search` finds what `re.compile(pattern, re.I).search` finds.
     """
 
     def __init__(self, pattern: str):
         self.rx = re.compile(pattern, re.I)
         self.groups = self.rx.groups
         try:
-            needed = _needed_in(_parser.parse(pattern, re.I))
+            needs = list(dict.fromkeys(_needed_in(_parser.parse(pattern, re.I))))
         except Exception:  # noqa: BLE001 - a parser of another Python version: search without the check
-            needed = None
-        self.needs_digit = needed == {_ANY_DIGIT}
-        pieces = sorted(v for kind, v in needed or () if kind == "text")
-        # An ASCII text's lowercase holds a piece exactly when the pattern's case-insensitive
-        # search would see it, and `in` is far quicker than an alternation; other texts use the
-        # alternation (re's case folding equates a few non-ASCII letters with ASCII ones).
-        self._lower = tuple(v.lower() for v in pieces) if all(v.isascii() for v in pieces) else None
-        alternatives = sorted(r"\d" if kind == "digit" else re.escape(v) for kind, v in needed or ())
-        self._needs = re.compile("|".join(alternatives), re.I) if needed and not self.needs_digit else None
-        self._digit_too = _ANY_DIGIT in (needed or ())
+            needs = []
+        # The surest set first; then the rest, as a text that passes one usually fails no other.
+        ordered = sorted(needs, key=lambda f: f != _first(needs)) if needs else []
+        self._checks = tuple(_Check(n) for n in ordered)
+        self.needs_digit = any(c.digit_only for c in self._checks)
         # The last text searched and its match: a turn reads one message through several readers
         # (a mask, then the slots), most often unchanged by the typo repair.
         self._last: tuple[str | None, re.Match[str] | None] = (None, None)
@@ -104,22 +137,18 @@ class Pattern:
         last = self._last
         if last[0] == text:
             return last[1]
-        found = self._search(text, facts)
+        found = self.rx.search(text) if self.may_match(text, facts) else None
         self._last = (text, found)
         return found
 
-    def _search(self, text: str, facts: TextFacts | None) -> re.Match[str] | None:
-        if self.needs_digit or self._needs is not None:
+    def may_match(self, text: str, facts: TextFacts | None = None) -> bool:
+        """False only when the text lacks something every match needs."""
+        if self._checks:
             facts = facts or TextFacts(text)
-            if self.needs_digit:
-                if not facts.has_digit:
-                    return None
-            elif facts.lower is not None and self._lower is not None:
-                if not (self._digit_too and facts.has_digit) and not any(map(facts.lower.__contains__, self._lower)):
-                    return None
-            elif self._needs.search(text) is None:  # type: ignore[union-attr]  # not None in this branch
-                return None
-        return self.rx.search(text)
+            for check in self._checks:
+                if not check.holds(text, facts):
+                    return False
+        return True
 
 
 @functools.lru_cache(maxsize=1024)

@@ -13,6 +13,7 @@ from agent.config.files import load_config
 from agent.domain.catalog import load_store_settings
 from agent.errors import ConfigError
 from agent.eval.nlu import load_corpus, overlap
+from agent.understanding import entities
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
 from agent.understanding.politeness import Politeness
@@ -82,9 +83,10 @@ def test_models_versions_and_numbers_are_typed_and_masked() -> None:
 
 @pytest.mark.parametrize(("config_dir", "data_dir"), STORES)
 def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data_dir: Path) -> None:
-    """The quick check before a slot's pattern (a digit, a keyword) never hides a match."""
+    """The quick checks before a slot's or a typed value's pattern (a digit, a keyword, a currency
+    sign beside a digit) never hide a match."""
     slots = load_config(config_dir).intents.slots.values()
-    patterns = {p for s in slots for p in (s.pattern, s.reply_pattern) if p}
+    patterns = {p for s in slots for p in (s.pattern, s.reply_pattern) if p} | {rx.pattern for rx in entities._CHECKED}
     texts = [c.text for c in load_corpus(CORPUS)] + [
         "Task: call mom",
         "my DELL XPS won\u2019t turn on",
@@ -92,6 +94,8 @@ def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data
         "budget \u0e51\u0e52\u0e53 baht",  # Thai digits are digits to \\d
         "'quoted title' and REMIND ME TO water plants",
         "please add 'milk' to my list, and a task to call mom",
+        "I paid 25 for 3 items, 29.99€ each, ฿100 or US$9 in all",  # digits, signs without a case
+        "version 2 of release 3.1, v4.0, case 778 and RF-44821 on the 3rd",
     ]
     for pattern in patterns:
         quick, plain = Pattern(pattern), re.compile(pattern, re.I)
