@@ -49,12 +49,18 @@ class Politeness:
                 return text
         return self._trail.sub("", text)
 
+    def _no_opener(self, text: str) -> str:
+        """`text` without its greeting (the pattern is anchored at the start: matched there, not
+        searched for at every position)."""
+        m = self._lead.match(text)
+        return text[m.end() :] if m else text
+
     def core(self, masked: str) -> str:
         """The request without greeting and sign-off (all of it when that is all there is)."""
-        stripped = self._no_closer(self._lead.sub("", masked.strip())).strip()
+        stripped = self._no_closer(self._no_opener(masked.strip())).strip()
         return stripped or masked
 
     def plain(self, text: str) -> str:
         """The message without greeting and sign-off, as written: what a ticket or a search should say."""
-        stripped = self._no_closer(self._lead.sub("", clean(text))).strip(" ,.;:-")
+        stripped = self._no_closer(self._no_opener(clean(text))).strip(" ,.;:-")
         return stripped or clean(text)

@@ -207,13 +207,13 @@ class BankReader:
         label, oos = _best(topics.labels, topics.values(scores))
         topic = label.split(TOPIC_SEP, 1)[1] if label is not None else None
         intent_scores = intents.values(scores)
-        if eligible is None or eligible.issuperset(intents.labels):
-            best, score = _best(intents.labels, intent_scores)
-        else:
+        best, score = _best(intents.labels, intent_scores)
+        nearest = max(score, oos)
+        if eligible is not None and best is not None and best not in eligible:
+            # The nearest intent is not one this conversation may start: the nearest that is.
             eligible_labels = [k for k in intents.labels if k in eligible]
             best, score = _best(eligible_labels, [scores[k] for k in eligible_labels])
         move_label, move_score = _best(moves.labels, moves.values(scores))
-        nearest = max(score, oos, max(intent_scores, default=0.0))
         name = move_label.split(TOPIC_SEP, 1)[1] if move_label else None
         move = name if name and move_score >= max(nearest, banks.moves_at.get(name, 1.0)) else None
         if best is None or score < banks.threshold or score < oos + banks.margin:

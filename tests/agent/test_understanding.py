@@ -17,10 +17,10 @@ from agent.understanding import entities
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
 from agent.understanding.politeness import Politeness
-from agent.understanding.reading import problem_summary
+from agent.understanding.reading import BankReader, problem_summary
 from agent.understanding.slots import Pattern
 from agent.understanding.spelling import Speller
-from bots.cli.nlu import measure_all
+from bots.cli.nlu import measure_all, reader_for
 from tests.helpers import REPO
 from tests.nlu.build_corpus import build
 
@@ -220,3 +220,29 @@ def test_the_core_holds_no_store_vocabulary() -> None:
         text = path.read_text(encoding="utf-8").lower()
         found = {w for w in words if re.search(rf"\b{re.escape(w)}\b", text)}
         assert not found, f"{path.relative_to(REPO)} names {sorted(found)}"
+
+
+@pytest.fixture(scope="module")
+def shipped_reader() -> BankReader:
+    return reader_for(REPO / "config", REPO / "data")[0]
+
+
+@pytest.mark.parametrize("text", ["where is my order O-12345", "refund my last purchase please", "add milk to my list"])
+def test_an_intent_outside_the_eligible_ones_yields_the_nearest_eligible_one(
+    shipped_reader: BankReader, text: str
+) -> None:
+    """A conversation may start only some intents: the reading is then the nearest of those, with
+    its own score, and the levels it is held to are unchanged."""
+    everything = shipped_reader.read(text)
+    assert everything.intent is not None
+    eligible = set(shipped_reader.banks.intents) - {everything.intent}
+    narrowed = shipped_reader.read(text, eligible)
+    scores = {k: v for k, v in everything.scores.items() if k in eligible}
+    nearest = max(scores, key=scores.__getitem__)
+    if narrowed.intent is not None:
+        assert (narrowed.intent, narrowed.confidence) == (nearest, scores[nearest])
+    else:  # the nearest eligible intent is too far, or not far enough ahead of a topic
+        banks = shipped_reader.banks
+        topic = max(everything.topic_scores().values())
+        assert scores[nearest] < banks.threshold or scores[nearest] < topic + banks.margin
+    assert shipped_reader.read(text, set(shipped_reader.banks.intents)).intent == everything.intent
