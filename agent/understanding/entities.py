@@ -86,7 +86,7 @@ _VERSION = re.compile(
 
 # What each pattern cannot match without (a digit, a quote, a currency or day word), checked
 # before the pattern is tried.
-_CHECKED = {rx: Pattern(rx.pattern) for rx in (_TITLE, _REFERENCE, _CODE, _ORDER, _VERSION, _MONEY, _DATE, _NUMBER)}
+_CHECKED = {rx: Pattern(rx.pattern) for rx in (_TITLE, _REFERENCE, _CODE, _ORDER, _VERSION, _MONEY, _DATE)}
 _WORDS = re.compile(r"\w+")
 
 
@@ -184,16 +184,17 @@ class EntityReader:
                 facts = TextFacts(masked) if count else facts
 
         sub(_TITLE, "title", lambda m: found.titles.append(m.group(2)))
-        sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
-        sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
-        sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
-        sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
+        if facts.has_digit:  # what these four need first: most messages go no further
+            sub(_REFERENCE, "reference", lambda m: found.references.append(m.group(1).upper()))
+            sub(_CODE, "reference", lambda m: found.references.append(m.group(1).upper()))
+            sub(_ORDER, "order", lambda m: found.order_ids.append(f"O-{m.group(1) or m.group(2)}"))
+            sub(_VERSION, "version", lambda m: found.versions.append(next(g for g in m.groups() if g)))
         sub(_MONEY, "money", lambda m: found.money.append(self._money(m)))
         if self._names and self._may_name(masked):
             masked = self._names.sub(self._kind_of(found), masked)
             facts = TextFacts(masked)
         sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
-        if _CHECKED[_NUMBER].may_match(masked, facts):
+        if facts.has_digit:
             found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
             # A number's digits mean nothing to the model; that there is one does ("task number").
             masked = _NUMBER.sub(" number ", masked)
