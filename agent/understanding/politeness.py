@@ -40,6 +40,11 @@ class Politeness:
         ends = [p.lower().split()[-1].rstrip(_AFTER_CLOSER) for p in closers if p.split()]
         self._ends = tuple(e for e in ends if e) if all(p.isascii() for p in closers) else None
         self._bare_closer = not all(ends)
+        # Every word of a sign-off is a word of some closer, so one cannot start before the end of
+        # the last word that is none (found from the end): the search for it starts there.
+        words = sorted({w for p in closers for w in re.findall(r"\w+", p.lower())}, key=len, reverse=True)
+        none = "|".join(map(re.escape, words)) or never
+        self._last_other = re.compile(rf"(?s:.*)\b(?!(?:{none})\b)\w+", re.I)
 
     def _no_closer(self, text: str) -> str:
         """`text` without its sign-off."""
@@ -47,7 +52,9 @@ class Politeness:
             tail = text.rstrip(_AFTER_CLOSER)
             if not tail.lower().endswith(self._ends) and not (self._bare_closer and tail != text):
                 return text
-        return self._trail.sub("", text)
+        other = self._last_other.match(text)
+        m = self._trail.search(text, other.end() if other else 0)
+        return text[: m.start()] + text[m.end() :] if m else text
 
     def _no_opener(self, text: str) -> str:
         """`text` without its greeting (the pattern is anchored at the start: matched there, not

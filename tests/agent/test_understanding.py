@@ -146,6 +146,29 @@ def test_a_ticket_summary_is_the_problem_not_the_request() -> None:
     assert problem_summary("I want to complain", polite) is None
 
 
+@pytest.mark.parametrize(
+    "closers", [load_config(REPO / "config").intents.vocabulary.closers, ["thank you", ":)", "you're welcome"]]
+)
+def test_a_sign_off_is_found_where_its_plain_search_finds_it(closers: list[str]) -> None:
+    """The search for a sign-off starts after the last word no closer has: it finds what the
+    pattern searched from the start finds."""
+    polite = Politeness(["hi"], closers)
+    texts = [c.text for c in load_corpus(CORPUS)] + [
+        "where is it, thank you so much in advance!! :)",
+        "thanks thanks thanks",
+        "you're welcome, thank you",
+        "THANK YOU",
+        "thankful for it",
+        "ok? pls!",
+        "are you ok",
+        "it is the 2nd, thanks\n",
+        "thanks \u017fo much",  # a long s: re's case folding reads it as an s
+        "",
+    ]
+    for text in texts:
+        assert polite._no_closer(text) == polite._trail.sub("", text), text
+
+
 def test_banks_name_only_known_intents(tmp_path: Path) -> None:
     config_dir = tmp_path / "config"
     config_dir.mkdir()
