@@ -243,9 +243,15 @@ class _Kind:
     def __init__(self, order: LabelOrder, labels: tuple[str, ...]):
         self.labels = labels
         positions = [order.position[k] for k in labels]
-        # itemgetter of one position returns the value itself, not a tuple of one.
-        getter = operator.itemgetter(*positions) if len(positions) > 1 else lambda v: tuple(v[n] for n in positions)
-        self._values: Callable[[Sequence[float]], Sequence[float]] = getter
+        first = positions[0] if positions else 0
+        if positions == list(range(first, first + len(positions))):
+            # One run of positions (labels of a kind sort together: every topic starts "out_of_scope/"),
+            # read as a slice; itemgetter of one position would return the value, not a tuple of one.
+            self._values: Callable[[Sequence[float]], Sequence[float]] = operator.itemgetter(
+                slice(first, first + len(positions))
+            )
+        else:
+            self._values = operator.itemgetter(*positions)
 
     def values(self, scores: LabelScores) -> Sequence[float]:
         return self._values(scores.in_order)
