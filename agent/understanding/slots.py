@@ -101,8 +101,10 @@ class _Check:
         self.rx = re.compile("|".join(sorted(r"\d" if kind == "digit" else re.escape(v) for kind, v in needed)), re.I)
 
     def holds(self, text: str, facts: TextFacts) -> bool:
-        if self.digit_only or (self.digit_too and facts.has_digit):
-            return facts.has_digit
+        if self.digit_too and facts.has_digit:
+            return True
+        if self.digit_only:
+            return False
         if facts.lower is not None and self.lower is not None:
             return any(map(facts.lower.__contains__, self.lower))
         return self.rx.search(text) is not None
@@ -124,10 +126,9 @@ class Pattern:
             needs = list(dict.fromkeys(_needed_in(_parser.parse(pattern, re.I))))
         except Exception:  # noqa: BLE001 - a parser of another Python version: search without the check
             needs = []
-        # The surest set first; then the rest, as a text that passes one usually fails no other.
-        ordered = sorted(needs, key=lambda f: f != _first(needs)) if needs else []
-        self._checks = tuple(_Check(n) for n in ordered)
-        self.needs_digit = any(c.digit_only for c in self._checks)
+        # The surest set first; then the rest, for a text that holds it.
+        first = [_first(needs)] if needs else []
+        self._checks = tuple(_Check(n) for n in first + [n for n in needs if n not in first])
         # The last text searched and its match: a turn reads one message through several readers
         # (a mask, then the slots), most often unchanged by the typo repair.
         self._last: tuple[str | None, re.Match[str] | None] = (None, None)
