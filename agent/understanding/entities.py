@@ -69,12 +69,15 @@ _CURRENCY = {
     "thb": "THB",
     "baht": "THB",
 }
+_DAY_WORDS = r"today|tomorrow|yesterday|tonight|(?:next |last |this )?(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _DATE = re.compile(
-    r"(?i)\b(?:today|tomorrow|yesterday|tonight|(?:next |last |this )?(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    rf"(?i)\b(?:{_DAY_WORDS}"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:the )?\d{1,2}(?:st|nd|rd|th)"
     r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
     r"|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?)\b"
 )
+# What _DATE finds in a text without a digit: the same matches, as every other branch needs one.
+_DAY_DATE = re.compile(rf"(?i)\b(?:{_DAY_WORDS})\b")
 # 'book the dentist', "renew passport": a quoted title is what a task or ticket is called.
 _TITLE = re.compile(r"(?<![\w])(['\"\u201c\u2018])([^'\"\u201c\u201d\u2018\u2019]{2,80})['\"\u201d\u2019](?![\w])")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
@@ -193,7 +196,10 @@ class EntityReader:
         if self._names and self._may_name(masked):
             masked = self._names.sub(self._kind_of(found), masked)
             facts = TextFacts(masked)
-        sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
+        if facts.has_digit:
+            sub(_DATE, "date", lambda m: found.dates.append(m.group(0)))
+        elif _CHECKED[_DATE].may_match(masked, facts):
+            found.dates = _DAY_DATE.findall(masked)  # words the model reads as they are: nothing to mask
         if facts.has_digit:
             found.numbers = [_plain(n) for n in _NUMBER.findall(masked)]
             # A number's digits mean nothing to the model; that there is one does ("task number").
