@@ -129,6 +129,7 @@ class Pattern:
         # The surest set first; then the rest, for a text that holds it.
         first = [_first(needs)] if needs else []
         self._checks = tuple(_Check(n) for n in first + [n for n in needs if n not in first])
+        self.needs_digit = any(check.digit_only for check in self._checks)
         # The last text searched and its match: a turn reads one message through several readers
         # (a mask, then the slots), most often unchanged by the typo repair.
         self._last: tuple[str | None, re.Match[str] | None] = (None, None)
@@ -197,6 +198,8 @@ class SlotExtractor:
     def __init__(self, slots: dict[str, SlotSpec]):
         self.specs = slots
         self._patterns = {n: pattern(s.pattern) for n, s in slots.items() if s.pattern}
+        # Most messages have no digit, and most slots' patterns need one: those are not called.
+        self._without_digit = {n: p for n, p in self._patterns.items() if not p.needs_digit}
         self._reply = {n: pattern(s.reply_pattern) for n, s in slots.items() if s.reply_pattern}
         self._any = {n: pattern(s.any_pattern) for n, s in slots.items() if s.any_pattern}
         # A value or an alias, as written -> the value it reads as.
@@ -232,7 +235,7 @@ class SlotExtractor:
         found: dict[str, Any] = {}
         rest = text
         facts = TextFacts(text)
-        for name, rx in self._patterns.items():
+        for name, rx in (self._patterns if facts.has_digit else self._without_digit).items():
             m = rx.search(text, facts)
             if m:
                 found[name] = self._normalize(name, m)
