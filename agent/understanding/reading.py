@@ -150,6 +150,8 @@ class BankReader:
     def _entities(self, text: str) -> Entities:
         facts = TextFacts(text)
         for rx, word in self.masks:
+            if rx.needs_digit and not facts.has_digit:
+                continue  # most messages: the money pattern needs a digit first
             m = rx.search(text, facts)
             group = next((g for g in range(1, rx.groups + 1) if m.group(g)), 0) if m else None
             if m is not None and group is not None:
