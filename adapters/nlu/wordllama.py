@@ -166,7 +166,7 @@ class WordLlamaScorer:
         A message's similarity to a bank sentence is linear in its tokens: the sum of each token's
         similarity column, divided by the length of the tokens' sum. The columns of recent tokens
         are kept, so a message of known words costs a few additions instead of a pass over the
-        whole bank (3 MB, more than a core's cache); new tokens' columns are found in one product.
+        whole bank (3 MB, more than a core's cache); a new token's column is one product with it.
         """
         if len(tokens) > COLUMNS and len(np.unique(tokens)) > COLUMNS:
             return False
