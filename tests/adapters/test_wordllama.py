@@ -17,7 +17,7 @@ EXAMPLES = [
     ("greeting", "hello there"),
 ]
 MESSAGES = ["where is my parcel", "money back please", "hi", "zzzz qqqq", "refund refund refund"]
-# More new tokens than the slab's rows are picked one pass each for (wordllama._FEW).
+# More new tokens than `wordllama._FEW`: the rows they take are chosen by a partition.
 LONG = (
     "please tell me where my parcel and the refund money went since last tuesday, and why nobody from "
     "your support team wrote back about the broken headphones"
