@@ -164,10 +164,11 @@ class EntityReader:
             else None
         )
 
-    def read(self, text: str) -> Entities:
+    def read(self, text: str, facts: TextFacts | None = None) -> Entities:
+        """The typed values in `text`; `facts` are the text's, when already known."""
         found = Entities()
         masked = text
-        facts = TextFacts(text)
+        facts = facts or TextFacts(text)
 
         def sub(rx: re.Pattern[str], word: str, collect) -> None:
             nonlocal masked, facts

@@ -157,7 +157,7 @@ class BankReader:
             if m is not None and group is not None:
                 text = f"{text[: m.start(group)]}{word}{text[m.end(group) :]}"
                 facts = TextFacts(text)
-        return self.entities.read(text)
+        return self.entities.read(text, facts)
 
     def fused(self, text: str) -> LabelScores:
         return self._recent(text)
