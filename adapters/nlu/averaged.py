@@ -1,9 +1,9 @@
 """Several embedded models read as one: their scores averaged per label.
 
 Averaging the scorers' dictionaries label by label is a few hundred dictionary operations a
-message. Scorers that give their scores as one array over the same labels (`vector`) are averaged
-here with a few array operations instead, with the same float arithmetic, and the result is one
-tuple in their label order (LabelScores), not a dictionary.
+message. Scorers that score the same labels in one order add their share to one array instead
+(`add_to`), with the same float arithmetic, and the result is one tuple in their label order
+(LabelScores), not a dictionary.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agent.understanding.scores import LabelOrder, LabelScores
 class _Vectorized(Protocol):
     labels: list[str]
 
-    def vector(self, text: str) -> np.ndarray: ...
+    def add_to(self, text: str, total: np.ndarray, parts: int) -> None: ...
 
 
 class AveragedScorer:
@@ -58,17 +58,10 @@ class AveragedScorer:
                 for label, score in scorer.scores(text).items():
                     total[label] = total.get(label, 0.0) + score / n
             return total
-        # In float64 as Python floats add: 0.0 + a / n, then + b / n, and so on. Dividing by a power
-        # of two only moves the exponent, so then the sum divided once is the same to the bit.
-        if n & (n - 1) == 0:
-            total_vector = self._vectors[0].vector(text).astype(np.float64)
-            for part in self._vectors[1:]:
-                total_vector += part.vector(text)
-            total_vector *= 1.0 / n
-        else:
-            total_vector = np.zeros(len(self.labels))
-            for part in self._vectors:
-                total_vector += part.vector(text).astype(np.float64) / n
+        # In float64 as Python floats add: 0.0 + a / n, then + b / n, and so on.
+        total_vector = np.zeros(len(self.labels))
+        for part in self._vectors:
+            part.add_to(text, total_vector, n)
         return LabelScores(self._order, tuple(total_vector.tolist()))
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:

@@ -66,7 +66,7 @@ class LexicalScorer:
             self._fit(examples)
             if path is not None:
                 self._save(path)
-        self.vector(examples[0][1])  # the compiled loop is loaded now, not during the first message
+        self.scores(examples[0][1])  # the compiled loop is loaded now, not during the first message
 
     def _fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
@@ -159,14 +159,14 @@ class LexicalScorer:
         indices, counts = counted(self._ids(text))
         return indices, tfidf_values(self._idf, indices, counts)
 
-    def vector(self, text: str) -> np.ndarray:
-        """The scores of `labels`, in that order (float32)."""
-        return tfidf_logistic_scores(  # type: ignore[no-any-return]
-            self._weights, self._bias, self._idf, self._ids(text), np.empty(len(self.labels), np.float32)
-        )
+    def add_to(self, text: str, total: np.ndarray, parts: int) -> None:
+        """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
+        tfidf_logistic_scores(self._weights, self._bias, self._idf, self._ids(text), parts, total)
 
     def scores(self, text: str) -> dict[str, float]:
-        return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
+        total = np.zeros(len(self.labels))
+        self.add_to(text, total, 1)
+        return dict(zip(self.labels, total.tolist(), strict=True))
 
     def similarities(self, text: str) -> list[float]:
         """Cosine similarity of TF-IDF vectors to each fitted sentence: the words they share,

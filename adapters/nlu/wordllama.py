@@ -108,7 +108,7 @@ class WordLlamaScorer:
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.int16)
         self._scale = np.zeros(COLUMNS, dtype=np.float32)
         self._forget_columns()
-        self.vector(examples[0][1])  # the compiled loops are loaded now, not during the first message
+        self.scores(examples[0][1])  # the compiled loops are loaded now, not during the first message
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -193,11 +193,12 @@ class WordLlamaScorer:
             self._stamp[rows] = self._clock
         return True
 
-    def vector(self, text: str) -> np.ndarray:
-        """The scores of `labels`, in that order (float32)."""
+    def add_to(self, text: str, total: np.ndarray, parts: int) -> None:
+        """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
         # An id past the table reads its last row.
         tokens = np.minimum(np.array(self.ids(text), dtype=np.intp), len(self.table) - 1)
-        labels, sentences = len(self.labels), len(self._by_label)
+        sentences = len(self._by_label)
+        two, norm = self.top_k == 2, np.float32(1.0)
         if not len(tokens):
             sims = np.zeros(sentences, dtype=np.float32)
         elif not self._kept(tokens):
@@ -205,20 +206,24 @@ class WordLlamaScorer:
             vector = self.table[tokens].sum(axis=0, dtype=np.float32)
             norm = np.float32(math.sqrt(float(vector @ vector)))
             sims = np.asarray(self._by_label @ (vector / norm)) if norm else np.zeros(sentences, np.float32)
+            norm = np.float32(1.0)
         elif self.top_k <= 2:
             # The common case: the sum of the kept columns and each label's best, in one call.
             tables = self.table, self._row_of, self._slab, self._scale, self._starts, self._sizes
-            sims = np.empty(sentences, dtype=np.float32)
-            return token_scores(tokens, *tables, self.top_k == 2, sims, np.empty(labels, np.float32))  # type: ignore[no-any-return]
+            token_scores(tokens, *tables, two, np.empty(sentences, np.float32), parts, total)
+            return
         else:
             kept = self._row_of, self._slab, self._scale
             sims = token_similarities(tokens, self.table, *kept, np.empty(sentences, np.float32))
         if self.top_k > 2:
-            return self._top(sims)
-        return best_of_runs(sims, self._starts, self._sizes, self.top_k == 2, np.empty(labels, np.float32))  # type: ignore[no-any-return]
+            total += self._top(sims).astype(np.float64) / parts
+        else:
+            best_of_runs(sims, norm, self._starts, self._sizes, two, parts, total)
 
     def scores(self, text: str) -> dict[str, float]:
-        return dict(zip(self.labels, self.vector(text).tolist(), strict=True))
+        total = np.zeros(len(self.labels))
+        self.add_to(text, total, 1)
+        return dict(zip(self.labels, total.tolist(), strict=True))
 
     def similarities(self, text: str) -> list[float]:
         """Cosine similarity to each fitted sentence."""

@@ -27,7 +27,7 @@ def test_scores_are_scikit_learns_probabilities(text: str) -> None:
     scorer.fit(EXAMPLES)
     expected = model.predict_proba(vectorizer.transform([text]))[0]
     assert scorer.labels == [str(c) for c in model.classes_]
-    assert scorer.vector(text) == pytest.approx(expected, rel=1e-5, abs=1e-6)
+    assert list(scorer.scores(text).values()) == pytest.approx(expected, rel=1e-5, abs=1e-6)
     indices, values = scorer._features(text)
     row = vectorizer.transform([text]).toarray()[0]
     assert dict(zip(indices.tolist(), values.tolist(), strict=True)) == pytest.approx(
