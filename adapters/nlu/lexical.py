@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from adapters.nlu.kernels import counted, tfidf_logistic_scores, tfidf_values
+from agent.turn.text import WORD_CHARACTERS, Runs
 
-# scikit-learn's token pattern is r"(?u)\b\w\w+\b"; a greedy run of two or more word characters
-# starts and ends at a word boundary anyway, and without the boundary checks it is found faster.
-_WORD = re.compile(r"\w\w+")
+# scikit-learn's token pattern is r"(?u)\b\w\w+\b": the runs of word characters two or more long.
+_WORDS = Runs(r"\w\w+", WORD_CHARACTERS, shortest=2)
 FOLDS = 5
 FORMAT = 1  # of the cached file; a change of what is kept changes it
 KEPT = 4  # fitted models kept in the cache folder, the most recently used
@@ -149,7 +149,7 @@ class LexicalScorer:
 
     def _ids(self, text: str) -> np.ndarray:
         """The message's known words and word pairs (feature indices), each as often as it occurs."""
-        words = _WORD.findall(text.lower())
+        words = _WORDS(text.lower())
         get = self._vocabulary.get
         terms = [*map(get, words), *map(get, map(" ".join, zip(words, words[1:], strict=False)))]
         return np.array([n for n in terms if n is not None], dtype=np.intp)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import unicodedata
 from typing import Literal
 
@@ -19,7 +20,31 @@ like maybe some any yet still also too very quite bit lot get got gotten want wa
 let know tell give see into up out go going gonna im ive id"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 
-_WORD = re.compile(r"[a-z0-9]+")
+
+class Runs:
+    """The longest runs of some characters in a text, as `re.findall` finds them with `pattern`
+    (a character class, repeated at least `shortest` times): `ascii` are the class's ASCII
+    characters. An ASCII text (most messages) is read with one byte translation and a split: the
+    regular expression's search costs a quarter of a microsecond a word, about four times as much."""
+
+    def __init__(self, pattern: str, ascii: str, shortest: int = 1):
+        self.rx = re.compile(pattern)
+        self.shortest = shortest
+        # Every byte outside the class becomes a space; a text of ASCII has no byte above 127.
+        self._table = bytes(c if chr(c) in ascii else 32 for c in range(256))
+
+    def __call__(self, text: str) -> list[str]:
+        if not text.isascii():
+            return self.rx.findall(text)  # type: ignore[no-any-return]
+        runs = text.encode("ascii").translate(self._table).decode("ascii").split()
+        return runs if self.shortest == 1 else [r for r in runs if len(r) >= self.shortest]
+
+
+# What `\w` matches among ASCII characters.
+WORD_CHARACTERS = string.ascii_letters + string.digits + "_"
+word_runs = Runs(r"\w+", WORD_CHARACTERS)
+_lower_words = Runs(r"[a-z0-9]+", string.ascii_lowercase + string.digits)
+
 # Control characters and invisible format characters: bidi overrides and isolates (U+202E turns
 # "gnp.exe" into "exe.png" on screen), zero-width spaces and joiners, soft hyphens, BOMs.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # become spaces
@@ -72,7 +97,7 @@ class Normalizer:
         return self.synonyms.get(s, s)
 
     def tokens(self, text: str) -> list[str]:
-        words = _WORD.findall(clean(text).lower().replace("'", ""))
+        words = _lower_words(clean(text).lower().replace("'", ""))
         drop, token = self.drop, self._token
         return [token(w) for w in words if w not in drop]
 

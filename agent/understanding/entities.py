@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from agent.turn.text import word_runs
 from agent.understanding.slots import Pattern, TextFacts
 
 # "invoice INV-4471", "bill 88213", "receipt #55123", "ref 99812", "INV-20391", "tracking 1Z999..."
@@ -90,7 +91,6 @@ _VERSION = re.compile(
 # What each pattern cannot match without (a digit, a quote, a currency or day word), checked
 # before the pattern is tried.
 _CHECKED = {rx: Pattern(rx.pattern) for rx in (_TITLE, _REFERENCE, _CODE, _ORDER, _VERSION, _MONEY, _DATE)}
-_WORDS = re.compile(r"\w+")
 
 
 class Money(BaseModel):
@@ -212,7 +212,7 @@ class EntityReader:
         """False only when no product name can be in the text (see `_first_words`)."""
         if self._first_words is None or not text.isascii():
             return True
-        return not self._first_words.isdisjoint(_WORDS.findall(text.lower()))
+        return not self._first_words.isdisjoint(word_runs(text.lower()))
 
     def _kind_of(self, found: Entities):
         def repl(m: re.Match[str]) -> str:

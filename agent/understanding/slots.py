@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.config.schema import ANY, SlotSpec
-from agent.turn.text import clean
+from agent.turn.text import clean, word_runs
 from agent.understanding.politeness import Politeness
 
 # The standard library's own reading of a pattern (private modules, hence looked up by name).
@@ -175,7 +175,7 @@ class TextFacts:
     def words(self) -> frozenset[str] | None:
         """An ASCII text's words in lower case (runs of word characters); None for other texts."""
         if self._words is None and self.lower is not None:
-            self._words = frozenset(_WORDS.findall(self.lower))
+            self._words = frozenset(word_runs(self.lower))
         return self._words
 
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 from collections import Counter
 from collections.abc import Iterable
 
+from agent.turn.text import Runs
+
 _WORD = re.compile(r"[A-Za-z]{4,}")
+_LETTER_RUNS = Runs(_WORD.pattern, string.ascii_letters, shortest=4)
 # Words every store's requests lean on, beyond what the banks happen to contain.
 CORE_WORDS = [
     "dollars",
@@ -165,7 +169,7 @@ class Speller:
 
     def __call__(self, text: str) -> str:
         known = self.known
-        if known.issuperset(map(str.lower, _WORD.findall(text))):
+        if known.issuperset(map(str.lower, _LETTER_RUNS(text))):
             return text  # every word known (most messages): nothing to repair
 
         def fixed(m: re.Match[str]) -> str:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import random
+import re
+import string
+
 import pytest
 
 from agent.config.files import load_config
 from agent.config.intents import IntentsRegistry
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import IntentContext
-from agent.turn.text import Normalizer, stem
+from agent.turn.text import WORD_CHARACTERS, Normalizer, Runs, stem
 from tests.helpers import REPO, interaction, rules_classifier
 
 CONFIG = load_config(REPO / "config")
@@ -56,6 +60,26 @@ def test_stemming_folds_inflections() -> None:
 def test_normalizer_drops_filler_and_folds_synonyms() -> None:
     norm = Normalizer({"parcel": "order"}, ["um"])
     assert norm.tokens("Um, where's my PARCEL?!") == [stem("where"), "order"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "ascii", "shortest"),
+    [
+        (r"\w+", WORD_CHARACTERS, 1),
+        (r"\w\w+", WORD_CHARACTERS, 2),
+        (r"[A-Za-z]{4,}", string.ascii_letters, 4),
+        (r"[a-z0-9]+", string.ascii_lowercase + string.digits, 1),
+    ],
+)
+def test_runs_are_what_the_regular_expression_finds(pattern: str, ascii: str, shortest: int) -> None:
+    runs = Runs(pattern, ascii, shortest)
+    rng = random.Random(7)
+    # Letters, digits, the underscore, punctuation, every kind of ASCII space and control character.
+    alphabet = string.ascii_letters + string.digits + "_'-.,!? \t\n\r\x0b\x0c\x1c\x1f\x00"
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 40))) for _ in range(2000)]
+    texts += ["", "a", "ab", "where's O-12345? it_is late", "café au lait", "naïve user's ﬁle", "über 4 straße"]
+    for text in texts:
+        assert runs(text) == re.findall(pattern, text), text
 
 
 async def test_yes_without_anything_pending_is_not_an_intent() -> None:
