@@ -198,15 +198,14 @@ class WordLlamaScorer:
         # An id past the table reads its last row.
         tokens = np.minimum(np.array(self.ids(text), dtype=np.intp), len(self.table) - 1)
         sentences = len(self._by_label)
-        two, norm = self.top_k == 2, np.float32(1.0)
+        two = self.top_k == 2
         if not len(tokens):
             sims = np.zeros(sentences, dtype=np.float32)
         elif not self._kept(tokens):
             # More distinct tokens than the slab keeps: the whole bank, once.
             vector = self.table[tokens].sum(axis=0, dtype=np.float32)
-            norm = np.float32(math.sqrt(float(vector @ vector)))
-            sims = np.asarray(self._by_label @ (vector / norm)) if norm else np.zeros(sentences, np.float32)
-            norm = np.float32(1.0)
+            length = np.float32(math.sqrt(float(vector @ vector)))
+            sims = np.asarray(self._by_label @ (vector / length)) if length else np.zeros(sentences, np.float32)
         elif self.top_k <= 2:
             # The common case: the sum of the kept columns and each label's best, in one call.
             tables = self.table, self._row_of, self._slab, self._scale, self._starts, self._sizes
@@ -218,7 +217,8 @@ class WordLlamaScorer:
         if self.top_k > 2:
             total += self._top(sims).astype(np.float64) / parts
         else:
-            best_of_runs(sims, norm, self._starts, self._sizes, two, parts, total)
+            # These similarities are divided by the length already.
+            best_of_runs(sims, np.float32(1.0), self._starts, self._sizes, two, parts, total)
 
     def scores(self, text: str) -> dict[str, float]:
         total = np.zeros(len(self.labels))
