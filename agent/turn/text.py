@@ -23,15 +23,15 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 
 class Runs:
     """The longest runs of some characters in a text, as `re.findall` finds them with `pattern`
-    (a character class, repeated at least `shortest` times): `ascii` are the class's ASCII
+    (a character class, repeated at least `shortest` times): `characters` are the class's ASCII
     characters. An ASCII text (most messages) is read with one byte translation and a split: the
     regular expression's search costs a quarter of a microsecond a word, about four times as much."""
 
-    def __init__(self, pattern: str, ascii: str, shortest: int = 1):
+    def __init__(self, pattern: str, characters: str, shortest: int = 1):
         self.rx = re.compile(pattern)
         self.shortest = shortest
         # Every byte outside the class becomes a space; a text of ASCII has no byte above 127.
-        self._table = bytes(c if chr(c) in ascii else 32 for c in range(256))
+        self._table = bytes(c if chr(c) in characters else 32 for c in range(256))
 
     def __call__(self, text: str) -> list[str]:
         if not text.isascii():

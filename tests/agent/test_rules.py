@@ -63,7 +63,7 @@ def test_normalizer_drops_filler_and_folds_synonyms() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "ascii", "shortest"),
+    ("pattern", "characters", "shortest"),
     [
         (r"\w+", WORD_CHARACTERS, 1),
         (r"\w\w+", WORD_CHARACTERS, 2),
@@ -71,8 +71,8 @@ def test_normalizer_drops_filler_and_folds_synonyms() -> None:
         (r"[a-z0-9]+", string.ascii_lowercase + string.digits, 1),
     ],
 )
-def test_runs_are_what_the_regular_expression_finds(pattern: str, ascii: str, shortest: int) -> None:
-    runs = Runs(pattern, ascii, shortest)
+def test_runs_are_what_the_regular_expression_finds(pattern: str, characters: str, shortest: int) -> None:
+    runs = Runs(pattern, characters, shortest)
     rng = random.Random(7)
     # Letters, digits, the underscore, punctuation, every kind of ASCII space and control character.
     alphabet = string.ascii_letters + string.digits + "_'-.,!? \t\n\r\x0b\x0c\x1c\x1f\x00"
