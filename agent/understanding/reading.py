@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.interfaces import ExampleScorer
+from agent.turn.text import Runs
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
@@ -27,7 +29,7 @@ TOPIC_SEP = "/"
 MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
-_LETTERS = re.compile(r"[a-z']+")
+_LETTERS = Runs(r"[a-z']+", string.ascii_lowercase + "'")
 
 
 @dataclass(slots=True)
@@ -57,7 +59,7 @@ class Reading:
     @property
     def words_besides_values(self) -> int:
         """How many words the message has besides its typed values and greetings."""
-        return sum(1 for w in _LETTERS.findall((self.core or self.entities.masked).lower()) if w not in VALUE_WORDS)
+        return sum(1 for w in _LETTERS((self.core or self.entities.masked).lower()) if w not in VALUE_WORDS)
 
 
 # The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").

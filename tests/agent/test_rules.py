@@ -69,6 +69,7 @@ def test_normalizer_drops_filler_and_folds_synonyms() -> None:
         (r"\w\w+", WORD_CHARACTERS, 2),
         (r"[A-Za-z]{4,}", string.ascii_letters, 4),
         (r"[a-z0-9]+", string.ascii_lowercase + string.digits, 1),
+        (r"[a-z']+", string.ascii_lowercase + "'", 1),
     ],
 )
 def test_runs_are_what_the_regular_expression_finds(pattern: str, characters: str, shortest: int) -> None:
