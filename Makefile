@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: chat test lint bench lock clean
 
 # constraints.txt pins every version, so `make test` here and in CI installs the same set.
-$(STAMP): pyproject.toml constraints.txt
+# setup.py compiles adapters/nlu/native.c into the checkout: an edit to it installs again.
+$(STAMP): pyproject.toml constraints.txt setup.py adapters/nlu/native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import CAN_COMPILE, REPO
 
 pytestmark = pytest.mark.packaging
 
-SKIP = shutil.ignore_patterns(".venv*", "var", "build", "dist", "*.egg-info", "__pycache__", ".git", "*.db*")
+SKIP = shutil.ignore_patterns(".venv*", "var", "build", "dist", "*.egg-info", "__pycache__", ".git", "*.db*", "*.so")
 
 
 def run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -40,6 +40,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = zipfile.ZipFile(wheel).namelist()
     assert "bots/defaults/config/intents.yaml" in names and "bots/defaults/data/orders.json" in names
     assert "adapters/storage/migrations/versions/0001_baseline.py" in names
+    if CAN_COMPILE:  # the scorers' loops, compiled
+        assert any(n.startswith("adapters/nlu/native.") and n.endswith((".so", ".pyd")) for n in names), names
     venv.create(root / "venv", with_pip=True)
     bin_dir = root / "venv" / "bin"
     run(bin_dir / "pip", "install", "--quiet", "-c", REPO / "constraints.txt", wheel, cwd=root)

@@ -156,8 +156,11 @@ class LexicalScorer:
 
     def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The message's TF-IDF features: indices and values (sublinear term counts times idf, to unit length)."""
-        indices, counts = counted(self._ids(text))
-        return indices, tfidf_values(self._idf, indices, counts)
+        ids = self._ids(text)
+        distinct, counts = np.empty_like(ids), np.empty_like(ids)
+        found = counted(ids, distinct, counts)
+        indices = distinct[:found]
+        return indices, tfidf_values(self._idf, indices, counts[:found], np.empty(found, dtype=np.float32))
 
     def add_to(self, text: str, total: np.ndarray, parts: int) -> None:
         """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
