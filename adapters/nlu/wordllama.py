@@ -7,8 +7,10 @@ own (Matryoshka training), so `dimensions=128` reads with the first half of each
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
-import os
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,9 @@ from adapters.nlu.kernels import (
 # the shipped banks): about 50 MB. Then nearly the only messages that need a new column are those
 # with a token not met before in the run (27% of CLINC150's).
 COLUMNS = 4096
+# The files of wordllama's model in its wheel (its `l2_supercat` configuration).
+_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_WEIGHTS = "weights/l2_supercat_256.safetensors"
 # Past this many new tokens in one message, the rows to give up are chosen by a partition, not by
 # one pass over the stamps for each.
 _FEW = 16
@@ -39,15 +44,8 @@ class WordLlamaScorer:
     """
 
     def __init__(self, dimensions: int = 128, top_k: int = 2):
-        try:
-            import wordllama
-            from wordllama import WordLlama
-        except ImportError as e:  # pragma: no cover - a dependency of the package
-            raise RuntimeError("rules understanding needs wordllama: pip install wordllama") from e
-        # The wheel ships the weights and tokenizer; pointing cache_dir at the package never downloads.
-        self.model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
-        self.tokenizer = self.model.tokenizer
-        self.table = np.ascontiguousarray(self.model.embedding[:, :dimensions], dtype=np.float32)
+        self.tokenizer, table = _shipped_model()
+        self.table = np.ascontiguousarray(table[:, :dimensions], dtype=np.float32)
         # The tokenizer joins no piece across a space: no token has "\u2581" (its space) after a
         # first character, but for runs of it alone. A text of single spaces is then tokenized
         # word by word, each word's ids remembered (most words recur; the tokenizer's call costs more).
@@ -58,7 +56,6 @@ class WordLlamaScorer:
         self._unit = functools.lru_cache(maxsize=4096)(self.embed)
         self.top_k = top_k
         self.labels: list[str] = []
-        self._bank: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         # The kept columns are rows of one array (`_slab`, each row times its `_scale`): `_row_of` a
         # token's row (-1 for none), `_token_of` a row's token, `_stamp` the message that last used
@@ -67,6 +64,7 @@ class WordLlamaScorer:
         self._scale: np.ndarray = np.zeros(0, dtype=np.float32)
         self._forget_columns()
         self._order: np.ndarray = np.zeros(0, dtype=np.intp)
+        self._position: np.ndarray = np.zeros(0, dtype=np.intp)
         self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
         self._sizes: np.ndarray = np.zeros(0, dtype=np.intp)
         self._single: np.ndarray = np.zeros(0, dtype=bool)
@@ -102,8 +100,9 @@ class WordLlamaScorer:
             [r + [r[0]] * (self.top_k - len(r)) + [pad] * (width - max(len(r), self.top_k)) for r in runs],
             dtype=np.intp,
         )
-        self._bank = np.stack([self.embed(s) for _, s in examples])
-        self._by_label = np.ascontiguousarray(self._bank[self._order])
+        # The bank's vectors in label order only; `_position` is each sentence's row there.
+        self._by_label = np.stack([self.embed(examples[n][1]) for n in self._order.tolist()])
+        self._position = np.argsort(self._order)
         # Pages of the slab are taken from the system only as columns fill them.
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.int16)
         self._scale = np.zeros(COLUMNS, dtype=np.float32)
@@ -227,7 +226,7 @@ class WordLlamaScorer:
 
     def similarities(self, text: str) -> list[float]:
         """Cosine similarity to each fitted sentence."""
-        sims: list[float] = (self._bank @ self.embed(text)).tolist()
+        sims: list[float] = (self._by_label @ self.embed(text))[self._position].tolist()
         return sims
 
     def similarity(self, text: str, others: list[str]) -> list[float]:
@@ -245,9 +244,29 @@ class WordLlamaScorer:
         codes = {g: n for n, g in enumerate(dict.fromkeys(groups))}
         group = np.array([codes[g] for g in groups])
         by_label = group[self._order]
-        for start in range(0, len(self._bank), 512):
-            sims = self._bank[start : start + 512] @ self._by_label.T
+        bank = self._by_label[self._position]
+        for start in range(0, len(bank), 512):
+            sims = bank[start : start + 512] @ self._by_label.T
             sims[group[start : start + 512, None] == by_label[None, :]] = -np.inf
             top = self._top(sims)
             out += [dict(zip(self.labels, r.tolist(), strict=True)) for r in top]
         return out
+
+
+def _shipped_model() -> tuple[Any, np.ndarray]:
+    """The tokenizer and 16-bit embedding table that wordllama's wheel ships, read as wordllama's
+    loader reads them. The package itself is not imported: it brings an HTTP client, pydantic
+    models and compiled clustering code, 29 MB of a process that needs two files."""
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+
+    spec = importlib.util.find_spec("wordllama")
+    folder = Path(next(iter(spec.submodule_search_locations or []), "")) if spec else None
+    tokenizer, weights = (folder / _TOKENIZER, folder / _WEIGHTS) if folder else (None, None)
+    if tokenizer is None or weights is None or not tokenizer.is_file() or not weights.is_file():
+        raise RuntimeError(
+            "rules understanding needs the model files of wordllama 0.4: pip install 'wordllama>=0.4.0.post1,<0.5'"
+        )
+    with safe_open(str(weights), framework="np") as f:
+        table = f.get_tensor("embedding.weight")
+    return Tokenizer.from_file(str(tokenizer)), table
