@@ -139,7 +139,8 @@ class BankReader:
         scorer.fit(self.examples)
         # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
         # scored recently is not embedded again. The scores are fixed once the banks are fitted.
-        self._recent = functools.lru_cache(maxsize=4096)(self._fused)
+        # Each entry holds a score per label (about 5 KB), so the few hundred texts that recur fit.
+        self._recent = functools.lru_cache(maxsize=1024)(self._fused)
         # A turn reads its message twice (for the reply move it makes, then for its request): the
         # typed values and the words the model reads are found once for both.
         self._values_and_core = functools.lru_cache(maxsize=256)(self._understood)
