@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.nlu.kernels import counted, tfidf_logistic_scores, tfidf_values
+from adapters.nlu.kernels import loops
 from agent.turn.text import WORD_CHARACTERS, Runs
 
 # scikit-learn's token pattern is r"(?u)\b\w\w+\b": the runs of word characters two or more long.
@@ -158,13 +158,13 @@ class LexicalScorer:
         """The message's TF-IDF features: indices and values (sublinear term counts times idf, to unit length)."""
         ids = self._ids(text)
         distinct, counts = np.empty_like(ids), np.empty_like(ids)
-        found = counted(ids, distinct, counts)
+        found = loops.counted(ids, distinct, counts)
         indices = distinct[:found]
-        return indices, tfidf_values(self._idf, indices, counts[:found], np.empty(found, dtype=np.float32))
+        return indices, loops.tfidf_values(self._idf, indices, counts[:found], np.empty(found, dtype=np.float32))
 
     def add_to(self, text: str, total: np.ndarray, parts: int) -> None:
         """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
-        tfidf_logistic_scores(self._weights, self._bias, self._idf, self._ids(text), parts, total)
+        loops.tfidf_logistic_scores(self._weights, self._bias, self._idf, self._ids(text), parts, total)
 
     def scores(self, text: str) -> dict[str, float]:
         total = np.zeros(len(self.labels))

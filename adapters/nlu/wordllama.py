@@ -14,14 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.nlu.kernels import (
-    best_of_runs,
-    kept_columns,
-    least_used,
-    store_column,
-    token_scores,
-    token_similarities,
-)
+from adapters.nlu.kernels import loops
 
 # How many tokens' similarity columns are kept (a 16-bit integer per bank sentence each, 12 KB for
 # the shipped banks): about 25 MB once a process has met that many tokens. Twice as many took
@@ -172,12 +165,12 @@ class WordLlamaScorer:
             return False
         self._clock += 1
         missing = np.empty(len(tokens), dtype=np.intp)
-        found = kept_columns(tokens, self._row_of, self._stamp, self._clock, missing)
+        found = loops.kept_columns(tokens, self._row_of, self._stamp, self._clock, missing)
         if found:
             missing = missing[:found]
             # The least recently used rows are given up; the message's own were just marked used.
             if found <= _FEW:
-                rows = least_used(self._stamp, found, np.empty(found, dtype=np.intp))
+                rows = loops.least_used(self._stamp, found, np.empty(found, dtype=np.intp))
             else:
                 rows = np.argpartition(self._stamp, found - 1)[:found]
             given_up = self._token_of[rows]
@@ -187,7 +180,7 @@ class WordLlamaScorer:
                 # One matrix-vector product each: for two or more tokens at once, BLAS's
                 # matrix product took longer than as many of these.
                 np.dot(self._by_label, self.table[token], out=column)
-                store_column(column, self._slab, self._scale, row)
+                loops.store_column(column, self._slab, self._scale, row)
             self._row_of[missing] = rows
             self._token_of[rows] = missing
             self._stamp[rows] = self._clock
@@ -209,16 +202,16 @@ class WordLlamaScorer:
         elif self.top_k <= 2:
             # The common case: the sum of the kept columns and each label's best, in one call.
             tables = self.table, self._row_of, self._slab, self._scale, self._starts, self._sizes
-            token_scores(tokens, *tables, two, np.empty(sentences, np.float32), parts, total)
+            loops.token_scores(tokens, *tables, two, np.empty(sentences, np.float32), parts, total)
             return
         else:
             kept = self._row_of, self._slab, self._scale
-            sims = token_similarities(tokens, self.table, *kept, np.empty(sentences, np.float32))
+            sims = loops.token_similarities(tokens, self.table, *kept, np.empty(sentences, np.float32))
         if self.top_k > 2:
             total += self._top(sims).astype(np.float64) / parts
         else:
             # These similarities are divided by the length already.
-            best_of_runs(sims, np.float32(1.0), self._starts, self._sizes, two, parts, total)
+            loops.best_of_runs(sims, np.float32(1.0), self._starts, self._sizes, two, parts, total)
 
     def scores(self, text: str) -> dict[str, float]:
         total = np.zeros(len(self.labels))
