@@ -59,3 +59,9 @@ def test_a_message_without_tokens_scores_zero() -> None:
     scorer = WordLlamaScorer()
     scorer.fit(EXAMPLES)
     assert set(scorer.scores("").values()) == {0.0}
+
+
+def test_missing_model_files_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wordllama, "_WEIGHTS", "weights/not_shipped.safetensors")
+    with pytest.raises(RuntimeError, match=r"model files of wordllama 0\.4: pip install 'wordllama"):
+        WordLlamaScorer()
