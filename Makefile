@@ -36,4 +36,4 @@ lock:
 	rm -rf .venv-lock build
 
 clean:
-	rm -rf $(VENV) var build dist
+	rm -rf $(VENV) var build dist adapters/nlu/native.*.so
