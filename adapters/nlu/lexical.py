@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from adapters.nlu.kernels import loops
-from agent.turn.text import WORD_CHARACTERS, Runs
+from agent.turn.text import Runs
 
 # scikit-learn's token pattern is r"(?u)\b\w\w+\b": the runs of word characters two or more long.
-_WORDS = Runs(r"\w\w+", WORD_CHARACTERS, shortest=2)
+_WORDS = Runs(r"\w", shortest=2)
 FOLDS = 5
 FORMAT = 1  # of the cached file; a change of what is kept changes it
 KEPT = 4  # fitted models kept in the cache folder, the most recently used

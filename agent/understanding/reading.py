@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import operator
 import re
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -29,7 +28,7 @@ TOPIC_SEP = "/"
 MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
-_LETTERS = Runs(r"[a-z']+", string.ascii_lowercase + "'")
+_LETTERS = Runs("[a-z']")
 
 
 @dataclass(slots=True)

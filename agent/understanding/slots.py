@@ -16,7 +16,6 @@ from agent.understanding.politeness import Politeness
 _parser: Any = importlib.import_module("re._parser")
 _codes: Any = importlib.import_module("re._constants")
 _DIGIT = re.compile(r"\d")
-_WORDS = re.compile(r"\w+")
 # What a pattern requires is one of these: a piece of literal text, or a digit.
 _ANY_DIGIT = ("digit", "")
 
@@ -186,7 +185,7 @@ def _leading_words(values: Iterable[str]) -> frozenset[str] | None:
     character."""
     words: set[str] = set()
     for value in values:
-        first = _WORDS.match(value)
+        first = word_runs.rx.match(value)
         if not value.isascii() or first is None or first.start() != 0:
             return None
         word = first.group(0)

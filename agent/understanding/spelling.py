@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import functools
 import re
-import string
 from collections import Counter
 from collections.abc import Iterable
 
 from agent.turn.text import Runs
 
-_WORD = re.compile(r"[A-Za-z]{4,}")
-_LETTER_RUNS = Runs(_WORD.pattern, string.ascii_letters, shortest=4)
+# The words a repair looks at: runs of four letters or more.
+_LETTER_RUNS = Runs("[A-Za-z]", shortest=4)
 # Words every store's requests lean on, beyond what the banks happen to contain.
 CORE_WORDS = [
     "dollars",
@@ -177,7 +176,7 @@ class Speller:
             # A known word stays as it is, a name or not: the name test (a look back) only for the others.
             return word if word.lower() in known or _is_name(text, m) else self.fix_word(word)
 
-        return _WORD.sub(fixed, text)
+        return _LETTER_RUNS.rx.sub(fixed, text)
 
 
 def _is_name(text: str, m: re.Match[str]) -> bool:
