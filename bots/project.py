@@ -95,7 +95,8 @@ def init_project(target: Path) -> str:
         names = ", ".join(str(p) for p in taken)
         raise ConfigError(str(target), f"already has {names}; agentbot init never overwrites: pick another folder")
     target.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "__init__.py")
+    # data/clinc150 is the checkout's measuring corpus (the wheel leaves it out too), not a store's data.
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "__init__.py", "clinc150")
     shutil.copytree(source / "config", target / "config", ignore=ignore)
     shutil.copytree(source / "data", target / "data", ignore=ignore)
     (target / ".env.example").write_text(env_example(), encoding="utf-8")
@@ -103,7 +104,7 @@ def init_project(target: Path) -> str:
     return NEXT_STEPS.format(dir=target)
 
 
-# The deploy contract (README, "Deploy"): the web process binds $PORT; there is no interactive console entry.
+# The deploy contract (docs/deploy.md): the web process binds $PORT; there is no interactive console entry.
 PROCFILE = "web: agentbot slack\ndiscord: agentbot discord\n"
 
 

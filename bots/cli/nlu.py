@@ -3,7 +3,7 @@
 `eval --nlu` reads every line of each labelled corpus with the configured rules understanding and
 prints the corpora's figures side by side, then each one's per-intent table, confusion matrix and
 worst misses; `--json` prints the whole reports instead. With no file it measures the shipped corpus
-and CLINC150's val and test splits (`../shared/data/clinc150`), where they are found. The first
+and CLINC150's val and test splits (`data/clinc150` in a checkout), where they are found. The first
 corpus's confusion matrix is also drawn as a PNG heat map when matplotlib is installed
 (`pip install agentbot[plots]`).
 
@@ -32,7 +32,7 @@ from agent.understanding.rules import RulesClassifier
 from bots.app import embedded_reader
 from bots.wiring import draw_slot_values, resolve_dir
 
-DEFAULT_CORPORA = (Path("tests/nlu/corpus.jsonl"), Path("../shared/data/clinc150/clinc150_agentbot.jsonl"))
+DEFAULT_CORPORA = (Path("tests/nlu/corpus.jsonl"), Path("data/clinc150/clinc150_agentbot.jsonl"))
 
 
 def short_of_targets(r: NluReport) -> bool:

@@ -25,8 +25,8 @@ from tests.helpers import REPO
 from tests.nlu.build_corpus import build
 
 CORPUS = REPO / "tests" / "nlu" / "corpus.jsonl"
-# CLINC150 mapped to our intents (CC BY 3.0), beside the checkout as CI has it: see its README.
-CLINC = REPO.parent / "shared" / "data" / "clinc150" / "clinc150_agentbot.jsonl"
+# CLINC150 mapped to our intents (CC BY 3.0, attribution in data/clinc150/README.md).
+CLINC = REPO / "data" / "clinc150" / "clinc150_agentbot.jsonl"
 OWN_ACCURACY = 0.97
 # No CLINC150 message runs a side-effecting tool it does not ask for.
 CLINC_FALSE_ACTIONS = 0

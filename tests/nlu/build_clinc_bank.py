@@ -1,15 +1,14 @@
 """Builds config/banks/clinc150_train.yaml: example sentences drawn from CLINC150's train split.
 
-Run `python tests/nlu/build_clinc_bank.py [PER_LABEL]` with ../shared/data/clinc150 beside the
-checkout. Only the `train` and `oos_train` rows are drawn (the `val` and `test` rows measure the
-bot), and only rows whose mapping names one answer: each of CLINC's other-domain intents becomes an
-out-of-scope topic of its own (with no answer of its own, so the bot's general answer is given), and
-rows mapped to exactly one agentbot intent extend that intent's bank, and the rows of CLINC's
-yes, no, cancel and goodbye extend the moves' banks. Questions about the assistant itself (whom it
-works for, who made it), which the mapping accepts as capabilities or out of scope, extend the
-capabilities bank: without them "who is your boss?" has only the handoff bank's "get me your
-supervisor" to be near. The first PER_LABEL rows of
-each label are taken, in the source's order, so the file is the same on every run.
+Run `python tests/nlu/build_clinc_bank.py [PER_LABEL]`; it reads data/clinc150/. Only the `train`
+and `oos_train` rows are drawn (the `val` and `test` rows measure the bot), and only rows whose
+mapping names one answer: each of CLINC's other-domain intents becomes an out-of-scope topic of its
+own (with no answer of its own, so the bot's general answer is given), and rows mapped to exactly
+one agentbot intent extend that intent's bank, and the rows of CLINC's yes, no, cancel and goodbye
+extend the moves' banks. Questions about the assistant itself (whom it works for, who made it),
+which the mapping accepts as capabilities or out of scope, extend the capabilities bank: without
+them "who is your boss?" has only the handoff bank's "get me your supervisor" to be near. The first
+PER_LABEL rows of each label are taken, in the source's order, so the file is the same on every run.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import yaml
 from agent.understanding.banks import normalized
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = REPO.parent / "shared" / "data" / "clinc150" / "clinc150_agentbot.jsonl"
+SOURCE = REPO / "data" / "clinc150" / "clinc150_agentbot.jsonl"
 TARGET = REPO / "config" / "banks" / "clinc150_train.yaml"
 OWN_CORPUS = REPO / "tests" / "nlu" / "corpus.jsonl"
 HEADER = """\
