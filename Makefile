@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: chat test lint bench lock clean
+.PHONY: chat test docs lint bench lock clean
 
 # constraints.txt pins every version, so `make test` here and in CI installs the same set.
 # setup.py compiles adapters/nlu/native.c into the checkout: an edit to it installs again.
@@ -18,10 +18,15 @@ chat: $(STAMP)
 	$(BIN)/agentbot chat
 
 test: $(STAMP)
-	$(BIN)/ruff check agent adapters bots tests
+	$(BIN)/ruff check agent adapters bots tests docs
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 	$(BIN)/pytest
+
+# The documentation site, served with live reload while you edit docs/ (make test builds it with --strict).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 bench: $(STAMP)
 	$(BIN)/agentbot bench
@@ -36,4 +41,4 @@ lock:
 	rm -rf .venv-lock build
 
 clean:
-	rm -rf $(VENV) var build dist adapters/nlu/native.*.so
+	rm -rf $(VENV) var build dist site adapters/nlu/native.*.so

@@ -1,7 +1,8 @@
-"""Every environment variable agentbot reads, in one list: the README table and `.env.example` are drawn from it.
+"""Every environment variable agentbot reads, in one list: `.env.example` and the documentation's
+table (docs/configuration.md, drawn as the site builds) come from it.
 
-tests/bots/test_env_vars.py fails when the code reads a variable this list lacks, or when the README
-table or `.env.example` drift from it; `python -m bots.env_vars` rewrites both.
+tests/bots/test_env_vars.py fails when the code reads a variable this list lacks, or when
+`.env.example` drifts from it; `python -m bots.env_vars` rewrites it.
 """
 
 from __future__ import annotations
@@ -180,17 +181,11 @@ ENV_VARS: list[EnvVar] = [
 
 # What counts as "the code reads a variable": a quoted name with one of these prefixes, or one of the bare names.
 NAME_PATTERN = re.compile(r"\"((?:AGENTBOT|SLACK|DISCORD|OPENAI|ANTHROPIC|ZEP|OTEL)_[A-Z0-9_]+|PORT|HOST)\"")
-README_START, README_END = "<!-- env-vars:start -->", "<!-- env-vars:end -->"
-
-
-def readme_table() -> str:
-    rows = [f"| `{v.name}` | {v.group} | {v.purpose}{' (secret)' if v.secret else ''} |" for v in ENV_VARS]
-    return "\n".join(["| variable | for | what it does |", "| --- | --- | --- |", *rows])
 
 
 def env_example() -> str:
     """The .env.example text: every variable, grouped; secrets and optional ones commented out."""
-    lines = ["# agentbot reads these at startup (README, 'Configuration'). Copy to .env and fill in what you use."]
+    lines = ["# agentbot reads these at startup (docs: Configuration). Copy to .env and fill in what you use."]
     group = ""
     for v in ENV_VARS:
         if v.group != group:
@@ -201,17 +196,10 @@ def env_example() -> str:
     return "\n".join(lines) + "\n"
 
 
-def with_readme_table(readme: str) -> str:
-    start, end = readme.index(README_START) + len(README_START), readme.index(README_END)
-    return readme[:start] + "\n" + readme_table() + "\n" + readme[end:]
-
-
 def main() -> int:
-    repo = Path(__file__).resolve().parent.parent
-    readme = repo / "README.md"
-    readme.write_text(with_readme_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
-    (repo / ".env.example").write_text(env_example(), encoding="utf-8")
-    print(f"wrote the table in {readme} and {repo / '.env.example'}", file=sys.stderr)
+    target = Path(__file__).resolve().parent.parent / ".env.example"
+    target.write_text(env_example(), encoding="utf-8")
+    print(f"wrote {target}", file=sys.stderr)
     return 0
 
 

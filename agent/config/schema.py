@@ -85,7 +85,7 @@ class FollowUp(Strict):
     intent: str
     items_slot: str  # the goal's slot that lists the items it proposed
     slot: str
-    # The words that point at the listed items are the store's data, not code (issue 25):
+    # The words that point at the listed items are the store's data, not code:
     # a word or phrase -> the item's place in the list (1 = first, -1 = last): "second": 2.
     ordinals: dict[str, int] = Field(default_factory=dict)
     # A word or phrase -> the field whose lowest / highest value picks the item: "cheaper": price.

@@ -1,4 +1,4 @@
-"""The conversation-suite format (a public contract; see README). Unknown keys are errors."""
+"""The conversation-suite format (a public contract; see docs/evaluation.md). Unknown keys are errors."""
 
 from __future__ import annotations
 

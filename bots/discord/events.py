@@ -57,7 +57,7 @@ class DiscordSettings(BaseModel):
             raise ConfigError(
                 "environment",
                 "not set; create a Discord bot at https://discord.com/developers/applications "
-                "and set its token (see README, 'Discord')",
+                "and set its token (see the docs, 'Discord setup')",
                 field="DISCORD_BOT_TOKEN",
             )
         command = env.get("DISCORD_ASK_COMMAND", "ask").strip().lower()

@@ -28,7 +28,7 @@ log = logging.getLogger("agentbot.slack")
 SLACK_API_URL = "https://slack.com/api/"
 
 
-# What the bot asks each workspace for when it is installed through OAuth; the README says why
+# What the bot asks each workspace for when it is installed through OAuth; docs/slack-setup.md says why
 # each is needed, and slack_manifest.yaml lists the same.
 BOT_SCOPES = [
     "app_mentions:read",

@@ -2,7 +2,7 @@
 and the database keeps. LLM mode against the policy-model stand-in through the real OpenAI SDK.
 
 Every row is one turn, "Where's O-12345?", with a per-call timeout of 1 s and a turn deadline of
-2.5 s. `MATRIX` is the table the README's fault section quotes.
+2.5 s. `MATRIX` is the table docs/llm-providers.md quotes.
 """
 
 from __future__ import annotations

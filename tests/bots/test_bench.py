@@ -1,7 +1,7 @@
 """`agentbot bench` and `agentbot bench eval` run end to end and report what they measured.
 
 Speed is never asserted here (these machines are shared); what is checked is that every figure the
-README promises is measured from real work: statements, rows and bytes written, trace files.
+docs promise is measured from real work: statements, rows and bytes written, trace files.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Alembic migrations for the tables in adapters/storage/schema.py (see README, "Database migrations")."""
+"""Alembic migrations for the tables in adapters/storage/schema.py (see docs/deploy.md, "Migrations")."""
