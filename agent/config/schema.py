@@ -236,15 +236,15 @@ class AgentsFile(Strict):
 class ModelPrice(Strict):
     """Dollars per million tokens."""
 
-    input: float = Field(0.0, ge=0)
-    output: float = Field(0.0, ge=0)
+    input: float = Field(0.0, ge=0)  # dollars per million prompt tokens
+    output: float = Field(0.0, ge=0)  # dollars per million answer tokens
     # Prompt tokens served from the provider's cache (OpenAI automatic caching, Anthropic
     # cache_control reads); unset = the provider's usual discount of `input` (see adapters/llm/base.py).
     cached_input: float | None = Field(None, ge=0)
 
 
 class RetrySettings(Strict):
-    max_attempts: int = Field(3, ge=1)
+    max_attempts: int = Field(3, ge=1)  # requests per call, the first included
     base_delay: float = Field(0.5, ge=0)  # seconds; doubles each attempt, with full jitter
     max_delay: float = Field(8.0, ge=0)  # no single sleep is longer
     retry_after_cap: float = Field(30.0, ge=0)  # a longer Retry-After is not waited for
@@ -261,12 +261,12 @@ class LLMSettings(Strict):
     """The LLM used by the `llm` and `cascade` understanding modes. Keys come from the environment."""
 
     provider: str = "openai"  # openai | anthropic | compat
-    model: str = "gpt-4o-mini"
-    timeout_seconds: float = Field(30.0, gt=0)
-    temperature: float = 0.0
+    model: str = "gpt-4o-mini"  # the provider's model name
+    timeout_seconds: float = Field(30.0, gt=0)  # each provider call is cut off after this
+    temperature: float = 0.0  # sampling temperature (a provider without one ignores it)
     context_window: int | None = Field(None, ge=512)  # else the provider's default for the model
     answer_reserve_tokens: int = Field(1024, ge=64)  # kept free in the window for the answer
-    history_strategy: str = Field("truncate", pattern="^(truncate|summarize)$")
+    history_strategy: str = Field("truncate", pattern="^(truncate|summarize)$")  # older history: dropped or summarized
     cascade_threshold: float = Field(0.75, ge=0, le=1)  # rules at or above this skip the LLM
     phrase_answers: bool = True  # the LLM words the final answer (grounding-checked)
     retry: RetrySettings = Field(default_factory=RetrySettings)
@@ -279,16 +279,16 @@ class LLMSettings(Strict):
     fallback_models: list[str] = Field(default_factory=list)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)  # model -> price
     daily_budget_per_customer: float | None = Field(None, ge=0)  # dollars; None = unlimited
-    daily_budget_per_channel: float | None = Field(None, ge=0)
+    daily_budget_per_channel: float | None = Field(None, ge=0)  # dollars per channel and UTC day; None = unlimited
 
 
 class Settings(Strict):
-    understanding: str = "rules"
-    database_url: str = "sqlite+aiosqlite:///var/agentbot.db"
-    history_limit: int = Field(20, ge=0)
-    max_message_chars: int = Field(4000, ge=1)
-    tool_timeout_seconds: float = Field(5.0, gt=0)
-    commit_retries: int = Field(3, ge=1)
+    understanding: str = "rules"  # rules (offline), llm or cascade; AGENTBOT_UNDERSTANDING overrides it
+    database_url: str = "sqlite+aiosqlite:///var/agentbot.db"  # any SQLAlchemy async URL; AGENTBOT_DB_URL overrides it
+    history_limit: int = Field(20, ge=0)  # the thread's latest messages loaded with each turn
+    max_message_chars: int = Field(4000, ge=1)  # a longer message is refused (messages.too_long)
+    tool_timeout_seconds: float = Field(5.0, gt=0)  # a tool run is cut off after this
+    commit_retries: int = Field(3, ge=1)  # runs of a turn that lost the session's optimistic lock
     # Understanding and acting of one turn must end within this; well under lease x retries, so a
     # hung provider (30 s timeout, 3 attempts) cannot hold a conversation.
     turn_deadline_seconds: float = Field(60.0, gt=0)
@@ -298,12 +298,12 @@ class Settings(Strict):
     # A channel event waits this long after it is stored before its turn runs, so a message written
     # a few milliseconds earlier but stored later (another worker, Slack's delivery) runs first.
     inbox_settle_seconds: float = Field(0.05, ge=0, le=5)
-    max_agent_passes: int = Field(5, ge=2)
-    db_busy_timeout_ms: int = Field(5000, ge=0)
+    max_agent_passes: int = Field(5, ge=2)  # plan -> tools rounds per turn before the goal is given up
+    db_busy_timeout_ms: int = Field(5000, ge=0)  # SQLite waits this long for another writer's lock
     # SQLite durability. normal: WAL, a commit survives a process crash but the last ones may be
     # lost on power loss or an OS crash; full: every commit is synced to disk before the turn ends.
     db_synchronous: Literal["normal", "full"] = "normal"
-    log_telemetry: bool = False
+    log_telemetry: bool = False  # also write each turn's telemetry events to the log
     confirmation_ttl_seconds: float = Field(600.0, gt=0)  # an unanswered confirmation expires
     # A goal nobody worked on for this many turns is abandoned (dropped from the stack, not resumed).
     goal_abandon_turns: int = Field(8, ge=1)
@@ -312,7 +312,7 @@ class Settings(Strict):
     # conversation in traces_dir, or OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. traces_dir
     # unset = `traces/` beside the SQLite database (var/traces by default), else var/traces.
     tracing: bool = True
-    traces_dir: str | None = None
+    traces_dir: str | None = None  # AGENTBOT_TRACES_DIR overrides it
     trace_sample_rate: float = Field(1.0, ge=0, le=1)  # share of conversations traced
     # Trace files are removed by the writer once untouched this many days, then oldest first while
     # they hold more than this many megabytes together; 0 = no limit.

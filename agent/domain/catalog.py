@@ -65,11 +65,11 @@ class InventorySpec(Strict):
 class StoreSettings(Strict):
     """config/store.yaml: the store's data files and how to read them."""
 
-    name: str = "our store"
-    currency: str = "$"
+    name: str = "our store"  # how the bot names the store
+    currency: str = "$"  # the symbol every price, refund and policy reason is written with
     inventory: InventorySpec = Field(default_factory=InventorySpec)
     knowledge_base: str = "kb"  # folder of *.md files, relative to the data folder
-    max_recommendations: int = Field(3, ge=1, le=10)
+    max_recommendations: int = Field(3, ge=1, le=10)  # items one recommendation lists
     # Slot name -> item field whose distinct values extend that slot's lookup list.
     slot_values: dict[str, str] = Field(default_factory=dict)
     assistant: AssistantSettings = Field(default_factory=AssistantSettings)

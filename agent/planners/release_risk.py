@@ -56,16 +56,18 @@ class RiskThresholds(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # Failing tests in these areas make a release high risk.
     critical_areas: list[str] = Field(
         default_factory=lambda: ["payments", "checkout", "billing", "auth", "authentication", "security", "data"]
     )
+    # A change whose description holds one of these is risky (high with failing tests, else medium).
     risky_change_words: list[str] = Field(
         default_factory=lambda: ["payment", "billing", "auth", "login", "migration", "schema", "security", "encryption"]
     )
-    error_rate_high: float = 0.05
-    error_rate_medium: float = 0.01
-    p95_high_ms: float = 1000
-    p95_medium_ms: float = 500
+    error_rate_high: float = 0.05  # the deployment's error rate at or above this: high risk
+    error_rate_medium: float = 0.01  # at or above this: medium
+    p95_high_ms: float = 1000  # p95 latency at or above this: high risk
+    p95_medium_ms: float = 500  # at or above this: medium
 
 
 class Assessment(BaseModel):

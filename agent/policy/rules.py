@@ -33,19 +33,19 @@ class Condition(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    fact: str | None = None
-    eq: Any = None
-    ne: Any = None
-    in_: list[Any] | None = Field(None, alias="in")
-    not_in: list[Any] | None = None
-    gt: Any = None
-    gte: Any = None
-    lt: Any = None
-    lte: Any = None
-    exists: bool | None = None
-    all: list[Condition] | None = None
-    any: list[Condition] | None = None
-    not_: Condition | None = Field(None, alias="not")
+    fact: str | None = None  # the fact a leaf tests (params.amount, customer.tier, order.status, ...)
+    eq: Any = None  # equal to
+    ne: Any = None  # not equal to
+    in_: list[Any] | None = Field(None, alias="in")  # one of
+    not_in: list[Any] | None = None  # none of
+    gt: Any = None  # greater than
+    gte: Any = None  # greater than or equal to
+    lt: Any = None  # less than
+    lte: Any = None  # less than or equal to
+    exists: bool | None = None  # the fact has a value (true) or has none (false)
+    all: list[Condition] | None = None  # every condition holds
+    any: list[Condition] | None = None  # at least one holds
+    not_: Condition | None = Field(None, alias="not")  # the condition does not hold
 
     @property
     def op(self) -> str | None:
@@ -87,11 +87,11 @@ class Condition(BaseModel):
 class Rule(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    description: str = ""
+    id: str  # named in telemetry, alerts and startup errors
+    description: str = ""  # for the people who read the file
     tools: list[str] = Field(default_factory=list)  # empty = every tool
     when: Condition | None = None  # no condition = always
-    outcome: Outcome
+    outcome: Outcome  # what the first matching rule decides
     reason: str = ""  # shown to the user on deny; to admins and the user on escalation
     offer_human: bool = False  # after a deny, offer the user a person
     alert: bool = True  # tell admins of a deny (telemetry records every decision either way)
@@ -106,7 +106,7 @@ class Rule(BaseModel):
 class PolicyFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    default: Outcome = "allow"
+    default: Outcome = "allow"  # the decision when no rule matches
     # name -> tier -> value; `limits.<name>` is the value for the customer's tier (or `default`).
     limits: dict[str, dict[str, float]] = Field(default_factory=dict)
     # tool -> param -> fact: a missing param takes the looked-up value (a refund without an amount

@@ -25,23 +25,23 @@ class OutOfScopeTopic(Strict):
     # The honest short answer ("I can't change account settings here."); a topic without one gets
     # the bot's general out-of-scope answer.
     answer: str | None = None
-    examples: list[str] = Field(min_length=1)
+    examples: list[str] = Field(min_length=1)  # sentences people write that this topic answers
 
 
 class Embedding(Strict):
     """How the embedded model reads: the table's leading columns it uses, and how many of a
     label's nearest sentences make its score."""
 
-    dimensions: int = Field(128, ge=16, le=1024)
-    top_k: int = Field(2, ge=1, le=10)
+    dimensions: int = Field(128, ge=16, le=1024)  # leading columns of wordllama's table used
+    top_k: int = Field(2, ge=1, le=10)  # a label scores the mean of its this many closest sentences
 
 
 class BankFile(Strict):
     """An included bank file: sentences only, no thresholds."""
 
-    intents: dict[str, list[str]] = Field(default_factory=dict)
-    out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
-    moves: dict[str, list[str]] = Field(default_factory=dict)
+    intents: dict[str, list[str]] = Field(default_factory=dict)  # intent id -> example sentences
+    out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)  # topic -> its answer and sentences
+    moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
 
 
 class NluBanks(Strict):
@@ -59,10 +59,10 @@ class NluBanks(Strict):
     # Labels a move may be read from at no cost, for calibrating its level ("goodbye": ["thanks"]).
     moves_alike: dict[str, list[str]] = Field(default_factory=dict)
     embedding: Embedding = Field(default_factory=Embedding)
-    include: list[str] = Field(default_factory=list)
-    intents: dict[str, list[str]] = Field(default_factory=dict)
-    out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
-    moves: dict[str, list[str]] = Field(default_factory=dict)
+    include: list[str] = Field(default_factory=list)  # shared bank files, relative to this one
+    intents: dict[str, list[str]] = Field(default_factory=dict)  # intent id -> example sentences
+    out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)  # topic -> its answer and sentences
+    moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""

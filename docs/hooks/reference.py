@@ -131,6 +131,8 @@ def model_table(filename: str, model: type[BaseModel], seen: dict[type[BaseModel
     for name, field in model.model_fields.items():
         key = yaml_name(name, field)
         about = field.description or comments.get(name, "")
+        if not about and len(nested := nested_models(field.annotation)) == 1:
+            about = own_doc(nested[0][1]).split("\n\n")[0]  # a table's field: what the table is
         rows.append(
             f"| `{key}` | {type_cell(field.annotation, filename, seen)} | {default_cell(field)} | {cell(about)} |"
         )
@@ -256,11 +258,17 @@ def api_reference(dotted: str) -> str:
     if isinstance(obj, type) and issubclass(obj, BaseModel):
         out += [summary, "", *model_table("api", obj, {})] if summary else model_table("api", obj, {})
         return "\n".join(out) + "\n"
+    if isinstance(obj, type):  # a class: what it holds, as its docstring's Args say
+        head = "| attribute | what it is |"
+        out += [summary, ""] if summary else []
+        out += [head, "| --- | --- |", *(f"| `{k}` | {cell(v)} |" for k, v in args), ""] if args else []
+        return "\n".join(out)
     try:
         signature = inspect.signature(obj, eval_str=True)
     except (NameError, TypeError):
         signature = inspect.signature(obj)
     params = ",\n".join(f"    {p}" for p in signature.parameters.values()).replace("'", "")
+    params = re.sub(r"\b(?:[a-z_]\w*\.)+(\w+)", r"\1", params)  # agent.app.App -> App
     returns = signature.return_annotation
     arrow = "" if returns is inspect.Signature.empty else f" -> {getattr(returns, '__name__', returns)}"
     out += ["```python", f"{name}(\n{params},\n){arrow}", "```", ""]
@@ -294,7 +302,9 @@ def cli_reference(root: argparse.ArgumentParser) -> str:
         out += [f"### `{name}`", ""]
         if about:
             out += [cell(about[0].upper() + about[1:]) + ".", ""]
-        usage = " ".join(command.format_usage().replace("usage: ", "", 1).split())
+        formatter = argparse.HelpFormatter(command.prog, width=100)
+        formatter.add_usage(command.usage, command._actions, command._mutually_exclusive_groups)
+        usage = textwrap.dedent(formatter.format_help().strip().removeprefix("usage: "))
         out += ["```", usage, "```", ""]
         rows = [option_row(a) for a in command._actions if not isinstance(a, argparse._SubParsersAction)]
         rows = [r for r in rows if r]
