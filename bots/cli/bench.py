@@ -6,8 +6,7 @@ second also runs the tool. Configurations, each in a fresh process on its own da
 `--rounds` interleaved rounds (shipped, tracing off, FULL, shipped, ...) and reported as the median
 of the rounds, since two processes of the same build can differ by a quarter on a shared machine:
 
-- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL, not pinned to a CPU);
-- pinned: the same with `AGENTBOT_CPU=auto`, so the difference is what pinning buys;
+- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL);
 - tracing off: the shipped settings without traces, so the difference is what tracing costs;
 - synchronous=FULL: the shipped app syncing every commit to disk (SQLite only).
 
@@ -127,12 +126,11 @@ async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
 
 def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> list[Config]:
     sqlite = not args.db_url or args.db_url.startswith("sqlite")
-    runs = [("shipped", True, "normal", "off"), ("pinned", True, "normal", "auto")]
-    runs.append(("tracing off", False, "normal", "off"))
+    runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
     if sqlite:
-        runs.append(("synchronous=FULL", True, "full", "off"))
+        runs.append(("synchronous=FULL", True, "full"))
     out = []
-    for label, tracing, synchronous, cpu in runs:
+    for label, tracing, synchronous in runs:
         slug = label.replace(" ", "-").replace("=", "-") + f"-r{round_no}"
         out.append(
             Config(
@@ -141,7 +139,6 @@ def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> li
                 traces_dir=str(tmp / f"traces-{slug}"),
                 tracing=tracing,
                 synchronous=synchronous,
-                cpu=cpu,
                 conversations=args.conversations,
                 concurrency=args.concurrency,
                 workers=args.workers,
@@ -246,7 +243,7 @@ def _row(name: str, cells: list[Any]) -> str:
     return out
 
 
-NOTES = {"shipped": " (tracing on, NORMAL)", "pinned": " (AGENTBOT_CPU=auto)"}
+NOTES = {"shipped": " (tracing on, NORMAL)"}
 
 
 def print_report(report: dict[str, Any]) -> None:
