@@ -73,22 +73,6 @@ ENV_VARS: list[EnvVar] = [
         group="server",
         purpose="`agentbot discord`'s port for `/metrics`, `/healthz`, `/readyz` (default 9464; `off`: none)",
     ),
-    EnvVar(
-        name="AGENTBOT_CPU",
-        group="server",
-        purpose="`off` (default), `auto` (a dedicated machine: each `slack`/`discord` process takes a CPU no other "
-        "holds; never under a cgroup CPU quota), or a CPU number",
-    ),
-    EnvVar(
-        name="AGENTBOT_CPU_LOCK_DIR",
-        group="server",
-        purpose="`auto`'s lock files, one per CPU, in a folder the machine's workers share (default `var/cpu-locks`)",
-    ),
-    EnvVar(
-        name="AGENTBOT_CGROUP_DIR",
-        group="server",
-        purpose="where `auto` reads the cgroup's CPU quota (`cpu.max`, `cpu.cfs_quota_us`; default `/sys/fs/cgroup`)",
-    ),
     EnvVar(name="OPENAI_API_KEY", group="llm", purpose="OpenAI key for `llm`/`cascade` mode", secret=True),
     EnvVar(name="OPENAI_BASE_URL", group="llm", purpose="another OpenAI endpoint (ends in `/v1`)"),
     EnvVar(name="ANTHROPIC_API_KEY", group="llm", purpose="Anthropic key", secret=True),

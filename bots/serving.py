@@ -18,7 +18,6 @@ from pydantic import BaseModel
 
 from agent.errors import ConfigError, StorageError
 from agent.interfaces import Database, MetricsExport
-from bots.cpu import pin_to_one_cpu
 
 DEFAULT_PORT = 3000
 DEFAULT_METRICS_PORT = 9464  # `agentbot discord`'s health and metrics port (OpenTelemetry's Prometheus port)
@@ -114,15 +113,6 @@ async def serve_health(store: Database, metrics: MetricsExport | None, host: str
         yield f"http://{bound[0]}:{bound[1]}"
     finally:
         await runner.cleanup()
-
-
-def settle_process(env: Mapping[str, str]) -> int | None:
-    """What a long-running process does once its app is built: settle its heap, and pin it to one
-    CPU only when `AGENTBOT_CPU` asks for it (`bots/cpu.py`). Returns the CPU, or None when left
-    unpinned. Blocks for about a tenth of a second under `auto`: call it before the event loop runs,
-    or in a thread."""
-    settle_heap()
-    return pin_to_one_cpu(env)
 
 
 def settle_heap() -> None:

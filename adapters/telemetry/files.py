@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import time
@@ -14,9 +15,10 @@ from typing import Any
 
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from adapters.encoding import dumps
-from adapters.telemetry.writer import ChildSpan, Item, TurnSpans
+from adapters.telemetry.spans import ChildSpan, TurnSpan, stage_times
 from agent.turn.redaction import DEFAULT, Redactor
 
 
@@ -39,40 +41,29 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
     }
 
 
-def turn_record(turn: TurnSpans, redact: Redactor = DEFAULT) -> dict[str, Any]:
+def turn_record(turn: TurnSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
     """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored).
 
     The stage payloads were redacted when the turn emitted them (with the config's named parameters
     too), so only the root's attributes and its error (a message and a stack trace) are scanned here.
     """
-    error = redact.value(turn.error) if turn.error else None
-    return {
-        "name": "turn",
-        "trace_id": format(turn.trace_id, "032x"),
-        "span_id": format(turn.span_id, "016x"),
-        "parent_span_id": None,
-        "kind": "SERVER",
-        "start_ns": turn.start_ns,
-        "end_ns": turn.end_ns,
-        "status": "ERROR" if error else "UNSET",
-        "status_description": error["exception.type"] if error else None,
-        "attributes": redact.value(turn.attributes),
-        "events": [{"name": "exception", "ns": turn.end_ns, "attributes": error}] if error else [],
-        "stages": [
-            # The turn gave each event its span's id in hex when it emitted it.
-            [event.stage, event.span_id or f"{span:016x}", *turn.stage_times(event), event.level, event.payload]
-            for event, span in turn.stages
-        ],
-    }
+    record = redact.value(span_record(turn))
+    record["stages"] = [
+        # The turn gave each event its span's id in hex when it emitted it.
+        [event.stage, event.span_id or f"{span:016x}", *stage_times(event), event.level, event.payload]
+        for event, span in turn.stages
+    ]
+    return record
 
 
-def child_record(turn: TurnSpans, child: ChildSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
+def child_record(turn: TurnSpan, child: ChildSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
     """A span noted under a turn (a tool run) as its own line, in the form of an SDK span's."""
+    ctx = turn.context
     return {
         "name": child.name,
-        "trace_id": format(turn.trace_id, "032x"),
+        "trace_id": format(ctx.trace_id, "032x"),
         "span_id": format(child.span_id, "016x"),
-        "parent_span_id": format(turn.span_id, "016x"),
+        "parent_span_id": format(ctx.span_id, "016x"),
         "kind": "INTERNAL",
         "start_ns": child.start_ns,
         "end_ns": child.end_ns,
@@ -101,22 +92,23 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
     return spans
 
 
-_yield = getattr(os, "sched_yield", lambda: None)
-YIELD_EVERY = 0.0005  # seconds
 DEFAULT_MAX_AGE = 7 * 86_400.0  # seconds: a week of conversations
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of trace files (about 200,000 conversations)
 METRICS_FILE = "metrics.jsonl"
+log = logging.getLogger("agentbot.traces")
 
 
-class TraceFiles:
+class TraceFiles(SpanExporter):
     """A trace per conversation in `<directory>/<trace_id>.jsonl`, appended: a line per turn (its
-    stage spans nested) and a line per tool or provider span.
+    stage spans nested) and a line per tool or provider span. It runs behind OpenTelemetry's
+    `BatchSpanProcessor`, on the processor's thread.
 
-    A span is encoded where it ends (`prepare`), so the writer thread only appends bytes. Each batch
-    is one `write` per file opened for appending, so two workers adding to the same conversation's
-    file interleave whole lines. Recently used files stay open.
+    Each batch is one `write` per file opened for appending, so two workers adding to the same
+    conversation's file interleave whole lines. Recently used files stay open. A span that cannot
+    be encoded is skipped and counted in `skipped`; a batch that cannot be written is lost, counted
+    in `lost`, and the next one is tried as usual.
 
-    Retention (`maintain`, on the writer thread every minute): files not written to for
+    Retention, at most once every `maintain_every` seconds, after a batch: files not written to for
     `max_age_seconds` are removed, then the oldest until the folder holds at most `max_bytes`, so
     the newest conversations are always kept.
 
@@ -126,6 +118,7 @@ class TraceFiles:
         redactor: masks what is written (the process's known secrets, and the patterns).
         max_age_seconds: a file untouched this long is removed (None: kept whatever its age).
         max_bytes: the most the trace files may hold together (None: no limit).
+        maintain_every: seconds between two retention sweeps; the first comes with the first batch.
     """
 
     def __init__(
@@ -135,40 +128,49 @@ class TraceFiles:
         redactor: Redactor = DEFAULT,
         max_age_seconds: float | None = DEFAULT_MAX_AGE,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
+        maintain_every: float = 60.0,
     ):
         self.redactor = redactor
         self.max_age_seconds, self.max_bytes = max_age_seconds, max_bytes
         self.directory = Path(directory)
         self.open_files = open_files
+        self.maintain_every = maintain_every
+        self._maintained_at = -math.inf
         self._fds: OrderedDict[str, int] = OrderedDict()
+        self.skipped = self.lost = 0
 
     def path(self, trace_id: str) -> Path:
         return self.directory / f"{trace_id}.jsonl"
 
-    def prepare(self, item: Item) -> tuple[str, bytes]:
-        """The span's lines, each ended by a newline, and the conversation file they go to."""
+    def lines(self, span: ReadableSpan) -> bytes:
+        """The span's lines, each ended by a newline."""
         # Exception events carry provider messages and stack traces: scanned like everything written.
-        if isinstance(item, TurnSpans):
-            record = turn_record(item, self.redactor)
-            lines = [dumps(record), *(dumps(child_record(item, c, self.redactor)) for c in item.children), b""]
-            return record["trace_id"], b"\n".join(lines)
-        record = self.redactor.value(span_record(item))
-        return record["trace_id"], dumps(record) + b"\n"
+        if isinstance(span, TurnSpan):
+            children = (dumps(child_record(span, c, self.redactor)) for c in span.children)
+            return b"\n".join([dumps(turn_record(span, self.redactor)), *children, b""])
+        return dumps(self.redactor.value(span_record(span))) + b"\n"
 
-    def write(self, batch: Sequence[tuple[str, bytes]]) -> None:
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         files: dict[str, list[bytes]] = {}
-        for trace_id, lines in batch:
-            files.setdefault(trace_id, []).append(lines)
-        # Every half millisecond of writing, the CPU goes back to the turns: when creating a file
-        # is slow (200 us and more on some disks), a batch written at once held it for milliseconds
-        # and turns on the same CPU waited (sequential p99 5.6-6.8 ms against 2.8-4.0 yielding).
-        # Not after every file: under full load the writer then fell behind the turns.
-        due = time.perf_counter() + YIELD_EVERY
-        for trace_id, chunks in files.items():
-            os.write(self._fd(trace_id), b"".join(chunks))
-            if time.perf_counter() > due:
-                _yield()
-                due = time.perf_counter() + YIELD_EVERY
+        for span in spans:
+            try:
+                lines = self.lines(span)
+            except Exception:  # noqa: BLE001 - one span that cannot be encoded costs that span only
+                self.skipped += 1
+                log.exception("a span could not be encoded for its trace file")
+                continue
+            files.setdefault(format(span.context.trace_id, "032x"), []).append(lines)
+        result = SpanExportResult.SUCCESS
+        try:
+            for trace_id, chunks in files.items():
+                os.write(self._fd(trace_id), b"".join(chunks))
+        except OSError:
+            self.lost += len(spans)
+            log.exception("trace files could not be written")
+            result = SpanExportResult.FAILURE
+        if time.monotonic() - self._maintained_at >= self.maintain_every:
+            self.maintain()
+        return result
 
     def _fd(self, trace_id: str) -> int:
         fd = self._fds.pop(trace_id, None)
@@ -186,10 +188,10 @@ class TraceFiles:
 
     def maintain(self) -> None:
         """Apply the retention: by age, then by total size, oldest first."""
+        self._maintained_at = time.monotonic()
         if self.max_age_seconds is None and self.max_bytes is None:
             return
         files: list[tuple[float, int, str]] = []  # modified, size, name
-        due = time.perf_counter() + YIELD_EVERY
         try:
             entries = os.scandir(self.directory)
         except FileNotFoundError:
@@ -202,9 +204,6 @@ class TraceFiles:
                     except FileNotFoundError:
                         continue  # removed by another worker meanwhile
                     files.append((st.st_mtime, st.st_size, entry.name))
-                if time.perf_counter() > due:  # tens of thousands of files: the turns go on meanwhile
-                    _yield()
-                    due = time.perf_counter() + YIELD_EVERY
         files.sort()
         total = sum(size for _, size, _ in files)
         cutoff = time.time() - self.max_age_seconds if self.max_age_seconds is not None else -math.inf
@@ -213,9 +212,6 @@ class TraceFiles:
                 break  # the rest are newer
             self._remove(name)
             total -= size
-            if time.perf_counter() > due:
-                _yield()
-                due = time.perf_counter() + YIELD_EVERY
 
     def _remove(self, name: str) -> None:
         fd = self._fds.pop(name.removesuffix(".jsonl"), None)
@@ -223,6 +219,9 @@ class TraceFiles:
             os.close(fd)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.directory / name)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True  # every batch is written when it is exported
 
     def shutdown(self) -> None:
         while self._fds:

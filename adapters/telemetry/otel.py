@@ -4,9 +4,9 @@ The core sees only the `Tracer` Protocol. A conversation (session) is one trace,
 from the session key; each turn is a root span `turn` in it; every telemetry stage becomes a child
 span whose id is stored on the stage's telemetry row; provider calls (`TracedProvider`) and tool
 runs (`TracedExecutor`) are children too, because the turn's span is the current OpenTelemetry
-context while the turn runs. A background writer (`writer.py`) appends them to one JSON-lines file
-per conversation (`traces/<trace_id>.jsonl`) or, when an OTLP endpoint is configured, sends them
-over OTLP/HTTP.
+context while the turn runs. OpenTelemetry's `BatchSpanProcessor` hands them, off the turn's path,
+to an exporter: one JSON-lines file per conversation (`traces/<trace_id>.jsonl`, `files.py`) or,
+when an OTLP endpoint is configured, OTLP/HTTP.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from adapters.telemetry.files import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, JsonFileMetricExporter, TraceFiles
-from adapters.telemetry.writer import ExporterSink, Item, SpanSink, TraceWriter, TurnSpans
+from adapters.telemetry.spans import TurnExpander, TurnSpan, TurnSpans
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import Interaction
 from agent.turn.redaction import DEFAULT, Redactor
@@ -59,9 +59,9 @@ class Metrics:
         self.tool_duration.record(attributes["agentbot.tool.duration_ms"], labels)
         self.tool_calls.add(1, labels)
 
-    def tool_runs(self, item: Item) -> None:
+    def tool_runs(self, turn: TurnSpan) -> None:
         """The tool runs of a traced turn, counted as it ends (about 10 us each)."""
-        for child in item.children if isinstance(item, TurnSpans) else ():
+        for child in turn.children:
             if "agentbot.tool.name" in child.attributes:
                 self.tool_run(child.attributes)
 
@@ -82,15 +82,15 @@ def current_turn() -> TurnSpans | None:
 
 
 class OTelTurnTrace:
-    """One turn in its conversation's trace. Stages are noted as plain values, spans made later.
+    """One turn in its conversation's trace. Stages are noted as plain values while it runs.
 
     The root span's context is the current OpenTelemetry context until `end`, so provider and tool
-    spans made with the SDK nest under it; the stage spans and the root itself are built by the
-    writer thread from the `TurnSpans` record handed over at `end`.
+    spans made with the SDK nest under it; at `end` the record becomes one `TurnSpan` for the
+    batch processor.
     """
 
     def __init__(self, otel: OTelTracer, interaction: Interaction):
-        self.writer = otel.writer
+        self.otel = otel
         trace_id, sampled = otel.conversation_trace(interaction.session_key)
         span_id = random_id()
         flags = TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
@@ -120,12 +120,8 @@ class OTelTurnTrace:
 
     def end(self, error: BaseException | None = None) -> None:
         otel_context.detach(self._token)
-        if self.record is None:
-            return
-        self.record.end_ns = time.time_ns()
-        if error is not None:
-            self.record.fail(error)
-        self.writer.submit(self.record)
+        if self.record is not None:
+            self.otel.finished(TurnSpan(self.record, time.time_ns(), self.otel.resource, error))
 
 
 def random_id() -> int:
@@ -133,39 +129,47 @@ def random_id() -> int:
 
 
 class OTelTracer:
-    """The core's `Tracer`: a trace per conversation, written off the turn's path by a `TraceWriter`.
+    """The core's `Tracer`: a trace per conversation, exported off the turn's path by OpenTelemetry's
+    `BatchSpanProcessor`.
 
     Args:
-        exporter: where spans go: a `SpanSink` (e.g. `TraceFiles`) or any OpenTelemetry SpanExporter
-            (OTLP, in-memory).
+        exporter: where spans go: `TraceFiles`, or any OpenTelemetry SpanExporter behind a
+            `TurnExpander` (OTLP, in-memory), which unfolds each turn into plain spans.
         metric_readers: readers for the metrics (none: metrics are recorded nowhere).
         service_name: the `service.name` resource attribute.
         sample_rate: the share of conversations traced (whole conversations, decided by trace id,
             so every worker keeps or drops the same ones).
-        interval: seconds between the writer's batches.
-        redactor: masks what an SDK exporter sends (trace files are masked by `TraceFiles`).
+        interval: seconds between the processor's batches.
+        max_queue: spans held for export; past it the oldest are dropped, so a turn never waits for
+            its trace (counted in the SDK's processor metrics, `otel.sdk.processor.span.processed`,
+            when `OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED=true`).
     """
 
     def __init__(
         self,
-        exporter: SpanExporter | SpanSink,
+        exporter: SpanExporter,
         metric_readers: Sequence[MetricReader] = (),
         service_name: str = "agentbot",
         sample_rate: float = 1.0,
         interval: float = 0.05,
-        redactor: Redactor = DEFAULT,
+        max_queue: int = 50_000,
     ):
-        resource = Resource.create({"service.name": service_name})
-        sink = ExporterSink(exporter, resource, redactor) if isinstance(exporter, SpanExporter) else exporter
+        self.resource = resource = Resource.create({"service.name": service_name})
         # No exemplars: a tool run is recorded inside its turn's span, and sampling one cost a quarter
         # of the recording (5 of 22 us); the trace is found from the turn's id instead.
         self.meter_provider = MeterProvider(
             metric_readers, resource=resource, shutdown_on_exit=False, exemplar_filter=AlwaysOffExemplarFilter()
         )
         self.metrics = Metrics(self.meter_provider)
-        self.writer = TraceWriter(sink, interval=interval, observe=self.metrics.tool_runs)
+        self.processor = BatchSpanProcessor(
+            exporter,
+            max_queue_size=max_queue,
+            schedule_delay_millis=interval * 1000,
+            max_export_batch_size=min(max_queue, 4096),
+            meter_provider=self.meter_provider,
+        )
         self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
-        self.provider.add_span_processor(self.writer)
+        self.provider.add_span_processor(self.processor)
         self.tracer = self.provider.get_tracer("agentbot")
         self._bound = int(sample_rate * (1 << 64))
         self._closed = False
@@ -177,6 +181,11 @@ class OTelTracer:
 
     def start_turn(self, interaction: Interaction) -> OTelTurnTrace:
         return OTelTurnTrace(self, interaction)
+
+    def finished(self, turn: TurnSpan) -> None:
+        """A turn's span, its tool runs counted, to the batch processor like any ended span."""
+        self.metrics.tool_runs(turn)
+        self.processor.on_end(turn)
 
     @contextmanager
     def attempt(self, number: int) -> Iterator[Callable[[BaseException, float | None], None]]:
@@ -205,11 +214,11 @@ class OTelTracer:
         self.metrics.llm_retries.add(1, {"error.type": type(error).__name__})
 
     def flush(self) -> None:
-        self.writer.force_flush()
+        self.processor.force_flush()
         self.meter_provider.force_flush()
 
     def _shutdown(self) -> None:
-        self.provider.shutdown()  # shuts the writer down: its last batch is written
+        self.provider.shutdown()  # shuts the processor down: its last batch is exported
         self.meter_provider.shutdown()
 
     async def aclose(self) -> None:
@@ -242,10 +251,10 @@ def build_tracer(
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("OTLP export needs: pip install 'agentbot[otlp]'") from e
         base = otlp_endpoint.rstrip("/")
-        exporter: SpanExporter | SpanSink = OTLPSpanExporter(endpoint=f"{base}/v1/traces")
+        exporter: SpanExporter = TurnExpander(OTLPSpanExporter(endpoint=f"{base}/v1/traces"), redactor)
         metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
     else:
         exporter = TraceFiles(traces_dir, redactor=redactor, max_age_seconds=max_age_seconds, max_bytes=max_bytes)
         metrics_exporter = JsonFileMetricExporter(Path(traces_dir) / "metrics.jsonl")
     reader = PeriodicExportingMetricReader(metrics_exporter, export_interval_millis=60_000)
-    return OTelTracer(exporter, [reader], sample_rate=sample_rate, redactor=redactor)
+    return OTelTracer(exporter, [reader], sample_rate=sample_rate)

@@ -9,7 +9,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from adapters.telemetry.otel import OTelTracer, current_turn, random_id
-from adapters.telemetry.writer import ChildSpan
+from adapters.telemetry.spans import ChildSpan
 from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ProviderError

@@ -1,4 +1,4 @@
-"""`agentbot bench`: full turns through the real router, as shipped, against a raw sqlite3 floor.
+"""`agentbot bench`: full turns through the real router, as shipped, to compare two setups.
 
 Each conversation is two turns ("I want to check my order" -> "O-12345"), so every turn loads
 state and history, classifies, updates goals, and commits state, messages and telemetry; the
@@ -6,133 +6,35 @@ second also runs the tool. Configurations, each in a fresh process on its own da
 `--rounds` interleaved rounds (shipped, tracing off, FULL, shipped, ...) and reported as the median
 of the rounds, since two processes of the same build can differ by a quarter on a shared machine:
 
-- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL, not pinned to a CPU);
-- pinned: the same with `AGENTBOT_CPU=auto`, so the difference is what pinning buys;
+- shipped: the settings as they ship (tracing on, SQLite synchronous=NORMAL);
 - tracing off: the shipped settings without traces, so the difference is what tracing costs;
 - synchronous=FULL: the shipped app syncing every commit to disk (SQLite only).
 
-The floor does one SELECT and one UPSERT of a JSON row per turn with the stdlib sqlite3 module,
-committed, at each durability, in the same run on the same disk: compare ratios across runs. A
-second floor times what the trace writer asks of the disk per conversation (a new file), before
-and after the rounds. Each process settles its heap as the servers do (bots/serving.py). "conc p99"
-is the loaded p99: a turn's latency with `--concurrency` sessions in flight on one event loop.
+To compare two setups (a database, a worker count, a store's config), run it once for each, or
+alternate two checkouts in the same minutes: a shared machine moves between runs. Each process
+settles its heap as the servers do (bots/serving.py). "conc p99" is the loaded p99: a turn's
+latency with `--concurrency` sessions in flight on one event loop.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import sqlite3
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from bots.cli.bench_run import PHASES, Config, percentile, run_config, traces_bytes
-
-UPSERT = (
-    "INSERT INTO state VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version, data = excluded.data"
-)
-
-
-def floor(path: Path, conversations: int, synchronous: str) -> dict[str, Any]:
-    """Raw sqlite3: one SELECT and one UPSERT of a JSON state row per turn, committed."""
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-    db.execute("CREATE TABLE IF NOT EXISTS state (id TEXT PRIMARY KEY, version INTEGER, data TEXT)")
-    db.commit()
-    latencies: list[float] = []
-    started, cpu = time.perf_counter(), time.process_time()
-    for i in range(conversations * 2):
-        t0 = time.perf_counter()
-        key = f"s-{i // 2}"
-        row = db.execute("SELECT version, data FROM state WHERE id = ?", (key,)).fetchone()
-        version = (row[0] if row else 0) + 1
-        data = json.dumps({"session_id": key, "version": version, "goals": {"g": {"slots": {"order_id": "O-12345"}}}})
-        db.execute(UPSERT, (key, version, data))
-        db.commit()
-        latencies.append(time.perf_counter() - t0)
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = db.execute("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").fetchone()[0]
-    db.close()
-    return {
-        "turns": len(latencies),
-        "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
-        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
-        "turns_per_s": round(len(latencies) / wall, 1),
-        "cpu_ms_per_turn": round(cpu * 1000 / len(latencies), 3),
-        "statements_per_turn": 2.0,
-        "bytes_per_conversation": round(size / conversations),
-    }
-
-
-SLOW_FILE_US = 100  # a new file usually costs 20-25 us here; 200-260 us in the slow spells
-
-
-def trace_file_floor(directory: Path, files: int, size: int = 2048) -> dict[str, Any]:
-    """What the trace writer asks of the file system for each new conversation: create a file,
-    append to it, close it. Measured in the run, since the same disk can differ tenfold: here 20-25
-    us per file in most runs, 200-260 us in some, with perf putting the time in ext4's inode
-    allocator walking inodes freed shortly before (`recently_deleted`)."""
-    directory.mkdir()
-    body = b"x" * size
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-    started, cpu = time.perf_counter(), time.process_time()
-    for i in range(files):
-        fd = os.open(directory / f"{i:032x}.jsonl", flags, 0o644)
-        os.write(fd, body)
-        os.close(fd)
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return {"files": files, "us_per_file": round(wall * 1e6 / files, 1), "cpu_us_per_file": round(cpu * 1e6 / files, 1)}
-
-
-async def pg_floor(url: str, conversations: int) -> dict[str, Any]:
-    """Raw asyncpg: the same SELECT + UPSERT per turn in one transaction, on the bench's PostgreSQL."""
-    import asyncpg  # the postgres extra; the bench only gets here with a postgresql URL
-
-    db = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-    await db.execute("CREATE TABLE IF NOT EXISTS bench_floor (id TEXT PRIMARY KEY, version INTEGER, data TEXT)")
-    upsert = (
-        "INSERT INTO bench_floor VALUES ($1, $2, $3) "
-        "ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data"
-    )
-    latencies: list[float] = []
-    started, cpu = time.perf_counter(), time.process_time()
-    for i in range(conversations * 2):
-        t0 = time.perf_counter()
-        key = f"s-{i // 2}-{started}"
-        async with db.transaction():
-            row = await db.fetchrow("SELECT version, data FROM bench_floor WHERE id = $1", key)
-            version = (row["version"] if row else 0) + 1
-            data = json.dumps({"session_id": key, "version": version, "goals": {"g": {"slots": {"order_id": "O-1"}}}})
-            await db.execute(upsert, key, version, data)
-        latencies.append(time.perf_counter() - t0)
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    await db.close()
-    return {
-        "turns": len(latencies),
-        "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
-        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
-        "turns_per_s": round(len(latencies) / wall, 1),
-        "cpu_ms_per_turn": round(cpu * 1000 / len(latencies), 3),
-        "statements_per_turn": 4.0,  # BEGIN, SELECT, UPSERT, COMMIT
-        "bytes_per_conversation": None,
-    }
+from bots.cli.bench_run import PHASES, Config, run_config, traces_bytes
 
 
 def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> list[Config]:
     sqlite = not args.db_url or args.db_url.startswith("sqlite")
-    runs = [("shipped", True, "normal", "off"), ("pinned", True, "normal", "auto")]
-    runs.append(("tracing off", False, "normal", "off"))
+    runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
     if sqlite:
-        runs.append(("synchronous=FULL", True, "full", "off"))
+        runs.append(("synchronous=FULL", True, "full"))
     out = []
-    for label, tracing, synchronous, cpu in runs:
+    for label, tracing, synchronous in runs:
         slug = label.replace(" ", "-").replace("=", "-") + f"-r{round_no}"
         out.append(
             Config(
@@ -141,7 +43,6 @@ def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> li
                 traces_dir=str(tmp / f"traces-{slug}"),
                 tracing=tracing,
                 synchronous=synchronous,
-                cpu=cpu,
                 conversations=args.conversations,
                 concurrency=args.concurrency,
                 workers=args.workers,
@@ -161,9 +62,6 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "rounds": args.rounds,
         "configurations": {},
     }
-    # Before and after the rounds: nothing the bench writes is deleted until it ends, but the disk
-    # can change under it (a slow spell after files were deleted passes within minutes).
-    before = trace_file_floor(tmp / "floor-traces-before", args.conversations)
     runs: dict[str, list[dict[str, Any]]] = {}
     for round_no in range(args.rounds):
         for config in configurations(args, tmp, round_no):
@@ -174,17 +72,9 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             )
             runs.setdefault(config.label, []).append(result)
     report["configurations"] = {label: median_of(results) for label, results in runs.items()}
-    after = trace_file_floor(tmp / "floor-traces-after", args.conversations)
-    report["trace_file_floor"] = {"before": before, "after": after}
-    report["floor"] = {s: floor(tmp / f"floor-{s}.db", args.conversations, s) for s in ("normal", "full")}
-    if report["database"] == "postgresql+asyncpg":
-        report["floor"]["postgresql"] = asyncio.run(pg_floor(args.db_url, args.conversations))
     shipped, off = report["configurations"]["shipped"], report["configurations"]["tracing off"]
-    normal = report["floor"]["normal"]
     on_rate, off_rate = shipped["concurrent"]["turns_per_s"], off["concurrent"]["turns_per_s"]
     report["ratios"] = {
-        "shipped_p50_vs_floor": round(shipped["sequential"]["p50_ms"] / normal["p50_ms"], 2),
-        "shipped_throughput_vs_floor": round(shipped["concurrent"]["turns_per_s"] / normal["turns_per_s"], 3),
         "tracing_cost_of_throughput": round(1 - on_rate / off_rate, 3),
         "tracing_cost_of_cpu": round(
             shipped["concurrent"]["cpu_ms_per_turn"] / off["concurrent"]["cpu_ms_per_turn"] - 1, 3
@@ -246,7 +136,7 @@ def _row(name: str, cells: list[Any]) -> str:
     return out
 
 
-NOTES = {"shipped": " (tracing on, NORMAL)", "pinned": " (AGENTBOT_CPU=auto)"}
+NOTES = {"shipped": " (tracing on, NORMAL)"}
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -267,25 +157,9 @@ def print_report(report: dict[str, Any]) -> None:
         cells.append(conc.get("cpu_ms_per_turn"))
         cells += [r["counted"]["statements_per_turn"], r["counted"]["rows_per_turn"], size]
         print(_row(name, [*cells, r["trace_bytes_per_conversation"] or None, r["peak_rss_mb"]]))
-    for sync, f in report["floor"].items():
-        cells = [f["p50_ms"], f["p99_ms"], f["turns_per_s"], None, None, f.get("cpu_ms_per_turn")]
-        cells += [f["statements_per_turn"], 1.0, f["bytes_per_conversation"], None, None]
-        name = "floor: asyncpg, same server" if sync == "postgresql" else f"floor: sqlite3, synchronous={sync.upper()}"
-        print(_row(name, cells))
-    before, after = report["trace_file_floor"]["before"], report["trace_file_floor"]["after"]
-    print(
-        f"floor: a new trace file (create, append 2 KB, close): {before['us_per_file']:,.0f} us before the rounds, "
-        f"{after['us_per_file']:,.0f} us after; tracing makes one per conversation"
-    )
-    if max(before["us_per_file"], after["us_per_file"]) > SLOW_FILE_US:
-        print(
-            "note: creating a file was slow in this run; on some disks it is for minutes after many files were "
-            "deleted (a previous bench run's clean-up), and tracing's figures carry it: run again a few minutes later"
-        )
     ratios = report["ratios"]
     print(
-        f"shipped p50 / floor p50 = {ratios['shipped_p50_vs_floor']}x; shipped turns/s / floor turns/s = "
-        f"{ratios['shipped_throughput_vs_floor']}; tracing costs {ratios['tracing_cost_of_throughput']:.0%} of "
+        f"tracing costs {ratios['tracing_cost_of_throughput']:.0%} of "
         f"throughput and {ratios.get('tracing_cost_of_cpu', 0):.0%} more CPU per turn"
     )
     spread = "; ".join(

@@ -20,7 +20,7 @@ from typing import Any
 from adapters.data.json_source import JSONDataSource
 from bots.alerts import AlertFanout
 from bots.app import build_app
-from bots.cli.bench import percentile
+from bots.cli.bench_run import percentile
 from bots.discord.events import DiscordSettings
 from bots.testing.discord_standin import GUILD_ID, Call, StandInDiscord, user
 from bots.wiring import resolve_dir

@@ -24,7 +24,7 @@ from agent.app import App
 from agent.domain.types import ChannelContext, Interaction
 from agent.turn.router import AgentRouter
 from bots.app import build_app
-from bots.serving import settle_process
+from bots.serving import settle_heap
 
 TURNS = ("I want to check my order", "O-12345")
 PHASES = ("counted", "sequential", "concurrent")  # statements and rows are counted in the first only
@@ -36,7 +36,6 @@ class Config(BaseModel):
     traces_dir: str
     tracing: bool
     synchronous: str
-    cpu: str = "off"  # AGENTBOT_CPU: `auto` pins each worker to a CPU of its own
     conversations: int
     concurrency: int
     workers: int = 1
@@ -196,13 +195,11 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
         "AGENTBOT_TRACING": "on" if config.tracing else "off",
         "AGENTBOT_TRACES_DIR": config.traces_dir,
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
-        "AGENTBOT_CPU": config.cpu,
-        "AGENTBOT_CPU_LOCK_DIR": str(Path(config.traces_dir).parent / "cpu-locks"),
     }
     counter = Counter()
     out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
-        out["cpu"] = await asyncio.to_thread(settle_process, env)  # as the Slack and Discord servers do
+        settle_heap()  # as the Slack and Discord servers do
         tag = f"{config.label}-w{worker}"
         await run_phase(app, None, f"{tag}-warm", 50, 1)
         await counter.attach(app)
@@ -282,7 +279,6 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "concurrent": concurrent.model_dump(),
         "peak_rss_mb": max(p["peak_rss_mb"] for p in parts),
         "workers": len(parts),
-        "cpus": [p["cpu"] for p in parts],  # each worker's CPU (None: unpinned)
     }
 
 

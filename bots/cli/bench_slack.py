@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 
 from adapters.data.json_source import JSONDataSource
-from bots.cli.bench import percentile
+from bots.cli.bench_run import percentile
 from bots.slack.serve import SlackSettings, build_slack, serve_http
 from bots.testing.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
 from bots.wiring import resolve_dir

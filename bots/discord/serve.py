@@ -14,7 +14,7 @@ from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
 from bots.discord.events import DiscordSettings
-from bots.serving import bind_address, metrics_port, serve_health, settle_process
+from bots.serving import bind_address, metrics_port, serve_health, settle_heap
 
 log = logging.getLogger("agentbot.discord")
 
@@ -28,7 +28,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
     notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
     async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
         await check_store(app)
-        await asyncio.to_thread(settle_process, env)  # under AGENTBOT_CPU=auto it samples the CPUs' load for 0.1 s
+        settle_heap()
         async with contextlib.AsyncExitStack() as stack:
             port = metrics_port(env)
             if port is not None and app.storage.database is not None:

@@ -18,7 +18,7 @@ from agent.errors import ConfigError
 from agent.interfaces import Database
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
-from bots.serving import BindAddress, add_health_routes, bind_address, settle_process
+from bots.serving import BindAddress, add_health_routes, bind_address, settle_heap
 from bots.slack.alerts import SlackAlertNotifier
 from bots.slack.channel import SlackChannel, SlackOptions
 from bots.slack.workspaces import InstalledWorkspaces, SingleWorkspace, SqlInstallationStore, SqlOAuthStateStore
@@ -247,6 +247,6 @@ def run_slack(args: Any, env: Mapping[str, str]) -> int:
     settings = SlackSettings.from_env(env)
     bind = bind_address(args.host, args.port, env)
     channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
-    settle_process(env)
+    settle_heap()
     asyncio.run(_run(channel, settings, bind))
     return 0

@@ -16,6 +16,7 @@ from opentelemetry.trace import Status, StatusCode
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
 from adapters.telemetry.otel import OTelTracer
+from adapters.telemetry.spans import TurnExpander
 from adapters.telemetry.traced import TracedProvider
 from agent.config.schema import LLMSettings
 from agent.conversation.session import SessionState
@@ -138,7 +139,7 @@ async def test_tracing_can_be_turned_off(tmp_path: Path) -> None:
 
 async def test_spans_are_redacted_like_telemetry() -> None:
     exporter = InMemorySpanExporter()
-    tracer = OTelTracer(exporter)
+    tracer = OTelTracer(TurnExpander(exporter))
     i = interaction("my email is a@b.example")
     with observed_turn(tracer, i) as trace:
         t = Turn(i, "s-1", None, Redactor({"email"}), trace)
@@ -154,7 +155,7 @@ async def test_spans_are_redacted_like_telemetry() -> None:
 async def test_a_known_secret_never_reaches_an_exporter_whatever_its_shape() -> None:
     key = "tea.kettle!42+moss"  # no pattern knows this shape; only its value gives it away
     exporter = InMemorySpanExporter()
-    tracer = OTelTracer(exporter, redactor=Redactor(secrets=[key]))
+    tracer = OTelTracer(TurnExpander(exporter, Redactor(secrets=[key])))
     with tracer.tracer.start_as_current_span("llm.generate") as span:
         span.set_status(Status(StatusCode.ERROR, f"Incorrect API key provided: {key}"))
         span.set_attribute("error.message", f"401 {key}")
@@ -173,7 +174,7 @@ async def test_a_known_secret_never_reaches_an_exporter_whatever_its_shape() -> 
 
 async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    tracer = OTelTracer(exporter, [reader])
+    tracer = OTelTracer(TurnExpander(exporter), [reader])
     scripted = ScriptedProvider(
         [
             ProviderRateLimited("slow down", retry_after=1),
@@ -223,7 +224,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
 
 async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
     reader, exporter = InMemoryMetricReader(), InMemorySpanExporter()
-    tracer = OTelTracer(exporter, [reader])
+    tracer = OTelTracer(TurnExpander(exporter), [reader])
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     async with build_app(REPO / "config", REPO / "data", db_url, tracer=tracer) as app:
         router = app.router
@@ -300,7 +301,7 @@ async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_coun
     from agent.errors import ProviderUnavailable
 
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    tracer = OTelTracer(exporter, [reader])
+    tracer = OTelTracer(TurnExpander(exporter), [reader])
     scripted = ScriptedProvider(
         [
             ProviderUnavailable("HTTP 500", status=500),

@@ -1,8 +1,7 @@
-"""The trace writer: turns only queue; a thread writes conversation files; failures lose traces, not turns."""
+"""Trace files behind the SDK's batch processor: turns hand spans over; failures lose traces, not turns."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import threading
@@ -11,52 +10,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
 from adapters.telemetry.files import TraceFiles, read_trace
 from adapters.telemetry.otel import OTelTracer
-from adapters.telemetry.writer import Item
 from agent.turn.log import Turn
 from agent.turn.redaction import Redactor
 from agent.turn.tracing import observed_turn
 from tests.helpers import interaction
-
-
-class BrokenSink:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def prepare(self, item: Item) -> Item:
-        return item
-
-    def write(self, items: Sequence[Item]) -> None:
-        self.calls += 1
-        raise OSError("disk full")
-
-    def maintain(self) -> None:
-        return None
-
-    def shutdown(self) -> None:
-        return None
-
-
-class WhereSink:
-    """Notes the thread each span is prepared on, and how many reach `write`."""
-
-    def __init__(self) -> None:
-        self.prepared_on: list[str] = []
-        self.written = 0
-
-    def prepare(self, item: Item) -> Item:
-        self.prepared_on.append(threading.current_thread().name)
-        return item
-
-    def write(self, items: Sequence[Item]) -> None:
-        self.written += len(items)
-
-    def maintain(self) -> None:
-        return None
-
-    def shutdown(self) -> None:
-        return None
 
 
 def conversation_files(directory: Path) -> list[Path]:
@@ -74,35 +38,67 @@ def turn_in(tracer: OTelTracer, session: str, text: str = "hello") -> list[str |
         return [t.emit("received", {"text": text}).span_id, t.emit("memory_updated").span_id]
 
 
-async def test_a_failing_sink_drops_traces_and_keeps_writing_later_ones(tmp_path: Path) -> None:
-    sink = BrokenSink()
-    tracer = OTelTracer(sink, interval=60)
+def processed(reader: InMemoryMetricReader, error: str) -> int:
+    """How many spans the SDK's batch processor counted with this error type."""
+    data = reader.get_metrics_data()
+    return sum(
+        int(point.value)
+        for rm in (data.resource_metrics if data else [])
+        for sm in rm.scope_metrics
+        for metric in sm.metrics
+        if metric.name == "otel.sdk.processor.span.processed"
+        for point in metric.data.data_points
+        if (point.attributes or {}).get("error.type") == error
+    )
+
+
+async def test_a_failing_disk_loses_that_batch_and_later_ones_are_written(tmp_path: Path) -> None:
+    (tmp_path / "blocked").write_text("a file where the traces folder should be")
+    files = TraceFiles(tmp_path / "blocked" / "traces")
+    tracer = OTelTracer(files, interval=60)
     turn_in(tracer, "s-1")
     tracer.flush()
-    assert sink.calls == 1 and tracer.writer.dropped == 1
-    turn_in(tracer, "s-1")
+    assert files.lost == 1
+    files.directory = tmp_path / "traces"  # the disk is back
+    kept = turn_in(tracer, "s-1")
     await tracer.aclose()
-    assert sink.calls == 2 and tracer.writer.dropped == 2
+    [path] = conversation_files(tmp_path / "traces")
+    assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept and files.lost == 1
 
 
-async def test_a_turn_is_encoded_where_it_ends_not_on_the_writer_thread() -> None:
-    sink = WhereSink()
-    tracer = OTelTracer(sink, interval=60)
+async def test_the_turn_only_hands_its_span_over_and_the_processor_writes_it(tmp_path: Path) -> None:
+    tracer = OTelTracer(TraceFiles(tmp_path), interval=60)
     turn_in(tracer, "s-1")
-    assert sink.prepared_on == [threading.current_thread().name] and sink.written == 0
+    assert conversation_files(tmp_path) == []  # nothing written on the turn's path
     await tracer.aclose()
-    assert sink.written == 1
+    assert len(conversation_files(tmp_path)) == 1
 
 
-async def test_a_full_queue_drops_instead_of_making_the_turn_wait(tmp_path: Path) -> None:
-    files = TraceFiles(tmp_path)
-    tracer = OTelTracer(files, interval=60)
-    tracer.writer.max_queue = 2
-    for n in range(5):
+class StuckDisk(SpanExporter):
+    """An exporter whose writes hang until released, as on a disk that stopped answering."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.exported = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.released.wait(30)
+        self.exported += len(spans)
+        return SpanExportResult.SUCCESS
+
+
+async def test_a_full_queue_drops_instead_of_making_the_turn_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The SDK counts what its processor drops when its own metrics are switched on, the standard way.
+    monkeypatch.setenv("OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED", "true")
+    reader, disk = InMemoryMetricReader(), StuckDisk()
+    tracer = OTelTracer(disk, [reader], interval=0.01, max_queue=2)
+    for n in range(10):  # every turn ends while the disk hangs
         turn_in(tracer, f"s-{n}")
-    assert tracer.writer.dropped == 3
+    dropped = processed(reader, "queue_full")
+    disk.released.set()
     await tracer.aclose()
-    assert len(conversation_files(tmp_path)) == 2
+    # At most a batch of two is held by the stuck write and two wait in the queue; the rest are dropped.
+    assert dropped >= 6 and dropped + disk.exported == 10
 
 
 async def test_two_writers_append_whole_lines_to_one_conversation_file(tmp_path: Path) -> None:
@@ -135,7 +131,6 @@ async def test_every_payload_value_reaches_the_trace_file(tmp_path: Path) -> Non
     [path] = conversation_files(tmp_path)
     [stage] = [s for s in read_trace(path) if s["name"] == "received"]
     assert stage["payload"] == {"big": 2**70, "at": str(when), "by_number": {"3": "three"}}
-    assert tracer.writer.dropped == 0
 
 
 class Unprintable:
@@ -144,21 +139,22 @@ class Unprintable:
 
 
 async def test_a_span_that_cannot_be_encoded_is_dropped_and_the_turn_goes_on(tmp_path: Path) -> None:
-    """Trace lines are encoded where the turn ends: a payload value with no text loses that turn's
-    trace line (counted), never the turn, and the conversation's other turns are still written."""
-    tracer = OTelTracer(TraceFiles(tmp_path), interval=60)
+    """A payload value with no text loses that turn's trace line (counted), never the turn, and the
+    conversation's other turns are still written."""
+    files = TraceFiles(tmp_path)
+    tracer = OTelTracer(files, interval=60)
     i = interaction("hello", "s-odd")
     with observed_turn(tracer, i) as trace:
         t = Turn(i, "s-odd", None, Redactor(), trace)
         t.emit("received", {"odd": Unprintable()})
     kept = turn_in(tracer, "s-odd")
     await tracer.aclose()
-    assert tracer.writer.dropped == 1
+    assert files.skipped == 1
     [path] = conversation_files(tmp_path)
     assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept
 
 
-async def test_retention_removes_old_files_then_the_oldest_over_the_size_limit_within_one_cycle(tmp_path: Path) -> None:
+def test_retention_removes_old_files_then_the_oldest_over_the_size_limit(tmp_path: Path) -> None:
     traces, now = tmp_path / "traces", time.time()
     traces.mkdir()
     stale = [traces / f"{n:032x}.jsonl" for n in range(3)]  # untouched for eight days
@@ -172,22 +168,25 @@ async def test_retention_removes_old_files_then_the_oldest_over_the_size_limit_w
     (traces / "metrics.jsonl").write_text("{}\n")  # not a conversation: never removed
     os.utime(traces / "metrics.jsonl", (now - 9 * 86_400, now - 9 * 86_400))
 
-    files = TraceFiles(traces, max_age_seconds=7 * 86_400, max_bytes=3_500)
-    tracer = OTelTracer(files, interval=0.05)
-    try:
-        for _ in range(200):  # the first writer cycle, 0.05 s in; up to 10 s on a loaded machine
-            if not any(p.exists() for p in [*stale, *recent[:2]]):
-                break
-            await asyncio.sleep(0.05)
-        kept = sorted(p.name for p in traces.glob("*.jsonl"))
-        # The stale ones by age; then the two oldest of the rest, which held 5,000 bytes against 3,500.
-        assert kept == sorted(["metrics.jsonl", *(p.name for p in recent[2:])])
-        turn_in(tracer, "s-kept")  # what is written after a sweep is found as before
+    TraceFiles(traces, max_age_seconds=7 * 86_400, max_bytes=3_500).maintain()
+    kept = sorted(p.name for p in traces.glob("*.jsonl"))
+    # The stale ones by age; then the two oldest of the rest, which held 5,000 bytes against 3,500.
+    assert kept == sorted(["metrics.jsonl", *(p.name for p in recent[2:])])
+
+
+async def test_the_first_batch_sweeps_and_the_next_sweep_waits_its_interval(tmp_path: Path) -> None:
+    stale = tmp_path / f"{1:032x}.jsonl"
+    files = TraceFiles(tmp_path, max_age_seconds=86_400, maintain_every=3600)
+    tracer = OTelTracer(files, interval=60)
+    for n in range(2):
+        stale.write_text('{"name": "turn"}\n')
+        os.utime(stale, (time.time() - 2 * 86_400,) * 2)
+        turn_in(tracer, "s-kept")
         tracer.flush()
-    finally:
-        await tracer.aclose()
-    (written,) = [p for p in traces.glob("*.jsonl") if p.name not in kept]
-    assert [s["name"] for s in read_trace(written)] == ["turn", "received", "memory_updated"]
+        assert stale.exists() == (n == 1)  # swept with the first batch, not again within the hour
+    await tracer.aclose()
+    (written,) = [p for p in conversation_files(tmp_path) if p != stale]
+    assert [s["name"] for s in read_trace(written)] == ["turn", "received", "memory_updated"] * 2
 
 
 def test_the_shipped_retention_is_a_week_and_a_gigabyte(tmp_path: Path) -> None:
