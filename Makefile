@@ -7,8 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: chat test docs lint bench lock clean
 
 # constraints.txt pins every version, so `make test` here and in CI installs the same set.
-# setup.py compiles adapters/nlu/native.c into the checkout: an edit to it installs again.
-$(STAMP): pyproject.toml constraints.txt setup.py adapters/nlu/native.c
+$(STAMP): pyproject.toml constraints.txt setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
@@ -41,4 +40,4 @@ lock:
 	rm -rf .venv-lock build
 
 clean:
-	rm -rf $(VENV) var build dist site adapters/nlu/native.*.so
+	rm -rf $(VENV) var build dist site

@@ -1,15 +1,13 @@
-"""Packaging metadata lives in pyproject.toml; this ships the default project inside the wheel and
-compiles the scorers' loops (adapters/nlu/native.c).
+"""Packaging metadata lives in pyproject.toml; this ships the default project inside the wheel.
 
 `config/` and `data/` stay at the repository root, where people edit them; a built wheel carries a
 copy in `bots/defaults/`, which `agentbot` falls back to and `agentbot init` copies from.
 """
 
 import shutil
-import sys
 from pathlib import Path
 
-from setuptools import Extension, setup
+from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
@@ -28,13 +26,4 @@ class BuildWithDefaultProject(build_py):
             shutil.copytree(HERE / name, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*NOT_SHIPPED))
 
 
-# Optional: without a C compiler the install goes on, and the same loops are compiled by numba at
-# run time (adapters/nlu/kernels.py). No fused multiply-adds: the scores stay the same to the bit.
-NATIVE = Extension(
-    "adapters.nlu.native",
-    ["adapters/nlu/native.c"],
-    extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-ffp-contract=off"],
-    optional=True,
-)
-
-setup(cmdclass={"build_py": BuildWithDefaultProject}, ext_modules=[NATIVE])
+setup(cmdclass={"build_py": BuildWithDefaultProject})

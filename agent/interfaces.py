@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.domain.records import InboxEvent, TaskRecord, TelemetryEvent, TurnRecord
+from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, TurnRecord
 from agent.domain.types import (
     Alert,
     Classification,
@@ -206,7 +206,7 @@ class TurnLog(Protocol):
     llm_down: str | None
     agent_loops: dict[str, dict[str, AgentLoop]]
 
-    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent: ...
+    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: Level = "info") -> TelemetryEvent: ...
 
 
 @runtime_checkable

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import signal
 import subprocess
-import sysconfig
 import uuid
 from pathlib import Path
 
@@ -17,12 +15,6 @@ from agent.turn.router import AgentRouter
 from agent.understanding.rules import RulesClassifier
 
 REPO = Path(__file__).resolve().parent.parent
-# What an install needs to compile adapters/nlu/native.c: a C compiler and Python's headers. Where
-# both are at hand the compiled module must be there; without them the scorers run numba's loops.
-CAN_COMPILE = (
-    bool(shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]))
-    and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
-)
 
 
 # Order details are only for their own customer, so tests speak as Alice (C-001) unless they pass

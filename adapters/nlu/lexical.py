@@ -17,15 +17,16 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import re
+from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from adapters.nlu.kernels import loops
 from agent.turn.text import Runs
 
 # scikit-learn's token pattern is r"(?u)\b\w\w+\b": the runs of word characters two or more long.
@@ -66,7 +67,6 @@ class LexicalScorer:
             self._fit(examples)
             if path is not None:
                 self._save(path)
-        self.scores(examples[0][1])  # the compiled loop is loaded now, not during the first message
 
     def _fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
@@ -147,24 +147,32 @@ class LexicalScorer:
         model.fit(matrix, [label for label, _ in examples])
         return vectorizer, model
 
-    def _ids(self, text: str) -> np.ndarray:
-        """The message's known words and word pairs (feature indices), each as often as it occurs."""
+    def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The message's TF-IDF features as scikit-learn's sublinear TfidfVectorizer gives them:
+        the indices of its known words and word pairs, in the order they first occur, and their
+        values, (1 + log count) times the feature's idf, the whole scaled to unit length."""
         words = _WORDS(text.lower())
         get = self._vocabulary.get
         terms = [*map(get, words), *map(get, map(" ".join, zip(words, words[1:], strict=False)))]
-        return np.array([n for n in terms if n is not None], dtype=np.intp)
-
-    def _features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """The message's TF-IDF features: indices and values (sublinear term counts times idf, to unit length)."""
-        ids = self._ids(text)
-        distinct, counts = np.empty_like(ids), np.empty_like(ids)
-        found = loops.counted(ids, distinct, counts)
-        indices = distinct[:found]
-        return indices, loops.tfidf_values(self._idf, indices, counts[:found], np.empty(found, dtype=np.float32))
+        counts = Counter(n for n in terms if n is not None)
+        indices = np.fromiter(counts, dtype=np.intp, count=len(counts))
+        # (1 + log count) in float64, then float32, as scikit-learn computes it (1 for a single occurrence).
+        sublinear = 1 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
+        values = self._idf[indices] * sublinear.astype(np.float32)
+        square = values.astype(np.float64)
+        length = np.float32(math.sqrt(square @ square))
+        return indices, values / length if length else values
 
     def add_to(self, text: str, total: np.ndarray, parts: int) -> None:
         """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
-        loops.tfidf_logistic_scores(self._weights, self._bias, self._idf, self._ids(text), parts, total)
+        indices, values = self._features(text)
+        # One-versus-rest logistic outputs, normalized to sum to one as scikit-learn's predict_proba does.
+        outputs = values @ self._weights[indices] + self._bias
+        with np.errstate(over="ignore"):  # a large negative output's exp is inf: its probability 0
+            outputs = 1 / (1 + np.exp(-outputs))
+        if summed := outputs.sum():
+            outputs /= summed
+        total += outputs.astype(np.float64) / parts
 
     def scores(self, text: str) -> dict[str, float]:
         total = np.zeros(len(self.labels))

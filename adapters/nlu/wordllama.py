@@ -9,12 +9,11 @@ from __future__ import annotations
 import functools
 import importlib.util
 import math
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from adapters.nlu.kernels import loops
 
 # How many tokens' similarity columns are kept (a 16-bit integer per bank sentence each, 12 KB for
 # the shipped banks): about 25 MB once a process has met that many tokens. Twice as many took
@@ -24,9 +23,6 @@ COLUMNS = 2048
 # The files of wordllama's model in its wheel (its `l2_supercat` configuration).
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
-# Past this many new tokens in one message, the rows to give up are chosen by a partition, not by
-# one pass over the stamps for each.
-_FEW = 16
 
 
 class WordLlamaScorer:
@@ -51,12 +47,11 @@ class WordLlamaScorer:
         self.top_k = top_k
         self.labels: list[str] = []
         self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
-        # The kept columns are rows of one array (`_slab`, each row times its `_scale`): `_row_of` a
-        # token's row (-1 for none), `_token_of` a row's token, `_stamp` the message that last used
-        # it (`_clock` counts them).
+        # The kept columns are rows of one array (`_slab`, each row times its `_scale`); `_rows` maps
+        # a token to its row, the least recently used first.
         self._slab: np.ndarray = np.zeros((0, 0), dtype=np.int16)
         self._scale: np.ndarray = np.zeros(0, dtype=np.float32)
-        self._forget_columns()
+        self._rows: OrderedDict[int, int] = OrderedDict()
         self._order: np.ndarray = np.zeros(0, dtype=np.intp)
         self._position: np.ndarray = np.zeros(0, dtype=np.intp)
         self._starts: np.ndarray = np.zeros(0, dtype=np.intp)
@@ -100,8 +95,7 @@ class WordLlamaScorer:
         # Pages of the slab are taken from the system only as columns fill them.
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.int16)
         self._scale = np.zeros(COLUMNS, dtype=np.float32)
-        self._forget_columns()
-        self.scores(examples[0][1])  # the compiled loops are loaded now, not during the first message
+        self._rows = OrderedDict()
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -146,72 +140,65 @@ class WordLlamaScorer:
         # The float32 arithmetic of the two's mean.
         return (second + best) / np.float32(2)
 
-    def _forget_columns(self) -> None:
-        self._row_of = np.full(len(self.table), -1, dtype=np.intp)
-        self._token_of = np.full(COLUMNS, -1, dtype=np.intp)
-        self._stamp = np.zeros(COLUMNS, dtype=np.int64)
-        self._clock = 0
-
-    def _kept(self, tokens: np.ndarray) -> bool:
-        """Keeps the similarity column of each of `tokens`; False when they are more distinct
-        tokens than the slab keeps.
+    def _kept_rows(self, tokens: list[int]) -> list[int] | None:
+        """The slab rows of `tokens`' similarity columns, each kept first where it is not; None when
+        they are more distinct tokens than the slab keeps.
 
         A message's similarity to a bank sentence is linear in its tokens: the sum of each token's
         similarity column, divided by the length of the tokens' sum. The columns of recent tokens
         are kept, so a message of known words costs a few additions instead of a pass over the
         whole bank (3 MB, more than a core's cache); a new token's column is one product with it.
         """
-        if len(tokens) > COLUMNS and len(np.unique(tokens)) > COLUMNS:
-            return False
-        self._clock += 1
-        missing = np.empty(len(tokens), dtype=np.intp)
-        found = loops.kept_columns(tokens, self._row_of, self._stamp, self._clock, missing)
-        if found:
-            missing = missing[:found]
-            # The least recently used rows are given up; the message's own were just marked used.
-            if found <= _FEW:
-                rows = loops.least_used(self._stamp, found, np.empty(found, dtype=np.intp))
-            else:
-                rows = np.argpartition(self._stamp, found - 1)[:found]
-            given_up = self._token_of[rows]
-            self._row_of[given_up[given_up >= 0]] = -1
-            column = np.empty(len(self._by_label), dtype=np.float32)
-            for token, row in zip(missing.tolist(), rows.tolist(), strict=True):
-                # One matrix-vector product each: for two or more tokens at once, BLAS's
-                # matrix product took longer than as many of these.
-                np.dot(self._by_label, self.table[token], out=column)
-                loops.store_column(column, self._slab, self._scale, row)
-            self._row_of[missing] = rows
-            self._token_of[rows] = missing
-            self._stamp[rows] = self._clock
-        return True
+        rows = self._rows
+        distinct = dict.fromkeys(tokens)
+        if len(distinct) > COLUMNS:
+            return None
+        for token in distinct:
+            if token in rows:
+                rows.move_to_end(token)  # used now: the last to be given up
+        for token in distinct:
+            if token not in rows:
+                # The least recently used row is given up; the message's own were just marked used.
+                row = rows.popitem(last=False)[1] if len(rows) == COLUMNS else len(rows)
+                self._keep(token, row)
+                rows[token] = row
+        return [rows[token] for token in tokens]
+
+    def _keep(self, token: int, row: int) -> None:
+        """Keeps `token`'s similarity column in the slab's `row`, as 16-bit integers times
+        `_scale[row]` (within 1/65,534 of its largest value: half the memory of float32, so twice
+        the columns fit in the same space)."""
+        # One matrix-vector product each: for two or more tokens at once, BLAS's matrix product
+        # took longer than as many of these.
+        column = self._by_label @ self.table[token]
+        top = np.abs(column).max(initial=np.float32(0.0))
+        factor = top / np.float32(32767.0) if top > 0 else np.float32(1.0)
+        self._scale[row] = factor
+        self._slab[row] = np.rint(column / factor)
+
+    def _similarities(self, ids: list[int]) -> np.ndarray:
+        """The cosine similarity of the text of `ids` to each bank sentence, in label order."""
+        if not ids:
+            return np.zeros(len(self._by_label), dtype=np.float32)
+        # An id past the table reads its last row.
+        tokens = np.minimum(np.array(ids, dtype=np.intp), len(self.table) - 1)
+        vector = self.table[tokens].sum(axis=0, dtype=np.float32)
+        square = vector.astype(np.float64)
+        length = np.float32(math.sqrt(square @ square))
+        if not length:
+            return np.zeros(len(self._by_label), dtype=np.float32)
+        rows = self._kept_rows(tokens.tolist())
+        if rows is None:  # more distinct tokens than the slab keeps: the whole bank, once
+            return np.asarray(self._by_label @ (vector / length))
+        # The kept columns' sum: gathered, made float32 and added by BLAS (numpy's own product of
+        # float32 and int16 arrays takes three times as long).
+        sims: np.ndarray = self._scale[rows] @ self._slab[rows].astype(np.float32)
+        sims /= length
+        return sims
 
     def add_to(self, text: str, total: np.ndarray, parts: int) -> None:
         """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
-        # An id past the table reads its last row.
-        tokens = np.minimum(np.array(self.ids(text), dtype=np.intp), len(self.table) - 1)
-        sentences = len(self._by_label)
-        two = self.top_k == 2
-        if not len(tokens):
-            sims = np.zeros(sentences, dtype=np.float32)
-        elif not self._kept(tokens):
-            # More distinct tokens than the slab keeps: the whole bank, once.
-            vector = self.table[tokens].sum(axis=0, dtype=np.float32)
-            length = np.float32(math.sqrt(float(vector @ vector)))
-            sims = np.asarray(self._by_label @ (vector / length)) if length else np.zeros(sentences, np.float32)
-        elif self.top_k <= 2:
-            # The common case: the sum of the kept columns and each label's best, in one call.
-            tables = self.table, self._row_of, self._slab, self._scale, self._starts, self._sizes
-            loops.token_scores(tokens, *tables, two, np.empty(sentences, np.float32), parts, total)
-            return
-        else:
-            kept = self._row_of, self._slab, self._scale
-            sims = loops.token_similarities(tokens, self.table, *kept, np.empty(sentences, np.float32))
-        if self.top_k > 2:
-            total += self._top(sims).astype(np.float64) / parts
-        else:
-            # These similarities are divided by the length already.
-            loops.best_of_runs(sims, np.float32(1.0), self._starts, self._sizes, two, parts, total)
+        total += self._top(self._similarities(self.ids(text))).astype(np.float64) / parts
 
     def scores(self, text: str) -> dict[str, float]:
         total = np.zeros(len(self.labels))

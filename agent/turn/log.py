@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from agent.domain.records import TelemetryEvent
+from agent.domain.records import Level, TelemetryEvent
 from agent.domain.types import (
     Interaction,
     utcnow,
@@ -19,8 +19,6 @@ from agent.interfaces import TelemetrySink, TurnTrace
 from agent.llm.models import AgentLoop, Usage
 from agent.turn.redaction import Redactor
 from agent.turn.tracing import NullTrace
-
-LEVELS = ("info", "warn", "error")
 
 
 @asynccontextmanager
@@ -93,20 +91,17 @@ class Turn:
         self._usage_seen = usage.model_copy()
         return None if delta.empty else delta.model_dump()
 
-    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: str = "info") -> TelemetryEvent:
+    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: Level = "info") -> TelemetryEvent:
         now = time.perf_counter()
         payload = self.redact(payload or {})
         if (llm := self._llm_since_last_stage()) is not None:
             payload["llm"] = llm
-        if level not in LEVELS:
-            raise ValueError(f"unknown telemetry level {level!r}")
-        # Every field is built right here, so validating them again is skipped (a turn emits ~8).
-        event = TelemetryEvent.built(
+        event = TelemetryEvent(
             timestamp=utcnow(),
             session_id=self.session_id,
             interaction_id=self.interaction.id,
             stage=stage,
-            level=level,  # checked against LEVELS above
+            level=level,
             payload=payload,
             duration_ms=round((now - self._last) * 1000, 3),
             trace_id=self.trace.trace_id,

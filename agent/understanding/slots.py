@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -11,85 +10,19 @@ from typing import Any
 from agent.config.schema import ANY, SlotSpec
 from agent.turn.text import clean, word_runs
 from agent.understanding.politeness import Politeness
+from agent.understanding.required import ANY_DIGIT, Needed, required, surest
 
-# The standard library's own reading of a pattern (private modules, hence looked up by name).
-_parser: Any = importlib.import_module("re._parser")
-_codes: Any = importlib.import_module("re._constants")
 _DIGIT = re.compile(r"\d")
-# What a pattern requires is one of these: a piece of literal text, or a digit.
-_ANY_DIGIT = ("digit", "")
-
-
-_Needed = frozenset[tuple[str, str]]
-
-
-def _needed_in(items: Any) -> list[_Needed]:
-    """What every text the parsed sequence `items` matches holds: for each set, at least one of its
-    pieces (a run of literal characters, or a digit). Empty when nothing is known."""
-    found: list[_Needed] = []
-    run: list[str] = []
-    for op, av in list(items) + [(None, None)]:
-        if op is _codes.LITERAL:
-            run.append(chr(av))
-            continue
-        if run:
-            found.append(frozenset({("text", "".join(run))}))
-            run = []
-        if op is not None:
-            found += _needed_by(op, av)
-    return found
-
-
-def _first(needs: list[_Needed]) -> _Needed:
-    """The set checked first: a digit is the cheapest check and the one most chat messages fail;
-    else the set whose shortest piece is longest, then the smallest."""
-    return max(needs, key=lambda f: (f == {_ANY_DIGIT}, min(len(v) or 1 for _, v in f), -len(f)))
-
-
-def _needed_by(op: Any, av: Any) -> list[_Needed]:
-    """What one parsed item requires of the text it matches (see `_needed_in`)."""
-    c = _codes
-    if op is c.IN:
-        pieces = set()
-        for kind, value in av:
-            if kind is c.LITERAL:
-                pieces.add(("text", chr(value)))
-            elif kind is c.CATEGORY and value is c.CATEGORY_DIGIT:
-                pieces.add(_ANY_DIGIT)
-            else:
-                return []  # a negated set, a range or another category: nothing cheap to check
-        return [frozenset(pieces)]
-    if op is c.SUBPATTERN:
-        return _needed_in(av[3])
-    if op is c.BRANCH:
-        # One set from each branch: a text the branch matches holds one of that set's pieces. The
-        # surest sets make one, and where every branch also needs some text, those make another
-        # (a text with a digit still needs "$" or "dollars" for a money pattern).
-        branches = [_needed_in(branch) for branch in av[1]]
-        if not all(branches):
-            return []
-        needs = [frozenset().union(*map(_first, branches))]
-        texts = [[f for f in b if _ANY_DIGIT not in f] for b in branches]
-        if all(texts):
-            needs.append(frozenset().union(*map(_first, texts)))
-        return needs
-    if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-        return _needed_in(av[2]) if av[0] >= 1 else []
-    if op is c.ATOMIC_GROUP:
-        return _needed_in(av)
-    if op is c.ASSERT:
-        return _needed_in(av[1])  # what a lookahead or lookbehind sees is in the text too
-    return []
 
 
 class _Check:
-    """One set of pieces a text must hold one of (see `_needed_in`)."""
+    """One set of pieces a text must hold one of (see `agent.understanding.required`)."""
 
     __slots__ = ("digit_only", "digit_too", "lower", "rx")
 
-    def __init__(self, needed: _Needed):
-        self.digit_only = needed == {_ANY_DIGIT}
-        self.digit_too = _ANY_DIGIT in needed
+    def __init__(self, needed: Needed):
+        self.digit_only = needed == {ANY_DIGIT}
+        self.digit_too = ANY_DIGIT in needed
         pieces = sorted(v for kind, v in needed if kind == "text")
         # An ASCII text's lowercase holds a piece exactly when the pattern's case-insensitive
         # search would see it, and `in` is far quicker than an alternation; other texts use the
@@ -121,12 +54,9 @@ class Pattern:
     def __init__(self, pattern: str):
         self.rx = re.compile(pattern, re.I)
         self.groups = self.rx.groups
-        try:
-            needs = list(dict.fromkeys(_needed_in(_parser.parse(pattern, re.I))))
-        except Exception:  # noqa: BLE001 - a parser of another Python version: search without the check
-            needs = []
+        needs = required(pattern)
         # The surest set first; then the rest, for a text that holds it.
-        first = [_first(needs)] if needs else []
+        first = [surest(needs)] if needs else []
         self._checks = tuple(_Check(n) for n in first + [n for n in needs if n not in first])
         self.needs_digit = any(check.digit_only for check in self._checks)
         # The last text searched and its match: a turn reads one message through several readers

@@ -33,3 +33,23 @@ def test_scores_are_scikit_learns_probabilities(text: str) -> None:
     assert dict(zip(indices.tolist(), values.tolist(), strict=True)) == pytest.approx(
         {int(n): float(row[n]) for n in np.flatnonzero(row)}, rel=1e-6
     )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_scores_of_random_banks_and_messages_are_scikit_learns_probabilities(seed: int) -> None:
+    # Random sentences over a small vocabulary, so that messages repeat words and word pairs and
+    # hold some the banks never saw.
+    rng = np.random.default_rng(seed)
+    words = [f"w{n}" for n in range(40)]
+
+    def sentence(length: int) -> str:
+        return " ".join(rng.choice(words, length))
+
+    examples = [(f"label-{n % 5}", sentence(int(rng.integers(2, 9)))) for n in range(60)]
+    scorer = LexicalScorer(cache=None, seed=seed)
+    vectorizer, model = scorer._fitted(examples)
+    scorer.fit(examples)
+    for _ in range(20):
+        text = sentence(int(rng.integers(0, 25)))
+        expected = model.predict_proba(vectorizer.transform([text]))[0]
+        assert list(scorer.scores(text).values()) == pytest.approx(expected, rel=1e-5, abs=1e-6)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from adapters.nlu import wordllama
 from adapters.nlu.wordllama import WordLlamaScorer
+from tests.helpers import REPO
 
 EXAMPLES = [
     ("order_status", "where is my order"),
@@ -17,7 +21,7 @@ EXAMPLES = [
     ("greeting", "hello there"),
 ]
 MESSAGES = ["where is my parcel", "money back please", "hi", "zzzz qqqq", "refund refund refund"]
-# More new tokens than `wordllama._FEW`: the rows they take are chosen by a partition.
+# Many new tokens at once.
 LONG = (
     "please tell me where my parcel and the refund money went since last tuesday, and why nobody from "
     "your support team wrote back about the broken headphones"
@@ -52,7 +56,7 @@ def test_columns_given_up_for_new_tokens_leave_every_score_right(monkeypatch: py
     scorer.fit(EXAMPLES)
     for text in [*MESSAGES, LONG, *reversed(MESSAGES), LONG]:
         assert_scores_are_the_definition(scorer, text, 2)
-        assert (scorer._row_of >= 0).sum() <= 6
+        assert len(scorer._rows) <= 6
 
 
 def test_a_message_without_tokens_scores_zero() -> None:
@@ -65,3 +69,77 @@ def test_missing_model_files_say_what_to_install(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(wordllama, "_WEIGHTS", "weights/not_shipped.safetensors")
     with pytest.raises(RuntimeError, match=r"model files of wordllama 0\.4: pip install 'wordllama"):
         WordLlamaScorer()
+
+
+def reference_scores(table: np.ndarray, ids: list[int], bank: list[tuple[str, list[int]]], top_k: int) -> dict:
+    """Each label's score by the definition, in float64 and plain loops: a text is the sum of its
+    tokens' rows, similarity is the cosine, and a label scores the mean of its top_k similarities
+    (a label with fewer sentences counts its first again)."""
+
+    def vector(tokens: list[int]) -> np.ndarray:
+        return sum((table[t].astype(np.float64) for t in tokens), np.zeros(table.shape[1]))
+
+    def cosine(a: np.ndarray, b: np.ndarray) -> float:
+        norms = float(np.sqrt(a @ a) * np.sqrt(b @ b))
+        return float(a @ b) / norms if norms else 0.0
+
+    message = vector(ids)
+    by_label: dict[str, list[float]] = {}
+    for label, tokens in bank:
+        by_label.setdefault(label, []).append(cosine(message, vector(tokens)))
+    scores = {}
+    for label, sims in by_label.items():
+        sims = sims + [sims[0]] * (top_k - len(sims))
+        scores[label] = sum(sorted(sims, reverse=True)[:top_k]) / top_k
+    return scores
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_scores_on_a_random_table_and_bank_are_the_definitions(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A random table in place of the model's, random sentences of real words, labels of one to
+    # seven sentences (some sentences twice, so a label's best occurs twice), and a slab of a few
+    # columns, so that columns are given up, kept again, and a long message reads the whole bank.
+    rng = np.random.default_rng(seed)
+    tokenizer, shipped = wordllama._shipped_model()
+    table = rng.standard_normal((len(shipped), 128)).astype(np.float32)
+    monkeypatch.setattr(wordllama, "_shipped_model", lambda: (tokenizer, table))
+    monkeypatch.setattr(wordllama, "COLUMNS", int(rng.integers(4, 40)))
+    top_k = int(rng.integers(1, 4))
+    scorer = WordLlamaScorer(dimensions=128, top_k=top_k)
+    vocabulary = sorted(scorer.words())
+
+    def sentence() -> str:
+        return " ".join(rng.choice(vocabulary, int(rng.integers(1, 9))))
+
+    examples = []
+    for n in range(int(rng.integers(2, 12))):
+        sentences = [sentence() for _ in range(int(rng.integers(1, 8)))]
+        if len(sentences) > 2 and rng.random() < 0.5:
+            sentences[-1] = sentences[0]
+        examples += [(f"label-{n}", s) for s in sentences]
+    rng.shuffle(examples)
+    scorer.fit(examples)
+    bank = [(label, scorer.ids(text)) for label, text in examples]
+    for _ in range(15):
+        text = sentence() if rng.random() < 0.8 else " ".join(sentence() for _ in range(12))
+        expected = reference_scores(table, scorer.ids(text), bank, top_k)
+        # Within the kept columns' 16-bit rounding.
+        assert scorer.scores(text) == pytest.approx(expected, abs=1e-4)
+        total = np.full(len(scorer.labels), 0.5)
+        scorer.add_to(text, total, 4)
+        assert total.tolist() == pytest.approx([0.5 + expected[label] / 4 for label in scorer.labels], abs=1e-4)
+
+
+def test_a_reading_process_does_not_import_the_wordllama_package() -> None:
+    # It brings an HTTP client, pydantic models and compiled clustering code; the model's two files
+    # are all the reader needs.
+    script = (
+        "import sys\n"
+        "from bots.cli.nlu import reader_for\n"
+        "reader, _ = reader_for()\n"
+        "assert reader.read('where is O-12345?').intent == 'order_status'\n"
+        "print('wordllama' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

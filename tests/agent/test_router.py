@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,8 @@ from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import OutboundMessage
+from agent.turn.log import Turn
+from agent.turn.redaction import Redactor
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO, demo_day, interaction, say
@@ -224,20 +226,12 @@ async def test_locked_database_gives_a_clear_message_and_writes_nothing(tmp_path
         assert "shipped" in again.text
 
 
-def test_a_built_event_is_the_event_model_construct_makes() -> None:
-    fields = {
-        "timestamp": datetime(2026, 11, 22, 9, 30, tzinfo=UTC),
-        "session_id": "s-1",
-        "interaction_id": "s-1:0",
-        "stage": "received",
-        "level": "info",
-        "payload": {"abandoned": []},
-        "duration_ms": 0.25,
-        "trace_id": None,
-        "span_id": None,
-    }
-    assert set(fields) == set(TelemetryEvent.model_fields)
-    built, constructed = TelemetryEvent.built(**fields), TelemetryEvent.model_construct(**fields)
-    built.span_id = constructed.span_id = "00000000000000aa"
-    assert built == constructed and built.model_fields_set == constructed.model_fields_set
-    assert built.model_dump_json() == constructed.model_dump_json()
+def test_a_turns_events_are_checked_and_typed_models() -> None:
+    turn = Turn(interaction("hello"), "s-1", CollectingSink(), Redactor())
+    event = turn.emit("received", {"text": "hello"})
+    assert event.model_fields_set == set(TelemetryEvent.model_fields)
+    assert event.timestamp.tzinfo is UTC and event.level == "info" and event.duration_ms >= 0
+    assert TelemetryEvent.model_validate_json(event.model_dump_json()) == event
+    with pytest.raises(ValueError, match="'info', 'warn' or 'error'"):
+        turn.emit("received", level="debug")
+    assert [e.stage for e in turn.events] == ["received"]  # the refused event was not kept
