@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.storage.sql import SqlStore
 from bots.testing.discord_standin import (
@@ -31,6 +36,8 @@ from bots.testing.discord_standin import (
     user,
 )
 from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
+from tests.bots.test_slack_cli import PROXY, free_port, wait_until_listening
+from tests.helpers import REPO
 
 GONE = "This command is no longer available; try /ask."
 OWNER = user("540000000000000005", "olga")  # a server admin (Manage Server) in the other server
@@ -106,6 +113,8 @@ async def test_commands_buttons_and_forms_the_bot_does_not_have_are_answered_pri
         # A button and a select menu on a message an older version posted (Message Component Data).
         old = standin._post(GENERAL_ID, {"content": "Was this helpful?", "components": []})
         answered["button"] = await standin.click(old, "v1:feedback:yes", ALICE)
+        # One of this version's custom_ids on a message that does not carry it (discord.py drops those).
+        answered["unattached"] = await standin.click(old, f"agentbot:confirm:{ALICE['id']}", ALICE)
         answered["select"] = await standin.interact(
             {"custom_id": "v1:topic", "component_type": 3, "values": ["billing"]}, ALICE, kind=3, message=old
         )
@@ -347,3 +356,55 @@ async def thread_from(standin: StandInDiscord, channel: str) -> str:
         lambda: [c for c in standin.calls_to("POST", "/threads") if f"/channels/{channel}/" in c.path]
     )
     return start[0].path.split("/")[4]  # type: ignore[no-any-return]
+
+
+async def test_agentbot_discord_survives_a_bad_event_and_answers_unknown_commands_without_an_error(
+    standin: StandInDiscord, tmp_path: Path
+) -> None:
+    """The real `agentbot discord` process, two shards in it: the bad event used to end it with code 1."""
+    metrics_port = free_port()
+    keep = {k: v for k, v in os.environ.items() if k not in PROXY and not k.startswith(("AGENTBOT_", "DISCORD_"))}
+    env = keep | {
+        "AGENTBOT_DB_URL": f"sqlite+aiosqlite:///{tmp_path / 'agentbot.db'}",
+        "DISCORD_BOT_TOKEN": "standin-token-49",
+        "DISCORD_API_BASE": standin.api_base,
+        "DISCORD_GATEWAY_URL": standin.gateway_url,
+        "DISCORD_ADMIN_CHANNEL_ID": ADMIN_CHANNEL_ID,
+        "DISCORD_SHARD_COUNT": "2",
+        "AGENTBOT_METRICS_PORT": str(metrics_port),
+        "PYTHONUNBUFFERED": "1",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bots.cli", "discord", "--config-dir", str(REPO / "config"),
+        "--data-dir", str(REPO / "data"), cwd=REPO, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        # Shards identify five seconds apart, as Discord asks.
+        await standin.wait_until(lambda: len(standin.identifies) == 2 and standin.commands.get(""), within=40)
+        bad_member = {"guild_id": GUILD_ID, "roles": [], "user": {}, "joined_at": None, "deaf": False, "mute": False}
+        await standin.dispatch("GUILD_MEMBER_UPDATE", bad_member)
+        stale_command = await standin.interact({"id": "1500000000000000001", "name": "help", "type": 1}, ALICE)
+        gone_answer = await response_to(standin, stale_command)
+        mention = await standin.say(GENERAL_ID, ALICE, "where is O-12345?", mention_bot=True)
+        replies = await standin.wait_until(
+            lambda: len(standin.posted(mention["id"])) >= 2 and texts(standin, mention["id"]), within=20
+        )
+        await wait_until_listening(metrics_port)
+        async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{metrics_port}/metrics") as scraped:
+            families = {f.name: f for f in text_string_to_metric_families(await scraped.text())}
+        assert proc.returncode is None  # still running
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        output, _ = await asyncio.wait_for(proc.communicate(), 30)
+    log = output.decode()
+    assert gone_answer["data"] == {"content": GONE, "flags": 64, "tts": False, "allowed_mentions": {"parse": []}}
+    assert "shipped" in replies[1]
+    skipped = [
+        (s.labels, s.value) for s in families["agentbot_gateway_events_skipped"].samples if s.name.endswith("_total")
+    ]
+    assert skipped == [({"channel": "discord", "event": "GUILD_MEMBER_UPDATE"}, 1.0)]
+    assert log.count("skipped a GUILD_MEMBER_UPDATE gateway event") == 1
+    assert " ERROR " not in log and "Traceback" not in log, log
+    assert "standin-token-49" not in log
