@@ -220,7 +220,8 @@ class SlashCommands(_Client):
         if guild_id is None:
             await interaction.response.send_message(NOT_IN_A_SERVER, ephemeral=True)
             return
-        if not interaction.permissions.manage_guild:
+        perms = interaction.permissions  # the member's, in this channel, as Discord computed them
+        if not (perms.manage_guild or perms.administrator):
             await interaction.response.send_message(NOT_SERVER_ADMIN, ephemeral=True)
             return
         if channel_id is None:

@@ -155,7 +155,7 @@ def channel_of(key: str) -> int:
 def guild_of(key: str) -> int | None:
     """The server (guild) a session key's conversation lives in; None for a DM or a key not Discord's."""
     parts = key.split(":")
-    return int(parts[1]) if len(parts) == 3 and parts[0] == "discord" and parts[1].isdigit() else None
+    return int(parts[1]) if len(parts) >= 3 and parts[0] == "discord" and parts[1].isdigit() else None
 
 
 def thread_name(text: str) -> str:

@@ -269,6 +269,9 @@ async def test_two_servers_each_with_their_own_admin_channel(standin: StandInDis
         resume = other[0]["components"][0]["components"][0]["custom_id"]
         await standin.click(other[0], resume, DANA, roles=[ADMIN_ROLE_ID])
         await standin.wait_until(lambda: len(standin.posted(theirs)) >= 3)
+        # A DM belongs to no server: its alert goes to the default channel.
+        await standin.slash("ask", {"question": "get me a real person"}, ALICE, DM)
+        from_dm = (await standin.wait_until(lambda: alerts(standin, ADMIN_CHANNEL_ID)[1:]))[0]
         stored = await SqlStore(db_url).fetch("SELECT guild_id, admin_channel_id, set_by FROM discord_guilds")
     assert (await response_to(standin, refused))["data"]["content"].startswith("Only members with the Manage Server")
     assert (await response_to(standin, in_dm))["data"]["content"].startswith("Admin channels belong to servers")
@@ -278,6 +281,7 @@ async def test_two_servers_each_with_their_own_admin_channel(standin: StandInDis
     assert len(home) == 1 and f"<#{ours}>" in home[0]["content"]  # this server's handoff, here only
     assert len(other) == 1 and f"<#{theirs}>" in other[0]["content"] and f"<#{early}>" not in other[0]["content"]
     assert texts(standin, theirs)[-1] == "I'm back in this conversation. What else can I help you with?"
+    assert f"Session: `discord:dm:{DM}`" in from_dm["content"] and len(alerts(standin, OTHER_ADMIN_CHANNEL_ID)) == 1
     # One person, two servers: two conversations, never one.
     assert len({ours, theirs, early}) == 3
 
