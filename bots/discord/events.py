@@ -60,7 +60,9 @@ class DiscordSettings(BaseModel):
     def worker(self) -> str:
         """The shards this process runs, for its inbox worker name ("shard0", "shards0-3")."""
         if not self.shard_ids:
-            return "shard0" if not self.shard_count else f"shards0-{self.shard_count - 1}"
+            if self.shard_count is None:
+                return "shard0"
+            return f"shards0-{self.shard_count - 1}" if self.shard_count else "shards-auto"
         ids = sorted(self.shard_ids)
         return f"shard{ids[0]}" if len(ids) == 1 else "shards" + ",".join(map(str, ids))
 

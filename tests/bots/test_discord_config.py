@@ -56,7 +56,7 @@ def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None
     ("shards", "expected"),
     [
         ({}, (None, None, "shard0")),
-        ({"DISCORD_SHARD_COUNT": "auto"}, (0, None, "shard0")),
+        ({"DISCORD_SHARD_COUNT": "auto"}, (0, None, "shards-auto")),
         ({"DISCORD_SHARD_COUNT": "4"}, (4, None, "shards0-3")),
         ({"DISCORD_SHARD_COUNT": "4", "DISCORD_SHARD_IDS": "3, 2"}, (4, [2, 3], "shards2,3")),
         ({"DISCORD_SHARD_COUNT": "2", "DISCORD_SHARD_IDS": "1"}, (2, [1], "shard1")),
