@@ -65,9 +65,10 @@ def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None
 def test_shards_come_from_the_environment(shards: dict[str, str], expected: tuple[object, ...]) -> None:
     s = DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", **shards})
     assert (s.shard_count, s.shard_ids, s.worker) == expected
-    assert s.reconcile_commands and not DiscordSettings.from_env(
-        {"DISCORD_BOT_TOKEN": "t", "DISCORD_KEEP_COMMANDS": "1"}
-    ).reconcile_commands
+    assert (
+        s.reconcile_commands
+        and not DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", "DISCORD_KEEP_COMMANDS": "1"}).reconcile_commands
+    )
 
 
 @pytest.mark.parametrize(
