@@ -221,7 +221,11 @@ class DiscordBot(SlashCommands, discord.Client):
                 kind="notice", text=f"**{md(ev.user_name)}** asked: {md(visible(ev.text))}", id=f"{key}:anchor"
             )
             await OutboxReply(self.outbox, target, key, "")(anchor)
-            anchor_id = int(await self.outbox.ref(anchor.id) or 0)
+            ref = await self.outbox.ref(anchor.id)
+            if not ref:
+                # Never a placeholder id: a thread "from message 0" would key unrelated conversations together.
+                raise DeliveryFailed(f"the anchor of {key} has no Discord message id yet")
+            anchor_id = int(ref)
         try:
             # By id, not through discord.py's PartialMessage: another shard's guild is not in this
             # process's cache (a session's events run wherever its lease is), and needs not be.
