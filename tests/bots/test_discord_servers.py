@@ -97,6 +97,9 @@ async def test_commands_buttons_and_forms_the_bot_does_not_have_are_answered_pri
         answered: dict[str, str] = {}
         # A slash command Discord still shows (CHAT_INPUT, data.type 1), with no options field at all.
         answered["slash"] = await standin.interact({"id": "1500000000000000001", "name": "help", "type": 1}, ALICE)
+        # An older shape of /ask (another option name) and a subcommand this version dropped.
+        answered["old ask"] = await standin.slash("ask", {"query": "where is O-12345"}, ALICE)
+        answered["subcommand"] = await standin.subcommand("agentbot", "purge", ALICE, GENERAL_ID)
         # A user command (data.type 2): target_id and the resolved user and member.
         target = {"users": {MALLORY["id"]: MALLORY}, "members": {MALLORY["id"]: {"roles": [], "joined_at": None,
                   "deaf": False, "mute": False, "flags": 0, "permissions": MEMBER_PERMISSIONS}}}  # fmt: skip
