@@ -129,6 +129,21 @@ ENV_VARS: list[EnvVar] = [
     EnvVar(name="DISCORD_ASK_COMMAND", group="discord", purpose="the slash command's name (default `ask`)"),
     EnvVar(name="DISCORD_API_BASE", group="discord", purpose="another Discord REST address (tests use a stand-in)"),
     EnvVar(name="DISCORD_GATEWAY_URL", group="discord", purpose="another Discord gateway address"),
+    EnvVar(
+        name="DISCORD_KEEP_COMMANDS",
+        group="discord",
+        purpose="`1`: leave this app's other command registrations alone (default: startup removes stale ones)",
+    ),
+    EnvVar(
+        name="DISCORD_SHARD_COUNT",
+        group="discord",
+        purpose="gateway shards in all (a number, or `auto` for Discord's count; unset: one connection)",
+    ),
+    EnvVar(
+        name="DISCORD_SHARD_IDS",
+        group="discord",
+        purpose="the shards this process runs, comma-separated (default: all of `DISCORD_SHARD_COUNT`)",
+    ),
     EnvVar(name="ZEP_API_KEY", group="memory", purpose="preference memory in Zep instead of the database", secret=True),
     EnvVar(name="ZEP_BASE_URL", group="memory", purpose="another Zep address"),
     EnvVar(name="AGENTBOT_TRACING", group="observability", purpose="`off` turns traces off"),

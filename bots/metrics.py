@@ -86,6 +86,12 @@ class PrometheusMetrics:
         self.inbox_retrying = Gauge(
             "agentbot_inbox_retrying_events", "Unfinished events whose delivery failed at least once", registry=r
         )
+        self.gateway_skipped = Counter(
+            "agentbot_gateway_events_skipped",
+            "Platform events the client library could not read, skipped (the process goes on)",
+            ["channel", "event"],
+            registry=r,
+        )
         self._breakers: list[CircuitBreaker] = []
         self._intents: set[str] = set()
 
@@ -96,6 +102,10 @@ class PrometheusMetrics:
 
     def commit_conflict(self) -> None:
         self.conflicts.inc()
+
+    # A channel's gateway: an event its library could not parse (the event type is the platform's name)
+    def gateway_event_skipped(self, channel: str, event: str) -> None:
+        self.gateway_skipped.labels(channel, event).inc()
 
     # TelemetrySink (every stage of every turn)
     def record(self, event: TelemetryEvent) -> None:

@@ -271,6 +271,16 @@ slack_oauth_states = Table(
     Column("state", String(64), primary_key=True),
     Column("expires_at", UTCDateTime, nullable=False),
 )
+# Discord's records (migration 0009_discord_guilds): per server (guild), the channel its admins chose
+# with `/agentbot admin-channel` for that server's admin alerts, and who chose it.
+discord_guilds = Table(
+    "discord_guilds",
+    metadata,
+    Column("guild_id", String(32), primary_key=True),
+    Column("admin_channel_id", String(32)),
+    Column("set_by", String(32)),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
 # The day the demo first ran: demo data's dates are day offsets from it ("+6d"), so an order shipped
 # yesterday arrives next week whenever the demo starts (migration 0007_demo_calendar). One row;
 # `agentbot demo reset` deletes it with the bot's changes to the demo orders.

@@ -7,26 +7,29 @@ Platform event -> `DiscordEvent` in the inbox (acked first: interactions are def
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
 import socket
 from datetime import UTC, datetime
+from typing import Any
 
 import discord
 import yarl
-from discord import app_commands
 from discord.utils import escape_markdown as md
 
+from adapters.storage.discord_records import DiscordRecords
 from agent.app import App
 from agent.domain.records import InboxEvent
 from agent.domain.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from agent.errors import AgentbotError, ConfigError, StorageError
 from agent.turn.text import visible
 from bots.discord.alerts import DiscordAdminAlerts
-from bots.discord.commands import SlashCommands
+from bots.discord.commands import AgentbotTree, SlashCommands
 from bots.discord.delivery import ChannelTarget, FollowupTarget, ReplyButton, ResumeButton
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, session_key, thread_name
+from bots.discord.gateway import EventGuard, InteractionChannels, SkippedEvents
 from bots.dispatch import DeliveryFailed, Dispatcher
 from bots.outbox import OutboxReply
 
@@ -52,6 +55,7 @@ class DiscordBot(SlashCommands, discord.Client):
         settings: token, guild, admins, endpoints (read from the environment by the caller).
         app: the application (router, store, data, settings, and the inbox for exactly-once intake).
         admin_alerts: the admin-channel notifier in the router's alert fanout; bound to this client.
+        metrics: counts gateway events the library could not read (`/metrics`).
     """
 
     def __init__(
@@ -59,6 +63,8 @@ class DiscordBot(SlashCommands, discord.Client):
         settings: DiscordSettings,
         app: App,
         admin_alerts: DiscordAdminAlerts | None = None,
+        metrics: SkippedEvents | None = None,
+        **sharding: Any,
     ):
         point_at(settings.api_base, settings.gateway_url)
         intents = discord.Intents.none()
@@ -67,17 +73,26 @@ class DiscordBot(SlashCommands, discord.Client):
             intents=intents,
             allowed_mentions=discord.AllowedMentions.none(),
             guild_ready_timeout=settings.guild_ready_timeout,
+            **sharding,
         )
         self.settings = settings
-        inbox, outbox = app.storage.inbox, app.storage.outbox
-        if inbox is None or outbox is None:
+        inbox, outbox, database = app.storage.inbox, app.storage.outbox, app.storage.database
+        if inbox is None or outbox is None or database is None:
             raise ConfigError(
-                "environment", "the Discord channel needs a store with an inbox and an outbox", field="AGENTBOT_DB_URL"
+                "environment",
+                "the Discord channel needs a SQL store with an inbox and an outbox",
+                field="AGENTBOT_DB_URL",
             )
         self.app, self.router, self.outbox = app, app.router, outbox
+        self.records = DiscordRecords(database)
+        # Each gateway event is parsed on its own: an unreadable one is skipped, not the connection's end.
+        self.interaction_channels = InteractionChannels()
+        self.event_guard = EventGuard(self.interaction_channels, metrics)
+        self.event_guard.install(self._connection.parsers)
+        self._checked_guilds = set()
         # One gateway session per shard and host: a restart under this name takes its conversations
         # back at once instead of waiting out its own leases.
-        worker = f"discord@{socket.gethostname()}:shard{self.shard_id or 0}"
+        worker = f"discord@{socket.gethostname()}:{settings.worker}"
         self.dispatcher = Dispatcher(
             inbox,
             self._run,
@@ -85,25 +100,25 @@ class DiscordBot(SlashCommands, discord.Client):
             worker=worker,
             settle_seconds=app.settings.inbox_settle_seconds,
         )
-        self.tree = app_commands.CommandTree(self)
+        self.tree = AgentbotTree(self, settings.ask_command)
         self.recent = RecentIds()
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
         if admin_alerts is not None:
-            admin_alerts.bind(self)
+            admin_alerts.bind(self, self.records)
         self._add_commands()
 
     # startup and shutdown
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(ReplyButton, ResumeButton)  # buttons sent before a restart still work
-        if self.settings.guild_id:
-            guild = discord.Object(id=self.settings.guild_id)
-            self.tree.copy_global_to(guild=guild)
-            await self.tree.sync(guild=guild)
-        else:
-            await self.tree.sync()
+        await self.reconcile_commands()
         await self.dispatcher.recover()
         self.dispatcher.start_housekeeping(60.0, realert_unclaimed=self.router.realert_unclaimed)
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # Discord lets a bot IDENTIFY one shard at a time, five seconds apart (max_concurrency 1).
+        if not initial:
+            await asyncio.sleep(self.settings.identify_interval)
 
     async def close(self) -> None:
         await self.dispatcher.aclose()
@@ -206,9 +221,17 @@ class DiscordBot(SlashCommands, discord.Client):
                 kind="notice", text=f"**{md(ev.user_name)}** asked: {md(visible(ev.text))}", id=f"{key}:anchor"
             )
             await OutboxReply(self.outbox, target, key, "")(anchor)
-            anchor_id = int(await self.outbox.ref(anchor.id) or 0)
+            ref = await self.outbox.ref(anchor.id)
+            if not ref:
+                # Never a placeholder id: a thread "from message 0" would key unrelated conversations together.
+                raise DeliveryFailed(f"the anchor of {key} has no Discord message id yet")
+            anchor_id = int(ref)
         try:
-            thread = await here.channel.get_partial_message(anchor_id).create_thread(name=thread_name(ev.text))  # type: ignore[attr-defined]
+            # By id, not through discord.py's PartialMessage: another shard's guild is not in this
+            # process's cache (a session's events run wherever its lease is), and needs not be.
+            made = await self.http.start_thread_with_message(
+                ev.channel_id, anchor_id, name=thread_name(ev.text), auto_archive_duration=1440
+            )
         except discord.HTTPException as e:
             if e.code == THREAD_EXISTS:
                 thread = self.get_partial_messageable(anchor_id, guild_id=ev.guild_id)
@@ -216,6 +239,9 @@ class DiscordBot(SlashCommands, discord.Client):
             # Without "Create Public Threads" the bot still answers, in place.
             log.warning("could not start a thread in channel %s; answering in place", ev.channel_id, exc_info=True)
             return target, anchor_id
+        thread = self.get_partial_messageable(
+            int(made["id"]), guild_id=ev.guild_id, type=discord.ChannelType.public_thread
+        )
         return ChannelTarget(thread, ev.user_id), thread.id
 
     async def _turn(self, key_id: str, ev: DiscordEvent, reply: OutboxReply, thread_id: int) -> None:
@@ -260,6 +286,24 @@ class DiscordBot(SlashCommands, discord.Client):
                 )
             )
         return list(reversed(seen))[-limit:] if limit else []
+
+
+class ShardedDiscordBot(DiscordBot, discord.AutoShardedClient):
+    """The bot over several gateway shards in one process (`DISCORD_SHARD_COUNT`, `DISCORD_SHARD_IDS`)."""
+
+
+def make_bot(
+    settings: DiscordSettings,
+    app: App,
+    admin_alerts: DiscordAdminAlerts | None = None,
+    metrics: SkippedEvents | None = None,
+) -> DiscordBot:
+    """One connection when the settings name no shards; else the shards they name (0: Discord's count)."""
+    if settings.shard_count is None:
+        return DiscordBot(settings, app, admin_alerts, metrics)
+    return ShardedDiscordBot(
+        settings, app, admin_alerts, metrics, shard_count=settings.shard_count or None, shard_ids=settings.shard_ids
+    )
 
 
 DISCORD_EPOCH_MS = 1_420_070_400_000  # the first millisecond of 2015, where Discord's ids count from

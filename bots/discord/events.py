@@ -49,6 +49,22 @@ class DiscordSettings(BaseModel):
     gateway_url: str = DEFAULT_GATEWAY
     ask_command: str = "ask"
     guild_ready_timeout: float = 2.0
+    # Startup makes Discord's registrations match this process's commands (DISCORD_KEEP_COMMANDS=1: no).
+    reconcile_commands: bool = True
+    # Sharding: None = one gateway connection (no sharding); 0 = as many shards as Discord recommends.
+    shard_count: int | None = None
+    shard_ids: list[int] | None = None  # the shards this process runs (default: all of them)
+    identify_interval: float = 5.0  # seconds between two shards' IDENTIFY (Discord's limit)
+
+    @property
+    def worker(self) -> str:
+        """The shards this process runs, for its inbox worker name ("shard0", "shards0-3")."""
+        if not self.shard_ids:
+            if self.shard_count is None:
+                return "shard0"
+            return f"shards0-{self.shard_count - 1}" if self.shard_count else "shards-auto"
+        ids = sorted(self.shard_ids)
+        return f"shard{ids[0]}" if len(ids) == 1 else "shards" + ",".join(map(str, ids))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DiscordSettings:
@@ -65,6 +81,7 @@ class DiscordSettings(BaseModel):
             raise ConfigError(
                 "environment", f"not a valid slash command name: {command!r}", field="DISCORD_ASK_COMMAND"
             )
+        shard_count, shard_ids = _shards(env)
         return cls(
             token=token,
             guild_id=_id(env, "DISCORD_GUILD_ID"),
@@ -74,7 +91,34 @@ class DiscordSettings(BaseModel):
             api_base=env.get("DISCORD_API_BASE") or DEFAULT_API_BASE,
             gateway_url=env.get("DISCORD_GATEWAY_URL") or DEFAULT_GATEWAY,
             ask_command=command,
+            reconcile_commands=env.get("DISCORD_KEEP_COMMANDS", "").strip().lower() not in ("1", "true", "yes"),
+            shard_count=shard_count,
+            shard_ids=shard_ids,
         )
+
+
+def _shards(env: Mapping[str, str]) -> tuple[int | None, list[int] | None]:
+    """DISCORD_SHARD_COUNT (a number, or `auto` for Discord's recommendation) and DISCORD_SHARD_IDS."""
+    raw = env.get("DISCORD_SHARD_COUNT", "").strip().lower()
+    ids = sorted(_ids(env, "DISCORD_SHARD_IDS")) or None
+    if not raw:
+        if ids:
+            raise ConfigError("environment", "shard ids need DISCORD_SHARD_COUNT as well", field="DISCORD_SHARD_IDS")
+        return None, None
+    if raw == "auto":
+        if ids:
+            raise ConfigError(
+                "environment", "shard ids need a fixed DISCORD_SHARD_COUNT, not auto", field="DISCORD_SHARD_IDS"
+            )
+        return 0, None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(
+            "environment", f"expected a number of shards or 'auto', got {raw!r}", field="DISCORD_SHARD_COUNT"
+        )
+    count = int(raw)
+    if ids and ids[-1] >= count:
+        raise ConfigError("environment", f"shard ids run from 0 to {count - 1}", field="DISCORD_SHARD_IDS")
+    return count, ids
 
 
 class DiscordEvent(BaseModel):
@@ -108,6 +152,12 @@ def session_key(guild_id: int | None, channel_id: int) -> str:
 def channel_of(key: str) -> int:
     """The thread or DM channel a session key names."""
     return int(key.rsplit(":", 1)[1])
+
+
+def guild_of(key: str) -> int | None:
+    """The server (guild) a session key's conversation lives in; None for a DM or a key not Discord's."""
+    parts = key.split(":")
+    return int(parts[1]) if len(parts) >= 3 and parts[0] == "discord" and parts[1].isdigit() else None
 
 
 def thread_name(text: str) -> str:

@@ -14,6 +14,7 @@ from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
 from bots.discord.events import DiscordSettings
+from bots.metrics import PrometheusMetrics
 from bots.serving import bind_address, metrics_port, serve_health, settle_heap
 
 log = logging.getLogger("agentbot.discord")
@@ -22,11 +23,16 @@ log = logging.getLogger("agentbot.discord")
 async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mapping[str, str]) -> None:
     """Run the bot until it is stopped: router, inbox, admin alerts and the discord.py client."""
     from bots.discord.alerts import DiscordAdminAlerts
-    from bots.discord.bot import DiscordBot
+    from bots.discord.bot import make_bot
 
-    admin = DiscordAdminAlerts(settings.admin_channel_id) if settings.admin_channel_id else None
-    notifiers: list[AlertNotifier] = [LogNotifier(), *([admin] if admin else [])]
-    async with build_app(args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env) as app:
+    # Each server's admin channel is its own (set there); DISCORD_ADMIN_CHANNEL_ID is the default.
+    admin = DiscordAdminAlerts(settings.admin_channel_id)
+    notifiers: list[AlertNotifier] = [LogNotifier(), admin]
+    metrics = PrometheusMetrics()
+    async with build_app(
+        args.config_dir, args.data_dir, args.db_url, alerts=AlertFanout(notifiers), env=env, metrics=metrics
+    ) as app:
+        metrics.store = app.storage.database  # the backlog gauges read the app's database at each scrape
         await check_store(app)
         settle_heap()
         async with contextlib.AsyncExitStack() as stack:
@@ -35,7 +41,7 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
                 host = bind_address(None, port, env).host
                 url = await stack.enter_async_context(serve_health(app.storage.database, app.metrics, host, port))
                 log.info("agentbot discord: /metrics, /healthz and /readyz on %s", url)
-            bot = DiscordBot(settings, app, admin_alerts=admin)
+            bot = make_bot(settings, app, admin_alerts=admin, metrics=metrics)
             async with bot:
                 await bot.start(settings.token)
 

@@ -26,12 +26,20 @@ from bots.testing.discord_gateway import (
     DISCORD_EPOCH_MS,
     GENERAL_ID,
     GUILD_ID,
+    MANAGE_GUILD,
+    MEMBER_PERMISSIONS,
+    OTHER_ADMIN_CHANNEL_ID,
+    OTHER_GENERAL_ID,
+    OTHER_GUILD_ID,
     GatewayHalf,
     now_iso,
     user,
 )
 
-__all__ = ["ADMIN_CHANNEL_ID", "ADMIN_ROLE_ID", "APP_ID", "BOT_ID", "GENERAL_ID", "GUILD_ID", "StandInDiscord", "user"]
+__all__ = [
+    "ADMIN_CHANNEL_ID", "ADMIN_ROLE_ID", "APP_ID", "BOT_ID", "GENERAL_ID", "GUILD_ID", "MANAGE_GUILD",
+    "MEMBER_PERMISSIONS", "OTHER_ADMIN_CHANNEL_ID", "OTHER_GENERAL_ID", "OTHER_GUILD_ID", "StandInDiscord", "user",
+]  # fmt: skip
 
 
 class Call(BaseModel):
@@ -59,13 +67,19 @@ class ApiError(Exception):
 class StandInDiscord(GatewayHalf):
     """Discord's REST API under `/api/v10` and a gateway under `/gateway`, on a free loopback port."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, two_guilds: bool = False) -> None:
         self.calls: list[Call] = []
         self.channels: dict[str, dict[str, Any]] = {}
+        self.guilds: dict[str, str] = {GUILD_ID: "Stand-in"}
+        self.identifies: list[list[int]] = []
+        self._shard_of: dict[int, tuple[int, int]] = {}
+        # Registered application commands, by guild id ("" = global), as Discord keeps them.
+        self.commands: dict[str, list[dict[str, Any]]] = {}
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.dispatched_at: dict[str, float] = {}  # interaction id -> when INTERACTION_CREATE went out
         self.posted_at: dict[str, float] = {}  # message id -> when the bot posted it
         self.followup_of: dict[str, str] = {}  # follow-up message id -> its interaction id
+        self.acknowledged: set[str] = set()  # interactions that got their one response
         self.identified = asyncio.Event()
         # Called with (path, body) after a POST was answered internally, before the reply goes
         # out: a crash test kills the bot here to leave a message posted but unacknowledged.
@@ -77,9 +91,16 @@ class StandInDiscord(GatewayHalf):
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
         self.bot = user(BOT_ID, "agentbot", bot=True)
-        for cid, name in ((GENERAL_ID, "general"), (ADMIN_CHANNEL_ID, "agentbot-admin")):
+        text_channels = [(GUILD_ID, GENERAL_ID, "general"), (GUILD_ID, ADMIN_CHANNEL_ID, "agentbot-admin")]
+        if two_guilds:
+            self.guilds[OTHER_GUILD_ID] = "Other stand-in"
+            text_channels += [
+                (OTHER_GUILD_ID, OTHER_GENERAL_ID, "general"),
+                (OTHER_GUILD_ID, OTHER_ADMIN_CHANNEL_ID, "mods"),
+            ]
+        for gid, cid, name in text_channels:
             self.channels[cid] = {
-                "id": cid, "type": 0, "guild_id": GUILD_ID, "name": name, "position": 0,
+                "id": cid, "type": 0, "guild_id": gid, "name": name, "position": 0,
                 "permission_overwrites": [], "nsfw": False, "parent_id": None, "topic": None,
                 "last_message_id": None, "rate_limit_per_user": 0,
             }  # fmt: skip
@@ -150,9 +171,12 @@ class StandInDiscord(GatewayHalf):
     def _route(self, method: str, p: list[str]) -> Callable[[list[str], dict[str, Any]], Any] | None:
         routes: dict[tuple[str, int, str], Callable[[list[str], dict[str, Any]], Any]] = {
             ("GET", 2, "users/@me"): lambda p, b: self.bot,
+            ("GET", 2, "gateway/bot"): lambda p, b: self._gateway_bot(),
             ("GET", 3, "oauth2/applications/@me"): lambda p, b: self._application(),
             ("PUT", 3, "applications"): self._commands,
             ("PUT", 5, "applications"): self._commands,
+            ("GET", 3, "applications"): lambda p, b: self.commands.get("", []),
+            ("GET", 5, "applications"): lambda p, b: self.commands.get(p[3], []),
             ("POST", 4, "interactions"): self._callback,
             ("POST", 3, "webhooks"): lambda p, b: self._post(
                 self._interaction_channel(p[2]), b, webhook=True, token_interaction=p[2].split(".")[2]
@@ -163,7 +187,7 @@ class StandInDiscord(GatewayHalf):
             ("POST", 5, "channels"): self._thread_from_message,
             ("GET", 2, "channels"): lambda p, b: self.channels[p[1]],
         }
-        key = (method, len(p), "/".join(p) if p[0] in ("users", "oauth2") else p[0])
+        key = (method, len(p), "/".join(p) if p[0] in ("users", "oauth2", "gateway") else p[0])
         return routes.get(key)
 
     def _application(self) -> dict[str, Any]:
@@ -173,19 +197,32 @@ class StandInDiscord(GatewayHalf):
             "flags": 1 << 19, "team": None, "summary": "", "rpc_origins": [], "tags": [],
         }  # fmt: skip
 
+    def _gateway_bot(self) -> dict[str, Any]:
+        return {
+            "url": self.gateway_url, "shards": 2,
+            "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 14400000, "max_concurrency": 1},
+        }  # fmt: skip
+
     def _commands(self, p: list[str], body: Any) -> list[dict[str, Any]]:
-        return [
+        """A bulk overwrite: the commands given replace every command registered there."""
+        registered = [
             {
                 **c,
                 "id": self.new_id(),
                 "application_id": APP_ID,
                 "version": self.new_id(),
                 "default_member_permissions": None,
+                **({"guild_id": p[3]} if len(p) == 5 else {}),
             }
             for c in body
         ]
+        self.commands[p[3] if len(p) == 5 else ""] = registered
+        return registered
 
     def _callback(self, p: list[str], body: dict[str, Any]) -> dict[str, Any]:
+        if p[1] in self.acknowledged:  # like Discord: one response per interaction, then follow-ups
+            raise ApiError(400, 40060, "Interaction has already been acknowledged.")
+        self.acknowledged.add(p[1])
         data = body.get("data") or {}
         return {
             "interaction": {
@@ -238,7 +275,7 @@ class StandInDiscord(GatewayHalf):
         if message_id in self.channels:
             raise ApiError(400, 160004, "A thread has already been created for this message")
         thread = {
-            "id": message_id, "guild_id": GUILD_ID, "parent_id": parent, "owner_id": BOT_ID,
+            "id": message_id, "guild_id": self.guild_of(parent), "parent_id": parent, "owner_id": BOT_ID,
             "name": body.get("name", "thread"), "type": 11, "last_message_id": None, "message_count": 0,
             "member_count": 1, "rate_limit_per_user": 0, "flags": 0, "total_message_sent": 0,
             "thread_metadata": {"archived": False, "auto_archive_duration": body.get("auto_archive_duration", 1440),

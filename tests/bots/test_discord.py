@@ -30,6 +30,13 @@ async def standin() -> AsyncIterator[StandInDiscord]:
     await server.aclose()
 
 
+@pytest.fixture(params=[{}, {"shard_count": 2}], ids=["one connection", "two shards"])
+def shards(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The exactly-once and authorization tests run once more with the bot over two gateway shards
+    (the stand-in's guild is on shard 1, DMs on shard 0)."""
+    return request.param  # type: ignore[no-any-return]
+
+
 def texts(standin: StandInDiscord, channel: str) -> list[str]:
     return [m["content"] for m in standin.posted(channel)]
 
@@ -79,13 +86,15 @@ async def test_ask_is_deferred_then_continues_in_a_thread_without_mentions(
     assert all(c.body.get("allowed_mentions") == {"parse": []} for c in bot_posts if "content" in c.body)
 
 
-async def test_a_duplicated_interaction_is_answered_once(standin: StandInDiscord, db_url: str) -> None:
-    async with running_bot(standin, db_url):
+async def test_a_duplicated_interaction_is_answered_once(
+    standin: StandInDiscord, db_url: str, shards: dict[str, Any]
+) -> None:
+    async with running_bot(standin, db_url, **shards):
         iid = await standin.slash("ask", {"question": "where is O-12345"}, ALICE)
         await standin.slash("ask", {"question": "where is O-12345"}, ALICE, interaction_id=iid)  # redelivered
         thread = (await standin.wait_until(lambda: standin.calls_to("POST", "/threads")))[0].path.split("/")[4]
         await posted(standin, thread, 2)
-    async with running_bot(standin, db_url):  # and once more after a restart: the inbox remembers it
+    async with running_bot(standin, db_url, **shards):  # and once more after a restart: the inbox remembers it
         await standin.slash("ask", {"question": "where is O-12345"}, ALICE, interaction_id=iid)
         await asyncio.sleep(0.2)
     assert len(standin.calls_to("POST", "/webhooks/")) == 1
@@ -114,8 +123,10 @@ async def test_a_restart_and_a_gateway_reconnect_mid_thread_continue_the_session
     assert "opened ticket T-" in replies[-1] and "chipped handle" in replies[-1]
 
 
-async def test_buttons_confirm_a_handoff_alert_admins_and_resume(standin: StandInDiscord, db_url: str) -> None:
-    async with running_bot(standin, db_url) as run:
+async def test_buttons_confirm_a_handoff_alert_admins_and_resume(
+    standin: StandInDiscord, db_url: str, shards: dict[str, Any]
+) -> None:
+    async with running_bot(standin, db_url, **shards) as run:
         _, thread = await ask_in_general(standin, "purple monkey dishwasher")
         fallback = standin.posted(thread)[0] if await posted(standin, thread, 1) else {}
         button = fallback["components"][0]["components"][0]
@@ -165,9 +176,9 @@ async def test_buttons_confirm_a_handoff_alert_admins_and_resume(standin: StandI
 
 
 async def test_confirm_and_cancel_buttons_survive_a_restart_and_only_their_user_can_press_them(
-    standin: StandInDiscord, db_url: str
+    standin: StandInDiscord, db_url: str, shards: dict[str, Any]
 ) -> None:
-    async with running_bot(standin, db_url) as run:
+    async with running_bot(standin, db_url, **shards) as run:
         _, thread = await ask_in_general(standin, "I want to check my order")
         await posted(standin, thread, 1)
         prompt = OutboundMessage(kind="question", text="Refund $20 for O-12345?", buttons=["confirm", "cancel"])
@@ -175,7 +186,7 @@ async def test_confirm_and_cancel_buttons_survive_a_restart_and_only_their_user_
         message = (await standin.wait_until(lambda: len(standin.posted(thread)) >= 2 and standin.posted(thread)))[1]
     labels = [(b["label"], b["custom_id"]) for b in message["components"][0]["components"]]
     assert labels == [("Confirm", f"agentbot:confirm:{ALICE['id']}"), ("Cancel", f"agentbot:cancel:{ALICE['id']}")]
-    async with running_bot(standin, db_url) as run:  # a new process: no view was stored anywhere
+    async with running_bot(standin, db_url, **shards) as run:  # a new process: no view was stored anywhere
         other = await standin.click(message, f"agentbot:cancel:{ALICE['id']}", MALLORY)
         await standin.wait_until(lambda: standin.calls_to("POST", f"/interactions/{other}"))
         click = await standin.click(message, f"agentbot:cancel:{ALICE['id']}", ALICE)
@@ -189,8 +200,10 @@ async def test_confirm_and_cancel_buttons_survive_a_restart_and_only_their_user_
     assert len(standin.calls_to("POST", f"/interactions/{click}")) == 1
 
 
-async def test_a_mention_starts_a_thread_and_dms_work(standin: StandInDiscord, db_url: str) -> None:
-    async with running_bot(standin, db_url):
+async def test_a_mention_starts_a_thread_and_dms_work(
+    standin: StandInDiscord, db_url: str, shards: dict[str, Any]
+) -> None:
+    async with running_bot(standin, db_url, **shards):
         await standin.say(GENERAL_ID, ALICE, "just chatting, no bot here")
         mention = await standin.say(GENERAL_ID, ALICE, "where is O-12345?", mention_bot=True)
         await standin.say(GENERAL_ID, ALICE, "where is O-12345?", mention_bot=True, message_id=mention["id"])
@@ -226,8 +239,8 @@ async def test_a_mention_in_someone_elses_thread_starts_from_its_history(standin
     assert [(r.role, r.text) for r in rows][:2] == [("user", "my parcel O-34567 is late"), ("user", "same for me")]
 
 
-async def test_admin_commands_are_for_admins(standin: StandInDiscord, db_url: str) -> None:
-    async with running_bot(standin, db_url):
+async def test_admin_commands_are_for_admins(standin: StandInDiscord, db_url: str, shards: dict[str, Any]) -> None:
+    async with running_bot(standin, db_url, **shards):
         _, thread = await ask_in_general(standin, "get me a real person")
         await posted(standin, thread, 2)
         nope = await standin.subcommand("agentbot", "status", MALLORY, thread)
@@ -265,9 +278,9 @@ async def test_a_failing_turn_tells_the_user_and_is_not_retried_forever(standin:
 
 
 async def test_a_refund_is_confirmed_by_button_and_a_second_click_replays_the_result(
-    standin: StandInDiscord, db_url: str
+    standin: StandInDiscord, db_url: str, shards: dict[str, Any]
 ) -> None:
-    async with running_bot(standin, db_url) as run:
+    async with running_bot(standin, db_url, **shards) as run:
         _, thread = await ask_in_general(standin, "please refund order O-23456")
         await posted(standin, thread, 1)
         question = standin.posted(thread)[0]

@@ -52,6 +52,41 @@ def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None
     assert e.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("shards", "expected"),
+    [
+        ({}, (None, None, "shard0")),
+        ({"DISCORD_SHARD_COUNT": "auto"}, (0, None, "shards-auto")),
+        ({"DISCORD_SHARD_COUNT": "4"}, (4, None, "shards0-3")),
+        ({"DISCORD_SHARD_COUNT": "4", "DISCORD_SHARD_IDS": "3, 2"}, (4, [2, 3], "shards2,3")),
+        ({"DISCORD_SHARD_COUNT": "2", "DISCORD_SHARD_IDS": "1"}, (2, [1], "shard1")),
+    ],
+)
+def test_shards_come_from_the_environment(shards: dict[str, str], expected: tuple[object, ...]) -> None:
+    s = DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", **shards})
+    assert (s.shard_count, s.shard_ids, s.worker) == expected
+    assert (
+        s.reconcile_commands
+        and not DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", "DISCORD_KEEP_COMMANDS": "1"}).reconcile_commands
+    )
+
+
+@pytest.mark.parametrize(
+    ("shards", "field"),
+    [
+        ({"DISCORD_SHARD_COUNT": "two"}, "DISCORD_SHARD_COUNT"),
+        ({"DISCORD_SHARD_COUNT": "0"}, "DISCORD_SHARD_COUNT"),
+        ({"DISCORD_SHARD_IDS": "0"}, "DISCORD_SHARD_IDS"),
+        ({"DISCORD_SHARD_COUNT": "2", "DISCORD_SHARD_IDS": "2"}, "DISCORD_SHARD_IDS"),
+        ({"DISCORD_SHARD_COUNT": "auto", "DISCORD_SHARD_IDS": "0"}, "DISCORD_SHARD_IDS"),
+    ],
+)
+def test_bad_shard_settings_name_the_variable(shards: dict[str, str], field: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", **shards})
+    assert e.value.field == field
+
+
 def test_a_missing_token_stops_startup_with_a_clear_message() -> None:
     out = agentbot("discord")
     assert out.returncode == 2

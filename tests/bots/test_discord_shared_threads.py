@@ -7,6 +7,7 @@ Each test says what each person sees and what was stored.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,15 @@ async def standin() -> AsyncIterator[StandInDiscord]:
     await server.aclose()
 
 
-async def test_only_the_requester_confirms_by_button_or_by_yes(standin: StandInDiscord, db_url: str) -> None:
-    async with running_bot(standin, db_url) as run:
+@pytest.fixture(params=[{}, {"shard_count": 2}], ids=["one connection", "two shards"])
+def shards(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return request.param  # type: ignore[no-any-return]
+
+
+async def test_only_the_requester_confirms_by_button_or_by_yes(
+    standin: StandInDiscord, db_url: str, shards: dict[str, Any]
+) -> None:
+    async with running_bot(standin, db_url, **shards) as run:
         await standin.slash("ask", {"question": "please refund order O-23456"}, ALICE, channel_id=GENERAL_ID)
         threads = await standin.wait_until(lambda: standin.calls_to("POST", "/threads"))
         thread = threads[0].path.split("/")[4]
