@@ -127,7 +127,7 @@ class OperatorPages:
         if not self.auth.token_matches(str(form.get("token") or "")):
             return self._login_page(request, status=401, error="That token does not open this page.")
         target = str(form.get("next") or "/admin")
-        response = web.HTTPSeeOther(target if target.startswith("/admin") and "/login" not in target else "/admin")
+        response = _see_other(target if target.startswith("/admin") and "/login" not in target else "/admin")
         response.set_cookie(
             COOKIE,
             self.auth.new_session(),
@@ -141,7 +141,7 @@ class OperatorPages:
         return response
 
     async def logout(self, request: web.Request, who: Principal) -> web.StreamResponse:
-        response = web.HTTPSeeOther("/admin/login")
+        response = _see_other("/admin/login")
         response.del_cookie(COOKIE, path="/admin")
         return response
 
@@ -280,6 +280,11 @@ class OperatorPages:
         # Other processes on the project (a Slack worker beside `agentbot admin`) reload on the stamp.
         stamp_path(resolve_dir(self.settings.config_dir, "config")).touch()
         raise web.HTTPSeeOther("/admin/review?" + urlencode({"ws": _ws_param(workspace), "applied": report.summary()}))
+
+
+def _see_other(location: str) -> web.Response:
+    """A redirect that carries cookies (a raised HTTPSeeOther cannot be given them)."""
+    return web.Response(status=303, headers={"Location": location})
 
 
 def _ws_param(workspace: str) -> str:
