@@ -202,7 +202,13 @@ class OperatorPages:
             raise web.HTTPNotFound(text="no such conversation in this workspace")
         items = await self.review.items(workspace=workspace, session_id=conversation.session_id)
         return await self.page(
-            request, who, "conversation.html", conversation=conversation, turns=turns, items=self._offered(items)
+            request,
+            who,
+            "conversation.html",
+            conversation=conversation,
+            turns=turns,
+            items=self._offered(items),
+            intents=sorted(self.app.router.p.registry.intents),
         )
 
     async def handoffs(self, request: web.Request, who: Principal) -> web.StreamResponse:
