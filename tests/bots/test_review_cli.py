@@ -84,3 +84,30 @@ async def test_a_label_that_is_no_intent_is_refused_and_writes_nothing(
     assert code != 0
     assert "'open_a_portal' is not an intent" in capsys.readouterr().err
     assert not (config / "banks/reviewed.yaml").exists()
+
+
+async def test_sighup_reloads_a_running_bot_and_it_says_what_changed(tmp_path: Path, db_url: str) -> None:
+    import os
+    import signal
+
+    from agent.review.reload import ReloadReport
+    from bots.reload import answer_path
+
+    config, _ = review_project(tmp_path)
+    async with build_app(config, REPO / "data", db_url, env={}) as app, reloading(app):
+        os.kill(os.getpid(), signal.SIGHUP)
+        answer = answer_path(config)
+        for _ in range(600):
+            if answer.exists():
+                break
+            await asyncio.sleep(0.1)
+        report = ReloadReport.model_validate_json(answer.read_text(encoding="utf-8"))
+        r, _ = await say(app.router, "where is O-12345", session="after-hup")
+    assert report.why == "SIGHUP" and report.after.sentences == report.before.sentences
+    assert "O-12345" in r.text
+
+
+def test_the_page_alone_needs_its_token(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTBOT_ADMIN_TOKEN", raising=False)
+    assert main(["admin", "--config-dir", str(REPO / "config"), "--port", "0"]) != 0
+    assert "AGENTBOT_ADMIN_TOKEN is not set" in capsys.readouterr().err
