@@ -40,6 +40,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = zipfile.ZipFile(wheel).namelist()
     assert "bots/defaults/config/intents.yaml" in names and "bots/defaults/data/orders.json" in names
     assert "adapters/storage/migrations/versions/0001_baseline.py" in names
+    assert "bots/admin/templates/review.html" in names  # the operator page's templates
     if CAN_COMPILE:  # the scorers' loops, compiled
         assert any(n.startswith("adapters/nlu/native.") and n.endswith((".so", ".pyd")) for n in names), names
     venv.create(root / "venv", with_pip=True)

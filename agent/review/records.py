@@ -26,8 +26,8 @@ def item_id(interaction_id: str, kind: str) -> str:
 
 
 def _classified(events: list[TelemetryEvent]) -> dict[str, Any]:
-    """The turn's reading: the last `intent_classified` payload (a message of several requests
-    is reviewed by its first; the last one carries a choice made)."""
+    """The turn's reading: its first `intent_classified` payload (a message of several requests
+    is reviewed by its first request; a choice made is read from any event that carries it)."""
     found = [e.payload for e in events if e.stage == "intent_classified"]
     return found[0] if found else {}
 

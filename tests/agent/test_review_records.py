@@ -46,3 +46,31 @@ async def test_a_conversation_handed_to_a_person_is_kept(app: App) -> None:
     await say(app.router, "get me an actual human being please", session="rv-4")
     kinds = [i.kind for i in await waiting(app)]
     assert "handoff" in kinds
+
+
+def test_a_clarification_is_kept_with_the_choices_offered_and_the_one_taken() -> None:
+    from agent.conversation.session import SessionState
+    from agent.domain.records import TelemetryEvent, TurnRecord
+    from agent.domain.types import ChannelType, Message
+    from agent.review.records import misses
+    from agent.turn.redaction import Redactor
+
+    def turn(text: str, payload: dict) -> TurnRecord:
+        state = SessionState(session_id="s-c", workspace_id="T0SHOP", channel_type=ChannelType.slack)
+        event = TelemetryEvent(session_id="s-c", interaction_id="i-1", stage="intent_classified", payload=payload)
+        user = Message(role="user", text=text, metadata={"interaction_id": "i-1"})
+        return TurnRecord(state=state, expected_version=0, messages=[user], events=[event])
+
+    asked = {
+        "intent_id": None,
+        "candidates": [["refund_request", 0.41], ["create_ticket", 0.39]],
+        "clarify": ["refund_request", "create_ticket"],
+    }
+    [item] = misses(turn("the money for the cracked mug, call 555-201-3344", asked), [], Redactor())
+    assert item.kind == "clarification" and item.workspace == "T0SHOP" and item.channel == "slack"
+    assert item.reading.clarify == ["refund_request", "create_ticket"]
+    assert item.reading.nearest == "refund_request" and "555-201-3344" not in item.text
+    [chose] = misses(turn("the second one", {"intent_id": "create_ticket", "chosen": "create_ticket"}), [], Redactor())
+    assert chose.reading.chosen == "create_ticket" and chose.reading.nearest == "create_ticket"
+    [none] = misses(turn("none of those", {"intent_id": None, "chosen": "something_else"}), [], Redactor())
+    assert none.reading.chosen == "something_else" and none.reading.nearest is None
