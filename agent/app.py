@@ -21,6 +21,7 @@ from agent.interfaces import (
     ToolExecutor,
     Tracer,
 )
+from agent.review.reload import BankReload
 from agent.turn.router import AgentRouter
 
 
@@ -41,6 +42,7 @@ class App:
             greets people in Slack's assistant threads.
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
         metrics: the operators' metrics, served on `/metrics` by the serving processes.
+        reload: reads the project's banks again and swaps the understanding in between turns.
     """
 
     router: AgentRouter
@@ -54,6 +56,7 @@ class App:
     storefront: StoreSettings = field(default_factory=StoreSettings)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     metrics: MetricsExport | None = None
+    reload: BankReload | None = None
 
     @property
     def store(self) -> SessionStore:

@@ -215,7 +215,18 @@ def build_app(
     gateway = build_tools(project, storage, data, releases or make_release_source(data_dir, env))
     seen = observers(project, storage, telemetry, alerts, tracer, metrics)
     agents = build_understanding(project, storage, gateway, llm, seen)
-    return assemble(project, storage, data, gateway, agents, seen)
+    app = assemble(project, storage, data, gateway, agents, seen)
+
+    def rebuild() -> tuple:
+        """The understanding from the project's config as it is on disk now (reloaded banks)."""
+        fresh = load_project(config_dir, data_dir, db_url, env, understanding, provider=provider, model=model)
+        built = build_understanding(fresh, storage, gateway, llm, seen)
+        return built.classifier, built.rules, built.templates, built.planners, built.closers
+
+    from bots.reload import Reloader
+
+    app.reload = Reloader(app, rebuild, project.config.directory)
+    return app
 
 
 def load_project(

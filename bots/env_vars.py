@@ -168,6 +168,12 @@ ENV_VARS: list[EnvVar] = [
         purpose="then the oldest go while all hold more MB than this (default 1024: `trace_retention_mb`; 0: none)",
     ),
     EnvVar(
+        name="AGENTBOT_ADMIN_TOKEN",
+        group="observability",
+        purpose="opens the operator page `/admin` (sign-in token, or `Authorization: Bearer`); unset: no page",
+        secret=True,
+    ),
+    EnvVar(
         name="OTEL_EXPORTER_OTLP_ENDPOINT", group="observability", purpose="send traces over OTLP/HTTP instead of files"
     ),
     EnvVar(name="AGENTBOT_BASELINES_DIR", group="observability", purpose="where `agentbot eval` keeps baselines"),

@@ -12,12 +12,15 @@ import gc
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from agent.errors import ConfigError, StorageError
 from agent.interfaces import Database, MetricsExport
+
+if TYPE_CHECKING:
+    from bots.admin.pages import AdminMount
 
 DEFAULT_PORT = 3000
 DEFAULT_METRICS_PORT = 9464  # `agentbot discord`'s health and metrics port (OpenTelemetry's Prometheus port)
@@ -98,13 +101,17 @@ def add_health_routes(web_app: Any, store: Database, metrics: MetricsExport | No
 
 
 @asynccontextmanager
-async def serve_health(store: Database, metrics: MetricsExport | None, host: str, port: int) -> AsyncIterator[str]:
+async def serve_health(
+    store: Database, metrics: MetricsExport | None, host: str, port: int, admin: AdminMount | None = None
+) -> AsyncIterator[str]:
     """/healthz, /readyz and /metrics on a port of their own (`agentbot discord`, which serves no
-    HTTP otherwise); yields the base URL."""
+    HTTP otherwise), and the operator page when given; yields the base URL."""
     from aiohttp import web
 
     web_app = web.Application()
     add_health_routes(web_app, store, metrics)
+    if admin is not None:
+        admin.mount(web_app)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     try:

@@ -41,6 +41,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "bots/defaults/config/intents.yaml" in names and "bots/defaults/data/orders.json" in names
     assert "adapters/storage/migrations/versions/0001_baseline.py" in names
     assert not [n for n in names if "clinc150" in n and not n.endswith("clinc150_train.yaml")], "the corpus stays home"
+    assert "bots/admin/templates/review.html" in names  # the operator page's templates
     # Pure Python: one wheel for every platform, with nothing to compile at install.
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     assert not [n for n in names if n.endswith((".so", ".pyd", ".c"))], names

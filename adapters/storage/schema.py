@@ -291,6 +291,29 @@ demo_calendar = Table(
     Column("started_on", String(10), nullable=False),
 )
 
+# Messages the bot did not understand well, kept for a person to label (agent/review/, migration
+# 0010_review_items). Written in the turn's transaction; texts redacted like traces; one workspace's
+# items are read only under that workspace. Deleted after settings' review_retention_days.
+review_items = Table(
+    "review_items",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(24), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("reading", Text, nullable=False),  # ReviewReading as JSON
+    Column("nearest", String(128)),  # the intent the bot thought likeliest, for grouping
+    Column("session_id", String(255), nullable=False),
+    Column("interaction_id", String(255), nullable=False),
+    Column("channel", String(32), nullable=False),
+    Column("workspace", String(255), nullable=False),
+    Column("followed_by", Text),
+    Column("label", String(255)),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("labelled_at", UTCDateTime),
+    Index("ix_review_items_waiting", "workspace", "status", "created_at"),
+)
+
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
 
 

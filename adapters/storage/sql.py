@@ -29,6 +29,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from adapters.storage.migrate import SchemaStatus, status_unit, upgrade_unit
 from adapters.storage.outbox import commit_event
 from adapters.storage.prepared import Prepared
+from adapters.storage.review import write_review
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import (
     damaged,
@@ -95,6 +96,8 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
         INSERT_MESSAGES.run(conn, _message_rows(turn))
     if turn.events:
         INSERT_EVENTS.run(conn, turn_rows(turn.events))
+    if turn.review:
+        write_review(conn, turn.review)
     if turn.inbox_key:
         commit_event(conn, turn.inbox_key, sid, turn.outbox, now)
     for key, result in turn.ledger.items():

@@ -318,6 +318,8 @@ class Settings(Strict):
     # they hold more than this many megabytes together; 0 = no limit.
     trace_retention_days: float = Field(7.0, ge=0)
     trace_retention_mb: float = Field(1024.0, ge=0)
+    # Messages kept for review (agent/review/) are deleted this many days after they were said; 0 = kept.
+    review_retention_days: float = Field(30.0, ge=0)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     # Who `agentbot chat` speaks as when not told (`--customer`, `/customer`): the demo's customer, so a
     # first question about an order gets an answer. None: a guest.

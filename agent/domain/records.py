@@ -9,6 +9,7 @@ from pydantic import Field
 
 from agent.conversation.session import SessionState
 from agent.domain.types import Message, Model, OutboundMessage, SideEffect, ToolResult, utcnow
+from agent.review.items import ReviewItem
 
 Level = Literal["info", "warn", "error"]
 
@@ -39,6 +40,7 @@ class TurnRecord(Model):
     # Messages shown after the commit; stored in it (the outbox) when the turn has an inbox entry.
     outbox: list[OutboundMessage] = Field(default_factory=list)
     trace_id: str | None = None  # stored with the turn's messages, to find its trace file
+    review: list[ReviewItem] = Field(default_factory=list)  # misses kept for review (agent/review/)
 
 
 class InboxEvent(Model):

@@ -48,8 +48,10 @@ from agent.interfaces import (
     Tracer,
     TurnMetrics,
 )
+from agent.review.records import misses
 from agent.turn.acting import Acting
 from agent.turn.context import TurnContext
+from agent.turn.gate import TurnGate
 from agent.turn.locks import SessionLocks
 from agent.turn.log import Turn, TurnDeadline, deadline, settle_conflict
 from agent.turn.outbox import Outbox
@@ -108,6 +110,7 @@ class AgentRouter:
         self.values = parts.reader.slots  # the embedded reading's slot patterns, compiled once
         self.answers = Answers(parts.registry.specs, self.values)
         self.remembered = Remembered(parts.registry.slots, parts.registry.vocabulary)
+        self.gate = TurnGate()  # turns run through it; reloaded understanding is swapped in between them
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -127,7 +130,8 @@ class AgentRouter:
         metrics = self.p.metrics
         started, outcome = time.perf_counter(), "failed"
         try:
-            response, outcome = await self._handle(interaction, reply)
+            async with self.gate.turn():
+                response, outcome = await self._handle(interaction, reply)
             return response
         finally:
             if metrics is not None:
@@ -210,19 +214,19 @@ class AgentRouter:
         response = out.response(state, me, t.intent or (cls.intent_id if cls else None), results)
         state.version = expected_version + 1
         state.updated_at = user.timestamp
-        await p.store.commit(
-            TurnRecord(
-                state=state,
-                expected_version=expected_version,
-                messages=new_messages,
-                events=t.events,
-                effects=[*(e for r in results for e in r.effects), *out.effects],
-                ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
-                inbox_key=interaction.id if interaction.from_inbox else None,
-                outbox=out.held if interaction.from_inbox else [],
-                trace_id=t.trace_id,
-            )
+        record = TurnRecord(
+            state=state,
+            expected_version=expected_version,
+            messages=new_messages,
+            events=t.events,
+            effects=[*(e for r in results for e in r.effects), *out.effects],
+            ledger={r.idempotency_key: r for r in results if r.idempotency_key and not r.replayed},
+            inbox_key=interaction.id if interaction.from_inbox else None,
+            outbox=out.held if interaction.from_inbox else [],
+            trace_id=t.trace_id,
         )
+        record.review = misses(record, history, self.redactor)  # a miss is kept with the turn that made it
+        await p.store.commit(record)
         await self.desk.notify(out.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(p.preferences.key(state, interaction.speaker), pref_update)
@@ -312,6 +316,16 @@ class AgentRouter:
                 break
             results += await self._understood(ctx, move, more)
         return results, cls, pref_update
+
+    async def use_understanding(
+        self, classifier: Classifier, reader: RulesClassifier, planner: Planner, planners: dict[str, Planner]
+    ) -> None:
+        """Read the next turns with understanding built afresh (reloaded banks): swapped in between
+        turns, once the running ones have ended; turns arriving meanwhile wait for it."""
+        async with self.gate.between_turns():
+            self.p.classifier, self.p.reader, self.p.planner, self.p.planners = classifier, reader, planner, planners
+            self.values = reader.slots
+            self.answers = Answers(self.p.registry.specs, self.values)
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""

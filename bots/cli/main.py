@@ -13,6 +13,7 @@ from bots.cli.db import add_db_commands
 from bots.cli.evaluate import add_eval_options
 from bots.cli.failures import explain
 from bots.cli.inspect import add_observe_commands
+from bots.cli.review import add_review_command
 from bots.logs import configure_logging
 
 
@@ -59,6 +60,7 @@ def parser() -> argparse.ArgumentParser:
     _common(demo)
     add_observe_commands(sub, _common)
     add_db_commands(sub, _common)
+    add_review_command(sub, _common)
     return root
 
 
@@ -135,6 +137,10 @@ def _add_servers(sub: argparse._SubParsersAction) -> None:
     slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
+    admin = sub.add_parser("admin", help="serve the operator page alone on $PORT (AGENTBOT_ADMIN_TOKEN opens it)")
+    _common(admin)
+    admin.add_argument("--host", help="interface (default $HOST, else 0.0.0.0 in a container, else 127.0.0.1)")
+    admin.add_argument("--port", type=int, help="port (default $PORT, else 3000)")
 
 
 def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout) -> None:
@@ -209,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env_file = load_env_file(os.environ)  # before anything reads the environment
         # A server's healthy start ("listening on ...") is INFO, and a server's log is where people look.
-        configure_logging(os.environ, default_level="INFO" if args.command in ("slack", "discord") else "WARNING")
+        configure_logging(
+            os.environ, default_level="INFO" if args.command in ("slack", "discord", "admin") else "WARNING"
+        )
         return _run(args, env_file)
     except Exception as e:
         failure = explain(e, args.command)
@@ -260,6 +268,14 @@ def _run(args: argparse.Namespace, env_file: Path | None) -> int:
         from bots.slack.serve import run_slack
 
         return run_slack(args, os.environ)
+    if args.command == "review":
+        from bots.cli.review import run_review
+
+        return run_review(args)
+    if args.command == "admin":
+        from bots.admin.serve import run_admin
+
+        return run_admin(args, os.environ)
     return 0
 
 

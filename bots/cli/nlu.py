@@ -224,6 +224,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     path = resolve_dir(args.config_dir, "config") / "nlu.yaml"
+    write_levels(path, levels)
+    print(f"wrote {path}")
+    return 0
+
+
+def write_levels(path: Path, levels: Levels) -> None:
+    """Write calibrated levels into nlu.yaml, each on its own line; the rest of the file stays."""
+    values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
     text = path.read_text(encoding="utf-8")
     found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
     text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
@@ -234,5 +242,3 @@ def run_calibrate(args: argparse.Namespace) -> int:
         if not n:
             missing += line + "\n"
     path.write_text(missing + text, encoding="utf-8")
-    print(f"wrote {path}")
-    return 0

@@ -10,11 +10,13 @@ import sys
 from collections.abc import Mapping
 
 from agent.interfaces import AlertNotifier
+from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store
 from bots.cli.failures import Exit
 from bots.discord.events import DiscordSettings
 from bots.metrics import PrometheusMetrics
+from bots.reload import reloading
 from bots.serving import bind_address, metrics_port, serve_health, settle_heap
 
 log = logging.getLogger("agentbot.discord")
@@ -22,6 +24,7 @@ log = logging.getLogger("agentbot.discord")
 
 async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mapping[str, str]) -> None:
     """Run the bot until it is stopped: router, inbox, admin alerts and the discord.py client."""
+    from bots.admin.pages import AdminMount
     from bots.discord.alerts import DiscordAdminAlerts
     from bots.discord.bot import make_bot
 
@@ -36,11 +39,15 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
         await check_store(app)
         settle_heap()
         async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(reloading(app))  # SIGHUP and `agentbot review apply` reload the banks
             port = metrics_port(env)
             if port is not None and app.storage.database is not None:
                 host = bind_address(None, port, env).host
-                url = await stack.enter_async_context(serve_health(app.storage.database, app.metrics, host, port))
+                page = AdminMount(app, AdminSettings.from_env(env, args.config_dir, args.data_dir))
+                url = await stack.enter_async_context(serve_health(app.storage.database, app.metrics, host, port, page))
                 log.info("agentbot discord: /metrics, /healthz and /readyz on %s", url)
+                if page.settings.enabled:
+                    log.info("agentbot discord: the operator page on %s/admin", url)
             bot = make_bot(settings, app, admin_alerts=admin, metrics=metrics)
             async with bot:
                 await bot.start(settings.token)

@@ -16,8 +16,10 @@ from pydantic import BaseModel
 from adapters.storage.slack_records import SlackRecords
 from agent.errors import ConfigError
 from agent.interfaces import Database
+from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
+from bots.reload import reloading
 from bots.serving import BindAddress, add_health_routes, bind_address, settle_heap
 from bots.slack.alerts import SlackAlertNotifier
 from bots.slack.channel import SlackChannel, SlackOptions
@@ -176,8 +178,11 @@ class HttpServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterator[HttpServer]:
-    """Start the channel and serve events, commands and interactivity on /slack/events."""
+async def serve_http(
+    channel: SlackChannel, host: str, port: int, admin: AdminSettings | None = None
+) -> AsyncIterator[HttpServer]:
+    """Start the channel and serve events, commands and interactivity on /slack/events, and the
+    operator page on /admin when `admin` has a token."""
     import socket
 
     from aiohttp import web
@@ -192,6 +197,10 @@ async def serve_http(channel: SlackChannel, host: str, port: int) -> AsyncIterat
     if channel.options.signing_secret:
         web_app.middlewares.append(signature_first(channel.options.signing_secret, "/slack/events"))
     add_health_routes(web_app, channel.database, channel.app.metrics)
+    if admin is not None:
+        from bots.admin.pages import AdminMount
+
+        AdminMount(channel.app, admin).mount(web_app)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -224,12 +233,12 @@ async def serve_socket_mode(channel: SlackChannel, app_token: str) -> AsyncItera
         await channel.aclose()
 
 
-async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress) -> None:
+async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress, admin: AdminSettings) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with channel.app:
+    async with channel.app, reloading(channel.app):
         if settings.oauth:
             log.info("agentbot slack: installs through OAuth (install page /slack/install)")
         if settings.app_token:
@@ -237,8 +246,10 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
                 log.info("agentbot slack: Socket Mode connected")
                 await stop.wait()
         else:
-            async with serve_http(channel, bind.host, bind.port) as server:
+            async with serve_http(channel, bind.host, bind.port, admin) as server:
                 log.info("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)
+                if admin.enabled:
+                    log.info("agentbot slack: the operator page on %s/admin", server.url)
                 await stop.wait()
 
 
@@ -248,5 +259,6 @@ def run_slack(args: Any, env: Mapping[str, str]) -> int:
     bind = bind_address(args.host, args.port, env)
     channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
     settle_heap()
-    asyncio.run(_run(channel, settings, bind))
+    admin = AdminSettings.from_env(env, args.config_dir, args.data_dir)
+    asyncio.run(_run(channel, settings, bind, admin))
     return 0

@@ -95,3 +95,24 @@ async def test_inbox_accepts_a_key_once_under_concurrency(pg_url: str) -> None:
     )
     assert await inbox.unfinished(0) == []
     await store.aclose()
+
+
+async def test_review_items_and_the_operator_views_on_postgres(pg_url: str) -> None:
+    from adapters.storage.operator import OperatorViews
+    from adapters.storage.review import SqlReview
+    from agent.domain.types import utcnow
+
+    async with build_app(REPO / "config", REPO / "data", pg_url) as app:
+        await say(app.router, "nobody answered my emails for a week, write to ann@example.com", session="pg-rv")
+        assert app.storage.database is not None
+        review = SqlReview(app.storage.database)
+        [item] = await review.items(session_id="pg-rv")
+        assert "ann@example.com" not in item.text and item.kind in ("fallback", "out_of_scope")
+        assert await review.settle(item.id, "labelled", "create_ticket")
+        assert await review.items(session_id="pg-rv") == []
+        views = OperatorViews(app.storage.database)
+        conversation, turns = await views.conversation("pg-rv")
+        assert conversation is not None and turns[0].lines[0].text.startswith("nobody answered")
+        days = await views.days(None, utcnow().date())
+        assert days[-1].turns >= 1 and days[-1].fallbacks >= 1
+        assert [c.session_id for c in await views.conversations(None, "emails")] == ["pg-rv"]

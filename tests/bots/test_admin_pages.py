@@ -1,0 +1,147 @@
+"""The operator page over HTTP: off without a token, closed without signing in, every POST with its
+CSRF token, one workspace at a time, and never a secret or an unmasked e-mail address or phone number."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+from pydantic import SecretStr
+from yarl import URL
+
+from agent.app import App
+from agent.domain.types import ChannelContext, ChannelType, Interaction
+from bots.admin.pages import AdminMount
+from bots.admin.settings import AdminSettings
+from bots.app import build_app
+from bots.serving import serve_health
+from tests.helpers import REPO
+
+TOKEN = "op-token-for-the-page-7Hq2"
+KEY = "sk-proj-Zx9Qw7Er5Ty3Ui1Op0AsDf2Gh4Jk6Lz8Mn"
+ODD_SECRET = "tea.kettle!42+moss"
+
+
+@asynccontextmanager
+async def served(db_url: str, token: str = TOKEN, labels: Path | None = None) -> AsyncIterator[tuple[App, str]]:
+    """The page over the shipped project; `labels` is where its buttons write (a copy, never the checkout)."""
+    env = {"OPENAI_API_KEY": KEY, "SLACK_SIGNING_SECRET": ODD_SECRET}
+    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+        assert app.storage.database is not None
+        settings = AdminSettings(token=SecretStr(token), config_dir=str(labels or REPO / "config"))
+        async with serve_health(app.storage.database, app.metrics, "127.0.0.1", 0, AdminMount(app, settings)) as url:
+            yield app, url
+
+
+async def said(app: App, text: str, session: str, workspace: str = "T0SHOP") -> None:
+    context = ChannelContext(channel_type=ChannelType.slack, workspace=workspace, channel="C1", user="U1")
+    interaction = Interaction(
+        id=f"i-{uuid.uuid4().hex[:8]}", text=text, session_key=session, customer_id="C-001", context=context
+    )
+    await app.router.handle(interaction)
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "the page has a form with its CSRF token"
+    return found.group(1)
+
+
+async def test_no_token_no_page(db_url: str) -> None:
+    async with served(db_url, token="") as (_, url), aiohttp.ClientSession() as http:
+        for path in ("/admin", "/admin/login", "/admin/review", "/admin/conversations"):
+            async with http.get(url + path) as r:
+                assert r.status == 404, path
+        async with http.get(url + "/healthz") as r:
+            assert r.status == 200
+
+
+async def test_without_signing_in_the_page_shows_a_login_form_and_no_data(db_url: str) -> None:
+    async with served(db_url) as (app, url), aiohttp.ClientSession() as http:
+        await said(app, "where is O-12345", "slack:T0SHOP:C1:1.1")
+        for headers in ({}, {"Authorization": "Bearer not-the-token"}, {"Authorization": TOKEN}):
+            for path in ("/admin", "/admin/conversations", "/admin/review", "/admin/handoffs"):
+                async with http.get(url + path, headers=headers) as r:
+                    body = await r.text()
+                    assert r.status == 401, (path, headers)
+                    assert "Sign in" in body and "O-12345" not in body and "T0SHOP" not in body
+            async with http.post(url + "/admin/review/apply", headers=headers) as r:
+                assert r.status == 401
+
+
+async def test_signing_in_sets_a_signed_httponly_samesite_cookie(db_url: str) -> None:
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with served(db_url) as (app, url), aiohttp.ClientSession(cookie_jar=jar) as http:
+        await said(app, "where is O-12345", "slack:T0SHOP:C1:1.2")
+        async with http.get(url + "/admin/login") as r:
+            csrf = csrf_of(await r.text())
+        async with http.post(url + "/admin/login", data={"token": TOKEN}) as r:
+            assert r.status == 403  # no CSRF token: refused before the token is even looked at
+        async with http.post(url + "/admin/login", data={"token": "guess", "csrf": csrf}) as r:
+            assert r.status == 401 and "does not open this page" in await r.text()
+        async with http.get(url + "/admin/login") as r:
+            csrf = csrf_of(await r.text())
+        async with http.post(url + "/admin/login", data={"token": TOKEN, "csrf": csrf}, allow_redirects=False) as r:
+            assert r.status == 303
+            cookie = r.headers["Set-Cookie"]
+            assert "agentbot_admin=" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            assert TOKEN not in cookie
+        async with http.get(url + "/admin") as r:
+            page = await r.text()
+            assert r.status == 200 and "turns today" in page and "T0SHOP" in page
+        async with http.post(url + "/admin/review/apply", allow_redirects=False) as r:
+            assert r.status == 403  # signed in, but the POST lacks its CSRF token
+        forged = jar.filter_cookies(URL(url + "/admin"))["agentbot_admin"].value[:-4] + "beef"
+        async with aiohttp.ClientSession(cookies={"agentbot_admin": forged}) as other, other.get(url + "/admin") as r:
+            assert r.status == 401
+
+
+async def test_a_script_with_the_bearer_token_reads_pages_and_posts_with_the_csrf_token(
+    db_url: str, tmp_path: Path
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    labels = tmp_path / "config"
+    labels.mkdir()
+    async with served(db_url, labels=labels) as (app, url), aiohttp.ClientSession(headers=bearer) as http:
+        await said(app, "nobody answered my emails for a week", "slack:T0SHOP:C1:1.3")
+        async with http.get(url + "/admin/review") as r:
+            page = await r.text()
+            assert r.status == 200 and "nobody answered my emails for a week" in page
+        async with http.post(url + "/admin/review/apply", allow_redirects=False) as r:
+            assert r.status == 403
+        async with http.post(url + "/admin/review/apply", data={"csrf": csrf_of(page)}, allow_redirects=False) as r:
+            assert r.status == 303 and "banks+reloaded" in r.headers["Location"]
+    assert (labels / ".reload").exists()  # other processes on the project are told too
+
+
+async def test_one_workspace_at_a_time_and_nothing_secret_or_personal_shown(db_url: str, tmp_path: Path) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    leaky = f"my key {KEY} and {ODD_SECRET} broke it, write to dana.r@example.org or call +44 20 7946 0958"
+    async with served(db_url) as (app, url), aiohttp.ClientSession(headers=bearer) as http:
+        await said(app, leaky, "slack:T0SHOP:C1:2.1", workspace="T0SHOP")
+        await said(app, "where is O-12345", "slack:T0OTHER:C9:2.2", workspace="T0OTHER")
+        pages = []
+        for path in (
+            "/admin?ws=T0SHOP",
+            "/admin/conversations?ws=T0SHOP",
+            "/admin/conversations/slack:T0SHOP:C1:2.1?ws=T0SHOP",
+            "/admin/review?ws=T0SHOP",
+            "/admin/handoffs?ws=T0SHOP",
+        ):
+            async with http.get(url + path) as r:
+                assert r.status == 200, path
+                pages.append(await r.text())
+        async with http.get(url + "/admin/conversations/slack:T0OTHER:C9:2.2?ws=T0SHOP") as r:
+            assert r.status == 404  # another workspace's conversation, under this one's filter
+        async with http.get(url + "/admin/conversations?ws=T0OTHER") as r:
+            other = await r.text()
+    everything = "\n".join(pages)
+    assert "broke it" in everything  # the conversation and its review item are shown...
+    for secret in (KEY, ODD_SECRET, TOKEN, "dana.r@example.org", "7946 0958"):
+        assert secret not in everything  # ...with nothing secret or personal in them
+    assert "T0OTHER" in pages[0] and "slack:T0OTHER" not in pages[1]  # the other workspace is named, not shown
+    assert "slack:T0OTHER:C9:2.2" in other and "slack:T0SHOP" not in other
