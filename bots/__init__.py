@@ -6,8 +6,8 @@
         response = await app.router.handle(Interaction(text="where is O-12345?", session_key="demo"))
 
 Everything here is importable from this one module; the packages below it are the channels
-(`bots.slack`, `bots.discord`, `bots.console`), the command line (`bots.cli`) and the stand-in
-platform servers that tests and `agentbot bench` share (`bots.testing`).
+(`bots.slack`, `bots.discord`, `bots.console`) and the command line (`bots.cli`). The stand-in
+platform servers the tests drive live under `tests/standins/`, outside the wheel.
 """
 
 from agent.app import App

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from bots.outbox import nonce
-from bots.testing.discord_standin import GENERAL_ID, GUILD_ID, StandInDiscord, user
 from tests.crash_harness import Result
 from tests.helpers import REPO
+from tests.standins.discord_standin import GENERAL_ID, GUILD_ID, StandInDiscord, user
 
 USERS = [user("510000000000000001", "alice"), user("510000000000000002", "bilal")]
 TEXTS = ["where is O-12345?", "add a task: ship pallet {t}-{k}", "where is O-23456?", "what's on my list?"]

@@ -22,9 +22,9 @@ from typing import Any
 import aiohttp
 from pydantic import BaseModel
 
-from bots.testing.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
 from tests.helpers import REPO, sigkill, terminate
 from tests.slack_harness import ALICE, CHANNEL, SECRET, sign
+from tests.standins.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
 
 USERS = [ALICE, "U0BILAL02", "U0CHEN003"]  # three customers: one task list each, across many threads
 KINDS = ["after_ack", "after_pre", "during_commit", "after_send_before_mark"]

@@ -18,8 +18,8 @@ import aiohttp
 from adapters.storage.sql import SqlStore
 from bots.slack.channel import SlackChannel
 from bots.slack.serve import SlackSettings, build_slack, serve_http
-from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.helpers import REPO
+from tests.standins.slack_standin import TEAM_ID, SlackStandIn
 
 SECRET = "test-signing-secret"
 ADMIN = "U0ADMIN01"

@@ -98,14 +98,14 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
-    bench = sub.add_parser("bench", help="measure router turns as shipped, Slack ack, Discord defer, or eval cost")
+    bench = sub.add_parser("bench", help="measure router turns as shipped, or eval cost")
     _common(bench)
     bench.add_argument(
         "target",
         nargs="?",
         default="router",
-        choices=["router", "slack", "discord", "eval"],
-        help="router turns (default), Slack ack latency, Discord defer latency, or eval cost per turn",
+        choices=["router", "eval"],
+        help="router turns (default) or eval cost per turn",
     )
     bench.add_argument("--json", action="store_true")
     router = bench.add_argument_group("router", "agentbot bench [router]: full turns, tracing on and off")
@@ -117,13 +117,6 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     )
     eval_bench = bench.add_argument_group("eval", "agentbot bench eval: a generated suite through agentbot eval")
     eval_bench.add_argument("--scenarios", type=int, default=400, help="generated two-turn scenarios")
-    slack_bench = bench.add_argument_group("slack", "agentbot bench slack: ack latency while turns are slow")
-    slack_bench.add_argument("--events", type=int, default=200, help="signed events to send")
-    slack_bench.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
-    discord_bench = bench.add_argument_group("discord", "agentbot bench discord: defer latency while turns are slow")
-    discord_bench.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
-    discord_bench.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
-    discord_bench.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
 
 
 def _add_servers(sub: argparse._SubParsersAction) -> None:
@@ -312,18 +305,10 @@ def chat_command(args: argparse.Namespace) -> int:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    if args.target == "discord":
-        from bots.cli.bench_discord import run_discord_bench
-
-        return run_discord_bench(args)
     if args.target == "eval":
         from bots.cli.bench_eval import run_eval_bench
 
         return run_eval_bench(args)
-    if args.target == "slack":
-        from bots.cli.bench_slack import run_slack_bench
-
-        return run_slack_bench(args)
     from bots.cli.bench import run_bench
 
     return run_bench(args)

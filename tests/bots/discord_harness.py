@@ -18,8 +18,8 @@ from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.bot import DiscordBot, make_bot
 from bots.discord.events import DiscordSettings
 from bots.metrics import PrometheusMetrics
-from bots.testing.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, GUILD_ID, StandInDiscord, user
 from tests.helpers import REPO
+from tests.standins.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, GUILD_ID, StandInDiscord, user
 
 ALICE = user("510000000000000001", "alice")  # customer C-001 in data/customers.json
 MALLORY = user("520000000000000009", "mallory")

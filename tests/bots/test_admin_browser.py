@@ -20,10 +20,10 @@ from pydantic import SecretStr
 
 from bots.admin.settings import AdminSettings
 from bots.slack.serve import SlackSettings, build_slack, serve_http
-from bots.testing.slack_standin import SlackStandIn
 from tests.bots.review_project import MISSED, review_project
 from tests.helpers import REPO
 from tests.slack_harness import ADMIN, ADMIN_CHANNEL, SECRET, SlackClient
+from tests.standins.slack_standin import SlackStandIn
 
 CHROMIUM = Path("/usr/bin/chromium")
 LABELLING_MS = 600_000

@@ -18,9 +18,9 @@ from adapters.storage.sql import SqlStore
 from agent.domain.types import OutboundMessage
 from bots.app import build_app
 from bots.discord.delivery import ChannelTarget
-from bots.testing.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord
 from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
 from tests.helpers import REPO
+from tests.standins.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord
 
 
 @pytest.fixture

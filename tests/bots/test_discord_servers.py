@@ -21,7 +21,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.storage.sql import SqlStore
-from bots.testing.discord_standin import (
+from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
+from tests.bots.test_slack_cli import PROXY, free_port, wait_until_listening
+from tests.helpers import REPO
+from tests.standins.discord_standin import (
     ADMIN_CHANNEL_ID,
     ADMIN_ROLE_ID,
     APP_ID,
@@ -35,9 +38,6 @@ from bots.testing.discord_standin import (
     StandInDiscord,
     user,
 )
-from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
-from tests.bots.test_slack_cli import PROXY, free_port, wait_until_listening
-from tests.helpers import REPO
 
 GONE = "This command is no longer available; try /ask."
 OWNER = user("540000000000000005", "olga")  # a server admin (Manage Server) in the other server

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bots.testing.discord_standin import GENERAL_ID, StandInDiscord
 from tests.bots.discord_harness import ALICE, MALLORY, running_bot
+from tests.standins.discord_standin import GENERAL_ID, StandInDiscord
 
 
 @pytest.fixture

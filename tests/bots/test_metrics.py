@@ -5,8 +5,8 @@ from __future__ import annotations
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bots.testing.slack_standin import SlackStandIn
 from tests.slack_harness import CHANNEL, running_app
+from tests.standins.slack_standin import SlackStandIn
 
 # What a label may carry: names from code and config, never a message's words, a user or an id.
 LABEL_VALUES = {

@@ -20,12 +20,12 @@ from bots.app import build_app
 from bots.discord.events import DiscordEvent
 from bots.outbox import OutboxReply
 from bots.slack.delivery import ThreadReply
-from bots.testing.discord_standin import GENERAL_ID, StandInDiscord
-from bots.testing.slack_standin import BOT_USER_ID, SlackStandIn
 from tests.bots.discord_harness import ALICE as DISCORD_ALICE
 from tests.bots.discord_harness import running_bot
 from tests.helpers import REPO, say
 from tests.slack_harness import CHANNEL, in_thread, rows, running_app
+from tests.standins.discord_standin import GENERAL_ID, StandInDiscord
+from tests.standins.slack_standin import BOT_USER_ID, SlackStandIn
 
 
 @pytest.fixture

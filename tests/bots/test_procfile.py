@@ -12,11 +12,11 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.storage.migrate import head_revision
-from bots.testing.discord_standin import StandInDiscord
-from bots.testing.slack_standin import SlackStandIn
 from tests.bots.test_slack_cli import PROXY, free_port, wait_until_listening
 from tests.helpers import REPO
 from tests.slack_harness import CHANNEL, SECRET, SlackClient, in_thread
+from tests.standins.discord_standin import StandInDiscord
+from tests.standins.slack_standin import SlackStandIn
 
 
 def test_the_procfile_has_no_interactive_entry() -> None:

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.slack_harness import ALICE, Running, rows, running_app
+from tests.standins.slack_standin import TEAM_ID, SlackStandIn
 
 DM = "D0ALICE01"  # Alice's DM with the bot, where her assistant threads live
 THREAD = "1700000100.000100"

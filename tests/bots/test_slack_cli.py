@@ -10,10 +10,10 @@ import sys
 
 import aiohttp
 
-from bots.testing.slack_standin import SlackStandIn
 from tests.bots.test_cli import agentbot
 from tests.helpers import REPO
 from tests.slack_harness import CHANNEL, SECRET, SlackClient, in_thread
+from tests.standins.slack_standin import SlackStandIn
 
 PROXY = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
 

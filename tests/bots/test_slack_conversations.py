@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.data.json_source import JSONDataSource
-from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.helpers import REPO
 from tests.slack_harness import ADMIN, ADMIN_CHANNEL, ALICE, CHANNEL, in_thread, rows, running_app
+from tests.standins.slack_standin import TEAM_ID, SlackStandIn
 
 
 async def test_the_order_conversation_runs_in_one_thread(db_url: str, slack: SlackStandIn) -> None:

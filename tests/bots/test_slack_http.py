@@ -8,8 +8,8 @@ from adapters.storage.inbox import SqlInbox
 from adapters.storage.sql import SqlStore
 from agent.domain.records import InboxEvent
 from bots.slack.events import SlackEvent
-from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.slack_harness import CHANNEL, SECRET, in_thread, rows, running_app
+from tests.standins.slack_standin import TEAM_ID, SlackStandIn
 
 
 async def nothing_stored(db_url: str) -> bool:

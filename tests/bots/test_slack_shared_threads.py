@@ -15,8 +15,8 @@ import pytest
 from adapters.storage.sql import SqlStore
 from agent.conversation.session import SessionState
 from bots.slack.events import session_key
-from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.slack_harness import ALICE, CHANNEL, in_thread, rows, running_app
+from tests.standins.slack_standin import TEAM_ID, SlackStandIn
 
 BILAL, CHEN, GUEST = "U0BILAL02", "U0CHEN003", "U0GUEST99"
 PRIVACY = "I can only share details of orders on your account."

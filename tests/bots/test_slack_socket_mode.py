@@ -23,10 +23,10 @@ import pytest
 
 from bots.slack.channel import SlackChannel
 from bots.slack.serve import SlackSettings, build_slack, serve_socket_mode
-from bots.testing.slack_socket_mode import SocketModeStandIn
-from bots.testing.slack_standin import SlackStandIn
 from tests.helpers import REPO, sigkill, terminate
 from tests.slack_harness import ADMIN, ADMIN_CHANNEL, ALICE, CHANNEL, SlackClient, in_thread, rows
+from tests.standins.slack_socket_mode import SocketModeStandIn
+from tests.standins.slack_standin import SlackStandIn
 
 
 @dataclass

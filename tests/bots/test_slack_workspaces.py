@@ -14,9 +14,9 @@ import pytest
 
 from adapters.data.json_source import JSONDataSource
 from bots.slack.serve import SlackSettings
-from bots.testing.slack_standin import SlackStandIn, Workspace
 from tests.helpers import REPO
 from tests.slack_harness import ALICE, CHANNEL, SECRET, Running, in_thread, rows, running_app
+from tests.standins.slack_standin import SlackStandIn, Workspace
 
 BILAL = "U0BILAL02"  # a customer too, but installing nothing
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from bots.cli.failures import Exit, explain
-from bots.testing.slack_standin import SlackStandIn
 from tests.bots.test_cli import agentbot
 from tests.bots.test_slack_cli import PROXY
 from tests.helpers import REPO
 from tests.slack_harness import SECRET
+from tests.standins.slack_standin import SlackStandIn
 
 
 def one_line(stderr: str) -> str:

@@ -1,4 +1,4 @@
-"""`agentbot bench slack`: how fast the Slack app acks while every turn is slow.
+"""The Slack ack bench: how fast the Slack app acks while every turn is slow.
 
 The real app (bolt + aiohttp on 127.0.0.1, SQLite file, the real router) talks to the stand-in Web
 API. Each turn is made slow at the customer lookup (a CRM that takes `--turn-seconds`), then N
@@ -25,8 +25,8 @@ import aiohttp
 from adapters.data.json_source import JSONDataSource
 from bots.cli.bench_run import percentile
 from bots.slack.serve import SlackSettings, build_slack, serve_http
-from bots.testing.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
 from bots.wiring import resolve_dir
+from tests.standins.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
 
 SECRET = "bench-signing-secret"
 IN_FLIGHT = 10
@@ -138,3 +138,19 @@ def run_slack_bench(args: argparse.Namespace) -> int:
         f"after the first was sent; answers {report['answers']}, duplicates {report['duplicate_answers']}"
     )
     return 0 if report["duplicate_answers"] == 0 and report["answers"] == report["events"] else 1
+
+
+def main() -> int:
+    """`python -m tests.bench_slack` from a checkout: its stand-in servers live under tests/."""
+    parser = argparse.ArgumentParser(prog="python -m tests.bench_slack", description=__doc__.splitlines()[0])
+    parser.add_argument("--config-dir", help="a project's config/ (default: the checkout's)")
+    parser.add_argument("--data-dir", help="a project's data/ (default: the checkout's)")
+    parser.add_argument("--db-url", help="the database (default: a SQLite file in a temporary folder)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--events", type=int, default=200, help="signed events to send")
+    parser.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
+    return run_slack_bench(parser.parse_args())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

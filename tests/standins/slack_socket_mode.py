@@ -18,7 +18,7 @@ from typing import Any, Literal
 from aiohttp import WSMsgType, web
 from pydantic import BaseModel
 
-from bots.testing.slack_standin import SlackStandIn
+from tests.standins.slack_standin import SlackStandIn
 
 EnvelopeType = Literal["events_api", "interactive", "slash_commands"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bots.testing.discord_gateway import (
+from tests.standins.discord_gateway import (
     ADMIN_CHANNEL_ID,
     ADMIN_ROLE_ID,
     APP_ID,

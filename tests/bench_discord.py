@@ -1,4 +1,4 @@
-"""`agentbot bench discord`: how fast /ask is deferred while slow turns run, through the real discord.py.
+"""The Discord defer bench: how fast /ask is deferred while slow turns run, through the real discord.py.
 
 The bot runs against the stand-in Discord on loopback on an SQLite file. N /ask interactions arrive
 a few milliseconds apart; every turn looks up an order through a data source that takes
@@ -22,8 +22,8 @@ from bots.alerts import AlertFanout
 from bots.app import build_app
 from bots.cli.bench_run import percentile
 from bots.discord.events import DiscordSettings
-from bots.testing.discord_standin import GUILD_ID, Call, StandInDiscord, user
 from bots.wiring import resolve_dir
+from tests.standins.discord_standin import GUILD_ID, Call, StandInDiscord, user
 
 
 class SlowData(JSONDataSource):
@@ -112,3 +112,20 @@ def run_discord_bench(args: argparse.Namespace) -> int:
         print(f"{name:<28}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['max_ms']:>10.2f}")
     print(f"wall: {report['wall_s']} s")
     return 0
+
+
+def main() -> int:
+    """`python -m tests.bench_discord` from a checkout: its stand-in servers live under tests/."""
+    parser = argparse.ArgumentParser(prog="python -m tests.bench_discord", description=__doc__.splitlines()[0])
+    parser.add_argument("--config-dir", help="a project's config/ (default: the checkout's)")
+    parser.add_argument("--data-dir", help="a project's data/ (default: the checkout's)")
+    parser.add_argument("--db-url", help="the database (default: a SQLite file in a temporary folder)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
+    parser.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
+    parser.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
+    return run_discord_bench(parser.parse_args())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
