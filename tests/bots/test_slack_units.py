@@ -8,7 +8,7 @@ from slack_sdk.signature import SignatureVerifier
 from agent.errors import ConfigError
 from bots.slack.commands import parse, resume_target
 from bots.slack.delivery import button_blocks, escape, split
-from bots.slack.events import from_message, inbound_text
+from bots.slack.events import Address, address, from_message, inbound_text
 from bots.slack.mrkdwn import to_mrkdwn
 from bots.slack.serve import SlackSettings
 from tests.slack_harness import sign
@@ -71,6 +71,14 @@ def body(**event: object) -> dict:
     return {"team_id": "T1", "event_id": "Ev1", "event": base | event}
 
 
+def where(body: dict) -> Address:
+    """The address of a body as bolt's own request parsing reads it into a context."""
+    from slack_bolt.context.async_context import AsyncBoltContext
+    from slack_bolt.request.internals import build_context
+
+    return address(body, build_context(AsyncBoltContext(), body))
+
+
 @pytest.mark.parametrize(
     "event",
     [
@@ -82,15 +90,17 @@ def body(**event: object) -> dict:
     ],
 )
 def test_what_is_not_a_person_talking_is_ignored(event: dict) -> None:
-    assert from_message(body(**event), "UBOT", mention=False) is None
+    assert from_message(body(**event), "UBOT", mention=False, where=where(body(**event))) is None
 
 
 def test_threads_and_dms_map_to_sessions() -> None:
-    top = from_message(body(), "UBOT", mention=True)
+    top = from_message(body(), "UBOT", mention=True, where=where(body()))
     assert top is not None and (top.session_key, top.reply_ts) == ("slack:T1:C1:1.000001", "1.000001")
-    reply = from_message(body(ts="1.000009", thread_ts="1.000001"), "UBOT", mention=False)
+    reply_body = body(ts="1.000009", thread_ts="1.000001")
+    reply = from_message(reply_body, "UBOT", mention=False, where=where(reply_body))
     assert reply is not None and reply.session_key == "slack:T1:C1:1.000001" and reply.in_thread
-    dm = from_message(body(channel="D1", channel_type="im"), "UBOT", mention=False)
+    dm_body = body(channel="D1", channel_type="im")
+    dm = from_message(dm_body, "UBOT", mention=False, where=where(dm_body))
     assert dm is not None and (dm.session_key, dm.reply_ts) == ("slack:T1:D1:dm", None)
 
 
@@ -193,7 +203,7 @@ def test_a_button_naming_another_workspaces_conversation_is_not_a_click() -> Non
         "message": {"ts": "1.2", "text": "Refund?"},
         "actions": [{"action_id": "agentbot_confirm", "value": "slack:T0AAAAAAA:C1:1.1#abc"}],
     }
-    assert from_button(body) is None
+    assert from_button(body, where(body)) is None
     body["team"] = {"id": "T0AAAAAAA"}
-    ev = from_button(body)
+    ev = from_button(body, where(body))
     assert ev is not None and ev.session_key == "slack:T0AAAAAAA:C1:1.1" and ev.action_hash == "abc"
