@@ -62,6 +62,11 @@ def resume_target(arg: str, channel: str, thread_ts: str | None) -> tuple[str, s
     return None
 
 
+async def _unanswerable(text: str) -> None:
+    """`respond` for a command Slack sent without a response_url: the answer has nowhere to go."""
+    log.warning("slack: a command without a response_url; not answered: %s", text[:80])
+
+
 def _field(body: dict[str, Any], name: str) -> str:
     value = body.get(name)
     return value if isinstance(value, str) else ""
@@ -92,6 +97,11 @@ class SlashCommand:
             await ack(text=HELP.format(command=self.ch.options.command))
             return
         await ack()
+        if not user or not where.team:
+            log.warning("slack: %s without a user or workspace; nothing to do", _field(body, "command") or "a command")
+            return
+        if not _field(body, "response_url"):
+            respond = _unanswerable
         caller = SlackEvent(
             key="", kind="command", channel=channel, user=user, text="", root_ts="", reply_ts=None, **where.model_dump()
         )
