@@ -250,7 +250,7 @@ slack_assistant_threads = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 # One row per workspace (or Enterprise Grid org) that installed the app through OAuth: its bot
-# token, who the bot is there, and the admin channel an admin set for it. Uninstalling deletes it.
+# token and who the bot is there. Uninstalling deletes it.
 slack_installations = Table(
     "slack_installations",
     metadata,
@@ -261,8 +261,19 @@ slack_installations = Table(
     Column("bot_user_id", String(32)),
     Column("bot_token", Text, nullable=False),
     Column("installation", Text, nullable=False),  # slack_sdk's Installation, as JSON
-    Column("admin_channel", String(64)),
     Column("installed_at", UTCDateTime, nullable=False),
+)
+# What one workspace of an OAuth install has of its own (migration 0008_slack_org_workspaces): the
+# admin channel set there, the Grid org it belongs to (so an alert about its conversation finds an
+# org-wide install's token), and when an org-wide install lost access to it. Deleted with the install.
+slack_workspaces = Table(
+    "slack_workspaces",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("enterprise_id", String(32)),
+    Column("admin_channel", String(64)),
+    Column("revoked_at", UTCDateTime),
+    Column("updated_at", UTCDateTime, nullable=False),
 )
 # OAuth `state` values handed to browsers starting an install; each is consumed once.
 slack_oauth_states = Table(

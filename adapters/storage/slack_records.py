@@ -1,4 +1,4 @@
-"""Slack's records in the bot's own database: assistant thread contexts, installations, OAuth states.
+"""Slack's records in the bot's own database: assistant thread contexts, installations, workspaces, OAuth states.
 
 Plain rows and units of work on the session store's runner; the bolt-facing stores that speak
 slack_sdk's models sit in `bots/slack/` and translate to and from these.
@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import Connection, delete, select, update
 
-from adapters.storage.schema import slack_assistant_threads, slack_installations, slack_oauth_states
+from adapters.storage.schema import slack_assistant_threads, slack_installations, slack_oauth_states, slack_workspaces
 from adapters.storage.writes import upsert
 from agent.domain.types import utcnow
 from agent.interfaces import Database
@@ -24,6 +24,10 @@ def team_key(team_id: str | None, enterprise_id: str | None = None, *, org_wide:
     return f"{enterprise_id or '-'}:-" if org_wide else f"-:{team_id or '-'}"
 
 
+def is_org_key(key: str) -> bool:
+    return key.endswith(":-") and not key.startswith("-:")
+
+
 class InstallationRow(BaseModel):
     team_key: str  # team_key(): "-:<team id>", or "<enterprise id>:-" for an org-wide install
     enterprise_id: str | None = None
@@ -32,8 +36,20 @@ class InstallationRow(BaseModel):
     bot_user_id: str | None = None
     bot_token: str
     installation: dict[str, Any]  # slack_sdk's Installation.to_dict(), timestamps as epoch seconds
-    admin_channel: str | None = None
     installed_at: datetime
+
+    @property
+    def org_wide(self) -> bool:
+        return is_org_key(self.team_key)
+
+
+class WorkspaceRow(BaseModel):
+    """One workspace's own settings under an install (its own, or its org's org-wide one)."""
+
+    team_id: str
+    enterprise_id: str | None = None
+    admin_channel: str | None = None
+    revoked_at: datetime | None = None  # an org-wide install lost access to this workspace
 
 
 class SlackRecords:
@@ -82,8 +98,8 @@ class SlackRecords:
     # Installations
 
     async def save_installation(self, row: InstallationRow) -> None:
-        """The workspace's newest install replaces the last one; its admin channel stays."""
-        values = row.model_dump(exclude={"admin_channel"})
+        """The workspace's newest install replaces the last one; its workspaces' settings stay."""
+        values = row.model_dump()
         values["installation"] = json.dumps(row.installation)
 
         def unit(conn: Connection) -> None:
@@ -101,19 +117,59 @@ class SlackRecords:
         return await self._run(unit, what="read a Slack installation")  # type: ignore[no-any-return]
 
     async def delete_installation(self, key: str) -> bool:
+        """Forget an install and what its workspaces had of their own (every workspace of an org's)."""
+
         def unit(conn: Connection) -> bool:
-            return bool(conn.execute(delete(slack_installations).where(slack_installations.c.team_key == key)).rowcount)
+            row = conn.execute(select(slack_installations).where(slack_installations.c.team_key == key)).first()
+            if row is None:
+                return False
+            conn.execute(delete(slack_installations).where(slack_installations.c.team_key == key))
+            ws = slack_workspaces.c
+            if is_org_key(key):
+                conn.execute(delete(slack_workspaces).where(ws.enterprise_id == row.enterprise_id))
+            elif row.team_id:
+                conn.execute(delete(slack_workspaces).where(ws.team_id == row.team_id))
+            return True
 
         return await self._run(unit, what="delete a Slack installation")  # type: ignore[no-any-return]
 
-    async def set_admin_channel(self, key: str, channel: str) -> bool:
-        def unit(conn: Connection) -> bool:
-            done = conn.execute(
-                update(slack_installations).where(slack_installations.c.team_key == key).values(admin_channel=channel)
-            )
-            return bool(done.rowcount)
+    # Workspaces
 
-        return await self._run(unit, what="set a workspace's admin channel")  # type: ignore[no-any-return]
+    async def workspace(self, team_id: str) -> WorkspaceRow | None:
+        def unit(conn: Connection) -> WorkspaceRow | None:
+            r = conn.execute(select(slack_workspaces).where(slack_workspaces.c.team_id == team_id)).first()
+            return WorkspaceRow.model_validate(r._asdict()) if r is not None else None
+
+        return await self._run(unit, what="read a Slack workspace")  # type: ignore[no-any-return]
+
+    async def set_admin_channel(self, team_id: str, enterprise_id: str | None, channel: str) -> None:
+        values = {"team_id": team_id, "enterprise_id": enterprise_id, "admin_channel": channel, "updated_at": utcnow()}
+
+        def unit(conn: Connection) -> None:
+            upsert(conn, slack_workspaces, "team_id", values)
+
+        await self._run(unit, what="set a workspace's admin channel")
+
+    async def set_access(self, team_ids: list[str], enterprise_id: str, *, revoked: bool) -> None:
+        """An org-wide install lost (or regained) access to some of its org's workspaces."""
+        now = utcnow()
+
+        def unit(conn: Connection) -> None:
+            for team_id in team_ids:
+                ws = slack_workspaces.c
+                done = conn.execute(
+                    update(slack_workspaces)
+                    .where(ws.team_id == team_id)
+                    .values(enterprise_id=enterprise_id, revoked_at=now if revoked else None, updated_at=now)
+                )
+                if done.rowcount == 0 and revoked:
+                    conn.execute(
+                        slack_workspaces.insert().values(
+                            team_id=team_id, enterprise_id=enterprise_id, revoked_at=now, updated_at=now
+                        )
+                    )
+
+        await self._run(unit, what="record a Slack org's access to its workspaces")
 
     # OAuth states
 

@@ -1,12 +1,17 @@
 """The Slack channel: bolt's AsyncApp listeners ack, store the event once, and run it in order.
 
 Request path: Slack (HTTP or a Socket Mode envelope) -> bolt (signature, authorize: the single
-token's auth.test or the workspace's OAuth installation) -> installed-workspace check -> bolt's
+token's auth.test or the OAuth installation bolt finds from the event's `authorizations`, which in
+a Slack Connect channel may differ from its outer team) -> installed-workspace check -> bolt's
 AsyncAssistant for assistant threads, `_accept_events` for every other event, listeners for
-commands and clicks -> translate to a SlackEvent -> `Dispatcher.submit` (stored by event_id /
-command trigger / clicked message; duplicates dropped) -> ack -> later, per session in arrival
-order, with the workspace's client: Interaction -> `router.handle` -> ThreadReply (or, in an
-assistant thread, AssistantThreadReply: the status line, then the thread).
+commands and clicks -> translate to a SlackEvent addressed like bolt's context (`events.address`:
+the answering install, the conversation's workspace, the speaker's side) -> `Dispatcher.submit`
+(stored by event_id / command trigger / clicked message; duplicates dropped) -> ack -> later, per
+session in arrival order, with the workspace's client: Interaction -> `router.handle` ->
+ThreadReply (or, in an assistant thread, AssistantThreadReply: the status line, then the thread).
+
+Every body is read defensively: a field of an unexpected type reads as absent, so a body this app
+does not handle reaches bolt's own answer (an ack, or 404 for a request no listener takes).
 """
 
 from __future__ import annotations
@@ -34,13 +39,17 @@ from bots.slack.events import (
     BUTTON_ACTION,
     CLAIM_ACTION,
     RESUME_ACTION,
+    Address,
     SlackEvent,
+    address,
     from_assistant_message,
     from_button,
     from_control,
     from_message,
     from_thread_started,
     mentions_bot,
+    object_of,
+    text_of,
 )
 from bots.slack.threads import bot_in_thread, thread_history
 from bots.slack.workspaces import Workspace, Workspaces
@@ -145,23 +154,25 @@ class SlackChannel:
     async def _only_installed_workspaces(self, context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
         from slack_bolt.response import BoltResponse
 
-        team = context.team_id
-        if team and await self.workspaces.get(team) is None:
+        team, enterprise = context.team_id or "", context.enterprise_id or ""
+        if (team or enterprise) and await self.workspaces.get(team, enterprise) is None:
             # Acked (so Slack does not retry) and otherwise ignored: the app does not serve that workspace.
-            log.warning("ignoring a request for unknown workspace %s", team)
+            log.warning("ignoring a request for unknown workspace %s", team or enterprise)
             return BoltResponse(status=200, body="")
         return await next()
 
     async def _acked(self) -> None:
         """An assistant listener's own work: none; its middleware stored the event, bolt acks it."""
 
-    async def _accept_thread_started(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
-        ev = from_thread_started(body)
-        context = ((body.get("event") or {}).get("assistant_thread") or {}).get("context") or {}
+    async def _accept_thread_started(
+        self, body: dict[str, Any], context: Any, next: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        ev = from_thread_started(body, address(body, context))
+        context_of_thread = object_of(object_of(object_of(body.get("event")).get("assistant_thread")).get("context"))
         try:
             if ev is not None:
                 # Kept before the ack: the thread's first message must find it an assistant thread.
-                await self.records.save_thread_context(ev.channel, ev.root_ts, context)
+                await self.records.save_thread_context(ev.channel, ev.root_ts, dict(context_of_thread))
             await self._submit(ev)
         except StorageError:
             return self._not_stored(body)
@@ -170,13 +181,17 @@ class SlackChannel:
     async def _in_assistant_thread(self, body: dict[str, Any]) -> bool:
         """A DM thread is an assistant thread when Slack told the bot it started; other DM
         threads stay ordinary conversations."""
-        event = body.get("event") or {}
-        return await self.records.thread_context(event.get("channel", ""), event.get("thread_ts", "")) is not None
+        event = object_of(body.get("event"))
+        channel, thread_ts = text_of(event.get("channel")), text_of(event.get("thread_ts"))
+        return bool(channel and thread_ts) and await self.records.thread_context(channel, thread_ts) is not None
 
-    async def _accept_assistant_message(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
-        ws = await self.workspaces.get(body.get("team_id") or "")
+    async def _accept_assistant_message(
+        self, body: dict[str, Any], context: Any, next: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        where = address(body, context)
+        ws = await self.workspaces.get(where.team, where.enterprise)
         try:
-            await self._submit(from_assistant_message(body, ws.me.user_id if ws else ""))
+            await self._submit(from_assistant_message(body, ws.me.user_id if ws else "", where))
         except StorageError:
             return self._not_stored(body)
         return await next()  # bolt acks after this
@@ -188,7 +203,7 @@ class SlackChannel:
         log.exception("could not store slack event %s; asking Slack to retry", body.get("event_id"))
         return BoltResponse(status=503, body="")
 
-    async def _accept_events(self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]) -> Any:
+    async def _accept_events(self, body: dict[str, Any], context: Any, next: Callable[[], Awaitable[Any]]) -> Any:
         """Events API deliveries are stored here and then answered 200 by this middleware.
 
         Storing before the 200 turns Slack's at-least-once delivery into exactly-once: if the
@@ -200,27 +215,36 @@ class SlackChannel:
 
         if body.get("type") != "event_callback":
             return await next()
-        event = body.get("event") or {}
-        ws = await self.workspaces.get(body.get("team_id") or "")
-        if ws is None:
-            return BoltResponse(status=200, body="")  # no workspace named: acked, nothing to answer
+        event = object_of(body.get("event"))
+        kind = event.get("type")
+        where = address(body, context)
+        ws = await self.workspaces.get(where.team, where.enterprise)
+        if ws is None and kind not in ("app_uninstalled", "tokens_revoked", "team_access_revoked"):
+            return BoltResponse(status=200, body="")  # no workspace served: acked, nothing to answer
         try:
-            if event.get("type") == "app_mention":
-                await self._submit(from_message(body, ws.me.user_id, mention=True))
-            elif event.get("type") == "message":
-                await self._on_message(body, ws)
-            elif event.get("type") in ("app_uninstalled", "tokens_revoked"):
-                await self._forget(body)
+            if kind in ("app_mention", "message") and ws is not None:
+                if not text_of(event.get("channel")):
+                    log.warning(
+                        "slack: a %s event without a channel (%s); nothing to answer", kind, body.get("event_id")
+                    )
+                elif kind == "app_mention":
+                    await self._submit(from_message(body, ws.me.user_id, mention=True, where=where))
+                else:
+                    await self._on_message(body, ws, where)
+            elif kind in ("app_uninstalled", "tokens_revoked"):
+                await self._forget(body, where)
+            elif kind in ("team_access_revoked", "team_access_granted"):
+                await self._access(body, where)
         except StorageError:
             return self._not_stored(body)
         return BoltResponse(status=200, body="")
 
-    async def _on_message(self, body: dict[str, Any], ws: Workspace) -> None:
-        event = body.get("event") or {}
+    async def _on_message(self, body: dict[str, Any], ws: Workspace, where: Address) -> None:
+        event = object_of(body.get("event"))
         is_dm = event.get("channel_type") == "im"
         if mentions_bot(body, ws.me.user_id) and not is_dm:
             return  # the app_mention event for the same message answers it
-        ev = from_message(body, ws.me.user_id, mention=False)
+        ev = from_message(body, ws.me.user_id, mention=False, where=where)
         if ev is None:
             return
         if is_dm or (
@@ -228,27 +252,44 @@ class SlackChannel:
         ):
             await self._submit(ev)
 
-    async def _forget(self, body: dict[str, Any]) -> None:
-        """app_uninstalled, or tokens_revoked for the bot: the workspace's tokens are deleted, so
-        its events stop being answered; a single configured token is only reported."""
-        event, team = body.get("event") or {}, body.get("team_id") or ""
-        if event.get("type") == "tokens_revoked" and not (event.get("tokens") or {}).get("bot"):
-            log.warning("slack: user tokens revoked in workspace %s (the bot's token stays)", team)
+    async def _forget(self, body: dict[str, Any], where: Address) -> None:
+        """app_uninstalled, or tokens_revoked for the bot: the install's tokens are deleted (an
+        org-wide install's for its whole org, a workspace's for that workspace), so its events stop
+        being answered; a single configured token is only reported."""
+        event = object_of(body.get("event"))
+        kind, scope = event.get("type"), (f"org {where.enterprise}" if where.org_wide else f"workspace {where.team}")
+        if kind == "tokens_revoked" and not object_of(event.get("tokens")).get("bot"):
+            log.warning("slack: user tokens revoked in %s (the bot's token stays)", scope)
             return
         installations = self.bolt.installation_store
         if installations is None:
-            log.warning("slack: %s in workspace %s; SLACK_BOT_TOKEN no longer works there", event.get("type"), team)
+            log.warning("slack: %s in %s; SLACK_BOT_TOKEN no longer works there", kind, scope)
             return
-        await installations.async_delete_all(enterprise_id=body.get("enterprise_id"), team_id=team or None)
-        log.warning("slack: %s in workspace %s; its installation and tokens are deleted", event.get("type"), team)
+        if where.org_wide:
+            await installations.async_delete_all(enterprise_id=where.enterprise, team_id=None)
+        else:
+            await installations.async_delete_all(enterprise_id=where.enterprise or None, team_id=where.team or None)
+        log.warning("slack: %s in %s; its installation and tokens are deleted", kind, scope)
 
-    async def _on_button(self, ack: Any, body: dict[str, Any]) -> None:
-        await self._submit(from_button(body))  # stored first, like events: the click is never lost
+    async def _access(self, body: dict[str, Any], where: Address) -> None:
+        """An org-wide install's access to some of its org's workspaces was revoked (or granted again)."""
+        event = object_of(body.get("event"))
+        listed = event.get("team_ids")
+        teams = [t for t in listed if isinstance(t, str) and t] if isinstance(listed, list) else []
+        revoked = event.get("type") == "team_access_revoked"
+        if not teams or not where.enterprise or self.bolt.installation_store is None:
+            return
+        await self.records.set_access(teams, where.enterprise, revoked=revoked)
+        verb = "no longer serves" if revoked else "serves again"
+        log.warning("slack: the org-wide install of %s %s workspaces %s", where.enterprise, verb, ", ".join(teams))
+
+    async def _on_button(self, ack: Any, body: dict[str, Any], context: Any) -> None:
+        await self._submit(from_button(body, address(body, context)))  # stored first, like events: never lost
         await ack()
 
-    async def _on_control(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
-        ev = from_control(body)
-        if ev is not None and not await self.is_admin(ev.team, ev.user):
+    async def _on_control(self, ack: Any, body: dict[str, Any], context: Any, respond: Any) -> None:
+        ev = from_control(body, address(body, context))
+        if ev is not None and not await self.is_admin(ev):
             await ack()
             await respond(text="Only agentbot admins can do that.", replace_original=False)
             return
@@ -263,18 +304,24 @@ class SlackChannel:
         event = InboxEvent(key=ev.key, session_key=ev.session_key, payload=ev.model_dump(), written_at=written)
         await self.dispatcher.submit(event)
 
-    async def is_admin(self, team: str, user: str) -> bool:
-        """SLACK_ADMIN_USERS anywhere, and in an OAuth workspace the person who installed the app."""
-        ws = await self.workspaces.get(team)
-        return user in self.options.admins or (ws is not None and user in ws.admins)
+    async def is_admin(self, ev: SlackEvent) -> bool:
+        """SLACK_ADMIN_USERS anywhere, and in an OAuth workspace the person who installed the app;
+        never someone of another organisation (a Slack Connect channel)."""
+        if ev.outsider:
+            return False
+        ws = await self.workspaces.get(ev.team, ev.enterprise)
+        return ev.user in self.options.admins or (ws is not None and ev.user in ws.admins)
 
     # Work: one stored event, run by the dispatcher in its session's order.
 
     async def run(self, event: InboxEvent) -> None:
         ev = SlackEvent.model_validate(event.payload)
-        ws = await self.workspaces.get(ev.team)
+        ws = await self.workspaces.get(ev.team, ev.enterprise)
         if ws is None:
             log.warning("dropping event %s: the app is no longer installed in workspace %s", ev.key, ev.team)
+            return
+        if not ev.channel:
+            log.warning("dropping event %s: it names no channel to answer in", ev.key)
             return
         thread = ThreadReply(ws.client, ev.channel, ev.reply_ts, ev.session_key, ev.user)
         viewing = await self._assistant_thread(ev)
@@ -291,7 +338,7 @@ class SlackChannel:
             await self._control(ev, ws, reply)
             return
         resume = ev.kind == "message" and ev.text.lower() in ("resume", "resume bot")
-        if resume and await self.is_admin(ev.team, ev.user):
+        if resume and await self.is_admin(ev):
             await self._control(ev.model_copy(update={"action": "release"}), ws, reply)
             return
         interaction = await self._interaction(ev, ws, viewing)
@@ -301,8 +348,8 @@ class SlackChannel:
         """The event as the router reads it: who is asking (a customer of this workspace, or
         nobody known), where, and the thread's earlier messages when the bot joins one."""
         customer = await self.data.find_customer("slack", ev.user)
-        if customer and customer.get("slack_team_id") not in (None, ev.team):
-            customer = None  # the same user id in another workspace is someone else
+        if customer and not speaks_for(customer.get("slack_team_id"), ev):
+            customer = None  # the same user id elsewhere is someone else: a guest here
         return Interaction(
             id=ev.key,
             text=ev.text,
@@ -406,6 +453,16 @@ class SlackChannel:
             return []
         saved, _ = await self.store.load(ev.session_key, 0)
         return [] if saved is not None else await thread_history(ws.client, ev, ws.me)
+
+
+def speaks_for(mapped: Any, ev: SlackEvent) -> bool:
+    """Whether the speaker is the customer whose record names the Slack team `mapped` (None: any
+    workspace this app serves). Someone of another organisation (a Slack Connect channel) is a
+    customer only where the record names their own workspace or org: nobody outside acts for a
+    customer inside."""
+    if ev.outsider:
+        return bool(mapped) and mapped == ev.speaker_team
+    return mapped in (None, "", ev.team) or (bool(ev.enterprise) and mapped == ev.enterprise)
 
 
 def _seconds(ts: str) -> float | None:

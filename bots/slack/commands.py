@@ -12,7 +12,7 @@ from adapters.storage.stats import DailyStats, today
 from agent.domain.types import OutboundMessage
 from agent.errors import StorageError
 from bots.slack.delivery import ThreadReply, asked_blocks, escape
-from bots.slack.events import SlackEvent
+from bots.slack.events import Address, SlackEvent, address
 
 if TYPE_CHECKING:
     from bots.slack.channel import SlackChannel
@@ -62,6 +62,16 @@ def resume_target(arg: str, channel: str, thread_ts: str | None) -> tuple[str, s
     return None
 
 
+async def _unanswerable(text: str) -> None:
+    """`respond` for a command Slack sent without a response_url: the answer has nowhere to go."""
+    log.warning("slack: a command without a response_url; not answered: %s", text[:80])
+
+
+def _field(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    return value if isinstance(value, str) else ""
+
+
 def status_text(provider: str, database: str, stats: DailyStats, open_events: int) -> str:
     return (
         "*agentbot status*\n"
@@ -79,50 +89,62 @@ class SlashCommand:
     def __init__(self, channel: SlackChannel):
         self.ch = channel
 
-    async def on_command(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
-        cmd = parse(body.get("text") or "")
-        user, channel, team = body.get("user_id", ""), body.get("channel_id", ""), body.get("team_id", "")
+    async def on_command(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
+        cmd = parse(_field(body, "text"))
+        user, channel = _field(body, "user_id"), _field(body, "channel_id")
+        where = address(body, context)
         if cmd.verb == "help":
             await ack(text=HELP.format(command=self.ch.options.command))
             return
         await ack()
-        if cmd.verb in ("status", "resume", "admin-channel") and not await self.ch.is_admin(team, user):
+        if not user or not where.team:
+            log.warning("slack: %s without a user or workspace; nothing to do", _field(body, "command") or "a command")
+            return
+        if not _field(body, "response_url"):
+            respond = _unanswerable
+        caller = SlackEvent(
+            key="", kind="command", channel=channel, user=user, text="", root_ts="", reply_ts=None, **where.model_dump()
+        )
+        if cmd.verb in ("status", "resume", "admin-channel") and not await self.ch.is_admin(caller):
             await respond(text=f"`{self.ch.options.command} {cmd.verb}` is for agentbot admins.")
         elif cmd.verb == "admin-channel":
-            if await self.ch.workspaces.set_admin_channel(team, channel):
-                log.warning("slack: workspace %s sends admin alerts to %s (set by %s)", team, channel, user)
+            ws = await self.ch.workspaces.get(where.team, where.enterprise)
+            if not channel or ws is None:
+                await respond(text="I can't tell which channel this is.")
+            elif await self.ch.workspaces.set_admin_channel(ws, channel):
+                log.warning("slack: workspace %s sends admin alerts to %s (set by %s)", where.team, channel, user)
                 await respond(text=f"Admin alerts for this workspace now go to <#{channel}>.")
             else:
                 await respond(text="This install's admin channel is set by SLACK_ADMIN_CHANNEL.")
         elif cmd.verb == "status":
             await respond(text=await self._status())
         elif cmd.verb == "resume":
-            target = resume_target(cmd.text, channel, body.get("thread_ts"))
+            target = resume_target(cmd.text, channel, _field(body, "thread_ts") or None)
             if target is None:
                 await respond(text=f"Which thread? `{self.ch.options.command} resume <link to the thread>`")
                 return
-            ev = SlackEvent(
-                key=f"command:{body.get('trigger_id', '')}",
-                kind="control",
-                team=team,
-                channel=target[0],
-                user=user,
-                text="release",
-                root_ts=target[1],
-                reply_ts=target[1],
-                action="release",
-                user_name=body.get("user_name", ""),
-                response_url=body.get("response_url", ""),
+            ev = caller.model_copy(
+                update={
+                    "key": f"command:{_field(body, 'trigger_id')}",
+                    "kind": "control",
+                    "channel": target[0],
+                    "text": "release",
+                    "root_ts": target[1],
+                    "reply_ts": target[1],
+                    "action": "release",
+                    "user_name": _field(body, "user_name"),
+                    "response_url": _field(body, "response_url"),
+                }
             )
             await self.ch._submit(ev)  # the outcome goes to the admin through response_url
         else:
-            await self._ask(cmd.text, body, respond)
+            await self._ask(cmd.text, body, where, respond)
 
-    async def _ask(self, text: str, body: dict[str, Any], respond: Any) -> None:
+    async def _ask(self, text: str, body: dict[str, Any], where: Address, respond: Any) -> None:
         """`/agentbot <text>`: the request becomes a channel message and the answer its thread."""
-        user, channel = body.get("user_id", ""), body.get("channel_id", "")
-        ws = await self.ch.workspaces.get(body.get("team_id", ""))
-        if ws is None:
+        user, channel = _field(body, "user_id"), _field(body, "channel_id")
+        ws = await self.ch.workspaces.get(where.team, where.enterprise)
+        if ws is None or not channel:
             return  # not served here; bolt refused it before this for an unknown workspace
         try:
             root = await ws.client.chat_postMessage(
@@ -134,15 +156,15 @@ class SlashCommand:
             return
         ts = str(root.get("ts", ""))
         ev = SlackEvent(
-            key=f"command:{body.get('trigger_id') or ts}",
+            key=f"command:{_field(body, 'trigger_id') or ts}",
             kind="command",
-            team=body.get("team_id", ""),
             channel=channel,
             user=user,
             text=text,
             root_ts=ts,
             reply_ts=ts,
             ts=ts,
+            **where.model_dump(),
         )
         try:
             await self.ch._submit(ev)

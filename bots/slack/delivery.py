@@ -8,6 +8,7 @@ while a slow tool ran is pinged when the answer lands, and the thread keeps the 
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -15,6 +16,8 @@ from agent.domain.types import OutboundMessage
 from agent.turn.text import visible
 from bots.delivery import split_text
 from bots.slack.mrkdwn import to_mrkdwn
+
+log = logging.getLogger("agentbot.slack")
 
 METADATA_EVENT = "agentbot_message"  # Slack message metadata type naming our outbound ids
 
@@ -121,6 +124,12 @@ class ThreadReply:
         await self.deliver(message, recovering=False)
 
     async def deliver(self, message: OutboundMessage, *, recovering: bool) -> str:
+        if not self.channel:
+            log.warning("slack: message %s has no channel to go to; not sent", message.id)
+            return ""
+        if message.private and self.user:
+            await self._whisper(message)
+            return ""
         chunks = split(to_mrkdwn(message.text, escape))
         seen = await self.posted_ids() if recovering and message.id else {}
         ts = ""
@@ -138,14 +147,27 @@ class ThreadReply:
                 kwargs["metadata"] = {"event_type": METADATA_EVENT, "event_payload": {"id": part_id}}
             if last and message.buttons:
                 kwargs["blocks"] = button_blocks(chunk, list(message.buttons), self.session_key, message.action_hash)
-            if message.private and self.user:
-                kwargs.pop("metadata", None)
-                await self.client.chat_postEphemeral(user=self.user, **kwargs)
-                continue
             response = await self.client.chat_postMessage(**kwargs)
             ts = str(response.get("ts", ""))
             self.posted.append(ts)
         return ts
+
+    async def _whisper(self, message: OutboundMessage) -> None:
+        """A private notice (chat.postEphemeral), which has no `mrkdwn` switch: its text is escaped
+        but not converted to mrkdwn, and shown through a plain-text block, so nothing in it can
+        format, link or mention."""
+        chunks = split(escape(message.text))
+        for i, chunk in enumerate(chunks):
+            buttons: list[str] = list(message.buttons) if i == len(chunks) - 1 else []
+            blocks = (
+                button_blocks(chunk, buttons, self.session_key, message.action_hash)
+                if buttons
+                else [{"type": "section", "text": plain(chunk)}]
+            )
+            kwargs: dict[str, Any] = {"channel": self.channel, "user": self.user, "text": chunk, "blocks": blocks}
+            if self.thread_ts:
+                kwargs["thread_ts"] = self.thread_ts
+            await self.client.chat_postEphemeral(**kwargs)
 
     async def posted_ids(self) -> dict[str, str]:
         """Outbound part id -> ts of what this bot already posted where this reply posts."""

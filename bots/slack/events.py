@@ -26,6 +26,64 @@ _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _LINK = re.compile(r"<([^<>|]+)\|([^<>]+)>|<([^<>|]+)>")
 
 
+class Address(BaseModel):
+    """Which installation answers a delivery, the workspace its conversation belongs to, and where
+    the speaker comes from. Read from bolt's context (which bolt reads from the event's
+    `authorizations`, not its outer `team_id`: in a Slack Connect channel that can be the other
+    organisation's) and from the body where bolt leaves a gap (an org-wide install's events name
+    no team in their authorization)."""
+
+    team: str  # the workspace the conversation is in: the session key's team
+    enterprise: str = ""  # the Enterprise Grid org of the answering install ("" outside Grid)
+    org_wide: bool = False  # answered by an org-wide install: the org's token, in one of its workspaces
+    speaker_team: str = ""  # the speaker's own workspace (or org), as Slack names it; "" if unknown
+    outsider: bool = False  # the speaker belongs to another organisation (a Slack Connect channel)
+
+
+def address(body: dict[str, Any], context: Any) -> Address:
+    """The `Address` of a delivery bolt has read into `context` (a BoltContext)."""
+    enterprise = text_of(context.get("enterprise_id"))
+    org_wide = bool(context.get("is_enterprise_install"))
+    team = text_of(context.get("team_id"))
+    if not team:
+        # An org-wide install's authorization names the org only; the workspace is the outer team
+        # when it is one of this org's, or the one Slack gives as the event's context.
+        if text_of(body.get("enterprise_id")) == enterprise and text_of(body.get("team_id")):
+            team = text_of(body.get("team_id"))
+        elif text_of(body.get("context_enterprise_id")) == enterprise and text_of(body.get("context_team_id")):
+            team = text_of(body.get("context_team_id"))
+        else:
+            team = enterprise or text_of(body.get("team_id"))
+    user = body.get("user")
+    if isinstance(user, dict) and text_of(user.get("team_id")):
+        # Interactivity names the clicker's own workspace beside the one clicked in.
+        speaker_team, speaker_enterprise = text_of(user.get("team_id")), ""
+    else:
+        # Events: bolt's actor ids, which it reads from a shared channel's `user_team` / `team`
+        # and leaves empty when the speaker's side cannot be told.
+        speaker_team = text_of(context.get("actor_team_id"))
+        speaker_enterprise = text_of(context.get("actor_enterprise_id"))
+    inside = bool(speaker_team) and speaker_team in (team, enterprise)
+    inside = inside or bool(enterprise) and speaker_enterprise == enterprise
+    return Address(
+        team=team,
+        enterprise=enterprise,
+        org_wide=org_wide,
+        speaker_team=speaker_team or speaker_enterprise,
+        outsider=not inside,
+    )
+
+
+def text_of(value: Any) -> str:
+    """A string field of a Slack body; anything else (null, a number, an object) reads as absent."""
+    return value if isinstance(value, str) else ""
+
+
+def object_of(value: Any) -> dict[str, Any]:
+    """An object field of a Slack body; anything else reads as an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 class SlackEvent(BaseModel):
     """A Slack delivery reduced to what a turn needs; the inbox stores it as the event payload."""
 
@@ -46,6 +104,11 @@ class SlackEvent(BaseModel):
     response_url: str = ""  # a command's reply channel to the person who ran it
     action_hash: str | None = None  # a Confirm/Cancel click: the exact action the question was about
     assistant: bool = False  # a message in an assistant thread (Slack's AI-app split view)
+    # Who answers and who speaks (`Address`); the defaults read events stored before these existed.
+    enterprise: str = ""
+    org_wide: bool = False
+    speaker_team: str = ""
+    outsider: bool = False
 
     @property
     def session_key(self) -> str:
@@ -73,16 +136,18 @@ def inbound_text(text: str, bot_user_id: str) -> str:
     return " ".join(text.split())
 
 
-def from_message(body: dict[str, Any], bot_user_id: str, *, mention: bool) -> SlackEvent | None:
-    """An `app_mention` or `message` event; None for what is not a person talking."""
-    event = body.get("event") or {}
+def from_message(body: dict[str, Any], bot_user_id: str, *, mention: bool, where: Address) -> SlackEvent | None:
+    """An `app_mention` or `message` event; None for what is not a person talking (or names no channel)."""
+    event = object_of(body.get("event"))
     if event.get("bot_id") or event.get("subtype") not in USER_SUBTYPES:
         return None
-    user, text = event.get("user") or "", event.get("text") or ""
+    user, text = text_of(event.get("user")), text_of(event.get("text"))
     if not user or user == bot_user_id or not text.strip():
         return None
-    channel, ts = event.get("channel") or "", event.get("ts") or ""
-    thread_ts = event.get("thread_ts")
+    channel, ts = text_of(event.get("channel")), text_of(event.get("ts"))
+    if not channel or not ts:
+        return None  # nowhere to answer: the channel says so in its log
+    thread_ts = text_of(event.get("thread_ts"))
     is_dm = event.get("channel_type") == "im" or channel.startswith("D")
     if thread_ts:
         root, reply = thread_ts, thread_ts
@@ -92,9 +157,8 @@ def from_message(body: dict[str, Any], bot_user_id: str, *, mention: bool) -> Sl
     else:
         root, reply = ts, ts  # a top-level mention starts a thread under itself
     return SlackEvent(
-        key=body.get("event_id") or f"{channel}:{ts}",
+        key=text_of(body.get("event_id")) or f"{channel}:{ts}",
         kind="message",
-        team=body.get("team_id") or event.get("team") or "",
         channel=channel,
         user=user,
         text=inbound_text(text, bot_user_id),
@@ -102,105 +166,111 @@ def from_message(body: dict[str, Any], bot_user_id: str, *, mention: bool) -> Sl
         reply_ts=reply,
         ts=ts,
         in_thread=bool(thread_ts) and thread_ts != ts,
+        **where.model_dump(),
     )
 
 
-def from_assistant_message(body: dict[str, Any], bot_user_id: str) -> SlackEvent | None:
+def from_assistant_message(body: dict[str, Any], bot_user_id: str, where: Address) -> SlackEvent | None:
     """A person's message in an assistant thread: the thread is the conversation, the bot always
     takes part, and nothing in it predates the bot's greeting."""
-    ev = from_message(body, bot_user_id, mention=False)
+    ev = from_message(body, bot_user_id, mention=False, where=where)
     return ev.model_copy(update={"assistant": True, "in_thread": False}) if ev is not None else None
 
 
-def from_thread_started(body: dict[str, Any]) -> SlackEvent | None:
+def from_thread_started(body: dict[str, Any], where: Address) -> SlackEvent | None:
     """`assistant_thread_started`: someone opened the split view; the bot greets them."""
-    thread = (body.get("event") or {}).get("assistant_thread") or {}
-    channel, thread_ts = thread.get("channel_id") or "", thread.get("thread_ts") or ""
+    thread = object_of(object_of(body.get("event")).get("assistant_thread"))
+    channel, thread_ts = text_of(thread.get("channel_id")), text_of(thread.get("thread_ts"))
     if not channel or not thread_ts:
         return None
     return SlackEvent(
-        key=body.get("event_id") or f"assistant:{channel}:{thread_ts}",
+        key=text_of(body.get("event_id")) or f"assistant:{channel}:{thread_ts}",
         kind="assistant_started",
-        team=body.get("team_id") or (thread.get("context") or {}).get("team_id") or "",
         channel=channel,
-        user=thread.get("user_id") or "",
+        user=text_of(thread.get("user_id")),
         text="",
         root_ts=thread_ts,
         reply_ts=thread_ts,
         ts=thread_ts,
         assistant=True,
+        **where.model_dump(),
     )
 
 
 def mentions_bot(body: dict[str, Any], bot_user_id: str) -> bool:
-    return f"<@{bot_user_id}>" in ((body.get("event") or {}).get("text") or "")
+    return f"<@{bot_user_id}>" in text_of(object_of(body.get("event")).get("text"))
 
 
-def from_button(body: dict[str, Any]) -> SlackEvent | None:
+def _clicked(body: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
+    """(action id, value, channel, clicked message) of a block_actions body, read defensively."""
+    actions = body.get("actions")
+    action = object_of(actions[0]) if isinstance(actions, list) and actions else {}
+    container = object_of(body.get("container"))
+    channel = text_of(object_of(body.get("channel")).get("id")) or text_of(container.get("channel_id"))
+    return text_of(action.get("action_id")), text_of(action.get("value")), channel, object_of(body.get("message"))
+
+
+def from_button(body: dict[str, Any], where: Address) -> SlackEvent | None:
     """A Confirm / Cancel / human button click in a conversation thread."""
-    action = (body.get("actions") or [{}])[0]
-    action_id = action.get("action_id", "")
-    message = body.get("message") or {}
-    container = body.get("container") or {}
-    channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
-    message_ts = container.get("message_ts") or message.get("ts") or ""
+    action_id, value, channel, message = _clicked(body)
+    container = object_of(body.get("container"))
+    message_ts = text_of(container.get("message_ts")) or text_of(message.get("ts"))
     if action_id not in BUTTON_TEXT or not channel or not message_ts:
         return None
-    thread_ts = message.get("thread_ts") or container.get("thread_ts")
-    team = (body.get("team") or {}).get("id") or ""
+    thread_ts = text_of(message.get("thread_ts")) or text_of(container.get("thread_ts"))
+    team = where.team
     # The button's value carries the session the question belongs to (set when it was posted) and,
     # for Confirm/Cancel, the action it asked about.
-    value, action_hash = (action.get("value") or "").partition("#")[::2]
-    parsed = parse_session_key(value)
+    session, _, action_hash = value.partition("#")
+    parsed = parse_session_key(session)
     if parsed and parsed[0] != team:
         return None  # a button names a conversation of another workspace: not this click's to answer
-    root = parsed[2] if parsed else (thread_ts or "")
-    user = (body.get("user") or {}).get("id") or ""
+    root = parsed[2] if parsed else thread_ts
+    user = object_of(body.get("user"))
+    user_id = text_of(user.get("id"))
     return SlackEvent(
         # One answer per person per question: a double click is a duplicate; someone else's click
         # is theirs (and refused by the router), so it cannot use up the requester's answer.
-        key=f"button:{team}:{channel}:{message_ts}:{user}",
+        key=f"button:{team}:{channel}:{message_ts}:{user_id}",
         kind="button",
-        team=team,
         channel=channel,
-        user=user,
+        user=user_id,
         text=BUTTON_TEXT[action_id],
         root_ts=root,
         reply_ts=root or None,
         ts=message_ts,
         action=action_id,
-        user_name=(body.get("user") or {}).get("username") or (body.get("user") or {}).get("name") or "",
-        question=message.get("text") or "",
+        user_name=text_of(user.get("username")) or text_of(user.get("name")),
+        question=text_of(message.get("text")),
         origin_channel=channel,
         action_hash=action_hash or None,
+        **where.model_dump(),
     )
 
 
-def from_control(body: dict[str, Any]) -> SlackEvent | None:
+def from_control(body: dict[str, Any], where: Address) -> SlackEvent | None:
     """An admin's Claim / Resume bot click on a handoff alert; the value names the conversation."""
-    action = (body.get("actions") or [{}])[0]
-    action_id = action.get("action_id", "")
-    parsed = parse_session_key(action.get("value") or "")
-    container = body.get("container") or {}
-    alert_channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
-    alert_ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
-    if action_id not in (RESUME_ACTION, CLAIM_ACTION) or parsed is None:
-        return None
-    team, channel, root = parsed
+    action_id, value, alert_channel, message = _clicked(body)
+    parsed = parse_session_key(value)
+    container = object_of(body.get("container"))
+    alert_ts = text_of(container.get("message_ts")) or text_of(message.get("ts"))
+    if action_id not in (RESUME_ACTION, CLAIM_ACTION) or parsed is None or parsed[0] != where.team:
+        return None  # an alert about another workspace's conversation is not this click's to act on
+    _team, channel, root = parsed
     verb = "release" if action_id == RESUME_ACTION else "claim"
-    user = body.get("user") or {}
+    user = object_of(body.get("user"))
     return SlackEvent(
         key=f"control:{alert_channel}:{alert_ts}:{verb}",
         kind="control",
-        team=team,
         channel=channel,
-        user=user.get("id") or "",
+        user=text_of(user.get("id")),
         text=verb,
         root_ts=root,
         reply_ts=root or None,
         ts=alert_ts,
         action=verb,
-        user_name=user.get("username") or user.get("name") or "",
-        question=(body.get("message") or {}).get("text") or "",
+        user_name=text_of(user.get("username")) or text_of(user.get("name")),
+        question=text_of(message.get("text")),
         origin_channel=alert_channel,
+        **where.model_dump(),
     )

@@ -70,13 +70,16 @@ class SlackSettings(BaseModel):
         """Read SLACK_* variables; a missing token or secret stops startup, naming the variable."""
         oauth = bool(env.get("SLACK_CLIENT_ID") or env.get("SLACK_CLIENT_SECRET"))
         if oauth:
-            missing = [n for n in ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_SIGNING_SECRET") if not env.get(n)]
-            if missing or env.get("SLACK_APP_TOKEN"):
-                problem = f"{' and '.join(missing)} not set" if missing else "SLACK_APP_TOKEN set"
+            needed = ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET") + (
+                () if env.get("SLACK_APP_TOKEN") else ("SLACK_SIGNING_SECRET",)
+            )
+            missing = [n for n in needed if not env.get(n)]
+            if missing:
                 raise ConfigError(
                     "environment",
-                    f"{problem} (installing through OAuth needs SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and "
-                    "SLACK_SIGNING_SECRET, in HTTP mode: the install pages are web pages)",
+                    f"{' and '.join(missing)} not set (installing through OAuth needs SLACK_CLIENT_ID and "
+                    "SLACK_CLIENT_SECRET, and SLACK_SIGNING_SECRET in HTTP mode; with SLACK_APP_TOKEN events "
+                    "come over Socket Mode and the install pages are served over HTTP)",
                 )
         missing = [name for name in ("SLACK_BOT_TOKEN",) if not env.get(name) and not oauth]
         if not env.get("SLACK_APP_TOKEN") and not env.get("SLACK_SIGNING_SECRET"):
@@ -214,6 +217,37 @@ async def serve_http(
 
 
 @contextlib.asynccontextmanager
+async def serve_install_pages(channel: SlackChannel, host: str, port: int) -> AsyncIterator[HttpServer]:
+    """Socket Mode with OAuth: events arrive over the socket, but a browser installing the app still
+    opens the install page and lands on the redirect URL. Only those two pages (and the health
+    routes) are served: no event is taken over HTTP, where nothing would be signed."""
+    from aiohttp import web
+    from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+
+    flow = channel.bolt.oauth_flow
+    if flow is None:
+        raise ConfigError("settings", "install pages need the OAuth flow (SLACK_CLIENT_ID and SLACK_CLIENT_SECRET)")
+
+    async def install(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await flow.handle_installation(await to_bolt_request(request)))
+
+    async def redirect(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await flow.handle_callback(await to_bolt_request(request)))
+
+    web_app = web.Application()
+    web_app.add_routes([web.get(flow.install_path, install), web.get(flow.redirect_uri_path, redirect)])
+    add_health_routes(web_app, channel.database, channel.app.metrics)
+    runner = web.AppRunner(web_app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    bound = runner.addresses[0]
+    try:
+        yield HttpServer(runner, f"http://{bound[0]}:{bound[1]}")
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
 async def serve_socket_mode(channel: SlackChannel, app_token: str) -> AsyncIterator[Any]:
     """Start the channel and take events, commands and clicks over a Socket Mode connection.
 
@@ -242,8 +276,12 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
         if settings.oauth:
             log.info("agentbot slack: installs through OAuth (install page /slack/install)")
         if settings.app_token:
-            async with serve_socket_mode(channel, settings.app_token):
+            async with contextlib.AsyncExitStack() as stack:
+                await stack.enter_async_context(serve_socket_mode(channel, settings.app_token))
                 log.info("agentbot slack: Socket Mode connected")
+                if settings.oauth:
+                    pages = await stack.enter_async_context(serve_install_pages(channel, bind.host, bind.port))
+                    log.info("agentbot slack: install pages on %s/slack/install (%s)", pages.url, bind.why)
                 await stop.wait()
         else:
             async with serve_http(channel, bind.host, bind.port, admin) as server:

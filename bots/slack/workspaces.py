@@ -2,15 +2,18 @@
 
 One workspace by `SLACK_BOT_TOKEN` (`SingleWorkspace`), or every workspace that installed the app
 through OAuth (`InstalledWorkspaces`, over the installations bolt's flow saved in the bot's own
-database through `SqlInstallationStore`). A turn runs after its event was acked, outside bolt's
-request, so it looks its workspace up here rather than using bolt's per-request client.
+database through `SqlInstallationStore`). An Enterprise Grid org-wide install is one installation
+serving every workspace of its org: it is found by the org (enterprise id) first, then a workspace
+install by its team, and each workspace keeps its own admin channel and conversations. A turn runs
+after its event was acked, outside bolt's request, so it looks its workspace up here rather than
+using bolt's per-request client.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -28,10 +31,12 @@ log = logging.getLogger("agentbot.slack")
 @dataclass
 class Workspace:
     team_id: str
-    client: Any  # an AsyncWebClient carrying this workspace's bot token
+    client: Any  # an AsyncWebClient carrying this workspace's bot token (an org-wide install's: the org's)
     me: Me = field(default_factory=Me)
     admin_channel: str = ""
     admins: frozenset[str] = frozenset()  # besides SLACK_ADMIN_USERS: who installed the app here
+    enterprise_id: str = ""  # its Enterprise Grid org, when known
+    org_wide: bool = False  # served by its org's org-wide install
 
 
 class Workspaces(Protocol):
@@ -41,12 +46,13 @@ class Workspaces(Protocol):
         """Ready before the first event (a single token is checked with auth.test here)."""
         ...
 
-    async def get(self, team: str) -> Workspace | None:
-        """The workspace of `team`; None when the app is not installed there. An empty team (an
-        alert about a conversation outside Slack) names the default workspace, if there is one."""
+    async def get(self, team: str, enterprise: str = "") -> Workspace | None:
+        """The workspace of `team` (in the Grid org `enterprise`, when the delivery names one); None
+        when the app is not installed there. An empty team (an alert about a conversation outside
+        Slack) names the default workspace, if there is one."""
         ...
 
-    async def set_admin_channel(self, team: str, channel: str) -> bool:
+    async def set_admin_channel(self, workspace: Workspace, channel: str) -> bool:
         """Send this workspace's admin alerts to `channel`; False where it is fixed by configuration."""
         ...
 
@@ -65,14 +71,22 @@ class SingleWorkspace:
     async def start(self) -> None:
         me = await self.workspace.client.auth_test()  # this also checks the token
         self.workspace.me = Me(me.get("user_id", ""), me.get("bot_id", ""))
-        self.workspace.team_id = me.get("team_id", "")
+        self.workspace.team_id = me.get("team_id") or ""
+        self.workspace.enterprise_id = me.get("enterprise_id") or ""
+        self.workspace.org_wide = bool(me.get("is_enterprise_install"))
 
-    async def get(self, team: str) -> Workspace | None:
-        if team and self.workspace.team_id and team != self.workspace.team_id:
+    async def get(self, team: str, enterprise: str = "") -> Workspace | None:
+        ours = self.workspace
+        if ours.org_wide:
+            # An org-wide token serves every workspace of its org, each as its own workspace.
+            if enterprise and enterprise != ours.enterprise_id:
+                return None
+            return replace(ours, team_id=team) if team else ours
+        if team and ours.team_id and team != ours.team_id:
             return None
-        return self.workspace
+        return ours
 
-    async def set_admin_channel(self, team: str, channel: str) -> bool:
+    async def set_admin_channel(self, workspace: Workspace, channel: str) -> bool:
         return False
 
 
@@ -94,20 +108,29 @@ class InstalledWorkspaces:
     async def start(self) -> None:
         return None
 
-    async def get(self, team: str) -> Workspace | None:
-        row = await self.records.installation(team_key(team)) if team else None
-        if row is None:
+    async def get(self, team: str, enterprise: str = "") -> Workspace | None:
+        row = await self.records.installation(team_key(None, enterprise, org_wide=True)) if enterprise else None
+        if row is None and team:
+            row = await self.records.installation(team_key(team))
+        settings = await self.records.workspace(team) if team else None
+        if row is None and settings is not None and settings.enterprise_id and not enterprise:
+            # A conversation named by its team alone (an alert): its org's org-wide install serves it.
+            row = await self.records.installation(team_key(None, settings.enterprise_id, org_wide=True))
+        if row is None or (row.org_wide and settings is not None and settings.revoked_at is not None):
             return None
         return Workspace(
-            team_id=row.team_id or team,
+            team_id=team or row.team_id or "",
             client=self._client(row.bot_token),
             me=Me(row.bot_user_id or "", str(row.installation.get("bot_id") or "")),
-            admin_channel=row.admin_channel or "",
+            admin_channel=(settings.admin_channel or "") if settings is not None else "",
             admins=frozenset({str(row.installation.get("user_id") or "")} - {""}),
+            enterprise_id=row.enterprise_id or "",
+            org_wide=row.org_wide,
         )
 
-    async def set_admin_channel(self, team: str, channel: str) -> bool:
-        return await self.records.set_admin_channel(team_key(team), channel)
+    async def set_admin_channel(self, workspace: Workspace, channel: str) -> bool:
+        await self.records.set_admin_channel(workspace.team_id, workspace.enterprise_id or None, channel)
+        return True
 
     def _client(self, token: str) -> Any:
         from slack_sdk.web.async_client import AsyncWebClient
@@ -121,7 +144,8 @@ class SqlInstallationStore(AsyncInstallationStore):
     """slack_sdk's installation store over the installations table: one bot install per workspace.
 
     bolt's OAuth flow saves here; its authorize step finds the bot token of each request's
-    workspace here; uninstalling and revoked tokens delete the row (logged by the channel).
+    workspace here (an org-wide install by its org, then a workspace's by its team); uninstalling
+    and revoked tokens delete the row (logged by the channel).
     """
 
     def __init__(self, records: SlackRecords):
@@ -170,7 +194,12 @@ class SqlInstallationStore(AsyncInstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        row = await self.records.installation(team_key(team_id, enterprise_id, org_wide=bool(is_enterprise_install)))
+        # The org's org-wide install first (it serves every workspace of the org), then the workspace's own.
+        row = None
+        if enterprise_id:
+            row = await self.records.installation(team_key(None, enterprise_id, org_wide=True))
+        if row is None and team_id:
+            row = await self.records.installation(team_key(team_id))
         if row is None or (user_id is not None and row.installation.get("user_id") != user_id):
             return None
         return Installation(**row.installation)

@@ -19,3 +19,5 @@ async def slack(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[SlackStandIn]:
     await stand_in.start()
     yield stand_in
     await stand_in.aclose()
+    # Every test's calls, checked against slack_sdk's method signatures: a new call cannot drift.
+    assert stand_in.refused_calls() == []

@@ -222,3 +222,49 @@ async def test_a_socket_mode_process_killed_mid_turn_answers_every_event_once_in
     stored = await rows(db_url, "SELECT text FROM messages WHERE role = 'user' ORDER BY id")
     assert [r[0] for r in stored] == texts
     assert await rows(db_url, "SELECT key FROM inbox WHERE status != 'done'") == []
+
+
+async def test_socket_mode_with_oauth_installs_over_http_and_answers_each_workspace_with_its_token(
+    db_url: str, slack: SlackStandIn, socket: SocketModeStandIn
+) -> None:
+    import aiohttp
+
+    from bots.slack.serve import serve_install_pages
+    from tests.bots.test_slack_workspaces import install
+    from tests.slack_harness import Running
+
+    a, b = slack.add_workspace("T0AAAAAAA", "Acme"), slack.add_workspace("T0BBBBBBB", "Bolt Co")
+    settings = SlackSettings.from_env(
+        {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "oauth-secret", "SLACK_APP_TOKEN": "xapp-test"}
+    ).model_copy(update={"api_url": f"{slack.url}/api/"})
+    channel = build_slack(settings, REPO / "config", REPO / "data", db_url, env={})
+    payloads = SlackClient("")
+    payloads.stand_in_url = slack.url
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(channel.app)
+        await stack.enter_async_context(serve_socket_mode(channel, settings.app_token))
+        pages = await stack.enter_async_context(serve_install_pages(channel, "127.0.0.1", 0))
+        await socket.connected()
+        await install(Running(channel, slack, payloads, pages.url), a)
+        await install(Running(channel, slack, payloads, pages.url), b)
+        async with aiohttp.ClientSession() as web, web.post(f"{pages.url}/slack/events", json={}) as posted:
+            unsigned_event = posted.status  # events come over the socket only: nothing unsigned is taken
+        roots = {}
+        for ws, channel_id in ((a, CHANNEL), (b, "C0BOLTCO")):
+            roots[ws.team_id] = ts = payloads.ts()
+            event = {"type": "app_mention", "user": ALICE, "text": f"<@{ws.bot_user_id}> where is O-12345"}
+            event.update({"ts": ts, "channel": channel_id})
+            body = payloads.event_body(event, team=ws.team_id)
+            body["authorizations"] = [
+                {"enterprise_id": None, "team_id": ws.team_id, "user_id": ws.bot_user_id, "is_bot": True}
+            ]
+            await socket.deliver("events_api", body)
+        await slack.wait_for("chat.postMessage", 4)
+        await channel.dispatcher.drain()
+
+    assert unsigned_event in (404, 405)
+    posts = [c for c in slack.calls if c.method == "chat.postMessage"]
+    assert {c.params["channel"]: c.token for c in posts} == {CHANNEL: a.bot_token, "C0BOLTCO": b.bot_token}
+    assert len(in_thread(slack, CHANNEL, roots[a.team_id])) == 2
+    assert len(in_thread(slack, "C0BOLTCO", roots[b.team_id])) == 2
+    assert all(e.acked for e in socket.envelopes)

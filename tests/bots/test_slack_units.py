@@ -8,7 +8,7 @@ from slack_sdk.signature import SignatureVerifier
 from agent.errors import ConfigError
 from bots.slack.commands import parse, resume_target
 from bots.slack.delivery import button_blocks, escape, split
-from bots.slack.events import from_message, inbound_text
+from bots.slack.events import Address, address, from_message, inbound_text
 from bots.slack.mrkdwn import to_mrkdwn
 from bots.slack.serve import SlackSettings
 from tests.slack_harness import sign
@@ -71,6 +71,14 @@ def body(**event: object) -> dict:
     return {"team_id": "T1", "event_id": "Ev1", "event": base | event}
 
 
+def where(body: dict) -> Address:
+    """The address of a body as bolt's own request parsing reads it into a context."""
+    from slack_bolt.context.async_context import AsyncBoltContext
+    from slack_bolt.request.internals import build_context
+
+    return address(body, build_context(AsyncBoltContext(), body))
+
+
 @pytest.mark.parametrize(
     "event",
     [
@@ -82,15 +90,17 @@ def body(**event: object) -> dict:
     ],
 )
 def test_what_is_not_a_person_talking_is_ignored(event: dict) -> None:
-    assert from_message(body(**event), "UBOT", mention=False) is None
+    assert from_message(body(**event), "UBOT", mention=False, where=where(body(**event))) is None
 
 
 def test_threads_and_dms_map_to_sessions() -> None:
-    top = from_message(body(), "UBOT", mention=True)
+    top = from_message(body(), "UBOT", mention=True, where=where(body()))
     assert top is not None and (top.session_key, top.reply_ts) == ("slack:T1:C1:1.000001", "1.000001")
-    reply = from_message(body(ts="1.000009", thread_ts="1.000001"), "UBOT", mention=False)
+    reply_body = body(ts="1.000009", thread_ts="1.000001")
+    reply = from_message(reply_body, "UBOT", mention=False, where=where(reply_body))
     assert reply is not None and reply.session_key == "slack:T1:C1:1.000001" and reply.in_thread
-    dm = from_message(body(channel="D1", channel_type="im"), "UBOT", mention=False)
+    dm_body = body(channel="D1", channel_type="im")
+    dm = from_message(dm_body, "UBOT", mention=False, where=where(dm_body))
     assert dm is not None and (dm.session_key, dm.reply_ts) == ("slack:T1:D1:dm", None)
 
 
@@ -132,15 +142,16 @@ def test_model_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None
     assert to_mrkdwn(markdown, escape) == mrkdwn
 
 
-def test_oauth_settings_need_the_client_secret_and_http_mode() -> None:
+def test_oauth_settings_need_the_client_secret_and_a_signing_secret_over_http() -> None:
     oauth = SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "x"})
     assert oauth.oauth and oauth.bot_token == ""
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET not set"):
         SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_SIGNING_SECRET": "x"})
-    with pytest.raises(ConfigError, match="SLACK_APP_TOKEN set"):
-        SlackSettings.from_env(
-            {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "x", "SLACK_APP_TOKEN": "a"}
-        )
+    with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET not set"):
+        SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s"})
+    # Socket Mode with OAuth: events over the socket, nothing signed over HTTP to check.
+    socket = SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_APP_TOKEN": "xapp-1"})
+    assert socket.oauth and socket.app_token == "xapp-1" and socket.signing_secret == ""
 
 
 def test_the_manifest_asks_for_what_an_oauth_install_asks_for_and_the_assistant_events() -> None:
@@ -193,7 +204,7 @@ def test_a_button_naming_another_workspaces_conversation_is_not_a_click() -> Non
         "message": {"ts": "1.2", "text": "Refund?"},
         "actions": [{"action_id": "agentbot_confirm", "value": "slack:T0AAAAAAA:C1:1.1#abc"}],
     }
-    assert from_button(body) is None
+    assert from_button(body, where(body)) is None
     body["team"] = {"id": "T0AAAAAAA"}
-    ev = from_button(body)
+    ev = from_button(body, where(body))
     assert ev is not None and ev.session_key == "slack:T0AAAAAAA:C1:1.1" and ev.action_hash == "abc"

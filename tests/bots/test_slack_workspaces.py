@@ -67,8 +67,11 @@ async def test_two_workspaces_installed_through_oauth_each_answered_with_its_own
         await app.client.mention("I want to talk to a human", team=a.team_id, channel="C0ACMEHELP")
         await app.channel.dispatcher.drain()
 
-        columns = "SELECT team_key, team_id, team_name, bot_user_id, admin_channel FROM slack_installations"
-        installed = await rows(db_url, columns + " ORDER BY team_key")
+        columns = (
+            "SELECT i.team_key, i.team_id, i.team_name, i.bot_user_id, w.admin_channel FROM slack_installations i"
+            " LEFT JOIN slack_workspaces w ON w.team_id = i.team_id"
+        )
+        installed = await rows(db_url, columns + " ORDER BY i.team_key")
         await app.client.event({"type": "app_uninstalled"}, team=a.team_id)
         table = await rows(db_url, columns)
         before = len(slack.calls)

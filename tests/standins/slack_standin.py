@@ -7,6 +7,7 @@ tests use it to see exactly what the bot sent (thread_ts, text, blocks) without 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import json
 import time
@@ -38,6 +39,8 @@ class Workspace(BaseModel):
     bot_id: str
     installer: str  # the user who approves the install
     code: str  # the one-time code Slack's authorize page sends to the redirect URL
+    enterprise_id: str = ""  # an Enterprise Grid org's workspace, or (with no team_id) the org itself
+    org_wide: bool = False  # installed org-wide: one install, one token, for every workspace of the org
 
 
 class SlackStandIn:
@@ -102,8 +105,43 @@ class SlackStandIn:
         self.workspaces.append(ws)
         return ws
 
+    def add_org(self, enterprise_id: str, name: str) -> Workspace:
+        """An Enterprise Grid org the app can be installed in org-wide (no team of its own)."""
+        ws = self.add_workspace(enterprise_id, name)
+        ws.team_id, ws.enterprise_id, ws.org_wide = "", enterprise_id, True
+        ws.bot_token, ws.code = f"xoxb-{enterprise_id.lower()}", f"code-{enterprise_id.lower()}"
+        return ws
+
     def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
         self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
+
+    def refused_calls(self) -> list[str]:
+        """Every recorded call Slack would not take as sent: a method slack_sdk's `AsyncWebClient`
+        does not have, a parameter its method does not take (Slack ignores those silently, so a
+        promise such as "markdown off" would not hold), or an empty channel."""
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        problems = []
+        for call in self.calls:
+            if call.method == "response_url":
+                continue  # a response_url webhook, not a Web API method
+            method = getattr(AsyncWebClient, call.method.replace(".", "_"), None)
+            if method is None:
+                problems.append(f"{call.method}: not a Web API method slack_sdk knows")
+                continue
+            # `token` is every method's (slack_sdk moves it into the Authorization header), and a
+            # client made with `team_id` (bolt's per-request client is) sends it with every call.
+            taken = {"token", "team_id"} | {
+                name
+                for name, p in inspect.signature(method).parameters.items()
+                if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+            }
+            if extra := sorted(set(call.params) - taken):
+                problems.append(f"{call.method}: {', '.join(extra)} not taken by {method.__name__}")
+            for name in ("channel", "channel_id", "user"):
+                if name in call.params and not str(call.params[name]).strip():
+                    problems.append(f"{call.method}: empty {name}")
+        return problems
 
     def to(self, method: str) -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method and c.ok]
@@ -168,11 +206,33 @@ class SlackStandIn:
             if not found:
                 return {"ok": False, "error": "invalid_auth"}
             w = found[0]
+            if w.org_wide:
+                return {
+                    "ok": True,
+                    "user_id": w.bot_user_id,
+                    "bot_id": w.bot_id,
+                    "enterprise_id": w.enterprise_id,
+                    "is_enterprise_install": True,
+                    "url": f"https://{w.team_name.lower().replace(' ', '-')}.enterprise.slack.com/",
+                }
             return {"ok": True, "user_id": w.bot_user_id, "bot_id": w.bot_id, "team_id": w.team_id, "team": w.team_name}
         found = [w for w in self.workspaces if w.code == p.get("code")]
         if not found:
             return {"ok": False, "error": "invalid_code"}
         w = found[0]
+        if w.org_wide:
+            return {
+                "ok": True,
+                "app_id": "A0AGENTBOT",
+                "authed_user": {"id": w.installer},
+                "scope": "app_mentions:read,chat:write,commands",
+                "token_type": "bot",
+                "access_token": w.bot_token,
+                "bot_user_id": w.bot_user_id,
+                "team": None,
+                "enterprise": {"id": w.enterprise_id, "name": w.team_name},
+                "is_enterprise_install": True,
+            }
         return {
             "ok": True,
             "app_id": "A0AGENTBOT",
