@@ -15,10 +15,10 @@ import pytest
 
 from adapters.data.json_source import JSONDataSource
 from bots.slack.serve import SlackSettings
-from bots.testing.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn, Workspace
 from tests.bots.test_slack_workspaces import install
 from tests.helpers import REPO
 from tests.slack_harness import ALICE, SECRET, SlackClient, in_thread, rows, running_app
+from tests.standins.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn, Workspace
 
 BILAL, CHEN = "U0BILAL02", "U0CHEN003"
 VENDOR_ORG = "T0VENDOR1"  # the other organisation of a Slack Connect channel; the app is not installed there

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bots.testing.slack_standin import TEAM_ID, SlackStandIn
 from tests.slack_harness import ALICE, CHANNEL, SlackClient, in_thread, rows, running_app
+from tests.standins.slack_standin import TEAM_ID, SlackStandIn
 
 TEAM = {"id": TEAM_ID, "domain": "agentbot-test"}
 USER = {"id": ALICE, "username": "alice", "name": "alice", "team_id": TEAM_ID}
