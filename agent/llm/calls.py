@@ -126,7 +126,7 @@ class LLMCalls:
         try:
             try:
                 async with asyncio.timeout(remaining):
-                    response = await self.provider.generate(self._limited(request))
+                    response = await self.provider.generate(self._limited(request, t))
             except TimeoutError as timeout:
                 raise ProviderTimeout(f"the turn's LLM deadline ({remaining:.1f}s left) passed") from timeout
         except ProviderError as e:
@@ -208,9 +208,11 @@ class LLMCalls:
             },
         )
 
-    def _limited(self, request: LLMRequest) -> LLMRequest:
+    def _limited(self, request: LLMRequest, t: TurnLog | None) -> LLMRequest:
+        """The settings' temperature and answer length, and which call of the turn this is."""
         limit = request.max_tokens or self.settings.answer_reserve_tokens
-        return replace(request, temperature=self.settings.temperature, max_tokens=limit)
+        key = f"{t.interaction.id}/{t.usage.calls + 1}" if t is not None else request.call_key
+        return replace(request, temperature=self.settings.temperature, max_tokens=limit, call_key=key)
 
     @staticmethod
     def _add_usage(state: SessionState, r: LLMResponse) -> dict[str, Any]:

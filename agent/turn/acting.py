@@ -145,7 +145,8 @@ class Acting:
         """Policy, then the gateway. None: the action waits for the user's confirmation."""
         state, t = ctx.state, ctx.t
         decision = await self.policy.validate(
-            call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=ctx.customer)
+            call,
+            PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=ctx.customer, reads=ctx.reads),
         )
         if decision.params is not None:
             call = call.model_copy(update={"params": decision.params})
@@ -167,6 +168,8 @@ class Acting:
             customer_id=state.customer_id,
             speaker=ctx.interaction.speaker,
             action_hash=digest,
+            now=ctx.now,
+            reads=ctx.reads,
         )
         result = await self.executor.execute(call, tool_ctx)
         self._record(ctx, call, result, digest is not None)
@@ -230,9 +233,10 @@ class Acting:
         if t.offered_human or (handed_off is not None and handed_off.active):
             return
         t.offered_human = True
-        if ctx.me.pending_confirmation is None:
+        person = handoff.handoff_intent(ctx.eligible)
+        if ctx.me.pending_confirmation is None and person is not None:
             ctx.me.pending_confirmation = PendingConfirmation(
-                kind="offer", intent_id="human_handoff", prompt=self.messages.human_offer
+                kind="offer", intent_id=person, prompt=self.messages.human_offer
             )
         await ctx.out.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
 

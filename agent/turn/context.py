@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from agent.conversation.preferences import TurnPreferences
 from agent.conversation.session import SessionState, Speaker
-from agent.domain.types import Intent, Interaction, Message
+from agent.domain.contexts import TurnReads
+from agent.domain.types import Intent, Interaction, Message, utcnow
 from agent.turn.log import Turn
 from agent.turn.outbox import Outbox
 
@@ -26,3 +28,5 @@ class TurnContext:
     customer: dict[str, Any] | None = None
     preferences: TurnPreferences | None = None
     eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here
+    reads: TurnReads | None = None  # the business data as this attempt reads it (the router's)
+    now: datetime = field(default_factory=utcnow)  # the turn's time, from the app's clock

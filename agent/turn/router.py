@@ -22,16 +22,19 @@ from agent.conversation.desk import HandoffDesk
 from agent.conversation.preferences import PreferenceRecorder
 from agent.conversation.remembered import Remembered
 from agent.conversation.session import Goal, SessionState
+from agent.domain.contexts import TurnReads
 from agent.domain.records import TurnRecord
 from agent.domain.types import (
     AgentResponse,
     Alert,
     Classification,
+    Clock,
     Intent,
     Interaction,
     Message,
     OutboundMessage,
     ToolResult,
+    utcnow,
 )
 from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
 from agent.interfaces import (
@@ -54,7 +57,6 @@ from agent.turn.locks import SessionLocks
 from agent.turn.log import Turn, TurnDeadline, deadline, settle_conflict
 from agent.turn.outbox import Outbox
 from agent.turn.redaction import Redactor
-from agent.turn.snapshot import turn_reads
 from agent.turn.text import check_input, clean
 from agent.turn.tracing import observed_turn
 from agent.understanding.rules import RulesClassifier
@@ -87,6 +89,7 @@ class RouterParts:
     # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
     redactor: Redactor | None = None
     metrics: TurnMetrics | None = None  # turns counted and timed for operators
+    clock: Clock = utcnow  # the time a turn runs at (a replayed eval runs at its recording's)
 
 
 class AgentRouter:
@@ -147,8 +150,7 @@ class AgentRouter:
                     t = Turn(interaction, interaction.session_key, self.p.telemetry, self.redactor, trace)
                     out = Outbox(interaction.id, self.redactor, reply, delivered)
                     try:
-                        with turn_reads():  # each attempt reads fresh data, once
-                            response = await self._turn(interaction, t, out)
+                        response = await self._turn(interaction, t, out)
                     except TurnDeadline:
                         return await self._refuse(interaction, self.p.messages.too_slow, reply), "refused"
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
@@ -193,7 +195,8 @@ class AgentRouter:
         state.customer_id, state.turns = interaction.customer_id, state.turns + 1
         # The thread is shared; goals and confirmations are the person who wrote this message's.
         me = state.part(interaction.speaker, interaction.customer_id)
-        ctx = TurnContext(interaction, state, me, history, t, out)
+        # Each attempt reads the business data afresh, each order once.
+        ctx = TurnContext(interaction, state, me, history, t, out, reads=TurnReads(p.data), now=p.clock())
         abandoned = goals.age(me, p.settings.goal_abandon_turns)
         received = {"abandoned": [g.type for g in abandoned], "memory": goals.memory(me, len(history))}
         if interaction.context.viewing:
@@ -253,7 +256,7 @@ class AgentRouter:
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
             return move, ctx
-        customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
+        customer = await (ctx.reads or p.data).get_customer(state.customer_id) if state.customer_id else None
         eligible = p.registry.for_session(ctx.interaction.context.channel_type.value, state, customer)
         ctx = replace(ctx, customer=customer, eligible=eligible)
         ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})

@@ -146,7 +146,7 @@ def config_dir(tmp_path: Path) -> Path:
         ("outcome: require_escalation", "outcome: escalate", "rule 'refund_over_tier_limit'"),
         ("{fact: order.status, ne: delivered}", "{fact: orders.status, ne: delivered}", "delivered'.*unknown fact"),
         ("{fact: counters.refunds_30d, gte: 2}", "{fact: counters.refunds_7d, gte: 2}", "unknown counter"),
-        ("tools: [issue_refund, delete_task]", "tools: [issue_refund, delete_tsk]", "unknown tool 'delete_tsk'"),
+        ("tools: [check_order_status]", "tools: [check_order_stat]", "unknown tool 'check_order_stat'"),
         ("{fact: params.amount, gt: {fact: order.amount}}", "{fact: params.amount}", "exactly one of"),
         (
             "{fact: params.amount, gt: {fact: limits.refund_limit}}",

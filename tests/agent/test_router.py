@@ -88,7 +88,7 @@ async def test_pre_message_reaches_the_channel_before_the_tool_runs(db_url: str)
         await router.handle(interaction("track O-12345"), reply=reply)
     assert log[0] == "pre:Checking order O-12345..."
     # The privacy rule reads the order (whose is it?) before the tool runs, after the pre-message;
-    # the tool is answered from that same read (agent/turn/snapshot.py): one read per turn.
+    # the tool is answered from that same read (the turn's TurnReads): one read per turn.
     assert log[1:-1] == ["tool:O-12345"]
     assert log[-1].startswith("answer:Your order O-12345 has shipped")
 
