@@ -41,11 +41,11 @@ from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
+from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from agent.tools.knowledge import Troubleshooting
 from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import KnowledgeSettings
-from agent.turn.redaction import Redactor
 from agent.turn.router import AgentRouter, RouterParts
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.politeness import Politeness

@@ -13,8 +13,8 @@ from agent.config.schema import BotConfig, Settings
 from agent.domain.catalog import StoreSettings
 from agent.errors import ConfigError
 from agent.interfaces import PreferenceMemory, ReleaseSource
+from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
-from agent.turn.redaction import Redactor
 from bots.project import find_dir, packaged_defaults
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on

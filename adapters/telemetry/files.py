@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from adapters.encoding import dumps
 from adapters.telemetry.writer import ChildSpan, Item, TurnSpans
-from agent.turn.redaction import DEFAULT, Redactor
+from agent.redaction import DEFAULT, Redactor
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from agent.domain.records import TelemetryEvent
-from agent.turn.redaction import DEFAULT, Redactor
+from agent.redaction import DEFAULT, Redactor
 
 log = logging.getLogger("agentbot.traces")
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
@@ -207,7 +207,7 @@ class ExporterSink:
     Args:
         exporter: where the spans go.
         resource: the spans' resource (`service.name`).
-        redactor: masks the process's known secrets and the patterns (`agent.turn.redaction`).
+        redactor: masks the process's known secrets and the patterns (`agent.redaction`).
     """
 
     def __init__(self, exporter: SpanExporter, resource: Resource, redactor: Redactor = DEFAULT):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 from agent.config.schema import IntentSpec, Messages
+from agent.context.turn import TurnContext
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.handoff import handoff_intent
 from agent.conversation.session import Goal, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage
 from agent.planners.render import render
-from agent.turn.context import TurnContext
 
 _LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 

@@ -18,8 +18,8 @@ from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
+from agent.text import stem
 from agent.tools.inventory import GENERIC_WORDS
-from agent.turn.text import stem
 
 # The attribute that lists what an item is known for (a tag list): a tag it lacks says nothing.
 OPEN_ATTRIBUTE = "features"

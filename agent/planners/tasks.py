@@ -16,7 +16,7 @@ from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolRe
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
-from agent.turn.text import STOPWORDS, stem
+from agent.text import STOPWORDS, stem
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
 EMPTY = "Your list is empty."

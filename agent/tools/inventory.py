@@ -9,8 +9,8 @@ from pydantic import Field
 
 from agent.domain.catalog import Item
 from agent.domain.contexts import ToolContext
+from agent.text import STOPWORDS, stem
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
-from agent.turn.text import STOPWORDS, stem
 
 # Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
 INLINE_ITEMS = 2000

@@ -20,9 +20,9 @@ from pydantic import Field, model_validator
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import ToolContext
 from agent.interfaces import Inventory, MeaningSimilarity
+from agent.text import Normalizer
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
-from agent.turn.text import Normalizer
 
 K1 = 1.5
 B = 0.75

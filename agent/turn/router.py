@@ -14,11 +14,14 @@ from typing import Any
 
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
+from agent.context.log import Turn
+from agent.context.output import TurnOutput
+from agent.context.tracing import observed_turn
+from agent.context.turn import TurnContext
 from agent.conversation import followups, goals, handoff, moves, notices, requests
 from agent.conversation.answers import Answers
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
-from agent.conversation.desk import HandoffDesk
 from agent.conversation.preferences import PreferenceRecorder
 from agent.conversation.remembered import Remembered
 from agent.conversation.session import Goal, SessionState
@@ -36,7 +39,7 @@ from agent.domain.types import (
     ToolResult,
     utcnow,
 )
-from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
+from agent.errors import AlreadyCommitted, InputError, StorageError, TurnDeadline, VersionConflict
 from agent.interfaces import (
     AlertNotifier,
     Classifier,
@@ -51,14 +54,12 @@ from agent.interfaces import (
     Tracer,
     TurnMetrics,
 )
+from agent.redaction import Redactor
+from agent.text import check_input, clean
 from agent.turn.acting import Acting
-from agent.turn.context import TurnContext
+from agent.turn.attempts import deadline, settle_conflict
+from agent.turn.desk import HandoffDesk
 from agent.turn.locks import SessionLocks
-from agent.turn.log import Turn, TurnDeadline, deadline, settle_conflict
-from agent.turn.outbox import Outbox
-from agent.turn.redaction import Redactor
-from agent.turn.text import check_input, clean
-from agent.turn.tracing import observed_turn
 from agent.understanding.rules import RulesClassifier
 
 
@@ -148,7 +149,7 @@ class AgentRouter:
             with observed_turn(self.p.tracer, interaction) as trace:
                 for attempt in range(self.p.settings.commit_retries):
                     t = Turn(interaction, interaction.session_key, self.p.telemetry, self.redactor, trace)
-                    out = Outbox(interaction.id, self.redactor, reply, delivered)
+                    out = TurnOutput(interaction.id, self.redactor, reply, delivered)
                     try:
                         response = await self._turn(interaction, t, out)
                     except TurnDeadline:
@@ -180,7 +181,7 @@ class AgentRouter:
             text=text, session_id=interaction.session_key, interaction_id=interaction.id, messages=[message]
         )
 
-    async def _turn(self, interaction: Interaction, t: Turn, out: Outbox) -> AgentResponse:
+    async def _turn(self, interaction: Interaction, t: Turn, out: TurnOutput) -> AgentResponse:
         p = self.p
         saved, history = await p.store.load(interaction.session_key, p.settings.history_limit)
         seeded = interaction.thread_history if saved is None else []
@@ -210,7 +211,7 @@ class AgentRouter:
         new_messages = [*seeded, user, *out.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
-        response = out.response(state, me, t.intent or (cls.intent_id if cls else None), results)
+        response = out.response(state, me, t.decided.intent or (cls.intent_id if cls else None), results)
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         await p.store.commit(
@@ -331,7 +332,7 @@ class AgentRouter:
             return settled.results
         read = settled.cls or cls
         if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs)) is not read:
-            t.intent = t.intent or cls.intent_id  # the turn's intent is the follow-up's
+            t.decided.intent = t.decided.intent or cls.intent_id  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(me)
         if pending is not None and pending.kind == "offer" and cls.intent_id == pending.intent_id:
             # "open a ticket" after the offer: its values, unless the message names its own (a value

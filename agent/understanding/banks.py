@@ -56,7 +56,7 @@ class NluBanks(Strict):
     gates: dict[str, float] = Field(default_factory=dict)  # `confident` for one intent, where calibrated
     topic: float = Field(0.6, ge=0, le=1)  # an out-of-scope topic's own answer only at or above this
     moves_at: dict[str, float] = Field(default_factory=dict)  # a reply is a move only at or above its level
-    # Labels a move may be read from at no cost, for calibrating its level ("goodbye": ["thanks"]).
+    # Labels a move may be read from at no cost, for calibrating its level (nlu.yaml `moves_alike`).
     moves_alike: dict[str, list[str]] = Field(default_factory=dict)
     embedding: Embedding = Field(default_factory=Embedding)
     include: list[str] = Field(default_factory=list)

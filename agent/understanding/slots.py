@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.config.schema import ANY, SlotSpec
-from agent.turn.text import clean, word_runs
+from agent.text import clean, word_runs
 from agent.understanding.politeness import Politeness
 
 # The standard library's own reading of a pattern (private modules, hence looked up by name).

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from agent.turn.text import Runs
+from agent.text import Runs
 
 # The words a repair looks at: runs of four letters or more.
 _LETTER_RUNS = Runs("[A-Za-z]", shortest=4)

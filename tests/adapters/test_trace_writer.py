@@ -14,9 +14,9 @@ from pathlib import Path
 from adapters.telemetry.files import TraceFiles, read_trace
 from adapters.telemetry.otel import OTelTracer
 from adapters.telemetry.writer import Item
-from agent.turn.log import Turn
-from agent.turn.redaction import Redactor
-from agent.turn.tracing import observed_turn
+from agent.context.log import Turn
+from agent.context.tracing import observed_turn
+from agent.redaction import Redactor
 from tests.helpers import interaction
 
 

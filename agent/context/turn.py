@@ -6,25 +6,25 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agent.context.log import Turn
+from agent.context.output import TurnOutput
 from agent.conversation.preferences import TurnPreferences
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.contexts import TurnReads
 from agent.domain.types import Intent, Interaction, Message, utcnow
-from agent.turn.log import Turn
-from agent.turn.outbox import Outbox
 
 
 @dataclass(frozen=True)
 class TurnContext:
     """What every step of a turn reads, as one argument: the message, the thread, the speaker's
-    part of it (resolved once), the history, the customer, the turn's log (`t`) and its outbox (`out`)."""
+    part of it (resolved once), the history, the customer, the turn's log (`t`) and its output (`out`)."""
 
     interaction: Interaction
     state: SessionState
     me: Speaker
     history: list[Message]
     t: Turn
-    out: Outbox
+    out: TurnOutput
     customer: dict[str, Any] | None = None
     preferences: TurnPreferences | None = None
     eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here
