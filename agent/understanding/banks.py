@@ -42,6 +42,7 @@ class BankFile(Strict):
     intents: dict[str, list[str]] = Field(default_factory=dict)
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
     moves: dict[str, list[str]] = Field(default_factory=dict)
+    spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
 
 
 class NluBanks(Strict):
@@ -63,6 +64,7 @@ class NluBanks(Strict):
     intents: dict[str, list[str]] = Field(default_factory=dict)
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)
     moves: dict[str, list[str]] = Field(default_factory=dict)
+    spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""
@@ -97,7 +99,10 @@ class NluBanks(Strict):
         moves = {k: list(v) for k, v in self.moves.items()}
         for move, sentences in other.moves.items():
             moves.setdefault(move, []).extend(sentences)
-        return self.model_copy(update={"intents": intents, "out_of_scope": topics, "moves": moves})
+        spelling = [*self.spelling, *other.spelling]
+        return self.model_copy(
+            update={"intents": intents, "out_of_scope": topics, "moves": moves, "spelling": spelling}
+        )
 
 
 def normalized(sentence: str) -> str:
