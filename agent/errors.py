@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.turn.redaction import redact_text
+from agent.redaction import redact_text
 
 
 class AgentbotError(Exception):

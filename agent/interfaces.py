@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.catalog import Item, KBSection
@@ -23,7 +23,10 @@ from agent.domain.types import (
     ToolCall,
     ToolResult,
 )
-from agent.llm.models import AgentLoop, LLMCapabilities, LLMRequest, LLMResponse, Usage
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
+
+if TYPE_CHECKING:  # the log's own module reads these Protocols at import
+    from agent.context.log import TurnDecisions
 
 # The channel's way to deliver a message while the turn is still running.
 Reply = Callable[[OutboundMessage], Awaitable[None]]
@@ -197,14 +200,12 @@ class RiskReports(Protocol):
 
 
 class TurnLog(Protocol):
-    """What classifiers and planners may use of the running turn (agent/turn/log.py): its message,
+    """What classifiers and planners may use of the running turn (agent/context/log.py): its message,
     telemetry that commits with it, and its LLM usage, deadline, outage and agent conversations."""
 
     interaction: Interaction
     usage: Usage
-    llm_deadline: float | None
-    llm_down: str | None
-    agent_loops: dict[str, dict[str, AgentLoop]]
+    decided: TurnDecisions  # the LLM deadline, an outage this turn, the agents' model conversations
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: Level = "info") -> TelemetryEvent: ...
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -23,6 +23,7 @@ from agent.config.schema import BotConfig, Settings
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.domain.catalog import StoreSettings, load_store_settings
+from agent.domain.types import Clock, utcnow
 from agent.errors import ConfigError
 from agent.interfaces import (
     AlertNotifier,
@@ -40,18 +41,12 @@ from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
-from agent.tools.calculator import math_tools
+from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
-from agent.tools.inventory import inventory_tools
-from agent.tools.knowledge import Troubleshooting, knowledge_tools
-from agent.tools.orders import support_tools
-from agent.tools.refunds import refund_tools
-from agent.tools.release import release_tools
+from agent.tools.knowledge import Troubleshooting
+from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import KnowledgeSettings
-from agent.tools.task_list import task_tools
-from agent.turn.redaction import Redactor
 from agent.turn.router import AgentRouter, RouterParts
-from agent.turn.snapshot import TurnSnapshot
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
@@ -144,6 +139,7 @@ class Project:
     inventory: FileInventory
     db_url: str
     env: Mapping[str, str]
+    clock: Clock = utcnow  # the time turns run at: tools' dates, the demo's calendar, the policy's counters
 
 
 @dataclass
@@ -186,6 +182,7 @@ def build_app(
     model: str | None = None,
     llm: LLMProvider | None = None,
     metrics: PrometheusMetrics | None = None,
+    clock: Clock = utcnow,
 ) -> App:
     """Wire the whole app from config, data and environment: load the project, open its storage,
     build the tools, understanding and agents, and the router over them.
@@ -207,9 +204,11 @@ def build_app(
         model: overrides settings `llm.model`.
         llm: a ready provider (e.g. a scripted one in tests) instead of building one from settings.
         metrics: the Prometheus metrics to count into (default: a registry of the app's own).
+        clock: the current UTC time for turns (a replayed eval passes its recording's).
     """
     env = os.environ if env is None else env
     project = load_project(config_dir, data_dir, db_url, env, understanding, provider=provider, model=model)
+    project = replace(project, clock=clock)
     storage = storage or open_storage(project)
     data = business_data(project, storage, data_source)
     gateway = build_tools(project, storage, data, releases or make_release_source(data_dir, env))
@@ -279,24 +278,26 @@ def business_data(project: Project, storage: Storage, data_source: DataSource | 
     """Orders and customers, with what the bot wrote itself (refunds) laid over them."""
     data = data_source or JSONDataSource(project.data_dir)
     if storage.demo is not None:
-        data = DemoCalendar(data, storage.demo)  # the demo's order dates move with its first day
+        data = DemoCalendar(data, storage.demo, project.clock)  # the demo's order dates move with its first day
     if storage.orders is not None:
         data = OverlayDataSource(data, storage.orders)
-    return TurnSnapshot(data)  # a turn's policy check and tool read an order once
+    return data  # each turn reads it through its own TurnReads: an order once per turn
 
 
 def build_tools(project: Project, storage: Storage, data: DataSource, releases: ReleaseSource) -> ToolGateway:
-    """Every tool behind the gateway with each agent's permissions; a store without task lists offers no task tools."""
+    """Every tool found (agentbot's, installed packages', the project's `tool_modules`) behind the
+    gateway, with each agent's permissions from agents.yaml."""
     config, store = project.config, project.store
-    tools = [
-        *support_tools(data),
-        *refund_tools(data),
-        *(task_tools(storage.tasks) if storage.tasks is not None else []),
-        *inventory_tools(project.inventory),
-        *knowledge_tools(MarkdownKnowledgeBase(project.data_dir / store.knowledge_base), troubleshooting(project)),
-        *math_tools(),
-        *release_tools(releases, storage.risk_reports),
-    ]
+    deps = ToolDeps(
+        data=data,
+        inventory=project.inventory,
+        knowledge=MarkdownKnowledgeBase(project.data_dir / store.knowledge_base),
+        releases=releases,
+        tasks=storage.tasks,
+        risk_reports=storage.risk_reports,
+        troubleshooting=troubleshooting(project),
+    )
+    tools = find_tools(deps, config.agents.tool_modules, Path(config.directory).parent)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
     gateway = ToolGateway(tools, permissions, storage.sessions, project.settings.tool_timeout_seconds)
     check_tools(config, gateway)
@@ -387,7 +388,10 @@ def assemble(
     """The router over every part, and the App that owns it all."""
     config = project.config
     policies = load_policies(Path(config.directory) / "policies.yaml", set(gateway.tools))
-    policy = YamlPolicyEngine(policies, data, storage.refunds, currency=project.store.currency)
+    currency = project.store.currency
+    policy = YamlPolicyEngine(
+        policies, data, storage.refunds, project.clock, currency, approvals=gateway.needing_approval()
+    )
     executor = traced_tools(gateway, seen.tracer)
     parts = RouterParts(
         registry=IntentsRegistry(config),
@@ -410,6 +414,7 @@ def assemble(
         redactor=seen.redactor,
         metrics=seen.metrics,
         reader=agents.rules,
+        clock=project.clock,
     )
     return App(
         router=AgentRouter(parts),

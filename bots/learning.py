@@ -90,11 +90,12 @@ def _reading(config_dir: Path, data_dir: str | Path | None, text: str, corpora: 
     config = load_config(config_dir)
     classifier = RulesClassifier(config, reader=reader)
     intents = list(IntentsRegistry(config).intents.values())
+    gated = {i.id for i in config.intents.intents if i.templates.offer}  # as calibration counts them
     read = reader.read(text, {i.id for i in intents})
     reports = []
     for corpus in corpora:
         cases: list[NluCase] = load_corpus(corpus)
-        reports.append(report(asyncio.run(read_all(cases, classifier, intents))))
+        reports.append(report(asyncio.run(read_all(cases, classifier, intents, gated))))
     return read.intent or OUT_OF_SCOPE, reports
 
 

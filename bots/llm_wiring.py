@@ -24,9 +24,6 @@ from bots.wiring import resolve_dir
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
     from adapters.telemetry.otel import OTelTracer
 
-# Money-moving and destructive tools: an LLM agent asks before it requests them.
-CONFIRM_TOOLS = frozenset({"issue_refund", "delete_task"})
-
 
 def observed_provider(provider: LLMProvider, tracer: OTelTracer | None, settings: LLMSettings) -> LLMProvider:
     """A span per call when tracing is on (LLMCalls counts each call and its attempts toward the
@@ -77,7 +74,7 @@ def llm_understanding(
             gateway.schemas(name),
             planners[name],
             config.settings.max_agent_passes,
-            CONFIRM_TOOLS,
+            gateway.needing_approval(),  # the product words the exact action for the user's yes
             settings.phrase_answers,
             currency,
         )

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from agent.errors import ConfigError
-from agent.turn.redaction import Redactor
+from agent.redaction import Redactor
 from bots.secrets import scrubber
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -1,7 +1,7 @@
 """Sending a turn's messages exactly once: the outbox decides what is sent, the platform's own
 dedupe closes the window between "sent" and "marked sent".
 
-Every message of a channel event has a stable id (agent/turn/log.py). Before a send the outbox says
+Every message of a channel event has a stable id (agent/context/log.py). Before a send the outbox says
 where the message stands: new (a pre-message or notice, recorded now, before it goes out), pending
 (an answer the turn committed), sending (an earlier attempt may have posted it: the platform is
 asked first) or sent (skipped). After the send the platform's id for it is recorded.

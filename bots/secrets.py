@@ -1,6 +1,6 @@
 """The secrets this process knows by value: what every writer masks, whatever their shape.
 
-The pattern redaction (`agent.turn.redaction`) catches secrets by shape (provider prefixes, long random
+The pattern redaction (`agent.redaction`) catches secrets by shape (provider prefixes, long random
 strings); a key shaped like nothing in particular, echoed back by a provider or a proxy in an error,
 is caught only by its value. The composition root builds one `Redactor` with these values and hands
 it to every writer: telemetry rows, trace files, messages and the outbox, admin alerts, logs.
@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import unquote, urlsplit
 
-from agent.turn.redaction import Redactor
+from agent.redaction import Redactor
 
 # Variables whose values are secrets: *_KEY, *_TOKEN, *_SECRET, *PASSWORD (and *KEY, *TOKEN alone).
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)

@@ -13,8 +13,8 @@ from agent.config.schema import BotConfig, Settings
 from agent.domain.catalog import StoreSettings
 from agent.errors import ConfigError
 from agent.interfaces import PreferenceMemory, ReleaseSource
+from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
-from agent.turn.redaction import Redactor
 from bots.project import find_dir, packaged_defaults
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
@@ -30,19 +30,28 @@ def resolve_dir(path: str | Path | None, default: str, env: Mapping[str, str] | 
 
 
 def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
-    """Every tool an agent or intent names must exist, and an intent's tool must be its agent's."""
+    """Every tool an agent or intent names must exist, an intent's tool must be its agent's, and an
+    intent words a confirmation exactly when its tool declares it needs the requester's yes."""
     file = str(Path(config.directory) / "agents.yaml")
     for name, agent in config.agents.agents.items():
         for tool in agent.tools:
             if tool not in gateway.tools:
                 raise ConfigError(file, f"unknown tool {tool!r}", field=f"agents.{name}.tools")
+    intents_file = str(Path(config.directory) / "intents.yaml")
     for i, spec in enumerate(config.intents.intents):
         if spec.tool and spec.tool not in config.agents.agents[spec.agent].tools:
             raise ConfigError(
-                str(Path(config.directory) / "intents.yaml"),
-                f"tool {spec.tool!r} is not among agent {spec.agent!r}'s tools",
-                field=f"intents.{i}.tool",
+                intents_file, f"tool {spec.tool!r} is not among agent {spec.agent!r}'s tools", field=f"intents.{i}.tool"
             )
+        # Whether a tool needs a yes is its own declaration; the template only words the question.
+        declared = gateway.tools.get(spec.tool or "")
+        needs_yes = declared is not None and declared.needs_approval
+        if needs_yes and not spec.templates.confirm:
+            problem = f"tool {spec.tool!r} needs the requester's yes: word the question in templates.confirm"
+            raise ConfigError(intents_file, problem, field=f"intents.{i}.templates")
+        if spec.templates.confirm and not needs_yes:
+            problem = f"templates.confirm, but tool {spec.tool!r} does not declare needs_approval"
+            raise ConfigError(intents_file, problem, field=f"intents.{i}.templates.confirm")
 
 
 def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInventory) -> None:

@@ -11,7 +11,7 @@ import re
 from datetime import date, timedelta
 from typing import Any, Protocol
 
-from agent.domain.types import utcnow
+from agent.domain.types import Clock, utcnow
 from agent.interfaces import DataSource
 
 OFFSET = re.compile(r"^([+-]\d{1,4})d$")
@@ -35,17 +35,19 @@ class DemoCalendar:
     Args:
         base: the demo data (JSON files), whose orders may hold day offsets.
         start: where the demo's first day is recorded (adapters/storage/records.py `SqlRecords`).
+        clock: the current UTC time (the app's).
     """
 
-    def __init__(self, base: DataSource, start: DemoStart):
+    def __init__(self, base: DataSource, start: DemoStart, clock: Clock = utcnow):
         self.base = base
         self.start = start
+        self.clock = clock
 
     async def get_order(self, order_id: str) -> dict[str, Any] | None:
         order = await self.base.get_order(order_id)
         if order is None or not any(isinstance(v, str) and OFFSET.match(v) for v in order.values()):
             return order
-        return resolve(order, await self.start.demo_started_on(utcnow().date()))
+        return resolve(order, await self.start.demo_started_on(self.clock().date()))
 
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self.base.get_customer(customer_id)

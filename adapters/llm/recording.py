@@ -25,18 +25,18 @@ from typing import Any
 from adapters.llm.base import Priced
 from agent.domain.types import utcnow
 from agent.errors import RecordingMissing
-from agent.eval.context import current_turn_key
 from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 
 FORMAT = 1
 
 
-def _key() -> str:
-    turn = current_turn_key()
-    if turn is None:
+def _key(request: LLMRequest) -> str:
+    """The call's place in its run: the turn's interaction (named by run, scenario and turn in an
+    eval) and the call's number in it."""
+    if request.call_key is None:
         raise RecordingMissing("record/replay only works inside an eval run (no scenario turn is running)")
-    return turn.next_call()
+    return request.call_key
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -87,7 +87,7 @@ class RecordingProvider:
         return getattr(self.inner, name)
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
-        key = _key()
+        key = _key(request)
         response = await self.inner.generate(request)
         async with self._lock:
             self.responses[key] = {
@@ -132,7 +132,7 @@ class ReplayProvider(Priced):
         self.responses = _load(self.path)
 
     async def generate(self, request: LLMRequest) -> LLMResponse:
-        key = _key()
+        key = _key(request)
         entry = self.responses.get(key)
         if entry is None:
             raise RecordingMissing(

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.turn.text import Runs
+from agent.text import Runs
 
 # scikit-learn's token pattern is r"(?u)\b\w\w+\b": the runs of word characters two or more long.
 _WORDS = Runs(r"\w", shortest=2)

@@ -26,6 +26,9 @@ from adapters.storage.sql import SqlStore
 from adapters.storage.writes import insert_ignore
 from agent.domain.records import TaskRecord
 
+# The records a demo reset forgets: what the bot changed about the demo's business data.
+DEMO_RECORDS = frozenset({"refund", "order_update", "risk_report"})
+
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
 SELECT_ORDER_UPDATE = Prepared(select(order_updates.c.data).where(order_updates.c.order_id == bindparam("b_order")))
@@ -147,8 +150,15 @@ class SqlRecords:
             dropped = 0
             for table in (refunds, order_updates, risk_reports):
                 dropped += conn.execute(delete(table)).rowcount or 0
-            # A replayed confirmation must run the refund again, not return the forgotten result.
-            conn.execute(delete(tool_ledger).where(tool_ledger.c.tool.in_(("issue_refund", "file_risk_report"))))
+            # A replayed confirmation must run the action again, not return the forgotten result:
+            # every kept result that wrote one of the records dropped goes too.
+            forgotten = [
+                row.idempotency_key
+                for row in conn.execute(select(tool_ledger.c.idempotency_key, tool_ledger.c.result))
+                if DEMO_RECORDS & {e.get("kind") for e in json.loads(row.result).get("effects") or ()}
+            ]
+            if forgotten:
+                conn.execute(delete(tool_ledger).where(tool_ledger.c.idempotency_key.in_(forgotten)))
             conn.execute(delete(demo_calendar))
             return dropped
 

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from adapters.encoding import dumps
 from adapters.telemetry.spans import ChildSpan, TurnSpan, stage_times
-from agent.turn.redaction import DEFAULT, Redactor
+from agent.redaction import DEFAULT, Redactor
 
 
 def span_record(span: ReadableSpan) -> dict[str, Any]:

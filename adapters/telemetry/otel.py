@@ -33,7 +33,7 @@ from adapters.telemetry.files import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, JsonFil
 from adapters.telemetry.spans import TurnExpander, TurnSpan, TurnSpans
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import Interaction
-from agent.turn.redaction import DEFAULT, Redactor
+from agent.redaction import DEFAULT, Redactor
 
 
 class Metrics:

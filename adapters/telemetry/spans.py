@@ -22,7 +22,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from agent.domain.records import TelemetryEvent
-from agent.turn.redaction import DEFAULT, Redactor
+from agent.redaction import DEFAULT, Redactor
 
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 Primitive = str | bool | int | float
@@ -189,7 +189,7 @@ class TurnExpander(SpanExporter):
 
     Args:
         exporter: where the spans go.
-        redactor: masks the process's known secrets and the patterns (`agent.turn.redaction`).
+        redactor: masks the process's known secrets and the patterns (`agent.redaction`).
     """
 
     def __init__(self, exporter: SpanExporter, redactor: Redactor = DEFAULT):

@@ -89,9 +89,19 @@ def load_config(directory: str | Path) -> BotConfig:
         seen.add(spec.id)
         if spec.agent not in agents.agents:
             raise ConfigError(str(d / "intents.yaml"), f"unknown agent {spec.agent!r}", field=f"{field}.agent")
+        for role, tool in spec.uses.items():
+            if tool not in agents.agents[spec.agent].tools:
+                problem = f"tool {tool!r} is not among agent {spec.agent!r}'s tools"
+                raise ConfigError(str(d / "intents.yaml"), problem, field=f"{field}.uses.{role}")
         for p in spec.required_params:
             if p not in intents.slots:
                 raise ConfigError(
                     str(d / "intents.yaml"), f"no slot named {p!r} under slots:", field=f"{field}.required_params"
                 )
+    for i, spec in enumerate(intents.intents):
+        if spec.offers is not None and spec.offers not in seen:
+            problem = f"no intent {spec.offers!r} to offer"
+            raise ConfigError(str(d / "intents.yaml"), problem, field=f"intents.{i}.offers")
+    if len(handoffs := [s.id for s in intents.intents if s.handoff]) > 1:
+        raise ConfigError(str(d / "intents.yaml"), f"one intent hands off to a person, not {', '.join(handoffs)}")
     return BotConfig(intents=intents, agents=agents, settings=settings, directory=str(d))

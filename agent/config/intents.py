@@ -33,6 +33,10 @@ class IntentsRegistry:
                 kind=s.kind,
                 stays_open=s.stays_open,
                 confirms=bool(s.templates.confirm),
+                handoff=s.handoff,
+                handling=s.handling,
+                uses=s.uses,
+                offers=s.offers,
             )
             for s in config.intents.intents
         }

@@ -123,6 +123,17 @@ class IntentSpec(Strict):
     # first whose fields are all known is used ("your {category} recommendation", "your recommendation").
     goal_name: list[str] = Field(default_factory=list)
     follow_up: FollowUp | None = None
+    # The request for a person: what a "yes" to the bot's human offer (after a refusal or a message
+    # it cannot serve) starts. One intent at most says so.
+    handoff: bool = False
+    # Which of its agent's planner's ways answers it, in that planner's words (support: fix, policy,
+    # ticket; sales: stock; tasks: look_up_first); none: the planner's usual way.
+    handling: str | None = None
+    # Other tools its planner calls besides `tool`, by the part they play ({report: file_risk_report},
+    # {lookup: list_tasks}); each must be among its agent's tools.
+    uses: dict[str, str] = Field(default_factory=dict)
+    # The intent its answer offers next ("want me to open a ticket?" after a fix): a yes starts it.
+    offers: str | None = None
 
     @field_validator("id")
     @classmethod
@@ -231,6 +242,9 @@ class AgentSpec(Strict):
 
 class AgentsFile(Strict):
     agents: dict[str, AgentSpec]
+    # The project's own tool modules, beyond agentbot's and installed packages' (`agentbot.tools`
+    # entry points): a dotted module name, or a `.py` file relative to the project folder.
+    tool_modules: list[str] = Field(default_factory=list)
 
 
 class ModelPrice(Strict):

@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from agent.context.turn import TurnContext
 from agent.conversation import goals
 from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
-from agent.turn.context import TurnContext
-from agent.turn.text import Answer
+from agent.text import Answer
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."
@@ -136,7 +136,7 @@ class Confirmations:
             await self._say(ctx, EXPIRED, "goal_gone")
             return Resolution(outcome="handled")
         self._reactivate(me, goal.id)
-        t.approved = pending.action_hash
+        t.decided.approved = pending.action_hash
         t.emit("confirmation_accepted", {"tool": pending.tool, "action_hash": pending.action_hash})
         return Resolution(
             outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=1.0, fills_slot=True)

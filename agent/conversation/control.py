@@ -9,12 +9,12 @@ import re
 from typing import Literal
 
 from agent.config.schema import Messages, Vocabulary
+from agent.context.turn import TurnContext
 from agent.conversation import goals
 from agent.conversation.moves import Cancel, ControlMove, Goodbye, Unclear
 from agent.conversation.notices import GoalNames, resume
 from agent.conversation.session import Goal
 from agent.domain.types import OutboundMessage
-from agent.turn.context import TurnContext
 
 Kind = Literal["cancel", "farewell", "empty"]
 _WORD = re.compile(r"[a-z0-9']+")

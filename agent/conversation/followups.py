@@ -19,7 +19,7 @@ from typing import Any
 from agent.config.schema import FollowUp, IntentSpec
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification
-from agent.turn.text import STOPWORDS
+from agent.text import STOPWORDS
 
 # Below this confidence, a message with a clear pointer at an open goal's items is read as a follow-up.
 SURE = 0.75

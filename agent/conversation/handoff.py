@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Literal
 
 from agent.conversation.session import Handoff, SessionState
-from agent.domain.types import Alert, Message, SideEffect, utcnow
+from agent.domain.types import Alert, Intent, Message, SideEffect, utcnow
 
 Action = Literal["claim", "release"]
 
@@ -107,3 +107,9 @@ def control(state: SessionState, action: Action, actor: str) -> str | None:
         return RELEASED
     handoff.acknowledged = True
     return CLAIMED.format(actor=actor or "Someone")
+
+
+def handoff_intent(eligible: list[Intent]) -> str | None:
+    """The intent a yes to the offer of a person starts (`handoff: true` in intents.yaml), when
+    this speaker may use one here."""
+    return next((i.id for i in eligible if i.handoff), None)

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.config.schema import IntentSpec, SlotSpec
+from agent.context.turn import TurnContext
 from agent.conversation.session import PendingConfirmation
 from agent.domain.types import Classification
-from agent.turn.context import TurnContext
-from agent.turn.text import Answer as YesNo
+from agent.text import Answer as YesNo
 from agent.understanding.reading import bare_reply
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 from agent.config.schema import IntentSpec, Messages
+from agent.context.turn import TurnContext
 from agent.conversation.confirmations import Confirmations
+from agent.conversation.handoff import handoff_intent
 from agent.conversation.session import Goal, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage
 from agent.planners.render import render
-from agent.turn.context import TurnContext
 
 _LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
 
@@ -68,25 +69,25 @@ async def unknown(
         await ctx.out.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})
     elif not await confirmations.remind(ctx):
-        can_hand_off = any(i.id == "human_handoff" for i in ctx.eligible)
-        message = fallback(ctx.me, can_hand_off, m, cls.out_of_scope, cls.outside)
+        message = fallback(ctx.me, handoff_intent(ctx.eligible), m, cls.out_of_scope, cls.outside)
         await ctx.out.send(message)
         outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
         t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None or cls.outside})
 
 
 def fallback(
-    me: Speaker, can_hand_off: bool, m: Messages, out_of_scope: str | None = None, outside: bool = False
+    me: Speaker, handoff: str | None, m: Messages, out_of_scope: str | None = None, outside: bool = False
 ) -> OutboundMessage:
     """The answer to a message no intent fits (an out-of-scope topic's own honest answer, or the
-    general one): the pending question again, and a person on offer."""
+    general one): the pending question again, and a person on offer (through `handoff`, the
+    intent that asks for one, when there is one)."""
     goal = me.active_goal
     text = out_of_scope or (m.outside if outside and m.outside else m.fallback)
     if goal and goal.next_question:
         text = f"{text} {goal.next_question}"
     buttons: list = []
-    if can_hand_off:
-        me.pending_confirmation = PendingConfirmation(kind="offer", intent_id="human_handoff", prompt=m.human_offer)
+    if handoff is not None:
+        me.pending_confirmation = PendingConfirmation(kind="offer", intent_id=handoff, prompt=m.human_offer)
         buttons = ["human"]
     text = f"{text} {m.human_offer}"
     return OutboundMessage(kind="fallback", text=text, buttons=buttons)

@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, SlotSpec
+from agent.context.turn import TurnContext
 from agent.conversation import goals, notices
 from agent.conversation.session import Goal, SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import Classifier, TurnLog
-from agent.turn.context import TurnContext
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood surely, at the level where the offline

@@ -2,22 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.conversation.session import Goal, SessionState, Speaker
-from agent.domain.types import Intent, Message, ToolResult
+from agent.domain.types import Intent, Message, ToolResult, utcnow
+
+if TYPE_CHECKING:
+    from agent.interfaces import DataSource
+
+
+class TurnReads:
+    """The business data as one attempt at a turn reads it: its policy check and its tools see the
+    same order, read once. The router starts one per attempt, so a retried turn reads afresh.
+
+    Args:
+        data: where orders and customers come from.
+    """
+
+    def __init__(self, data: DataSource) -> None:
+        self.data = data
+        self._orders: dict[str, dict[str, Any] | None] = {}
+
+    async def get_order(self, order_id: str) -> dict[str, Any] | None:
+        if order_id not in self._orders:
+            self._orders[order_id] = await self.data.get_order(order_id)
+        return self._orders[order_id]  # shared, like every DataSource's answers: read, never changed
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
+        return await self.data.get_customer(customer_id)
+
+    async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
+        return await self.data.find_customer(platform, user_id)
 
 
 class PolicyContext(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     session: SessionState
     intent_id: str | None
     agent: str
     customer: dict[str, Any] | None = None
+    reads: TurnReads | None = None  # the turn's reads; None (outside a turn): the engine's own source
 
 
 class ToolContext(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     session_id: str
     interaction_id: str
     agent: str
@@ -27,6 +60,10 @@ class ToolContext(BaseModel):
     # The confirmed action this call carries out: its hash is the call's idempotency key, so a
     # second confirmation replays the first result instead of acting twice.
     action_hash: str | None = None
+    # The turn's time (the app's clock: a replayed eval runs at its recording's) and its reads of the
+    # business data (None outside a turn: a tool reads its own source).
+    now: datetime = Field(default_factory=utcnow)
+    reads: TurnReads | None = None
 
 
 class Preferences(BaseModel):

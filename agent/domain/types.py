@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_clock_offset = timedelta(0)
+# The current UTC time, injected where a turn's dates come from (the app's, the policy engine's).
+Clock = Callable[[], datetime]
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC) + _clock_offset
+    return datetime.now(UTC)
 
 
-@contextmanager
-def clock_from(start: datetime | None) -> Iterator[None]:
-    """utcnow() runs on from `start` while inside (None: the real clock). A replayed eval runs at
-    its recording's time, so the dates tools write match the ones the recorded answers quote."""
-    global _clock_offset
-    before = _clock_offset
-    _clock_offset = start - datetime.now(UTC) if start is not None else before
-    try:
-        yield
-    finally:
-        _clock_offset = before
+class ClockFrom:
+    """A clock that runs on from `start`: a replayed eval runs at its recording's time, so the
+    dates its tools write match the ones the recorded answers quote."""
+
+    def __init__(self, start: datetime) -> None:
+        self.offset = start - datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
 
 
 class Model(BaseModel):
@@ -108,6 +106,13 @@ class Intent(Model):
     stays_open: bool = False
     # Its action waits for the user's own yes (a refund, a deletion): never run on a reading alone.
     confirms: bool = False
+    # It hands the conversation to a person: the bot's human offer starts it.
+    handoff: bool = False
+    # How its planner answers it, the other tools it calls by role, and the intent its answer
+    # offers next (config/intents.yaml `handling`, `uses`, `offers`).
+    handling: str | None = None
+    uses: dict[str, str] = Field(default_factory=dict)
+    offers: str | None = None
 
     @property
     def goal_type(self) -> str:
@@ -200,10 +205,16 @@ class Plan(Model):
         return "respond"
 
 
+# The kinds of record a turn writes; a tool declares which of them it writes (`Tool.records`).
+RecordKind = Literal[
+    "ticket", "handoff", "refund", "order_update", "task", "task_change", "handoff_state", "risk_report"
+]
+
+
 class SideEffect(Model):
     """A row a tool asks to write; stored in the turn's transaction, once per key."""
 
-    kind: Literal["ticket", "handoff", "refund", "order_update", "task", "task_change", "handoff_state", "risk_report"]
+    kind: RecordKind
     key: str
     data: dict[str, Any]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -24,10 +25,6 @@ from agent.domain.types import Intent, Interaction
 from agent.errors import ConfigError
 from agent.interfaces import Classifier
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
-
-# Intents whose tool changes something: acting on one by mistake is the costly error.
-SIDE_EFFECTING = frozenset({"create_ticket", "refund_request", "human_handoff", "task_add", "task_delete"})
-SLOTS = ("order_id", "amount", "budget", "release_id", "task_number")
 
 
 class NluCase(BaseModel):
@@ -116,8 +113,18 @@ def _plain(value: object) -> str:
     return re.sub(r"[\s,$€£฿]|baht|usd", "", str(value).lower()).removeprefix("v")
 
 
-async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[Intent]) -> list[NluResult]:
+async def read_all(
+    cases: list[NluCase], classifier: Classifier, intents: list[Intent], gated: Collection[str]
+) -> list[NluResult]:
+    """Read every case as a fresh conversation would.
+
+    Args:
+        gated: the intents whose tool changes something (those with an offer the action gate asks,
+            as calibration counts them): acting on one by mistake is the costly error.
+    """
     results = []
+    # The slots the corpus labels are the ones measured.
+    measured = {slot for case in cases for slot in case.slots}
     # A chat intent the corpus has no label for (smalltalk) answers without acting, as out of scope does.
     labelled = {label for case in cases for label in [case.intent, *case.accept]}
     unlabelled_chat = {i.id for i in intents if i.kind == "chat" and i.id not in labelled}
@@ -130,14 +137,14 @@ async def read_all(cases: list[NluCase], classifier: Classifier, intents: list[I
         cls = await classifier.classify(interaction, intents, state, Speaker(), [])
         seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
         predicted = OUT_OF_SCOPE if cls.intent_id in unlabelled_chat else cls.intent_id or OUT_OF_SCOPE
-        found = {k: str(v) for k, v in cls.params.items() if k in SLOTS}
+        found = {k: str(v) for k, v in cls.params.items() if k in measured}
         results.append(
             NluResult(
                 text=case.text,
                 # Where several answers count, a right one is counted under itself.
                 expected=predicted if case.accepts(predicted) else case.intent,
                 predicted=predicted,
-                acted=predicted in SIDE_EFFECTING and not cls.offer and not cls.missing and predicted not in confirmed,
+                acted=predicted in gated and not cls.offer and not cls.missing and predicted not in confirmed,
                 slots_expected=case.slots,
                 slots_found=found,
                 seconds=seconds,

@@ -15,11 +15,9 @@ from agent.conversation.session import SessionState
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
 from agent.eval.checks import Failure, check
-from agent.eval.context import eval_turn
 from agent.eval.judge import judge
 from agent.eval.metrics import ScenarioMetrics, TurnObservation, scenario_metrics
-from agent.eval.suite import Scenario, Suite, summary
-from agent.eval.suite import Turn as SuiteTurn
+from agent.eval.suite import Scenario, Suite, SuiteTurn, summary
 from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.calls import LLM_STAGES
 from agent.llm.models import Usage
@@ -216,10 +214,10 @@ class _ScenarioRun:
         async def reply(m: OutboundMessage) -> None:
             delivered.append(m)
 
-        with eval_turn(self.suite, self.scenario.id, n):
-            if turn.action in ("claim", "release", "realert"):
-                return await admin_turn(app, turn, interaction, reply, delivered), delivered
-            return await app.router.handle(interaction, reply=reply), delivered
+        # The interaction's id names the run, scenario and turn: recorded LLM calls are keyed by it.
+        if turn.action in ("claim", "release", "realert"):
+            return await admin_turn(app, turn, interaction, reply, delivered), delivered
+        return await app.router.handle(interaction, reply=reply), delivered
 
     async def result(self, judge_provider: LLMProvider | None) -> ScenarioResult:
         """The scenario's verdict, metrics and LLM use; the judge scores the transcript when given."""

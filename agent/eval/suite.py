@@ -41,7 +41,7 @@ class Expect(Strict):
 Action = Literal["confirm", "cancel", "claim", "release", "realert"]
 
 
-class Turn(Strict):
+class SuiteTurn(Strict):
     user: str | None = None
     restart: bool = False
     action: Action | None = None
@@ -49,7 +49,7 @@ class Turn(Strict):
     expect: Expect = Field(default_factory=Expect)
 
     @model_validator(mode="after")
-    def _one_kind(self) -> Turn:
+    def _one_kind(self) -> SuiteTurn:
         if [self.user is not None, self.restart, self.action is not None].count(True) != 1:
             raise ValueError("a turn is one of `user: TEXT`, `action: ACTION` or `restart: true`")
         if self.after_seconds is not None and self.action != "realert":
@@ -63,7 +63,7 @@ class Scenario(Strict):
     id: str
     customer: str | None = None
     channel: ChannelType = ChannelType.console
-    turns: list[Turn] = Field(min_length=1)
+    turns: list[SuiteTurn] = Field(min_length=1)
     rubric: str | None = None  # for the optional LLM judge (agentbot eval --judge)
 
 

@@ -91,9 +91,9 @@ class LLMCalls:
 
     def _skip_reason(self, t: TurnLog | None) -> str | None:
         # An outage that failed a call this turn would fail a second call the same way: none is made.
-        if t is not None and t.llm_down:
-            return f"provider failed earlier this turn ({t.llm_down})"
-        if t is not None and t.llm_deadline is not None and time.monotonic() >= t.llm_deadline:
+        if t is not None and t.decided.llm_down:
+            return f"provider failed earlier this turn ({t.decided.llm_down})"
+        if t is not None and t.decided.llm_deadline is not None and time.monotonic() >= t.decided.llm_deadline:
             return "turn deadline passed"
         return None
 
@@ -102,9 +102,9 @@ class LLMCalls:
             return self.settings.turn_deadline_seconds
         # LLM work stops a tenth early, so the rules' answer after a hung provider is in by the deadline.
         budget = self.settings.turn_deadline_seconds * (1 - ANSWER_SHARE)
-        if t.llm_deadline is None:
-            t.llm_deadline = time.monotonic() + budget
-        return max(0.0, t.llm_deadline - time.monotonic())
+        if t.decided.llm_deadline is None:
+            t.decided.llm_deadline = time.monotonic() + budget
+        return max(0.0, t.decided.llm_deadline - time.monotonic())
 
     async def _skip(self, purpose: str, reason: str, state: SessionState, t: TurnLog | None) -> ProviderSkipped:
         if t is not None:
@@ -126,7 +126,7 @@ class LLMCalls:
         try:
             try:
                 async with asyncio.timeout(remaining):
-                    response = await self.provider.generate(self._limited(request))
+                    response = await self.provider.generate(self._limited(request, t))
             except TimeoutError as timeout:
                 raise ProviderTimeout(f"the turn's LLM deadline ({remaining:.1f}s left) passed") from timeout
         except ProviderError as e:
@@ -151,7 +151,7 @@ class LLMCalls:
         self, purpose: str, state: SessionState, t: TurnLog | None, e: ProviderError, elapsed_ms: float
     ) -> None:
         if e.kind in OUTAGE_KINDS and t is not None:
-            t.llm_down = e.kind
+            t.decided.llm_down = e.kind
         if self.breaker.failure(e.kind):
             await self._circuit_opened(state, t, e)
         if t is not None:
@@ -208,9 +208,11 @@ class LLMCalls:
             },
         )
 
-    def _limited(self, request: LLMRequest) -> LLMRequest:
+    def _limited(self, request: LLMRequest, t: TurnLog | None) -> LLMRequest:
+        """The settings' temperature and answer length, and which call of the turn this is."""
         limit = request.max_tokens or self.settings.answer_reserve_tokens
-        return replace(request, temperature=self.settings.temperature, max_tokens=limit)
+        key = f"{t.interaction.id}/{t.usage.calls + 1}" if t is not None else request.call_key
+        return replace(request, temperature=self.settings.temperature, max_tokens=limit, call_key=key)
 
     @staticmethod
     def _add_usage(state: SessionState, r: LLMResponse) -> dict[str, Any]:

@@ -28,6 +28,9 @@ class LLMRequest:
     response_format: dict[str, Any] | None = None
     temperature: float = 0.0
     max_tokens: int | None = None
+    # Which call of which turn this is (`<interaction id>/<n>`): a provider that records or
+    # replays responses keys them by it. None outside a turn.
+    call_key: str | None = None
 
 
 class LLMToolCall(BaseModel):

@@ -81,7 +81,7 @@ class LLMAgent:
         """This turn's model conversations by goal id: kept in the turn, so the agent holds no state."""
         if turn is None:
             return {}
-        return turn.agent_loops.setdefault(self.name, {})
+        return turn.decided.agent_loops.setdefault(self.name, {})
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.rules.question(intent_id, slot)

@@ -1,7 +1,8 @@
 """The release agent in rules mode: fetch the summary, classify it, file the report, answer.
 
-Pass 1 asks for the release or requests `get_release_summary`; pass 2 assesses the summary against
-the stated thresholds and requests `file_risk_report`; pass 3 answers from both results. Wording
+Pass 1 asks for the release or requests the intent's tool (the summary); pass 2 assesses the
+summary against the stated thresholds and requests the tool the intent `uses` as its `report`;
+pass 3 answers from both results. Wording
 comes from the intent's templates in config/intents.yaml (answer keyed by severity, error by code).
 """
 
@@ -14,8 +15,6 @@ from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner, settle_failure
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
 from agent.planners.render import render
-
-SUMMARY, REPORT = "get_release_summary", "file_risk_report"
 
 
 class ReleasePlanner:
@@ -36,7 +35,9 @@ class ReleasePlanner:
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
-        if intent.tool != SUMMARY:
+        # The assessment: the intent's tool fetches the summary, the one it `uses` as `report` files it.
+        summary_tool, report_tool = intent.tool, intent.uses.get("report")
+        if summary_tool is None or report_tool is None:
             return await self.templates.plan(request, turn)  # any other intent of this agent: plain templates
         spec = self.templates.specs[intent.id].templates
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
@@ -45,12 +46,12 @@ class ReleasePlanner:
             return plan
         release_id = str(goal.slots["release_id"])
         by_tool = {r.tool: r for r in request.results}
-        summary, report = by_tool.get(SUMMARY), by_tool.get(REPORT)
+        summary, report = by_tool.get(summary_tool), by_tool.get(report_tool)
         values: dict = {"release_id": release_id}
         if summary is None:
             if spec.pre:
                 plan.steps.append(Respond(when="pre", message=render(spec.pre, values)))
-            plan.steps.append(ToolCall(tool_name=SUMMARY, params={"release_id": release_id}))
+            plan.steps.append(ToolCall(tool_name=summary_tool, params={"release_id": release_id}))
             plan.reasoning = "fetch the release summary before judging it"
             return plan
         if not summary.success:
@@ -59,7 +60,7 @@ class ReleasePlanner:
         values |= {"severity": assessment.severity, "findings": _bullets(assessment.findings)}
         plan.reasoning = f"{assessment.severity}: " + " ".join(assessment.findings)
         if report is None:
-            plan.steps = [ToolCall(tool_name=REPORT, params=assessment.model_dump())]
+            plan.steps = [ToolCall(tool_name=report_tool, params=assessment.model_dump())]
             return plan
         if not report.success:
             return self._failed(plan, report, values, code="report_failed")

@@ -18,8 +18,8 @@ from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
+from agent.text import stem
 from agent.tools.inventory import GENERIC_WORDS
-from agent.turn.text import stem
 
 # The attribute that lists what an item is known for (a tag list): a tag it lacks says nothing.
 OPEN_ATTRIBUTE = "features"
@@ -65,7 +65,7 @@ class SalesPlanner:
         return self._attribute_words.sub(lambda m: words[m.group(1).lower()], question)
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
-        if request.intent.id == "check_stock":
+        if request.intent.handling == "stock":
             return self._check_stock(request)
         return self._recommend(request)
 
@@ -141,7 +141,7 @@ class SalesPlanner:
         what = _what(slots, brand)
         plan.steps = [
             Respond(when="pre", message=f"Looking for a {what}{self._within(ceiling, 'up to')}..."),
-            ToolCall(tool_name="inventory_query", params={k: v for k, v in params.items() if v not in (None, [])}),
+            ToolCall(tool_name=r.intent.tool or "", params={k: v for k, v in params.items() if v not in (None, [])}),
         ]
         return plan
 
@@ -208,7 +208,7 @@ class SalesPlanner:
             label = names.get(skus[0], skus[0]) if len(skus) == 1 else f"the {len(skus)} options"
             plan.steps = [
                 Respond(when="pre", message=f"Checking {label}..."),
-                ToolCall(tool_name="inventory_query", params=params),
+                ToolCall(tool_name=r.intent.tool or "", params=params),
             ]
             return plan
         item = str(slots.get("item") or "")
@@ -242,7 +242,7 @@ class SalesPlanner:
             return plan
         plan.steps = [
             Respond(when="pre", message=f"Checking stock for {label}..."),
-            ToolCall(tool_name="inventory_query", params=params),
+            ToolCall(tool_name=r.intent.tool or "", params=params),
         ]
         return plan
 

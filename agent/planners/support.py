@@ -69,13 +69,18 @@ class SupportPlanner:
         return self.templates.question(intent_id, slot)
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
-        if request.intent.id == "policy_question":
+        handling = request.intent.handling
+        if handling == "policy":
             return self._policy(request)
-        if request.intent.id == "create_ticket" and request.goal.slots.get("summary"):
+        if handling == "ticket" and request.goal.slots.get("summary"):
             return await self._ticket(request, turn)
-        if request.intent.id != "troubleshoot":
+        if handling != "fix":
             return await self.templates.plan(request, turn)
-        goal = request.goal
+        return self._fix(request)
+
+    def _fix(self, request: AgentRequest) -> Plan:
+        """A device problem: the knowledge base's fix for this device and symptom, and a ticket on offer."""
+        goal, search = request.goal, request.intent.tool or ""
         plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
         if goal.missing:
             plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
@@ -92,7 +97,7 @@ class SupportPlanner:
                 params["device"] = str(slots["category"])
             plan.steps = [
                 Respond(when="pre", message=f"Looking up fixes for the {device}..."),
-                ToolCall(tool_name="knowledge_base_search", params=params),
+                ToolCall(tool_name=search, params=params),
             ]
             return plan
         result = request.results[-1]
@@ -103,7 +108,9 @@ class SupportPlanner:
         symptom, device = str(found.get("symptom") or symptom), str(found.get("device") or device)
         # Either answer offers a ticket about this problem; "yes" or "that didn't help" opens it.
         summary = {"summary": f"{symptom} ({device})"}
-        plan.offer = Offer(intent_id="create_ticket", params=summary, prompt=TICKET_OFFER, taken_by="unresolved")
+        if request.intent.offers:
+            offered = request.intent.offers
+            plan.offer = Offer(intent_id=offered, params=summary, prompt=TICKET_OFFER, taken_by="unresolved")
         if not hits:
             plan.steps = [Respond(when="post", message=NO_FIX.format(symptom=symptom, device=device))]
             plan.slots_patch = {"kb_refs": [], "answer_sent": True}
@@ -138,7 +145,7 @@ class SupportPlanner:
         plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
         question = str(goal.slots.get("question") or "")
         if not request.results:
-            plan.steps = [ToolCall(tool_name="knowledge_base_search", params={"query": question, "limit": 3})]
+            plan.steps = [ToolCall(tool_name=request.intent.tool or "", params={"query": question, "limit": 3})]
             return plan
         result = request.results[-1]
         plan.goal_status = "done"

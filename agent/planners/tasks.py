@@ -16,7 +16,7 @@ from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolRe
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
-from agent.turn.text import STOPWORDS, stem
+from agent.text import STOPWORDS, stem
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
 EMPTY = "Your list is empty."
@@ -29,30 +29,36 @@ def _words(text: str) -> set[str]:
 class TaskPlanner(TemplatePlanner):
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
+        lookup = intent.uses.get("lookup")  # the tool that lists the user's tasks
         # A request that acts on one task and needs nothing else may name the task by its words.
-        if intent.required_params == goal.missing == ["task_number"] and self._naming(request):
-            return self._by_title(request)
-        if intent.id != "task_delete" or goal.missing:
+        one_task = lookup and len(intent.required_params) == 1 and goal.missing == intent.required_params
+        if one_task and lookup and self._naming(request):
+            return self._by_title(request, lookup)
+        if intent.handling != "look_up_first" or not lookup or goal.missing:
             return await super().plan(request, turn)
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
         results = request.results
         if not results:
-            plan.steps = [ToolCall(tool_name="list_tasks", params={})]
+            plan.steps = [ToolCall(tool_name=lookup, params={})]
             return plan
         last = results[-1]
-        if last.tool != "list_tasks":
+        if last.tool != lookup:
             self._conclude(plan, goal, intent, last)
             return plan
-        number = str(goal.slots.get("task_number", ""))
+        slot = intent.required_params[0]
+        number = str(goal.slots.get(slot, ""))
         task = next((t for t in (last.data or {}).get("items", []) if str(t.get("number")) == number), None)
         if task is None:
             template = self.specs[intent.id].templates.error.get("not_found", NOT_FOUND)
-            plan.slots_patch = {"task_number": None}
-            plan.steps = [AskUser(param="task_number", prompt=render(template, goal.slots) + " Which number is it?")]
+            plan.slots_patch = {slot: None}
+            plan.steps = [AskUser(param=slot, prompt=render(template, goal.slots) + " Which number is it?")]
             return plan
-        template = self.specs[intent.id].templates.confirm or "Delete task {number} ({title})?"
         args = self.tool_args(goal, intent)
-        plan.steps = [Confirm(prompt=render(template, task), tool=intent.tool or "delete_task", params=args)]
+        template = self.specs[intent.id].templates.confirm
+        if template and intent.tool:
+            plan.steps = [Confirm(prompt=render(template, task), tool=intent.tool, params=args)]
+        else:
+            plan.steps = [ToolCall(tool_name=intent.tool or "", params=args)]
         return plan
 
     def _naming(self, request: AgentRequest) -> set[str]:
@@ -66,12 +72,13 @@ class TaskPlanner(TemplatePlanner):
                 own += [*other.follow_up.ordinals, *other.follow_up.pointing]
         return _words(request.text) - _words(" ".join(own))
 
-    def _by_title(self, request: AgentRequest) -> Plan:
+    def _by_title(self, request: AgentRequest, lookup: str) -> Plan:
         goal, intent = request.goal, request.intent
+        slot = intent.required_params[0]
         plan = Plan(intent_id=intent.id, goal_id=goal.id)
         last = request.results[-1] if request.results else None
         if last is None:
-            plan.steps = [ToolCall(tool_name="list_tasks", params={"show": "open"})]
+            plan.steps = [ToolCall(tool_name=lookup, params={"show": "open"})]
             return plan
         if not (last.data or {}).get("items"):
             # Nothing on the list to name: no number to ask for either.
@@ -80,10 +87,10 @@ class TaskPlanner(TemplatePlanner):
             return plan
         task = _named(last, self._naming(request))
         if task is None:
-            plan.steps = [AskUser(param="task_number", prompt=goal.next_question)]
+            plan.steps = [AskUser(param=slot, prompt=goal.next_question)]
             return plan
-        plan.slots_patch = {"task_number": task["number"]}
-        args = {"number": str(task["number"])}
+        plan.slots_patch = {slot: task["number"]}
+        args = self.tool_args(goal.model_copy(update={"slots": {**goal.slots, slot: task["number"]}}), intent)
         spec = self.specs[intent.id]
         if spec.templates.confirm:
             plan.steps = [Confirm(prompt=render(spec.templates.confirm, task), tool=intent.tool, params=args)]

@@ -8,7 +8,7 @@ the session, counters (refunds in the last 30 days) and per-tier limits.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,7 +16,7 @@ from agent.domain.contexts import PolicyContext
 from agent.domain.types import PolicyDecision, ToolCall, utcnow
 from agent.interfaces import DataSource, RefundHistory
 from agent.planners.render import filtered
-from agent.policy.rules import Condition, PolicyFile, Rule
+from agent.policy.rules import Condition, Outcome, PolicyFile, Rule
 
 _MISSING = object()
 _PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
@@ -85,7 +85,8 @@ class Facts:
     async def _load_order(self) -> dict[str, Any] | None:
         if self._order is _MISSING:
             order_id = self.params.get("order_id")
-            self._order = await self.data.get_order(str(order_id)) if order_id else None
+            source = self.context.reads or self.data  # the turn's reads: the tool sees the same order
+            self._order = await source.get_order(str(order_id)) if order_id else None
         return self._order  # type: ignore[no-any-return]
 
     async def _counter(self, name: str) -> int | None:
@@ -159,6 +160,9 @@ class YamlPolicyEngine:
         data: where orders and customers are looked up.
         refunds: counts refunds for `counters.refunds_30d`; None leaves the counter unknown.
         clock: the current UTC time; tests pass their own.
+        currency: the store's sign, for `{fact|money}` in reasons.
+        approvals: the tools whose declaration says they need the requester's yes
+            (`Tool.needs_approval`): a call the rules allow is confirmed first.
     """
 
     def __init__(
@@ -168,9 +172,11 @@ class YamlPolicyEngine:
         refunds: RefundHistory | None = None,
         clock: Callable[[], datetime] = utcnow,
         currency: str = "$",
+        approvals: Collection[str] = frozenset(),
     ):
         self.policy, self.data, self.refunds, self.clock = policy, data, refunds, clock
-        self.currency = currency  # the store's, for {fact|money} in reasons
+        self.currency = currency
+        self.approvals = frozenset(approvals)
 
     async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision:
         facts = Facts(call, context, self.policy, self.data, self.refunds, self.clock(), self.currency)
@@ -182,8 +188,14 @@ class YamlPolicyEngine:
             if rule.tools and call.tool_name not in rule.tools:
                 continue
             if rule.when is None or await holds(rule.when, facts):
-                return await self._decide(rule.id, rule.outcome, rule, facts, changed)
-        return await self._decide("default", self.policy.default, None, facts, changed)
+                return await self._decide(rule.id, self._asked(call, rule.outcome), rule, facts, changed)
+        outcome = self._asked(call, self.policy.default)
+        rule_id = "needs_approval" if outcome != self.policy.default else "default"
+        return await self._decide(rule_id, outcome, None, facts, changed)
+
+    def _asked(self, call: ToolCall, outcome: Outcome) -> Outcome:
+        """What the rules allow of a tool that needs a yes still waits for it."""
+        return "require_confirmation" if outcome == "allow" and call.tool_name in self.approvals else outcome
 
     async def _decide(
         self, rule_id: str, outcome: str, rule: Rule | None, facts: Facts, changed: bool

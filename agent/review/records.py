@@ -16,8 +16,8 @@ from typing import Any
 
 from agent.domain.records import TelemetryEvent, TurnRecord
 from agent.domain.types import Message
+from agent.redaction import Redactor
 from agent.review.items import ReviewItem, ReviewKind, ReviewReading
-from agent.turn.redaction import Redactor
 
 
 def item_id(interaction_id: str, kind: str) -> str:

@@ -1,5 +1,9 @@
-"""Tools: typed parameters, a gateway that enforces permissions, and the built-in handlers."""
+"""Tools: each module declares its tools (`tool`, `tool_factory`); the gateway runs them behind permissions.
 
-from agent.tools.registry import Tool, ToolOutput
+A project's own tool module needs only what is exported here (docs/tools.md).
+"""
 
-__all__ = ["Tool", "ToolOutput"]
+from agent.domain.contexts import ToolContext
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool, tool_factory
+
+__all__ = ["Tool", "ToolContext", "ToolDeps", "ToolOutput", "ToolParams", "tool", "tool_factory"]

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from agent.domain.contexts import ToolContext
 from agent.errors import ToolError
-from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.tools.registry import ToolOutput, ToolParams, tool
 
 MAX_CHARS = 200
 MAX_EXPONENT = 100
@@ -100,11 +100,9 @@ def _eval(node: ast.AST) -> Any:
     )
 
 
-def math_tools() -> list[Tool]:
-    async def math_evaluate(p: MathParams, ctx: ToolContext) -> ToolOutput:
-        value = evaluate(p.expression)
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        return ToolOutput(data={"expression": p.expression, "value": value})
-
-    return [Tool("math_evaluate", "Evaluate arithmetic safely (no variables, no names).", MathParams, math_evaluate)]
+@tool("Evaluate arithmetic safely (no variables, no names).")
+async def math_evaluate(p: MathParams, ctx: ToolContext) -> ToolOutput:
+    value = evaluate(p.expression)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return ToolOutput(data={"expression": p.expression, "value": value})

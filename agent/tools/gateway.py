@@ -45,6 +45,10 @@ class ToolGateway:
         self.ledger = ledger
         self.default_timeout = default_timeout
 
+    def needing_approval(self) -> frozenset[str]:
+        """The tools whose declaration says they run only after the requester's yes."""
+        return frozenset(name for name, t in self.tools.items() if t.needs_approval)
+
     def schemas(self, agent: str) -> list[dict[str, Any]]:
         return [self.tools[n].schema() for n in sorted(self.permissions.get(agent, ())) if n in self.tools]
 
@@ -67,6 +71,9 @@ class ToolGateway:
                 output = await asyncio.wait_for(tool.handler(params, context), timeout)
             except TimeoutError as e:
                 raise ToolTimeout(tool.name, timeout) from e
+            if undeclared := {e.kind for e in output.effects} - set(tool.records):
+                # What storage forgets and reports on comes from the declaration: it must be whole.
+                raise ToolError(tool.name, f"wrote undeclared records {sorted(undeclared)}", code="undeclared_record")
             return ToolResult(
                 tool=tool.name,
                 success=True,

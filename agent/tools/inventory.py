@@ -9,9 +9,8 @@ from pydantic import Field
 
 from agent.domain.catalog import Item
 from agent.domain.contexts import ToolContext
-from agent.interfaces import Inventory
-from agent.tools.registry import Tool, ToolOutput, ToolParams
-from agent.turn.text import STOPWORDS, stem
+from agent.text import STOPWORDS, stem
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 # Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
 INLINE_ITEMS = 2000
@@ -191,7 +190,11 @@ class InventoryQuery:
         return {"asked": named, "unknown_words": unknown}
 
 
-def inventory_tools(inventory: Inventory) -> list[Tool]:
+@tool_factory
+def inventory_tools(deps: ToolDeps) -> list[Tool]:
+    inventory = deps.inventory
+    if inventory is None:
+        return []
     index: InventoryQuery | None = None
 
     async def inventory_query(p: InventoryParams, ctx: ToolContext) -> ToolOutput:

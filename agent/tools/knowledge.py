@@ -19,10 +19,10 @@ from pydantic import Field, model_validator
 
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import ToolContext
-from agent.interfaces import Inventory, KnowledgeSource, MeaningSimilarity
-from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.interfaces import Inventory, MeaningSimilarity
+from agent.text import Normalizer
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
-from agent.turn.text import Normalizer
 
 K1 = 1.5
 B = 0.75
@@ -134,7 +134,12 @@ def _hit(section: KBSection, score: float) -> dict:
     }
 
 
-def knowledge_tools(source: KnowledgeSource, troubleshooting: Troubleshooting | None = None) -> list[Tool]:
+@tool_factory
+def knowledge_tools(deps: ToolDeps) -> list[Tool]:
+    """The knowledge-base search; device problems are matched only with `deps.troubleshooting`."""
+    source, troubleshooting = deps.knowledge, deps.troubleshooting
+    if source is None:
+        return []
     index: BM25Index | None = None
     finder: SectionFinder | None = None
 

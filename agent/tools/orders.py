@@ -8,10 +8,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agent.domain.contexts import ToolContext
-from agent.domain.types import SideEffect, utcnow
+from agent.domain.types import SideEffect
 from agent.errors import ToolError
-from agent.interfaces import DataSource
-from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 
 class OrderParams(ToolParams):
@@ -36,7 +35,7 @@ def record(kind: Literal["ticket", "handoff"], prefix: str, ctx: ToolContext, st
         "session_id": ctx.session_id,
         "customer_id": ctx.customer_id,
         "status": status,
-        "created_at": utcnow().isoformat(),
+        "created_at": ctx.now.isoformat(),
         **fields,
     }
     return ToolOutput(
@@ -44,9 +43,14 @@ def record(kind: Literal["ticket", "handoff"], prefix: str, ctx: ToolContext, st
     )
 
 
-def support_tools(data: DataSource) -> list[Tool]:
+@tool_factory
+def support_tools(deps: ToolDeps) -> list[Tool]:
+    data = deps.data
+    if data is None:
+        return []
+
     async def check_order_status(p: OrderParams, ctx: ToolContext) -> ToolOutput:
-        order = await data.get_order(p.order_id)
+        order = await (ctx.reads or data).get_order(p.order_id)
         if order is None:
             raise ToolError("check_order_status", f"Order {p.order_id} not found", code="not_found")
         return ToolOutput(data=dict(order))
@@ -64,12 +68,20 @@ def support_tools(data: DataSource) -> list[Tool]:
             OrderParams,
             check_order_status,
         ),
-        Tool("create_ticket", "Open a support ticket for a problem.", TicketParams, create_ticket, side_effect=True),
+        Tool(
+            "create_ticket",
+            "Open a support ticket for a problem.",
+            TicketParams,
+            create_ticket,
+            side_effect=True,
+            records=("ticket",),
+        ),
         Tool(
             "escalate_to_human",
             "Hand the conversation to a human support agent.",
             HandoffParams,
             escalate_to_human,
             side_effect=True,
+            records=("handoff",),
         ),
     ]

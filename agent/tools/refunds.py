@@ -7,10 +7,9 @@ import hashlib
 from pydantic import Field
 
 from agent.domain.contexts import ToolContext
-from agent.domain.types import SideEffect, utcnow
+from agent.domain.types import SideEffect
 from agent.errors import ToolError
-from agent.interfaces import DataSource
-from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 
 class RefundParams(ToolParams):
@@ -18,9 +17,14 @@ class RefundParams(ToolParams):
     amount: float | None = Field(None, gt=0, description="Amount to refund; the whole order if omitted")
 
 
-def refund_tools(data: DataSource) -> list[Tool]:
+@tool_factory
+def refund_tools(deps: ToolDeps) -> list[Tool]:
+    data = deps.data
+    if data is None:
+        return []
+
     async def issue_refund(p: RefundParams, ctx: ToolContext) -> ToolOutput:
-        order = await data.get_order(p.order_id)
+        order = await (ctx.reads or data).get_order(p.order_id)
         if order is None:
             raise ToolError("issue_refund", f"Order {p.order_id} not found", code="not_found")
         # What is left to refund: the total less every refund already recorded for the order.
@@ -33,7 +37,7 @@ def refund_tools(data: DataSource) -> list[Tool]:
         # The confirmation hash names the action; without one (allow-all policy) the call itself.
         basis = ctx.action_hash or f"{ctx.session_id}|{ctx.interaction_id}|{p.order_id}|{amount}"
         refund_id = "R-" + hashlib.sha256(basis.encode()).hexdigest()[:8].upper()
-        now = utcnow().isoformat()
+        now = ctx.now.isoformat()
         row = {
             "id": refund_id,
             "session_id": ctx.session_id,
@@ -59,5 +63,7 @@ def refund_tools(data: DataSource) -> list[Tool]:
             RefundParams,
             issue_refund,
             side_effect=True,
+            needs_approval=True,  # money leaves the store: the customer says yes to the exact amount
+            records=("refund", "order_update"),
         )
     ]

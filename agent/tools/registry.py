@@ -1,15 +1,41 @@
-"""A tool is a name, a pydantic parameter model (its JSON schema) and an async handler."""
+"""What a tool is, and where tools are found.
+
+A tool is one module: its parameters model, its handler and its declaration (`Tool`), which says
+once whether it writes something, whether it needs the requester's yes and which kinds of record
+it writes. The policy engine, the LLM agents, the intents' templates and storage read that
+declaration; no other file names the tool.
+
+Tools are found, not listed: every module of `agent.tools`, every module an installed package names
+in the `agentbot.tools` entry point group, and every module a project names under `tool_modules:`
+in its agents.yaml. A module's tools are its module-level `Tool` values (`@tool` makes one from a
+handler) and what its `@tool_factory` functions return for the running app's `ToolDeps`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import importlib
+import importlib.util
+import inspect
+import pkgutil
+import sys
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.domain.contexts import ToolContext
-from agent.domain.types import Alert, SideEffect
+from agent.domain.types import Alert, RecordKind, SideEffect
+from agent.errors import ConfigError
+from agent.interfaces import DataSource, Inventory, KnowledgeSource, ReleaseSource, RiskReports, TaskReader
+
+if TYPE_CHECKING:
+    from agent.tools.knowledge import Troubleshooting
+
+ENTRY_POINT_GROUP = "agentbot.tools"
 
 
 class ToolParams(BaseModel):
@@ -33,7 +59,12 @@ class Tool:
         description: what the tool does, shown to LLMs.
         params: the pydantic model arguments are validated against.
         handler: `async (params, context) -> ToolOutput`; raises ToolError on failure.
-        side_effect: writes something; runs at most once per idempotency key.
+        side_effect: an action done once: its result is kept by idempotency key, and a second call
+            with the same key (a replayed confirmation) gets that result back.
+        needs_approval: runs only after the requester said yes to this exact action (the policy
+            engine asks; an LLM agent hands the wording to its rules planner).
+        records: the kinds of record (`SideEffect.kind`) its runs write; writing another is a bug
+            the gateway reports, and storage forgets these when the demo is reset.
         timeout: seconds, overriding the gateway default.
     """
 
@@ -42,7 +73,126 @@ class Tool:
     params: type[BaseModel]
     handler: Handler
     side_effect: bool = False
+    needs_approval: bool = False
+    records: tuple[RecordKind, ...] = ()
     timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.needs_approval and not self.side_effect:
+            raise ValueError(f"tool {self.name!r}: an action that needs a yes is a side effect, done once")
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.params.model_json_schema()}
+
+
+def tool(
+    description: str,
+    *,
+    name: str | None = None,
+    side_effect: bool = False,
+    needs_approval: bool = False,
+    records: tuple[RecordKind, ...] = (),
+    timeout: float | None = None,
+) -> Callable[[Handler], Tool]:
+    """Declare a handler `async def name(params: SomeParams, ctx: ToolContext) -> ToolOutput` a
+    tool; its parameters model is the first argument's annotation, its name the function's."""
+
+    def declare(handler: Handler) -> Tool:
+        first = next(iter(inspect.signature(handler).parameters), None)
+        params = get_type_hints(handler).get(first or "")
+        if not (isinstance(params, type) and issubclass(params, BaseModel)):
+            raise TypeError(f"tool {handler.__name__}: annotate its first argument with a pydantic model")
+        return Tool(
+            name or handler.__name__,
+            description,
+            params,
+            handler,
+            side_effect=side_effect,
+            needs_approval=needs_approval,
+            records=records,
+            timeout=timeout,
+        )
+
+    return declare
+
+
+@dataclass(frozen=True)
+class ToolDeps:
+    """What the app hands tool factories: the business data and the stores tools read. A factory
+    whose source is None here builds no tools (a store without task lists offers no task tools).
+
+    Args:
+        data: orders and customers.
+        inventory: the store's items.
+        knowledge: the store's knowledge base.
+        releases: release summaries.
+        tasks: users' task lists.
+        risk_reports: risk reports already filed; None files a new one every time.
+        troubleshooting: what device problems are matched with; None when not calibrated.
+    """
+
+    data: DataSource | None = None
+    inventory: Inventory | None = None
+    knowledge: KnowledgeSource | None = None
+    releases: ReleaseSource | None = None
+    tasks: TaskReader | None = None
+    risk_reports: RiskReports | None = None
+    troubleshooting: Troubleshooting | None = None
+
+
+ToolFactory = Callable[[ToolDeps], Iterable[Tool]]
+_FACTORY_MARK = "__agentbot_tool_factory__"
+
+
+def tool_factory(factory: ToolFactory) -> ToolFactory:
+    """Mark a module's function that builds its tools from the app's dependencies."""
+    setattr(factory, _FACTORY_MARK, True)
+    return factory
+
+
+def tools_in(module: ModuleType, deps: ToolDeps) -> list[Tool]:
+    """A module's tools: its `Tool` values and what its tool factories build."""
+    found: list[Tool] = []
+    for value in vars(module).values():
+        if isinstance(value, Tool):
+            found.append(value)
+        elif callable(value) and getattr(value, _FACTORY_MARK, False) and value.__module__ == module.__name__:
+            found += value(deps)
+    return found
+
+
+def tool_modules(project_modules: Iterable[str] = (), project_dir: Path | None = None) -> list[ModuleType]:
+    """agentbot's own tool modules, those installed packages name (entry points), then the project's."""
+    own = importlib.import_module(__package__ or "agent.tools")
+    modules = [importlib.import_module(f"{own.__name__}.{m.name}") for m in pkgutil.iter_modules(own.__path__)]
+    modules += [ep.load() for ep in entry_points(group=ENTRY_POINT_GROUP)]
+    modules += [_project_module(name, project_dir) for name in project_modules]
+    return modules
+
+
+def _project_module(name: str, project_dir: Path | None) -> ModuleType:
+    """A module by dotted name, or by a `.py` path relative to the project folder."""
+    if not name.endswith(".py"):
+        return importlib.import_module(name)
+    path = (project_dir or Path.cwd()) / name
+    if not path.is_file():
+        raise ConfigError(str(path), "no such tool module", field="tool_modules")
+    module_name = f"agentbot_project_tools.{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(str(path), "not a Python module", field="tool_modules")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # pydantic resolves the module's annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def find_tools(deps: ToolDeps, project_modules: Iterable[str] = (), project_dir: Path | None = None) -> list[Tool]:
+    """Every tool found; two tools of one name are a configuration error."""
+    tools: dict[str, Tool] = {}
+    for module in tool_modules(project_modules, project_dir):
+        for found in tools_in(module, deps):
+            if found.name in tools and tools[found.name] is not found:
+                raise ConfigError(module.__name__, f"a second tool named {found.name!r}", field="tool_modules")
+            tools[found.name] = found
+    return list(tools.values())

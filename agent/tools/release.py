@@ -10,11 +10,11 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from agent.domain.contexts import ToolContext
-from agent.domain.types import SideEffect, utcnow
+from agent.domain.types import SideEffect
 from agent.errors import DataSourceError, ToolError
 from agent.interfaces import ReleaseSource, RiskReports
 from agent.planners.release_risk import ReleaseSummary, risk_alert
-from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 RELEASE_ID = r"^v?\d+(\.\d+){1,3}([-+][0-9A-Za-z.-]+)?$"
 
@@ -64,13 +64,13 @@ def nearest(asked: str, known: list[str], count: int = 3) -> list[str]:
     return sorted(known, key=distance)[:count]
 
 
-def release_tools(source: ReleaseSource, reports: RiskReports | None = None) -> list[Tool]:
-    """
-    Args:
-        source: where release summaries come from.
-        reports: reports already filed; without it every assessment files a new report.
-    """
-    releases = _Releases(source, reports)
+@tool_factory
+def release_tools(deps: ToolDeps) -> list[Tool]:
+    """The release tools over the release source; without `deps.risk_reports` (reports already
+    filed) every assessment files a new report."""
+    if deps.releases is None:
+        return []
+    releases = _Releases(deps.releases, deps.risk_reports)
     return [
         Tool(
             "get_release_summary",
@@ -90,6 +90,7 @@ def release_tools(source: ReleaseSource, reports: RiskReports | None = None) -> 
             RiskReportParams,
             releases.file_risk_report,
             side_effect=True,
+            records=("risk_report",),
         ),
     ]
 
@@ -131,7 +132,7 @@ class _Releases:
 
     async def file_risk_report(self, p: RiskReportParams, ctx: ToolContext) -> ToolOutput:
         release_id = canonical_release(p.release_id)
-        today = utcnow().date()
+        today = ctx.now.date()
         filed = await self.reports.risk_report_on(release_id, today, p.severity) if self.reports else None
         if filed is not None:
             # The same assessment today: the report stands, and the admins heard about it already.
@@ -146,7 +147,7 @@ class _Releases:
             "release_id": release_id,
             "severity": p.severity,
             "findings": list(p.findings),
-            "created_at": utcnow().isoformat(),
+            "created_at": ctx.now.isoformat(),
         }
         return ToolOutput(
             data={"report_id": report_id, "release_id": release_id, "severity": p.severity, "filed_before": False},

@@ -14,10 +14,10 @@ from pydantic import Field
 
 from agent.domain.contexts import ToolContext
 from agent.domain.records import TaskRecord
-from agent.domain.types import SideEffect, utcnow
+from agent.domain.types import RecordKind, SideEffect
 from agent.errors import ToolError
 from agent.interfaces import TaskReader
-from agent.tools.registry import Tool, ToolOutput, ToolParams
+from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 
 class AddTaskParams(ToolParams):
@@ -41,20 +41,27 @@ def owner_of(ctx: ToolContext) -> str:
     return ctx.customer_id or f"session:{ctx.session_id}" + (f":{ctx.speaker}" if ctx.speaker else "")
 
 
-def task_tools(store: TaskReader) -> list[Tool]:
-    tasks = _TaskList(store)
+@tool_factory
+def task_tools(deps: ToolDeps) -> list[Tool]:
+    """The to-do tools; none when the storage keeps no task lists."""
+    if deps.tasks is None:
+        return []
+    tasks = _TaskList(deps.tasks)
+    changes: tuple[RecordKind, ...] = ("task_change",)
     return [
-        Tool("add_task", "Add a task to the user's list.", AddTaskParams, tasks.add_task),
+        Tool("add_task", "Add a task to the user's list.", AddTaskParams, tasks.add_task, records=("task",)),
         Tool("list_tasks", "Show the user's tasks.", ListTasksParams, tasks.list_tasks),
-        Tool("update_task", "Change a task's description.", UpdateTaskParams, tasks.update_task),
-        Tool("complete_task", "Mark a task as done.", TaskNumberParams, tasks.complete_task),
-        # Destructive: policy asks for confirmation; the ledger keeps a second confirmation a replay.
+        Tool("update_task", "Change a task's description.", UpdateTaskParams, tasks.update_task, records=changes),
+        Tool("complete_task", "Mark a task as done.", TaskNumberParams, tasks.complete_task, records=changes),
+        # Destructive: the user confirms the exact task; the ledger keeps a second confirmation a replay.
         Tool(
             "delete_task",
             "Delete a task. Needs the user's confirmation.",
             TaskNumberParams,
             tasks.delete_task,
             side_effect=True,
+            needs_approval=True,
+            records=changes,
         ),
     ]
 
@@ -71,7 +78,7 @@ class _TaskList:
         number = await self.store.next_task_number(owner)
         # Keyed by the interaction: a retried turn writes the task once, a new request adds another.
         task_id = "K-" + hashlib.sha256(f"{owner}|{ctx.interaction_id}|{p.title}".encode()).hexdigest()[:12]
-        now = utcnow().isoformat()
+        now = ctx.now.isoformat()
         row = {"id": task_id, "owner": owner, "number": number, "title": p.title, "status": "open"}
         effect = SideEffect(kind="task", key=task_id, data={**row, "created_at": now, "updated_at": now})
         return ToolOutput(data={"number": number, "title": p.title, "status": "added"}, effects=[effect])

@@ -1,1 +1,1 @@
-"""One turn: read -> interpret -> act -> answer, its context, its log and outbox."""
+"""One turn: read -> interpret -> act -> answer; the loop, its attempts and its desk for channel events."""

@@ -7,6 +7,7 @@ the policy engine and the tool gateway; a plan without tool calls ends the turn.
 from __future__ import annotations
 
 from agent.config.schema import Messages
+from agent.context.turn import TurnContext
 from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
 from agent.conversation.session import Goal, GoalStatus, PendingConfirmation
@@ -23,7 +24,6 @@ from agent.domain.types import (
 )
 from agent.interfaces import Planner, PolicyEngine, ToolExecutor
 from agent.planners.render import render
-from agent.turn.context import TurnContext
 
 
 class Acting:
@@ -56,7 +56,7 @@ class Acting:
     async def run(self, agent: Planner, ctx: TurnContext, goal: Goal, intent: Intent) -> list[ToolResult]:
         """Ask the agent for a plan, run what it requests, and pass the results back, until it answers."""
         results: list[ToolResult] = []
-        approved = ctx.t.approved
+        approved = ctx.t.decided.approved
         try:
             await self._passes(agent, ctx, goal, intent, results)
             if results and not results[-1].success and (results[-1].data or {}).get("offer_human"):
@@ -145,7 +145,8 @@ class Acting:
         """Policy, then the gateway. None: the action waits for the user's confirmation."""
         state, t = ctx.state, ctx.t
         decision = await self.policy.validate(
-            call, PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=ctx.customer)
+            call,
+            PolicyContext(session=state, intent_id=intent.id, agent=goal.agent, customer=ctx.customer, reads=ctx.reads),
         )
         if decision.params is not None:
             call = call.model_copy(update={"params": decision.params})
@@ -155,7 +156,7 @@ class Acting:
         digest = None
         if (confirm or decision.requires_confirmation) and self.confirmations is not None:
             digest = action_hash(state.session_id, call.tool_name, call.params)
-            if digest != t.approved:
+            if digest != t.decided.approved:
                 text = render(prompt or self.messages.confirm_prompt, {**goal.slots, **call.params}, self.currency)
                 await self.confirmations.ask(ctx, goal.id, intent.id, call, text)
                 return None
@@ -167,6 +168,8 @@ class Acting:
             customer_id=state.customer_id,
             speaker=ctx.interaction.speaker,
             action_hash=digest,
+            now=ctx.now,
+            reads=ctx.reads,
         )
         result = await self.executor.execute(call, tool_ctx)
         self._record(ctx, call, result, digest is not None)
@@ -227,12 +230,13 @@ class Acting:
     async def _offer_human(self, ctx: TurnContext) -> None:
         """After a refusal that offers a person: the offer, with its button; "yes" hands off."""
         t, handed_off = ctx.t, ctx.state.handoff
-        if t.offered_human or (handed_off is not None and handed_off.active):
+        if t.decided.offered_human or (handed_off is not None and handed_off.active):
             return
-        t.offered_human = True
-        if ctx.me.pending_confirmation is None:
+        t.decided.offered_human = True
+        person = handoff.handoff_intent(ctx.eligible)
+        if ctx.me.pending_confirmation is None and person is not None:
             ctx.me.pending_confirmation = PendingConfirmation(
-                kind="offer", intent_id="human_handoff", prompt=self.messages.human_offer
+                kind="offer", intent_id=person, prompt=self.messages.human_offer
             )
         await ctx.out.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
 

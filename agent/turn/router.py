@@ -14,26 +14,32 @@ from typing import Any
 
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
+from agent.context.log import Turn
+from agent.context.output import TurnOutput
+from agent.context.tracing import observed_turn
+from agent.context.turn import TurnContext
 from agent.conversation import followups, goals, handoff, moves, notices, requests
 from agent.conversation.answers import Answers
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
-from agent.conversation.desk import HandoffDesk
 from agent.conversation.preferences import PreferenceRecorder
 from agent.conversation.remembered import Remembered
 from agent.conversation.session import Goal, SessionState
+from agent.domain.contexts import TurnReads
 from agent.domain.records import TurnRecord
 from agent.domain.types import (
     AgentResponse,
     Alert,
     Classification,
+    Clock,
     Intent,
     Interaction,
     Message,
     OutboundMessage,
     ToolResult,
+    utcnow,
 )
-from agent.errors import AlreadyCommitted, InputError, StorageError, VersionConflict
+from agent.errors import AlreadyCommitted, InputError, StorageError, TurnDeadline, VersionConflict
 from agent.interfaces import (
     AlertNotifier,
     Classifier,
@@ -48,17 +54,14 @@ from agent.interfaces import (
     Tracer,
     TurnMetrics,
 )
+from agent.redaction import Redactor
 from agent.review.records import misses
+from agent.text import check_input, clean
 from agent.turn.acting import Acting
-from agent.turn.context import TurnContext
+from agent.turn.attempts import deadline, settle_conflict
+from agent.turn.desk import HandoffDesk
 from agent.turn.gate import TurnGate
 from agent.turn.locks import SessionLocks
-from agent.turn.log import Turn, TurnDeadline, deadline, settle_conflict
-from agent.turn.outbox import Outbox
-from agent.turn.redaction import Redactor
-from agent.turn.snapshot import turn_reads
-from agent.turn.text import check_input, clean
-from agent.turn.tracing import observed_turn
 from agent.understanding.rules import RulesClassifier
 
 
@@ -89,6 +92,7 @@ class RouterParts:
     # Masks what the turn writes (telemetry, replies); the composition root adds the process's secrets.
     redactor: Redactor | None = None
     metrics: TurnMetrics | None = None  # turns counted and timed for operators
+    clock: Clock = utcnow  # the time a turn runs at (a replayed eval runs at its recording's)
 
 
 class AgentRouter:
@@ -149,10 +153,9 @@ class AgentRouter:
             with observed_turn(self.p.tracer, interaction) as trace:
                 for attempt in range(self.p.settings.commit_retries):
                     t = Turn(interaction, interaction.session_key, self.p.telemetry, self.redactor, trace)
-                    out = Outbox(interaction.id, self.redactor, reply, delivered)
+                    out = TurnOutput(interaction.id, self.redactor, reply, delivered)
                     try:
-                        with turn_reads():  # each attempt reads fresh data, once
-                            response = await self._turn(interaction, t, out)
+                        response = await self._turn(interaction, t, out)
                     except TurnDeadline:
                         return await self._refuse(interaction, self.p.messages.too_slow, reply), "refused"
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
@@ -182,7 +185,7 @@ class AgentRouter:
             text=text, session_id=interaction.session_key, interaction_id=interaction.id, messages=[message]
         )
 
-    async def _turn(self, interaction: Interaction, t: Turn, out: Outbox) -> AgentResponse:
+    async def _turn(self, interaction: Interaction, t: Turn, out: TurnOutput) -> AgentResponse:
         p = self.p
         saved, history = await p.store.load(interaction.session_key, p.settings.history_limit)
         seeded = interaction.thread_history if saved is None else []
@@ -197,7 +200,8 @@ class AgentRouter:
         state.customer_id, state.turns = interaction.customer_id, state.turns + 1
         # The thread is shared; goals and confirmations are the person who wrote this message's.
         me = state.part(interaction.speaker, interaction.customer_id)
-        ctx = TurnContext(interaction, state, me, history, t, out)
+        # Each attempt reads the business data afresh, each order once.
+        ctx = TurnContext(interaction, state, me, history, t, out, reads=TurnReads(p.data), now=p.clock())
         abandoned = goals.age(me, p.settings.goal_abandon_turns)
         received = {"abandoned": [g.type for g in abandoned], "memory": goals.memory(me, len(history))}
         if interaction.context.viewing:
@@ -211,7 +215,7 @@ class AgentRouter:
         new_messages = [*seeded, user, *out.agent_messages()]
         total = len(history) - len(seeded) + len(new_messages)
         t.emit("memory_updated", {"appended": len(new_messages), "history_count": total})
-        response = out.response(state, me, t.intent or (cls.intent_id if cls else None), results)
+        response = out.response(state, me, t.decided.intent or (cls.intent_id if cls else None), results)
         state.version = expected_version + 1
         state.updated_at = user.timestamp
         record = TurnRecord(
@@ -257,7 +261,7 @@ class AgentRouter:
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
             return move, ctx
-        customer = await p.data.get_customer(state.customer_id) if state.customer_id else None
+        customer = await (ctx.reads or p.data).get_customer(state.customer_id) if state.customer_id else None
         eligible = p.registry.for_session(ctx.interaction.context.channel_type.value, state, customer)
         ctx = replace(ctx, customer=customer, eligible=eligible)
         ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
@@ -342,7 +346,7 @@ class AgentRouter:
             return settled.results
         read = settled.cls or cls
         if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs)) is not read:
-            t.intent = t.intent or cls.intent_id  # the turn's intent is the follow-up's
+            t.decided.intent = t.decided.intent or cls.intent_id  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(me)
         if pending is not None and pending.kind == "offer" and cls.intent_id == pending.intent_id:
             # "open a ticket" after the offer: its values, unless the message names its own (a value

@@ -42,6 +42,7 @@ class BankFile(Strict):
     intents: dict[str, list[str]] = Field(default_factory=dict)  # intent id -> example sentences
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)  # topic -> its answer and sentences
     moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
+    spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
 
 
 class NluBanks(Strict):
@@ -56,13 +57,14 @@ class NluBanks(Strict):
     gates: dict[str, float] = Field(default_factory=dict)  # `confident` for one intent, where calibrated
     topic: float = Field(0.6, ge=0, le=1)  # an out-of-scope topic's own answer only at or above this
     moves_at: dict[str, float] = Field(default_factory=dict)  # a reply is a move only at or above its level
-    # Labels a move may be read from at no cost, for calibrating its level ("goodbye": ["thanks"]).
+    # Labels a move may be read from at no cost, for calibrating its level (nlu.yaml `moves_alike`).
     moves_alike: dict[str, list[str]] = Field(default_factory=dict)
     embedding: Embedding = Field(default_factory=Embedding)
     include: list[str] = Field(default_factory=list)  # shared bank files, relative to this one
     intents: dict[str, list[str]] = Field(default_factory=dict)  # intent id -> example sentences
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)  # topic -> its answer and sentences
     moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
+    spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""
@@ -97,7 +99,10 @@ class NluBanks(Strict):
         moves = {k: list(v) for k, v in self.moves.items()}
         for move, sentences in other.moves.items():
             moves.setdefault(move, []).extend(sentences)
-        return self.model_copy(update={"intents": intents, "out_of_scope": topics, "moves": moves})
+        spelling = [*self.spelling, *other.spelling]
+        return self.model_copy(
+            update={"intents": intents, "out_of_scope": topics, "moves": moves, "spelling": spelling}
+        )
 
 
 def normalized(sentence: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from agent.turn.text import word_runs
+from agent.text import word_runs
 from agent.understanding.slots import Pattern, TextFacts
 
 # "invoice INV-4471", "bill 88213", "receipt #55123", "ref 99812", "INV-20391", "tracking 1Z999..."

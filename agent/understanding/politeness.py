@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agent.turn.text import clean
+from agent.text import clean
 
 # What a sign-off may be followed by (`Politeness._trail`'s last class), ASCII whitespace included.
 _AFTER_CLOSER = " \t\n\r\f\v\x1c\x1d\x1e\x1f,.!?:;)("

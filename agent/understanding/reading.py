@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.interfaces import ExampleScorer
-from agent.turn.text import Runs
+from agent.text import Runs
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
@@ -128,7 +128,7 @@ class BankReader:
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]
         sentences += [s for ss in banks.moves.values() for s in ss]
         self.speller = Speller(
-            vocabulary_of(sentences + list(names or {}) + list(store_words or [])), known_words or ()
+            vocabulary_of(banks.spelling + sentences + list(names or {}) + list(store_words or [])), known_words or ()
         )
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]

@@ -10,7 +10,7 @@ from agent.config.schema import BotConfig, IntentSpec
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import TurnLog
-from agent.turn.text import Normalizer, clean
+from agent.text import Normalizer, clean
 from agent.understanding.banks import NluBanks
 from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.config.schema import ANY, SlotSpec
-from agent.turn.text import clean, word_runs
+from agent.text import clean, word_runs
 from agent.understanding.politeness import Politeness
 from agent.understanding.required import ANY_DIGIT, Needed, required, surest
 
@@ -59,17 +59,16 @@ class Pattern:
         first = [surest(needs)] if needs else []
         self._checks = tuple(_Check(n) for n in first + [n for n in needs if n not in first])
         self.needs_digit = any(check.digit_only for check in self._checks)
-        # The last text searched and its match: a turn reads one message through several readers
-        # (a mask, then the slots), most often unchanged by the typo repair.
-        self._last: tuple[str | None, re.Match[str] | None] = (None, None)
 
     def search(self, text: str, facts: TextFacts | None = None) -> re.Match[str] | None:
-        """The pattern's first match; `facts` are the text's, when already known."""
-        last = self._last
-        if last[0] == text:
-            return last[1]
+        """The pattern's first match; `facts` are the text's, when already known, and keep what
+        this pattern found in it (a message is read by several readers: a mask, then the slots).
+        The pattern itself keeps nothing: it is shared by every turn."""
+        if facts is not None and self in facts.found:
+            return facts.found[self]
         found = self.rx.search(text) if self.may_match(text, facts) else None
-        self._last = (text, found)
+        if facts is not None:
+            facts.found[self] = found
         return found
 
     def may_match(self, text: str, facts: TextFacts | None = None) -> bool:
@@ -93,12 +92,13 @@ def pattern(text: str) -> Pattern:
 class TextFacts:
     """What `Pattern.search` checks of a text, found once for all the patterns searched in it."""
 
-    __slots__ = ("has_digit", "lower", "_words")
+    __slots__ = ("found", "has_digit", "lower", "_words")
 
     def __init__(self, text: str):
         self.has_digit = _DIGIT.search(text) is not None
         self.lower = text.lower() if text.isascii() else None
         self._words: frozenset[str] | None = None
+        self.found: dict[Pattern, re.Match[str] | None] = {}  # each pattern's search of this text
 
     @property
     def words(self) -> frozenset[str] | None:

@@ -28,8 +28,8 @@ from adapters.storage.review import SqlReview
 from agent.app import App
 from agent.domain.types import utcnow
 from agent.errors import AgentbotError
+from agent.redaction import Redactor
 from agent.review.items import OUT_OF_SCOPE_LABEL, ReviewItem
-from agent.turn.redaction import Redactor
 from bots.admin.auth import COOKIE, CSRF_FIELD, CSRF_HEADER, LOGIN_COOKIE, SESSION_HOURS, AdminAuth, Principal
 from bots.admin.settings import AdminSettings
 from bots.reload import stamp_path

@@ -36,11 +36,12 @@ def generated_suite(n: int) -> dict[str, Any]:
                 "turns": [
                     {
                         "user": ASKS[i % len(ASKS)],
-                        "expect": {"intent": "order_status", "needs_input": True, "asks_for": "order_id"},
+                        "expect": {"needs_input": True, "asks_for": "order_id"},
                     },
                     {
                         "user": order,
-                        "expect": {"intent": "order_status", "tools": ["check_order_status"], "active_goal": None},
+                        # The lookup ran and closed the request: no intent or tool named in Python.
+                        "expect": {"reply_contains": [order], "active_goal": None},
                     },
                 ],
             }

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from adapters.llm.recording import RecordedRun, RecordingProvider, ReplayProvider, recorded_run
 from agent.app import App
-from agent.domain.types import clock_from
+from agent.domain.types import ClockFrom
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
@@ -115,8 +115,9 @@ async def run_groups(
     # A recorded run and its replay share their session names and clock, so the ids and dates
     # tools generate match.
     run = recorded_run(args.replay) if args.replay else RecordedRun() if args.record else None
-    with clock_from(run.started_at if args.replay and run else None):
-        return await _run_groups(args, suites, url, build_args, progress, judge, run)
+    if args.replay and run:
+        build_args = {**build_args, "clock": ClockFrom(run.started_at)}
+    return await _run_groups(args, suites, url, build_args, progress, judge, run)
 
 
 async def _run_groups(

@@ -66,10 +66,11 @@ def measure_all(
     config = load_config(resolve_dir(config_dir, "config"))
     classifier = RulesClassifier(config, reader=reader)
     intents = list(IntentsRegistry(config).intents.values())
+    gated = {i.id for i in config.intents.intents if i.templates.offer}  # as calibration counts them
     reports = []
     for corpus in corpora:
         cases = load_corpus(corpus)
-        result = report(asyncio.run(read_all(cases, classifier, intents)))
+        result = report(asyncio.run(read_all(cases, classifier, intents, gated)))
         result.corpus = str(corpus)
         result.load_seconds = {"model_and_banks": round(seconds, 4)}
         result.bank_overlap = overlap(cases, [s for _, s in reader.banks.examples()])

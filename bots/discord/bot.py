@@ -24,7 +24,7 @@ from agent.app import App
 from agent.domain.records import InboxEvent
 from agent.domain.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from agent.errors import AgentbotError, ConfigError, StorageError
-from agent.turn.text import visible
+from agent.text import visible
 from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.commands import AgentbotTree, SlashCommands
 from bots.discord.delivery import ChannelTarget, FollowupTarget, ReplyButton, ResumeButton

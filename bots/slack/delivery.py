@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from agent.domain.types import OutboundMessage
-from agent.turn.text import visible
+from agent.text import visible
 from bots.delivery import split_text
 from bots.slack.mrkdwn import to_mrkdwn
 

@@ -19,13 +19,13 @@ from adapters.telemetry.otel import OTelTracer
 from adapters.telemetry.spans import TurnExpander
 from adapters.telemetry.traced import TracedProvider
 from agent.config.schema import LLMSettings
+from agent.context.log import Turn
+from agent.context.tracing import observed_turn
 from agent.conversation.session import SessionState
 from agent.errors import ProviderRateLimited
 from agent.llm.calls import LLMCalls
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
-from agent.turn.log import Turn
-from agent.turn.redaction import Redactor
-from agent.turn.tracing import observed_turn
+from agent.redaction import Redactor
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 
@@ -190,7 +190,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
         with pytest.raises(ProviderRateLimited):
             await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}]), t)
         tracer.record_retry(1, 0.5, ProviderRateLimited("slow down"))
-        t.llm_down = None  # a provider that failed is skipped for the rest of its turn only
+        t.decided.llm_down = None  # a provider that failed is skipped for the rest of its turn only
         await metered.generate("classify", state, LLMRequest([{"role": "user", "content": "hi"}], max_tokens=50), t)
         classified = t.emit("intent_classified", {"intent_id": None})
         later = t.emit("response_generated")

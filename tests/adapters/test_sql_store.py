@@ -17,7 +17,7 @@ from agent.domain.records import TelemetryEvent, TurnRecord
 from agent.domain.types import Message, SideEffect
 from agent.errors import ConfigError, VersionConflict
 from bots.app import build_app
-from tests.helpers import REPO
+from tests.helpers import REPO, say
 
 
 @pytest.fixture
@@ -162,3 +162,20 @@ async def test_the_log_is_checkpointed_in_the_background_not_by_a_commit(tmp_pat
     assert grown
     rows = sqlite3.connect(path).execute("SELECT count(*) FROM messages").fetchone()
     assert rows == (20,)
+
+
+async def test_a_demo_reset_forgets_the_results_of_what_it_drops(db_url: str) -> None:
+    """The refund and its kept result go; a ticket (not demo data) and its result stay, so a
+    replayed confirmation refunds again instead of answering from a forgotten refund."""
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        await say(app.router, "refund order O-23456 please", session="r")
+        refunded, _ = await say(app.router, "yes", session="r")
+        await say(app.router, "open a ticket: my monitor arrived with a cracked screen", session="t")
+        kept = [r.tool for r in await app.store.fetch("SELECT tool FROM tool_ledger ORDER BY tool")]  # type: ignore[attr-defined]
+        assert app.storage.demo is not None
+        dropped = await app.storage.demo.reset_demo()
+        left = [r.tool for r in await app.store.fetch("SELECT tool FROM tool_ledger")]  # type: ignore[attr-defined]
+        refunds = await app.store.fetch("SELECT id FROM refunds")  # type: ignore[attr-defined]
+    assert "Done: I've refunded" in refunded.text
+    assert kept == ["create_ticket", "issue_refund"]
+    assert (dropped, left, list(refunds)) == (2, ["create_ticket"], [])  # the refund and the order's update

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from adapters.telemetry.files import TraceFiles, read_trace
 from adapters.telemetry.otel import OTelTracer
-from agent.turn.log import Turn
-from agent.turn.redaction import Redactor
-from agent.turn.tracing import observed_turn
+from agent.context.log import Turn
+from agent.context.tracing import observed_turn
+from agent.redaction import Redactor
 from tests.helpers import interaction
 
 

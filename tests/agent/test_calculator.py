@@ -10,7 +10,7 @@ from adapters.storage.sql import SqlStore
 from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall
 from agent.errors import ToolError
-from agent.tools.calculator import evaluate, math_tools
+from agent.tools.calculator import evaluate, math_evaluate
 from agent.tools.gateway import ToolGateway
 
 CTX = ToolContext(session_id="s", interaction_id="i", agent="sales", intent_id="recommend_item")
@@ -19,7 +19,7 @@ CTX = ToolContext(session_id="s", interaction_id="i", agent="sales", intent_id="
 @pytest.fixture
 async def gateway(db_url: str) -> AsyncIterator[ToolGateway]:
     store = SqlStore(db_url)
-    yield ToolGateway(math_tools(), {"sales": ["math_evaluate"], "tasks": []}, store)
+    yield ToolGateway([math_evaluate], {"sales": ["math_evaluate"], "tasks": []}, store)
     await store.aclose()
 
 

@@ -12,7 +12,6 @@ from agent.app import App
 from agent.conversation.session import Goal, GoalStatus, SessionState
 from agent.errors import ProviderUnavailable, RecordingMissing
 from agent.eval import baseline as baselines
-from agent.eval.context import eval_turn
 from agent.eval.judge import judge
 from agent.eval.metrics import TurnObservation, goal_counts, scenario_metrics
 from agent.eval.runner import run_scenario
@@ -125,17 +124,15 @@ async def test_record_then_replay_by_scenario_turn(tmp_path: Path) -> None:
     path = tmp_path / "rec.json"
     live = ScriptedProvider([LLMResponse(content="first", tokens_in=3), LLMResponse(content="second")])
     recorder = RecordingProvider(live, path)
-    with eval_turn("s", "sc", 1):
-        await recorder.generate(LLMRequest([{"role": "user", "content": "a"}]))
-        await recorder.generate(LLMRequest([{"role": "user", "content": "b"}]))
+    await recorder.generate(LLMRequest([{"role": "user", "content": "a"}], call_key="s/sc/1/1"))
+    await recorder.generate(LLMRequest([{"role": "user", "content": "b"}], call_key="s/sc/1/2"))
     assert sorted(json.loads(path.read_text())["responses"]) == ["s/sc/1/1", "s/sc/1/2"]
 
     replay = ReplayProvider(path)
-    with eval_turn("s", "sc", 1):
-        assert (await replay.generate(LLMRequest([]))).content == "first"
-        assert (await replay.generate(LLMRequest([]))).tokens_in == 0
-    with eval_turn("s", "sc", 2), pytest.raises(RecordingMissing, match="no recorded LLM response for s/sc/2/1"):
-        await replay.generate(LLMRequest([]))
+    assert (await replay.generate(LLMRequest([], call_key="s/sc/1/1"))).content == "first"
+    assert (await replay.generate(LLMRequest([], call_key="s/sc/1/2"))).tokens_in == 0
+    with pytest.raises(RecordingMissing, match="no recorded LLM response for s/sc/2/1"):
+        await replay.generate(LLMRequest([], call_key="s/sc/2/1"))
     with pytest.raises(RecordingMissing, match="inside an eval run"):
         await replay.generate(LLMRequest([]))
     with pytest.raises(RecordingMissing, match="no recording at"):

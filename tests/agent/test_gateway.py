@@ -17,7 +17,7 @@ from agent.domain.types import ToolCall
 from agent.tools import Tool, ToolOutput
 from agent.tools.gateway import ToolGateway, idempotency_key
 from agent.tools.orders import support_tools
-from agent.tools.registry import ToolParams
+from agent.tools.registry import ToolDeps, ToolParams
 from tests.helpers import REPO
 
 CTX = ToolContext(session_id="s", interaction_id="i-1", agent="support", intent_id="create_ticket")
@@ -41,7 +41,8 @@ async def store(db_url: str) -> AsyncIterator[SqlStore]:
 
 @pytest.fixture
 def gateway(store: SqlStore) -> ToolGateway:
-    tools = [*support_tools(JSONDataSource(REPO / "data")), Tool("sleep", "Sleeps.", SleepParams, sleepy, timeout=0.05)]
+    found = support_tools(ToolDeps(data=JSONDataSource(REPO / "data")))
+    tools = [*found, Tool("sleep", "Sleeps.", SleepParams, sleepy, timeout=0.05)]
     return ToolGateway(tools, {"support": ["check_order_status", "create_ticket", "sleep"], "sales": []}, store)
 
 

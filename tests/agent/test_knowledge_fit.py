@@ -13,7 +13,7 @@ from agent.config.files import load_config, load_yaml_model
 from agent.domain.catalog import load_store_settings
 from agent.domain.contexts import ToolContext
 from agent.tools.knowledge import KBSearchParams, Troubleshooting, knowledge_tools
-from agent.tools.registry import Tool
+from agent.tools.registry import Tool, ToolDeps
 from agent.tools.section_fit import KnowledgeSettings, calibrate
 from bots.app import build_app
 from tests.helpers import REPO, say
@@ -48,7 +48,8 @@ def troubleshooting_search() -> Tool:
     help_ = Troubleshooting(
         FileInventory(REPO / "data", store.inventory), words, WordLlamaScorer(128, 2), settings.thresholds
     )
-    return knowledge_tools(MarkdownKnowledgeBase(REPO / "data" / store.knowledge_base), help_)[0]
+    kb = MarkdownKnowledgeBase(REPO / "data" / store.knowledge_base)
+    return knowledge_tools(ToolDeps(knowledge=kb, troubleshooting=help_))[0]
 
 
 CTX = ToolContext(session_id="s", interaction_id="i", agent="support", intent_id="troubleshoot")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 
 from agent.app import App
+from agent.context.log import Turn
+from agent.context.output import TurnOutput
+from agent.context.turn import TurnContext
 from agent.conversation import moves
 from agent.conversation.session import PendingConfirmation, SessionState, Speaker
-from agent.turn.context import TurnContext
-from agent.turn.log import Turn
-from agent.turn.outbox import Outbox
-from agent.turn.redaction import Redactor
+from agent.redaction import Redactor
 from agent.understanding.banks import normalized
 from agent.understanding.reading import BankReader
 from bots.app import build_app
@@ -164,7 +164,7 @@ async def test_naming_another_order_asks_again_for_that_order(app: App, text: st
 def test_yes_and_no_answer_a_pending_offer(reader: BankReader, text: str, answer: str) -> None:
     me = Speaker(pending_confirmation=PendingConfirmation(kind="offer", intent_id="human_handoff"))
     said = interaction(text)
-    log, out = Turn(said, "s", None, Redactor(set())), Outbox(said.id, Redactor(set()), None, [])
+    log, out = Turn(said, "s", None, Redactor(set())), TurnOutput(said.id, Redactor(set()), None, [])
     ctx = TurnContext(said, SessionState(session_id="s"), me, [], log, out)
     move = moves.reply(ctx, moves.Heard(said=reader.read(text).move))
     assert moves.yes_or_no(move) == answer  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.data.json_source import JSONDataSource
 from agent.conversation.session import SessionState
 from agent.domain.contexts import PolicyContext
 from agent.domain.types import Interaction, ToolCall, utcnow
@@ -146,7 +147,7 @@ def config_dir(tmp_path: Path) -> Path:
         ("outcome: require_escalation", "outcome: escalate", "rule 'refund_over_tier_limit'"),
         ("{fact: order.status, ne: delivered}", "{fact: orders.status, ne: delivered}", "delivered'.*unknown fact"),
         ("{fact: counters.refunds_30d, gte: 2}", "{fact: counters.refunds_7d, gte: 2}", "unknown counter"),
-        ("tools: [issue_refund, delete_task]", "tools: [issue_refund, delete_tsk]", "unknown tool 'delete_tsk'"),
+        ("tools: [check_order_status]", "tools: [check_order_stat]", "unknown tool 'check_order_stat'"),
         ("{fact: params.amount, gt: {fact: order.amount}}", "{fact: params.amount}", "exactly one of"),
         (
             "{fact: params.amount, gt: {fact: limits.refund_limit}}",
@@ -163,3 +164,19 @@ def test_bad_policy_files_stop_startup_naming_the_rule(config_dir: Path, old: st
     with pytest.raises(ConfigError, match=message) as err:
         load_policies(path, {"issue_refund", "delete_task", "check_order_status"})
     assert "policies.yaml" in str(err.value)
+
+
+async def test_a_tool_that_needs_a_yes_is_confirmed_whatever_the_rules_allow(tmp_path: Path) -> None:
+    """Whether a tool needs the requester's yes is its own declaration, not a policy rule."""
+    path = tmp_path / "policies.yaml"
+    path.write_text("default: allow\nrules:\n  - {id: tickets_ok, tools: [create_ticket], outcome: allow}\n")
+    policy = load_policies(path, {"create_ticket", "check_order_status"})
+    data = JSONDataSource(REPO / "data")
+    ctx = PolicyContext(session=SessionState(session_id="s", customer_id="C-001"), intent_id=None, agent="support")
+    asks = YamlPolicyEngine(policy, data, approvals={"create_ticket", "check_order_status"})
+    by_rule = await asks.validate(ToolCall(tool_name="create_ticket", params={"summary": "broken"}), ctx)
+    by_default = await asks.validate(ToolCall(tool_name="check_order_status", params={"order_id": "O-12345"}), ctx)
+    assert (by_rule.requires_confirmation, by_rule.rule) == (True, "tickets_ok")
+    assert (by_default.requires_confirmation, by_default.rule) == (True, "needs_approval")
+    plain = await YamlPolicyEngine(policy, data).validate(ToolCall(tool_name="create_ticket", params={}), ctx)
+    assert plain.allowed and not plain.requires_confirmation

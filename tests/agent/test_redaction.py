@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.turn.redaction import Redactor
+from agent.redaction import Redactor
 
 JWT = "eyJhbGciOiJIUzI1NiJ9x.eyJzdWIiOiIxMjM0NSJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV"
 

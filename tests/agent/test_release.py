@@ -171,6 +171,7 @@ async def test_which_releases_can_you_check_is_answered_from_the_list_newest_fir
     from agent.domain.contexts import AgentRequest, ToolContext
     from agent.domain.types import Respond, ToolCall, ToolResult
     from agent.planners.release import ReleasePlanner
+    from agent.tools.registry import ToolDeps
     from agent.tools.release import ListParams, release_tools
 
     config = load_config(REPO / "config")
@@ -181,7 +182,8 @@ async def test_which_releases_can_you_check_is_answered_from_the_list_newest_fir
     request = AgentRequest(goal=goal, intent=intent, state=SessionState(session_id="s"))
     first = await planner.plan(request)
     assert [type(s) for s in first.steps] == [ToolCall] and first.steps[0].tool_name == "list_releases"
-    [tool] = [t for t in release_tools(JSONReleaseSource(REPO / "data" / "releases.json")) if t.name == "list_releases"]
+    source = JSONReleaseSource(REPO / "data" / "releases.json")
+    [tool] = [t for t in release_tools(ToolDeps(releases=source)) if t.name == "list_releases"]
     output = await tool.handler(ListParams(), ToolContext(session_id="s", interaction_id="i", agent="release"))
     result = ToolResult(tool="list_releases", success=True, data=output.data)
     second = await planner.plan(request.model_copy(update={"results": [result]}))

@@ -52,8 +52,8 @@ def test_a_clarification_is_kept_with_the_choices_offered_and_the_one_taken() ->
     from agent.conversation.session import SessionState
     from agent.domain.records import TelemetryEvent, TurnRecord
     from agent.domain.types import ChannelType, Message
+    from agent.redaction import Redactor
     from agent.review.records import misses
-    from agent.turn.redaction import Redactor
 
     def turn(text: str, payload: dict) -> TurnRecord:
         state = SessionState(session_id="s-c", workspace_id="T0SHOP", channel_type=ChannelType.slack)

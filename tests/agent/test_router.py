@@ -13,10 +13,10 @@ import pytest
 from adapters.data.json_source import JSONDataSource
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
+from agent.context.log import Turn
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import OutboundMessage
-from agent.turn.log import Turn
-from agent.turn.redaction import Redactor
+from agent.redaction import Redactor
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO, demo_day, interaction, say
@@ -90,7 +90,7 @@ async def test_pre_message_reaches_the_channel_before_the_tool_runs(db_url: str)
         await router.handle(interaction("track O-12345"), reply=reply)
     assert log[0] == "pre:Checking order O-12345..."
     # The privacy rule reads the order (whose is it?) before the tool runs, after the pre-message;
-    # the tool is answered from that same read (agent/turn/snapshot.py): one read per turn.
+    # the tool is answered from that same read (the turn's TurnReads): one read per turn.
     assert log[1:-1] == ["tool:O-12345"]
     assert log[-1].startswith("answer:Your order O-12345 has shipped")
 

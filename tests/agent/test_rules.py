@@ -12,7 +12,7 @@ from agent.config.files import load_config
 from agent.config.intents import IntentsRegistry
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import IntentContext
-from agent.turn.text import Normalizer, Runs, stem
+from agent.text import Normalizer, Runs, stem
 from tests.helpers import REPO, interaction, rules_classifier
 
 CONFIG = load_config(REPO / "config")

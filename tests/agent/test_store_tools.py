@@ -9,6 +9,7 @@ from agent.domain.catalog import load_store_settings
 from agent.domain.contexts import ToolContext
 from agent.tools.inventory import InventoryParams, InventoryQuery, inventory_tools
 from agent.tools.knowledge import KBSearchParams, knowledge_tools
+from agent.tools.registry import ToolDeps
 from tests.helpers import REPO
 
 CTX = ToolContext(session_id="s", interaction_id="i", agent="sales")
@@ -72,13 +73,13 @@ def test_a_name_query_finds_the_product_and_an_unknown_one_finds_nothing(query: 
 
 async def test_inventory_tool_caps_results() -> None:
     inv = FileInventory(REPO / "data", load_store_settings(REPO / "config").inventory)
-    [tool] = inventory_tools(inv)
+    [tool] = inventory_tools(ToolDeps(inventory=inv))
     out = await tool.handler(InventoryParams(limit=2), CTX)
     assert len(out.data["items"]) == 2 and out.data["total_matches"] > 2
 
 
 async def test_knowledge_search_ranks_the_matching_section_first_with_its_reference() -> None:
-    [tool] = knowledge_tools(MarkdownKnowledgeBase(REPO / "data" / "kb"))
+    [tool] = knowledge_tools(ToolDeps(knowledge=MarkdownKnowledgeBase(REPO / "data" / "kb")))
     out = await tool.handler(KBSearchParams(query="laptop Lenovo Legion freezes when gaming"), CTX)
     hits = out.data["hits"]
     assert hits[0]["ref"] == "laptop-freezing.md#freezes-when-gaming"

@@ -18,7 +18,7 @@ from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader, problem_summary
-from agent.understanding.slots import Pattern
+from agent.understanding.slots import Pattern, TextFacts
 from agent.understanding.spelling import Speller
 from bots.cli.nlu import measure_all, reader_for
 from tests.helpers import REPO
@@ -100,10 +100,13 @@ def test_a_slot_pattern_finds_what_its_plain_search_finds(config_dir: Path, data
     for pattern in patterns:
         quick, plain = Pattern(pattern), re.compile(pattern, re.I)
         for text in texts:
-            found, expected = quick.search(text), plain.search(text)
+            facts = TextFacts(text)
+            found, expected = quick.search(text, facts), plain.search(text)
             same = (found and (found.span(), found.groups())) == (expected and (expected.span(), expected.groups()))
             assert same, (pattern, text)
-            assert quick.search(text) is found  # the same text again: the last search's match
+            # Read again by another reader with the same text's facts: the match found for this text.
+            assert quick.search(text, facts) is found
+            assert quick.search(text) is not found or found is None  # the shared pattern itself keeps nothing
 
 
 def test_a_text_without_a_names_first_word_reads_as_with_the_full_search() -> None:

@@ -28,7 +28,8 @@ def test_a_recorded_eval_replays_without_the_provider(
     calls = len(llm_server.seen)
     entries = json.loads(recording.read_text())["responses"]
     assert calls > 0 and len(entries) == calls
-    assert any(key.startswith("orders/single_turn_complete/1/") for key in entries)
+    # Keyed by the turn's interaction (the run's suite, scenario and turn) and the call's number in it.
+    assert any(re.fullmatch(r"eval:orders:single_turn_complete:\w+:1/\d+", key) for key in entries)
 
     assert cli.main(["eval", ORDERS, TICKETS, "--replay", str(recording), "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)
@@ -47,7 +48,7 @@ def test_a_recorded_eval_replays_without_the_provider(
 
     unknown = str(REPO / "tests/suites/unknown.yaml")
     assert cli.main(["eval", unknown, "--replay", str(recording)]) == 2
-    assert "no recorded LLM response for unknown/" in capsys.readouterr().err
+    assert "no recorded LLM response for eval:unknown:" in capsys.readouterr().err
     assert len(llm_server.seen) == calls
 
 

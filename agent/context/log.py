@@ -1,56 +1,44 @@
-"""One turn's log: its telemetry events (redacted, timed, traced), its LLM usage, the facts it decides."""
+"""One turn's log (its telemetry events, redacted, timed and traced, and its LLM usage) and the
+typed record of what its steps decided on the way."""
 
 from __future__ import annotations
 
-import asyncio
-import random
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
+from agent.context.tracing import NullTrace
 from agent.domain.records import Level, TelemetryEvent
 from agent.domain.types import (
     Interaction,
     utcnow,
 )
-from agent.errors import StorageError, TurnDeadline
 from agent.interfaces import TelemetrySink, TurnTrace
 from agent.llm.models import AgentLoop, Usage
-from agent.turn.redaction import Redactor
-from agent.turn.tracing import NullTrace
+from agent.redaction import Redactor
 
 
-@asynccontextmanager
-async def deadline(seconds: float) -> AsyncIterator[None]:
-    """Bound a turn's work, so a hung provider cannot hold its session (and its lease) for long."""
-    try:
-        async with asyncio.timeout(seconds):
-            yield
-    except TimeoutError as e:
-        raise TurnDeadline(f"the turn took longer than {seconds:g} s") from e
+@dataclass
+class TurnDecisions:
+    """What a turn's steps decided on the way, for the steps after them; it ends with the turn."""
 
-
-async def settle_conflict(attempt: int, retries: int, from_inbox: bool) -> None:
-    """After a lost optimistic lock (or a task number another turn took): nothing but pre-messages
-    was shown, so the next attempt runs on fresh state, a random moment later so that contenders
-    spread out. A stored channel event that keeps losing is left in its inbox for a later retry
-    rather than refused."""
-    if attempt + 1 < retries:
-        await asyncio.sleep(random.uniform(0, 0.05 * (attempt + 1)))
-    elif from_inbox:
-        raise StorageError(f"still conflicting after {retries} attempts")
+    approved: str | None = None  # the action hash the user confirmed in this turn
+    intent: str | None = None  # the turn's intent, when a follow-up changed what was read
+    offered_human: bool = False  # a person was offered once this turn; never twice
+    llm_deadline: float | None = None  # monotonic time all LLM work of the turn must end by
+    llm_down: str | None = None  # the outage that failed an LLM call this turn: no more calls
+    agent_loops: dict[str, dict[str, AgentLoop]] = field(default_factory=dict)  # LLM agents' conversations by goal
 
 
 class Turn:
-    """The log of one turn: its telemetry events (redacted, timed, traced), its LLM usage, and the
-    facts its steps decide on the way. What it shows and leaves behind is its `Outbox`.
+    """The log of one turn: its telemetry events (redacted, timed, traced), its LLM usage, and what
+    its steps decided on the way (`decided`). What it shows and leaves behind is its `TurnOutput`.
 
     Args:
         interaction: the message being handled.
         sink: receives every event as it is emitted (they are also committed with the turn).
         redactor: masks telemetry payloads (named parameters whole; every other string scanned for
-            personal data and secrets, `agent.turn.redaction`).
+            personal data and secrets, `agent.redaction`).
         trace: the turn's trace; each emitted stage becomes a span in it.
     """
 
@@ -71,12 +59,7 @@ class Turn:
         self.trace: TurnTrace = trace or NullTrace()
         self.usage = Usage()  # LLM calls of this turn (agent/llm/calls.py counts them here)
         self._usage_seen = Usage()
-        self.approved: str | None = None  # the action hash the user confirmed in this turn
-        self.intent: str | None = None  # the turn's intent, when a follow-up changed what was read
-        self.offered_human = False  # a person was offered once this turn; never twice
-        self.llm_deadline: float | None = None  # monotonic time all LLM work of the turn must end by
-        self.llm_down: str | None = None  # the outage that failed an LLM call this turn: no more calls
-        self.agent_loops: dict[str, dict[str, AgentLoop]] = {}  # LLM agents' model conversations by goal
+        self.decided = TurnDecisions()
 
     @property
     def trace_id(self) -> str | None:

@@ -6,10 +6,10 @@ from agent.conversation import goals
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import AgentResponse, Alert, Message, OutboundMessage, SideEffect, ToolResult
 from agent.interfaces import Reply
-from agent.turn.redaction import Redactor
+from agent.redaction import Redactor
 
 
-class Outbox:
+class TurnOutput:
     """
     Args:
         interaction_id: the message the turn answers; its messages' ids derive from it.

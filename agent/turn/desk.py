@@ -11,16 +11,16 @@ import uuid
 from datetime import datetime, timedelta
 
 from agent.config.schema import Messages, Settings
+from agent.context.log import Turn
+from agent.context.output import TurnOutput
 from agent.conversation import handoff
 from agent.conversation.session import SessionState
 from agent.domain.records import TurnRecord
 from agent.domain.types import Alert, Interaction, Message, OutboundMessage, utcnow
 from agent.errors import VersionConflict
 from agent.interfaces import AlertNotifier, HandoffQueue, Reply, SessionStore, TelemetrySink
+from agent.redaction import Redactor
 from agent.turn.locks import SessionLocks
-from agent.turn.log import Turn
-from agent.turn.outbox import Outbox
-from agent.turn.redaction import Redactor
 
 log = logging.getLogger("agentbot.router")
 
@@ -73,7 +73,7 @@ class HandoffDesk:
                 if saved is None or notice is None:
                     return NO_HANDOFF
                 t = self._turn(session_key, f"/{action}")
-                out = Outbox(t.interaction.id, self.redactor, reply, [])
+                out = TurnOutput(t.interaction.id, self.redactor, reply, [])
                 t.emit("handoff_updated", {"action": action, "status": saved.handoff.status, "by": actor})  # type: ignore[union-attr]
                 await out.send(OutboundMessage(kind="notice", text=notice))
                 meta = {"interaction_id": t.interaction.id}
