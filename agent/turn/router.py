@@ -14,7 +14,7 @@ from typing import Any
 
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
-from agent.conversation import followups, goals, handoff, moves, notices, requests
+from agent.conversation import followups, goals, handoff, moves, notices, own_orders, requests
 from agent.conversation.answers import Answers
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
@@ -108,6 +108,14 @@ class AgentRouter:
         self.values = parts.reader.slots  # the embedded reading's slot patterns, compiled once
         self.answers = Answers(parts.registry.specs, self.values)
         self.remembered = Remembered(parts.registry.slots, parts.registry.vocabulary)
+        aliases = {a: v for spec in parts.registry.slots.values() for a, v in spec.aliases.items()}
+        self.own = own_orders.OwnOrders(
+            own_orders.OrderNames(parts.reader.reader.names, aliases, parts.registry.vocabulary.choosing),
+            parts.registry.slots,
+            parts.registry.specs,
+            parts.data,
+            parts.messages,
+        )
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -258,7 +266,7 @@ class AgentRouter:
         ctx = replace(ctx, customer=customer, eligible=eligible)
         ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
         if move is None:
-            move = self._answered(ctx, heard)
+            move = await self._answered(ctx, heard)
         if move is None:
             found = await self.requests.understand(p.classifier, ctx)
             if found[0].notice:
@@ -266,15 +274,17 @@ class AgentRouter:
             move = moves.interpret(ctx, found, heard, p.registry.specs, p.registry.slots)
         return move, ctx
 
-    def _answered(self, ctx: TurnContext, heard: moves.Heard) -> moves.Move | None:
+    async def _answered(self, ctx: TurnContext, heard: moves.Heard) -> moves.Move | None:
         """The value the bot asked for, or a new value for the action waiting for a yes, read by the
         embedded model whatever the understanding mode; None when the message is not one."""
         me, text = ctx.me, ctx.interaction.text
         if ctx.interaction.action is not None or not requests.waiting(me):
             return None
         said = self.p.reader.said(text, ctx.eligible)
-        return self.answers.change(me.pending_confirmation, said) or self.answers.answer(
-            me.active_goal, said, text, heard.value
+        return (
+            self.answers.change(me.pending_confirmation, said)
+            or await self.own.answer(ctx, said)
+            or self.answers.answer(me.active_goal, said, text, heard.value)
         )
 
     def _heard(self, ctx: TurnContext) -> moves.Heard:
@@ -354,11 +364,23 @@ class AgentRouter:
             t.emit("response_generated", {"length": len(ctx.out.final_text), "chat": True})
             await self.confirmations.restate(ctx)
             return results
+        # A confirmed action resumes its goal with its own order; anything else may name one by its items.
+        owned = own_orders.Owned(cls) if settled.outcome == "run" else await self.own.resolve(ctx, cls, intent)
+        if owned.nothing is not None:
+            # The customer named an item none of their orders holds: said so, and nothing is done.
+            await ctx.out.send(OutboundMessage(kind="answer", text=owned.nothing))
+            t.emit("response_generated", {"length": len(ctx.out.final_text), "own_orders": "none"})
+            await self.confirmations.restate(ctx)
+            return []
+        cls = owned.cls
         self.confirmations.shelve(me, intent.id)
-        cls, carried = self.remembered.fill(me, cls, intent, ctx.interaction.text)
+        carried: list[str] = []
+        if not owned.named:  # a request that names its item takes no order remembered from before
+            cls, carried = self.remembered.fill(me, cls, intent, ctx.interaction.text)
         update = goals.apply(me, cls, intent, agent)
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(me), "remembered": carried})
         goal = me.goals[update.goal_id]
+        self.own.offer(goal, owned)
         results = await self.acting.run(agent, ctx, goal, intent)
         goal, resumed, more = await self._run_queued(ctx, goal)
         results += more
