@@ -351,6 +351,8 @@ class AgentRouter:
             return []
         redacted = sorted(set(cls.params) & p.registry.redacted_params)
         classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
+        if cls.candidates:
+            classified["candidates"] = [[i, s] for i, s in cls.candidates]
         t.emit(
             "intent_classified",
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from bots.app import build_app
 from tests.helpers import REPO, say
@@ -103,3 +104,20 @@ async def test_refund_status_with_no_refunded_order_asks_which(store: Path, db_u
     assert response.tool_results == []
     assert response.missing_param == "order_id"
     assert "Which order's refund" in response.text
+
+
+async def test_intent_classified_carries_the_ranked_candidates(db_url: str) -> None:
+    """The reading's three likeliest intents, best first, in the stage's payload (the review inbox
+    reads misses from it), for an understood request and for one no intent fits."""
+    sink = CollectingSink()
+    async with build_app(REPO / "config", REPO / "data", db_url, telemetry=sink) as app:
+        understood, _ = await say(app.router, "could you look up how my parcel O-12345 is doing", customer="C-001")
+        unplaced, _ = await say(app.router, "what's the capital of peru", session="s-2", customer="C-001")
+    payloads = [e.payload for e in sink.events if e.stage == "intent_classified"]
+    first, second = payloads
+    assert first["intent_id"] == "order_status"
+    assert [c[0] for c in first["candidates"]][0] == "order_status" and len(first["candidates"]) == 3
+    scores = [c[1] for c in first["candidates"]]
+    assert scores == sorted(scores, reverse=True)
+    assert second["intent_id"] is None and len(second["candidates"]) == 3
+    assert unplaced.tool_results == [] and understood.tool_results[0].tool == "check_order_status"
