@@ -19,7 +19,7 @@ from typing import Any
 
 from agent.config.schema import Choosing, IntentSpec, Messages, SlotSpec
 from agent.conversation.followups import says
-from agent.conversation.moves import Request, SlotAnswer
+from agent.conversation.moves import Request, Several, SlotAnswer
 from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
 from agent.interfaces import DataSource
@@ -231,7 +231,7 @@ class OwnOrders:
         elif not goal.missing or goal.missing[0] not in self.owned:
             goal.choices = []
 
-    async def answer(self, ctx: TurnContext, said: Said) -> SlotAnswer | Request | None:
+    async def answer(self, ctx: TurnContext, said: Said) -> SlotAnswer | Request | Several | None:
         """A reply to "which order?" that picks one of the orders offered ("the second one", "the
         hyperx one") or names one by its items ("the keyboard"); None when it does neither, or
         plainly asks something else."""
@@ -242,9 +242,19 @@ class OwnOrders:
             return None  # "recommend me a keyboard" is a request of its own
         text = ctx.interaction.text
         picked = self.names.chosen(text, goal.choices)
+        slot = goal.missing[0]
         if len(picked) == 1:
-            params = {goal.missing[0]: picked[0].value}
+            params = {slot: picked[0].value}
             return SlotAnswer(Classification(intent_id=goal.intent_id, params=params, confidence=0.9, fills_slot=True))
+        if len(picked) > 1:
+            # "both of them": the first answers the question, each other one is a request of its own,
+            # queued behind it (each asks for its own yes when its turn comes).
+            first, *rest = picked
+            answer = Classification(
+                intent_id=goal.intent_id, params={slot: first.value}, confidence=0.9, fills_slot=True
+            )
+            more = [Classification(intent_id=goal.intent_id, params={slot: c.value}, confidence=0.9) for c in rest]
+            return Several([answer, *more])
         if self.names.named(text, await self._orders(ctx)).said:
             # Named by its items: looked up when the request is acted on (`resolve`), as a new one would be.
             return Request(Classification(intent_id=goal.intent_id, confidence=0.9))

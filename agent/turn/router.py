@@ -297,6 +297,10 @@ class AgentRouter:
         reading, goal = reader.read(text), ctx.me.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
         value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None
+        if value is None and goal is not None and goal.choices:
+            # A pick from the list the question offered ("the second one") is a value of the awaited kind.
+            picked = self.own.names.chosen(text, goal.choices)
+            value = picked[0].value if len(picked) == 1 else None
         said = reading.move
         if said is not None and any(reader.read(s).move is None for s in moves.sentences(text)):
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
