@@ -63,6 +63,11 @@ class DataSource(Protocol):
 
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None: ...
 
+    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
+        """The customer's own orders, as `get_order` returns each, in the data's order: what "my
+        keyboard" or "the Logitech one" is looked up among."""
+        ...
+
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         """The customer whose chat identity on `platform` (slack, discord) is `user_id`."""
         ...

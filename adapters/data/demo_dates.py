@@ -52,5 +52,12 @@ class DemoCalendar:
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self.base.get_customer(customer_id)
 
+    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
+        orders = await self.base.orders_of(customer_id)
+        if not any(isinstance(v, str) and OFFSET.match(v) for o in orders for v in o.values()):
+            return orders
+        start = await self.start.demo_started_on(utcnow().date())
+        return [resolve(o, start) for o in orders]
+
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         return await self.base.find_customer(platform, user_id)

@@ -46,5 +46,8 @@ class JSONDataSource:
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return self.customers.get(customer_id)
 
+    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
+        return [o for o in self.orders.values() if o.get("customer_id") == customer_id]
+
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         return self._by_platform.get((platform, user_id))

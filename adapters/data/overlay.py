@@ -20,8 +20,10 @@ class OverlayDataSource:
 
     async def get_order(self, order_id: str) -> dict[str, Any] | None:
         order = await self.base.get_order(order_id)
-        if order is None:
-            return None
+        return None if order is None else await self._overlaid(order_id, order)
+
+    async def _overlaid(self, order_id: str, order: dict[str, Any]) -> dict[str, Any]:
+        """The order as the business data has it, with what this bot recorded about it on top."""
         if order.get("status") == "refunded" and "refund_amount" not in order:
             # Refunded in the business data, before this bot: the whole order was refunded.
             order = {**order, "refund_amount": order.get("amount")}
@@ -37,6 +39,9 @@ class OverlayDataSource:
 
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self.base.get_customer(customer_id)
+
+    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
+        return [await self._overlaid(str(o.get("order_id")), o) for o in await self.base.orders_of(customer_id)]
 
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         return await self.base.find_customer(platform, user_id)

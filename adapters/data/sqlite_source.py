@@ -39,6 +39,16 @@ class SQLiteDataSource:
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self._one("SELECT data FROM customers WHERE customer_id = ?", customer_id)
 
+    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
+        async with aiosqlite.connect(self.path) as db:
+            rows = await (
+                await db.execute(
+                    "SELECT data FROM orders WHERE json_extract(data, '$.customer_id') = ? ORDER BY rowid",
+                    (customer_id,),
+                )
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         field = PLATFORM_FIELDS.get(platform)
         if field is None:

@@ -55,6 +55,9 @@ class SlotSpec(Strict):
     # "where is O-12345?") takes the one value their recent requests had, unless they say it is
     # another ("my other order"; vocabulary `others`). Two different recent values: it asks.
     remembered: bool = False
+    # The value is one of the customer's own orders' IDs, which a request may name by what the order
+    # holds instead ("my keyboard", "the Logitech one"): agent/conversation/own_orders.py.
+    owned: bool = False
 
     @model_validator(mode="after")
     def _aliases_name_values(self) -> SlotSpec:
@@ -134,6 +137,9 @@ class IntentSpec(Strict):
     uses: dict[str, str] = Field(default_factory=dict)
     # The intent its answer offers next ("want me to open a ticket?" after a fix): a yes starts it.
     offers: str | None = None
+    # With no order named, the customer's own orders in these statuses are the ones meant ("where
+    # is my refund?" is about their refunded order): one is used, several are offered as a choice.
+    own_orders: list[str] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod
@@ -141,6 +147,15 @@ class IntentSpec(Strict):
         if not v.replace("_", "").isalnum() or not v.islower():
             raise ValueError("intent ids use lowercase letters, digits and _ only")
         return v
+
+
+class Choosing(Strict):
+    """Words that pick from a list the bot just offered ("the second one", "the cheaper one", "both")."""
+
+    ordinals: dict[str, int] = Field(default_factory=dict)  # word -> place; -1 is the last
+    lowest: list[str] = Field(default_factory=list)  # the one with the lowest amount
+    highest: list[str] = Field(default_factory=list)
+    all: list[str] = Field(default_factory=list)
 
 
 class Vocabulary(Strict):
@@ -156,6 +171,7 @@ class Vocabulary(Strict):
     # Words that say a request is about a different one than before ("my other order"): no
     # remembered value is filled in (SlotSpec.remembered).
     others: list[str] = Field(default_factory=list)
+    choosing: Choosing = Field(default_factory=Choosing)
 
 
 class Redaction(Strict):
@@ -170,6 +186,8 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "cancelled": ["goal"],
     "farewell_pending": ["goal"],
     "nudge_open": ["goal"],
+    "which_order": ["choices"],
+    "no_such_order": ["what"],
 }
 
 
@@ -198,6 +216,13 @@ class Messages(Strict):
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
     too_slow: str = "Sorry, that took me too long to work out. Please ask again in a moment."
     confirm_prompt: str = "This changes something that can't easily be undone."
+    # The customer's own orders named by their items (agent/conversation/own_orders.py).
+    which_order: str = "Which one: {choices}?"
+    which_or: str = "or"
+    no_such_order: str = (
+        "I don't see {what} among your orders, so I haven't done anything. "
+        "If it's an order of yours, send me its order ID."
+    )
 
 
 class AssistantPrompt(Strict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from agent.config.schema import IntentSpec, Messages
 from agent.context.turn import TurnContext
@@ -61,10 +62,15 @@ async def unknown(
     """No intent fits: a "no" declines the offer that was open, else the open confirmation is
     asked again, else the fallback with a person on offer."""
     t = ctx.t
-    t.emit(
-        "intent_classified",
-        {"intent_id": None, "unknown_intent": True, "confidence": cls.confidence, "reply": cls.reply},
-    )
+    unknown: dict[str, Any] = {
+        "intent_id": None,
+        "unknown_intent": True,
+        "confidence": cls.confidence,
+        "reply": cls.reply,
+    }
+    if cls.candidates:  # what the reading found nearest, for a review of the miss
+        unknown["candidates"] = [[i, s] for i, s in cls.candidates]
+    t.emit("intent_classified", unknown)
     if cls.reply == "no" and pending is not None:
         await ctx.out.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})

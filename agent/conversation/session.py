@@ -39,6 +39,18 @@ class Goal(Model):
     queued: bool = False  # a later request from the same message, waiting its turn; not yet run
     answered: bool = False  # an open goal (a recommendation) that has given its answer
     touched_turn: int = 0  # the speaker's turn that last worked on this goal (for abandonment)
+    # What the awaited slot's question offered to choose from ("Which one: ... or ...?"); a reply
+    # that picks one of them ("the second one") answers it.
+    choices: list[Choice] = Field(default_factory=list)
+
+
+class Choice(Model):
+    """One of the things the bot offered to choose from ("Which one: ...?"): an order of the customer's."""
+
+    value: str  # what choosing it fills the awaited slot with ("O-12345")
+    label: str  # what the bot called it ("Logitech MX Master 3S")
+    amount: float = 0.0  # for "the cheaper one"
+    words: list[str] = Field(default_factory=list)  # the words that name it ("logitech", "mouse")
 
 
 class PendingConfirmation(Model):

@@ -34,6 +34,11 @@ class TurnReads:
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self.data.get_customer(customer_id)
 
+    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
+        orders = await self.data.orders_of(customer_id)
+        # The attempt's later lookups of these orders (the policy check, the tool) see the same facts.
+        return [self._orders.setdefault(str(o.get("order_id")), o) or o for o in orders]
+
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         return await self.data.find_customer(platform, user_id)
 

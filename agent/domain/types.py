@@ -140,6 +140,9 @@ class Classification(Model):
     # Understanding named a side-effecting intent without being sure: ask this instead of acting.
     offer: str | None = None
     notice: str | None = None  # something the user must hear this turn (a spent LLM budget)
+    # The likeliest intents as the reading ranked them, [intent, score] best first (at most three):
+    # what a review of misses and a clarifying question draw on.
+    candidates: list[tuple[str, float]] = Field(default_factory=list)
 
 
 # Plan steps: a discriminated union on `type`.

@@ -18,7 +18,7 @@ from agent.context.log import Turn
 from agent.context.output import TurnOutput
 from agent.context.tracing import observed_turn
 from agent.context.turn import TurnContext
-from agent.conversation import followups, goals, handoff, moves, notices, requests
+from agent.conversation import followups, goals, handoff, moves, notices, own_orders, requests
 from agent.conversation.answers import Answers
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
@@ -115,6 +115,14 @@ class AgentRouter:
         self.answers = Answers(parts.registry.specs, self.values)
         self.remembered = Remembered(parts.registry.slots, parts.registry.vocabulary)
         self.gate = TurnGate()  # turns run through it; reloaded understanding is swapped in between them
+        aliases = {a: v for spec in parts.registry.slots.values() for a, v in spec.aliases.items()}
+        self.own = own_orders.OwnOrders(
+            own_orders.OrderNames(parts.reader.reader.names, aliases, parts.registry.vocabulary.choosing),
+            parts.registry.slots,
+            parts.registry.specs,
+            parts.data,
+            parts.messages,
+        )
 
     async def aclose(self) -> None:
         await self.p.store.aclose()
@@ -266,7 +274,7 @@ class AgentRouter:
         ctx = replace(ctx, customer=customer, eligible=eligible)
         ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
         if move is None:
-            move = self._answered(ctx, heard)
+            move = await self._answered(ctx, heard)
         if move is None:
             found = await self.requests.understand(p.classifier, ctx)
             if found[0].notice:
@@ -274,15 +282,17 @@ class AgentRouter:
             move = moves.interpret(ctx, found, heard, p.registry.specs, p.registry.slots)
         return move, ctx
 
-    def _answered(self, ctx: TurnContext, heard: moves.Heard) -> moves.Move | None:
+    async def _answered(self, ctx: TurnContext, heard: moves.Heard) -> moves.Move | None:
         """The value the bot asked for, or a new value for the action waiting for a yes, read by the
         embedded model whatever the understanding mode; None when the message is not one."""
         me, text = ctx.me, ctx.interaction.text
         if ctx.interaction.action is not None or not requests.waiting(me):
             return None
         said = self.p.reader.said(text, ctx.eligible)
-        return self.answers.change(me.pending_confirmation, said) or self.answers.answer(
-            me.active_goal, said, text, heard.value
+        return (
+            self.answers.change(me.pending_confirmation, said)
+            or await self.own.answer(ctx, said)
+            or self.answers.answer(me.active_goal, said, text, heard.value)
         )
 
     def _heard(self, ctx: TurnContext) -> moves.Heard:
@@ -295,6 +305,10 @@ class AgentRouter:
         reading, goal = reader.read(text), ctx.me.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
         value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None
+        if value is None and goal is not None and goal.choices:
+            # A pick from the list the question offered ("the second one") is a value of the awaited kind.
+            picked = self.own.names.chosen(text, goal.choices)
+            value = picked[0].value if len(picked) == 1 else None
         said = reading.move
         if said is not None and any(reader.read(s).move is None for s in moves.sentences(text)):
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
@@ -359,6 +373,8 @@ class AgentRouter:
             return []
         redacted = sorted(set(cls.params) & p.registry.redacted_params)
         classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
+        if cls.candidates:
+            classified["candidates"] = [[i, s] for i, s in cls.candidates]
         t.emit(
             "intent_classified",
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
@@ -372,11 +388,23 @@ class AgentRouter:
             t.emit("response_generated", {"length": len(ctx.out.final_text), "chat": True})
             await self.confirmations.restate(ctx)
             return results
+        # A confirmed action resumes its goal with its own order; anything else may name one by its items.
+        owned = own_orders.Owned(cls) if settled.outcome == "run" else await self.own.resolve(ctx, cls, intent)
+        if owned.nothing is not None:
+            # The customer named an item none of their orders holds: said so, and nothing is done.
+            await ctx.out.send(OutboundMessage(kind="answer", text=owned.nothing))
+            t.emit("response_generated", {"length": len(ctx.out.final_text), "own_orders": "none"})
+            await self.confirmations.restate(ctx)
+            return []
+        cls = owned.cls
         self.confirmations.shelve(me, intent.id)
-        cls, carried = self.remembered.fill(me, cls, intent, ctx.interaction.text)
+        carried: list[str] = []
+        if not owned.named:  # a request that names its item takes no order remembered from before
+            cls, carried = self.remembered.fill(me, cls, intent, ctx.interaction.text)
         update = goals.apply(me, cls, intent, agent)
         t.emit("goal_updated", update.model_dump() | {"goal_stack": goals.stack_types(me), "remembered": carried})
         goal = me.goals[update.goal_id]
+        self.own.offer(goal, owned)
         results = await self.acting.run(agent, ctx, goal, intent)
         goal, resumed, more = await self._run_queued(ctx, goal)
         results += more

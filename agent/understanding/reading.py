@@ -123,6 +123,7 @@ class BankReader:
         self.politeness = politeness or Politeness([], [])
         self.masks = [(pattern(text), word) for text, word in masks or []]
         self.scorer = scorer
+        self.names = dict(names or {})  # the store's product names with their kinds, as given
         self.entities = EntityReader(names)
         sentences = [s for ss in banks.intents.values() for s in ss]
         sentences += [s for t in banks.out_of_scope.values() for s in t.examples]

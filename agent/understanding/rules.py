@@ -153,6 +153,7 @@ class RulesClassifier:
         text = interaction.text
         reading = self.read(text, intents)
         intent_id, confidence, params, rest = self.score(text, intents, reading)
+        candidates = candidates_of(reading, {i.id for i in intents})
         if intent_id is None:
             topic = self.banks.out_of_scope[reading.topic] if reading.topic else None
             return Classification(
@@ -161,6 +162,7 @@ class RulesClassifier:
                 confidence=confidence,
                 out_of_scope=topic.answer if topic else None,
                 outside=reading.outside,
+                candidates=candidates,
             )
         model = self.models[intent_id]
         spec = model.spec
@@ -187,4 +189,17 @@ class RulesClassifier:
         gate = self.banks.gate(intent_id)
         unsure = reading.intent == intent_id and reading.confidence < gate and runs_now
         offer = spec.templates.offer if unsure and spec.templates.offer else None
-        return Classification(intent_id=intent_id, params=params, missing=missing, confidence=confidence, offer=offer)
+        return Classification(
+            intent_id=intent_id,
+            params=params,
+            missing=missing,
+            confidence=confidence,
+            offer=offer,
+            candidates=candidates,
+        )
+
+
+def candidates_of(reading: Reading, eligible: set[str], k: int = 3) -> list[tuple[str, float]]:
+    """The `k` intents the reading ranks highest among those the conversation may use, with their scores."""
+    ranked = sorted(((i, s) for i, s in reading.scores.items() if i in eligible), key=lambda kv: -kv[1])
+    return [(i, round(s, 3)) for i, s in ranked[:k]]

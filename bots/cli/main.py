@@ -47,10 +47,17 @@ def parser() -> argparse.ArgumentParser:
     _common(info)
     _add_chat(sub)
     _add_eval(sub)
-    nlu = sub.add_parser("nlu", help="the embedded understanding's banks: `agentbot nlu calibrate`")
-    _common(nlu)
-    nlu.add_argument("action", choices=["calibrate"], help="calibrate: recompute nlu.yaml's levels from its banks")
-    nlu.add_argument("--dry-run", action="store_true", help="print the levels without writing nlu.yaml")
+    nlu = sub.add_parser(
+        "nlu", help='the embedded understanding: `agentbot nlu calibrate`, `agentbot nlu explain "text"`'
+    )
+    actions = nlu.add_subparsers(dest="action", required=True)
+    calibrate = actions.add_parser("calibrate", help="recompute nlu.yaml's levels from its banks")
+    _common(calibrate)
+    calibrate.add_argument("--dry-run", action="store_true", help="print the levels without writing nlu.yaml")
+    explain = actions.add_parser("explain", help="how one message is read: values, moves, intents, the decision")
+    _common(explain)
+    explain.add_argument("text", help="the message to read")
+    explain.add_argument("--json", action="store_true", help="print the reading as JSON")
     _add_bench(sub)
     _add_servers(sub)
     demo = sub.add_parser(
@@ -240,9 +247,9 @@ def _run(args: argparse.Namespace, env_file: Path | None) -> int:
     if args.command == "demo":
         return reset_demo_command(args)
     if args.command == "nlu":
-        from bots.cli.nlu import run_calibrate
+        from bots.cli.nlu import run_calibrate, run_explain
 
-        return run_calibrate(args)
+        return run_explain(args) if args.action == "explain" else run_calibrate(args)
     if args.command == "bench":
         return bench_command(args)
     if args.command == "db":

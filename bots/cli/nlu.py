@@ -8,6 +8,9 @@ corpus's confusion matrix is also drawn as a PNG heat map when matplotlib is ins
 (`pip install agentbot[plots]`).
 
 `nlu calibrate` recomputes nlu.yaml's levels from its own banks (leave-one-out) and writes them.
+`nlu explain "text"` shows how one message is read: its typed values, what the model read, the
+moves and intents nearest it with their scores against the calibrated levels, and which one the bot
+acts on and why (`--json` for the same as data).
 """
 
 from __future__ import annotations
@@ -243,3 +246,121 @@ def write_levels(path: Path, levels: Levels) -> None:
         if not n:
             missing += line + "\n"
     path.write_text(missing + text, encoding="utf-8")
+
+
+def explained(text: str, config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> dict[str, Any]:
+    """How the embedded understanding reads one message, as data (`agentbot nlu explain --json`)."""
+    reader, _ = reader_for(config_dir, data_dir)
+    config = load_config(resolve_dir(config_dir, "config"))
+    classifier = RulesClassifier(config, reader=reader)
+    intents = list(IntentsRegistry(config).intents.values())
+    banks = reader.banks
+    reading = reader.read(text, {i.id for i in intents})
+    intent_id, confidence, params, _ = classifier.score(text, intents, reading)
+    entities = reading.entities
+    values = {
+        name: found
+        for name, found in (
+            ("order_ids", entities.order_ids),
+            ("money", [f"{m.amount} {m.currency}" for m in entities.money]),
+            ("references", entities.references),
+            ("dates", entities.dates),
+            ("numbers", entities.numbers),
+            ("products", entities.models),
+            ("versions", entities.versions),
+            ("titles", entities.titles),
+        )
+        if found
+    }
+    move_prefix, topic_prefix = "move" + TOPIC_SEP, OUT_OF_SCOPE + TOPIC_SEP
+    scores = sorted(reading.scores.items(), key=lambda kv: -kv[1])
+    moves = [
+        {
+            "move": k.removeprefix(move_prefix),
+            "score": round(v, 3),
+            "level": banks.moves_at.get(k.removeprefix(move_prefix)),
+        }
+        for k, v in scores
+        if k.startswith(move_prefix)
+    ][:3]
+    ranked = [{"intent": k, "score": round(v, 3), "acts_at": banks.gate(k)} for k, v in scores if TOPIC_SEP not in k][
+        :3
+    ]
+    topics = [(k.removeprefix(topic_prefix), v) for k, v in scores if k.startswith(topic_prefix)]
+    topic, topic_score = topics[0] if topics else (None, 0.0)
+    levels = {"threshold": banks.threshold, "margin": banks.margin, "confident": banks.confident, "topic": banks.topic}
+    return {
+        "text": text,
+        "read_as": reading.core,
+        "values": values,
+        "slots": {k: v for k, v in params.items()},
+        "moves": moves,
+        "move": reading.move,
+        "intents": ranked,
+        "nearest_topic": {"topic": topic, "score": round(topic_score, 3)},
+        "levels": levels,
+        "decision": _decision(reading, intent_id, confidence, ranked, topic, topic_score, banks),
+    }
+
+
+def _decision(reading, intent_id, confidence, ranked, topic, topic_score, banks) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Which reading the bot acts on, and why, in words."""
+    if reading.move is not None:
+        return {
+            "acts_on": f"move/{reading.move}",
+            "why": f"a bare reply nearest the {reading.move} move, above its level "
+            f"{banks.moves_at.get(reading.move)}: read against the open question first",
+        }
+    if intent_id is None:
+        best = ranked[0] if ranked else {"intent": None, "score": 0.0}
+        if best["score"] < banks.threshold:
+            why = f"no intent reaches the threshold {banks.threshold} (nearest {best['intent']} at {best['score']})"
+        else:
+            why = (
+                f"{best['intent']} ({best['score']}) is not {banks.margin} above the nearest out-of-scope "
+                f"topic {topic} ({round(topic_score, 3)})"
+            )
+        return {"acts_on": "out_of_scope", "why": why}
+    score = reading.scores.get(intent_id, 0.0)
+    gate = banks.gate(intent_id)
+    if reading.intent != intent_id:
+        why = f"the message is little besides a value {intent_id} takes, so that request owns it"
+    elif score >= gate:
+        why = f"{intent_id} at {round(score, 3)} is at or above its level {gate}: acted on without asking"
+    else:
+        why = f"{intent_id} at {round(score, 3)} is under its level {gate}: the bot checks before any side effect"
+    return {"acts_on": intent_id, "confidence": round(confidence, 3), "why": why}
+
+
+def print_explained(found: dict[str, Any], out: TextIO) -> None:
+    print(f"message      {found['text']}", file=out)
+    print(f"model reads  {found['read_as']}", file=out)
+    values = ", ".join(f"{k}={v}" for k, v in found["values"].items()) or "none"
+    print(f"values       {values}", file=out)
+    slots = ", ".join(f"{k}={v}" for k, v in found["slots"].items()) or "none"
+    print(f"slots        {slots}", file=out)
+    print(
+        "moves        " + ", ".join(f"{m['move']} {m['score']} (level {m['level']})" for m in found["moves"]), file=out
+    )
+    print(
+        "intents      " + ", ".join(f"{i['intent']} {i['score']} (acts at {i['acts_at']})" for i in found["intents"]),
+        file=out,
+    )
+    nearest = found["nearest_topic"]
+    print(f"out of scope nearest topic {nearest['topic']} {nearest['score']}", file=out)
+    levels = found["levels"]
+    print("levels       " + ", ".join(f"{k} {v}" for k, v in levels.items()), file=out)
+    decision = found["decision"]
+    print(f"acts on      {decision['acts_on']}: {decision['why']}", file=out)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    """`agentbot nlu explain "text"`: one message's reading, printed or as JSON."""
+    if not (args.text or "").strip():
+        raise SystemExit('agentbot nlu explain: give the message to read, e.g. agentbot nlu explain "where is O-12345"')
+    found = explained(args.text, args.config_dir, args.data_dir)
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+    else:
+        print_explained(found, sys.stdout)
+    return 0

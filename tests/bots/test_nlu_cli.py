@@ -89,3 +89,28 @@ def test_counts_in_the_heat_map_contrast_with_their_cell() -> None:
     blues = matplotlib.colormaps["Blues"]
     assert ink(blues(0.15)) == "black"  # a small count on the diagonal: pale blue, dark ink
     assert ink(blues(1.0)) == "white"
+
+
+def test_nlu_explain_shows_values_moves_intents_and_the_decision() -> None:
+    out = agentbot("nlu", "explain", "--json", "pls refund 20 dollars on my order 23456, it came broken")
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    assert found["values"]["order_ids"] == ["O-23456"]
+    assert found["slots"]["order_id"] == "O-23456" and found["slots"]["amount"] == "20"
+    assert "order" in found["read_as"] and "23456" not in found["read_as"]  # what the model read
+    top = found["intents"][0]
+    assert top["intent"] == "refund_request" and top["score"] > found["intents"][1]["score"]
+    assert top["acts_at"] > found["levels"]["threshold"]  # its calibrated level for acting without asking
+    assert found["decision"]["acts_on"] == "refund_request" and found["decision"]["why"]
+    assert {"move", "score", "level"} <= set(found["moves"][0])
+    # In words, for a person at a terminal: a reply move is acted on as a reply.
+    text = agentbot("nlu", "explain", "alright, let's do that then")
+    assert text.returncode == 0, text.stderr
+    assert "acts on      move/assent" in text.stdout
+    assert "intents      " in text.stdout and "levels       threshold" in text.stdout
+
+
+def test_nlu_explain_without_a_message_says_what_to_give() -> None:
+    out = agentbot("nlu", "explain", "  ")
+    assert out.returncode != 0
+    assert "give the message to read" in out.stderr
