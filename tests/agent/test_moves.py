@@ -181,12 +181,6 @@ async def test_a_greeting_and_thanks_outside_the_lists_do_not_hide_the_request(a
     assert "O-12345 has shipped" in r.text  # "greetings", "friend" and "many thanks" are in no list
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the banks read 'use order for that' as order status (0.37, the order-changes topic 0.30) at the "
-    "recalibrated margin, so a new value in words outside vocabulary.change is taken as a status question; "
-    "a model-read change move is on branch wip/change-move",
-)
 async def test_a_change_said_in_words_outside_the_list_asks_again_for_the_new_order(app: App) -> None:
     await ask_refund(app)
     r, _ = await say(app.router, "use O-24680 for that")  # no word of `vocabulary.change`

@@ -250,10 +250,21 @@ REFUND = [
     "how do i get refunded for my order? it arrived broken, {oid}",
     "please process a refund for {order}",
     "start a refund on {order}",
-    "I returned {order}, where is my refund",
+    "I'm sending {order} back, refund it please",
     "refund the {money} you owe me for {oid}",
     "{oid} refund please",
     "send my money back for {order}",
+]
+# A refund already made or asked for: where it is (refund_status), never a new one.
+REFUND_STATUS = [
+    "I returned {order}, where is my refund",
+    "has the refund for {order} gone through",
+    "is the refund on {oid} done yet",
+    "the refund for {order} still isn't on my card",
+    "any update on my refund for {oid}",
+    "did you refund {order} already",
+    "you said {order} was refunded but the money never came",
+    "still waiting on the refund for {oid}",
 ]
 TICKET = [
     "open a ticket: the {item} arrived cracked",
@@ -670,6 +681,8 @@ def generated(rng: random.Random) -> list[dict]:
     rows += task("policy_question", POLICY, 70, rng, same)
     rows += task(OOS, OOS_NEAR, 520, rng, fill_oos)
     rows += task(OOS, OOS_FAR, 170, rng, same)
+    # Added after the others, so the rows drawn before it stay as they were.
+    rows += task("refund_status", REFUND_STATUS, 25, rng, with_order)
     return rows
 
 
