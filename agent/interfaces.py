@@ -65,7 +65,7 @@ class DataSource(Protocol):
 
     async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
         """The customer's own orders, as `get_order` returns each, in the data's order: what "my
-        keyboard" or "the Logitech one" is looked up among."""
+        keyboard" or "the one from that brand" is looked up among."""
         ...
 
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:

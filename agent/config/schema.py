@@ -56,7 +56,7 @@ class SlotSpec(Strict):
     # another ("my other order"; vocabulary `others`). Two different recent values: it asks.
     remembered: bool = False
     # The value is one of the customer's own orders' IDs, which a request may name by what the order
-    # holds instead ("my keyboard", "the Logitech one"): agent/conversation/own_orders.py.
+    # holds instead ("my keyboard", "the one from that brand"): agent/conversation/own_orders.py.
     owned: bool = False
 
     @model_validator(mode="after")

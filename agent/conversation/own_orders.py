@@ -1,10 +1,10 @@
 """The customer's own things: an order named by what was bought, its brand or its kind.
 
-"the laptop", "my Logitech order", "has my keyboard arrived yet?" name an order without its ID.
+"the laptop", "my order from that brand", "has my keyboard arrived yet?" name an order without its ID.
 The words that name an order come from the store's data (each product's name and kind, the kind
 words of config/intents.yaml's lookup slots), never from this module; the orders come from the
 customer's own record (`DataSource.orders_of`). One match is used, several are offered as a choice
-("Which one: ...?") whose reply ("the hyperx one", "the second one", "the cheaper one", "both of
+("Which one: ...?") whose reply ("the one by that brand", "the second one", "the cheaper one", "both of
 them") resolves against the list, and none is said so, with nothing done. A request that names an
 item takes no order remembered from earlier in the conversation: "my money back for the keyboard"
 after asking about a mouse's order refunds the keyboard's order or nothing.
@@ -49,14 +49,14 @@ class Named:
 
     said: bool
     orders: list[dict[str, Any]]
-    words: list[str]  # the store's words the message used ("keyboard", "logitech")
+    words: list[str]  # the store's words the message used (a kind, a brand)
 
 
 class OrderNames:
     """Which of a customer's orders a message names by its items.
 
     Args:
-        kinds: each product name of the store's data with its kind ("Logitech G502 HERO" -> "mouse").
+        kinds: each product name of the store's data with its kind (a model name -> its kind).
         aliases: other words for a kind from the store's lookup slots ("headphones" -> "headset").
         choosing: the words that pick from a list by place, by price or all of it (config
             intents.yaml vocabulary `choosing`).
@@ -72,7 +72,7 @@ class OrderNames:
             if kind.lower() in self.kind_words.values():
                 for form in _forms(alias.lower()):
                     self.kind_words.setdefault(form, kind.lower())
-        # Brands: a product name's first word ("Logitech"), as people name an order by its maker.
+        # Brands: a product name's first word (its brand), as people name an order by its maker.
         self.brands = {n.split()[0] for n in self.kind_of if n.split()}
         self.choosing = choosing
 
@@ -103,7 +103,7 @@ class OrderNames:
         return Named(True, found, said or sorted({w for _, hits in per_order for w in hits}))
 
     def chosen(self, text: str, choices: list[Choice]) -> list[Choice]:
-        """The choices a reply picks from the list just offered: by name ("the hyperx one"), by place
+        """The choices a reply picks from the list just offered: by name ("the one by that brand"), by place
         ("the second one"), by price ("the cheaper one") or all of them ("both"); none if it picks none."""
         if not choices:
             return []
@@ -143,7 +143,7 @@ def choice_of(order: dict[str, Any], words: set[str]) -> Choice:
 
 
 def which(choices: list[Choice], question: str, joiner: str) -> str:
-    """ "Which one: the Logitech MX Master 3S (O-12345) or the HyperX Pulsefire Haste (O-24680)?" """
+    """ "Which one: the <item> (O-12345) or the <item> (O-24680)?" """
     named = [f"the {ch.label} ({ch.value})" for ch in choices]
     listed = ", ".join(named[:-1]) + f" {joiner} {named[-1]}" if len(named) > 1 else named[0]
     return question.format(choices=listed)
@@ -234,7 +234,7 @@ class OwnOrders:
 
     async def answer(self, ctx: TurnContext, said: Said) -> SlotAnswer | Request | Several | None:
         """A reply to "which order?" that picks one of the orders offered ("the second one", "the
-        hyperx one") or names one by its items ("the keyboard"); None when it does neither, or
+        brand's one") or names one by its items ("the keyboard"); None when it does neither, or
         plainly asks something else."""
         goal = ctx.me.active_goal
         if goal is None or not goal.missing or goal.missing[0] not in self.owned or not ctx.state.customer_id:

@@ -48,9 +48,9 @@ class Choice(Model):
     """One of the things the bot offered to choose from ("Which one: ...?"): an order of the customer's."""
 
     value: str  # what choosing it fills the awaited slot with ("O-12345")
-    label: str  # what the bot called it ("Logitech MX Master 3S")
+    label: str  # what the bot called it: the items the order holds
     amount: float = 0.0  # for "the cheaper one"
-    words: list[str] = Field(default_factory=list)  # the words that name it ("logitech", "mouse")
+    words: list[str] = Field(default_factory=list)  # the words that name it: its kinds, brand, model words
 
 
 class PendingConfirmation(Model):

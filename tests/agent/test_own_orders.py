@@ -16,6 +16,9 @@ import yaml
 
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
+from agent.eval.runner import run_scenario
+from agent.eval.suite import load_suite
+from agent.interfaces import TelemetrySink
 from bots.app import build_app
 from tests.helpers import REPO, say
 
@@ -121,3 +124,22 @@ async def test_intent_classified_carries_the_ranked_candidates(db_url: str) -> N
     assert scores == sorted(scores, reverse=True)
     assert second["intent_id"] is None and len(second["candidates"]) == 3
     assert unplaced.tool_results == [] and understood.tool_results[0].tool == "check_order_status"
+
+
+# The own-things conversations (tests/suites_rules/own_things.yaml) run in the embedded mode, each
+# scenario on a database of its own: several of them refund the same demo order.
+OWN_THINGS = REPO / "tests" / "suites_rules" / "own_things.yaml"
+
+
+@pytest.mark.parametrize("scenario_id", [s.id for s in load_suite(OWN_THINGS).scenarios])
+async def test_own_things_conversation(scenario_id: str, db_url: str) -> None:
+    suite = load_suite(OWN_THINGS)
+    scenario = next(s for s in suite.scenarios if s.id == scenario_id)
+
+    async def factory(sink: TelemetrySink) -> App:
+        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
+
+    result = await run_scenario(suite.name, scenario, factory)
+    assert result.passed, "\n".join(
+        f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}" for f in result.failures
+    )
