@@ -183,6 +183,10 @@ class OrderUpdates(Protocol):
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None: ...
 
+    async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """What the bot changed about each of these orders, keyed by order id (unchanged ones absent)."""
+        ...
+
 
 class ReleaseSource(Protocol):
     """Release summaries for the release-risk agent (a JSON file, or an HTTP endpoint)."""

@@ -56,7 +56,7 @@ class DemoCalendar:
         orders = await self.base.orders_of(customer_id)
         if not any(isinstance(v, str) and OFFSET.match(v) for o in orders for v in o.values()):
             return orders
-        start = await self.start.demo_started_on(utcnow().date())
+        start = await self.start.demo_started_on(self.clock().date())
         return [resolve(o, start) for o in orders]
 
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:

@@ -23,25 +23,30 @@ class OverlayDataSource:
         return None if order is None else await self._overlaid(order_id, order)
 
     async def _overlaid(self, order_id: str, order: dict[str, Any]) -> dict[str, Any]:
-        """The order as the business data has it, with what this bot recorded about it on top."""
-        if order.get("status") == "refunded" and "refund_amount" not in order:
-            # Refunded in the business data, before this bot: the whole order was refunded.
-            order = {**order, "refund_amount": order.get("amount")}
-        change = await self.updates.order_update(order_id)
-        if not change:
-            return order
-        merged = {**order, **change}
-        refunded, total = float(merged.get("refund_amount") or 0), float(order.get("amount") or 0)
-        if merged.get("status") == "refunded" and 0 < refunded < total:
-            # Part of the order was refunded: it keeps its delivery status in `delivery_status`.
-            merged |= {"status": "partially_refunded", "delivery_status": order.get("status")}
-        return merged
+        return overlaid(order, await self.updates.order_update(order_id))
 
     async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
         return await self.base.get_customer(customer_id)
 
     async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
-        return [await self._overlaid(str(o.get("order_id")), o) for o in await self.base.orders_of(customer_id)]
+        orders = await self.base.orders_of(customer_id)
+        changes = await self.updates.updates_of([str(o.get("order_id")) for o in orders])
+        return [overlaid(o, changes.get(str(o.get("order_id")))) for o in orders]
 
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         return await self.base.find_customer(platform, user_id)
+
+
+def overlaid(order: dict[str, Any], change: dict[str, Any] | None) -> dict[str, Any]:
+    """The order as the business data has it, with what this bot recorded about it on top."""
+    if order.get("status") == "refunded" and "refund_amount" not in order:
+        # Refunded in the business data, before this bot: the whole order was refunded.
+        order = {**order, "refund_amount": order.get("amount")}
+    if not change:
+        return order
+    merged = {**order, **change}
+    refunded, total = float(merged.get("refund_amount") or 0), float(order.get("amount") or 0)
+    if merged.get("status") == "refunded" and 0 < refunded < total:
+        # Part of the order was refunded: it keeps its delivery status in `delivery_status`.
+        merged |= {"status": "partially_refunded", "delivery_status": order.get("status")}
+    return merged

@@ -7,6 +7,7 @@ reads the tools, the policy engine and the handoff sweep need, over the same dat
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -38,6 +39,17 @@ SELECT_ORDER_REFUNDS = Prepared(
 COUNT_REFUNDS = select(func.count()).where(
     refunds.c.customer_id == bindparam("b_customer"), refunds.c.created_at >= bindparam("b_since")
 )
+
+
+def with_refunds(data: dict[str, Any], issued: Sequence[Any]) -> dict[str, Any]:
+    """An order's update with its refund figures from the refund records themselves: the sum of
+    every refund and the date of the latest, not the last update's."""
+    if issued:
+        data["refund_amount"] = round(sum(float(r.amount) for r in issued), 2)
+        data["refunded_at"] = max(r.created_at for r in issued).isoformat()
+        data["refund_count"] = len(issued)
+        data.setdefault("status", "refunded")
+    return data
 
 
 class SqlRecords:
@@ -87,13 +99,26 @@ class SqlRecords:
         def unit(conn: Connection) -> dict[str, Any] | None:
             row = SELECT_ORDER_UPDATE.first(conn, {"b_order": order_id})
             data: dict[str, Any] = json.loads(row.data) if row else {}
-            issued = SELECT_ORDER_REFUNDS.all(conn, {"b_order": order_id})
-            if issued:
-                data["refund_amount"] = round(sum(float(r.amount) for r in issued), 2)
-                data["refunded_at"] = max(r.created_at for r in issued).isoformat()
-                data["refund_count"] = len(issued)
-                data.setdefault("status", "refunded")
-            return data or None
+            return with_refunds(data, SELECT_ORDER_REFUNDS.all(conn, {"b_order": order_id})) or None
+
+        return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
+
+    async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """`order_update` for a customer's orders at once: two statements whatever their number."""
+        if not order_ids:
+            return {}
+
+        def unit(conn: Connection) -> dict[str, dict[str, Any]]:
+            ids = list(order_ids)
+            found = select(order_updates.c.order_id, order_updates.c.data).where(order_updates.c.order_id.in_(ids))
+            out: dict[str, dict[str, Any]] = {r.order_id: json.loads(r.data) for r in conn.execute(found)}
+            issued: dict[str, list[Any]] = {}
+            paid = select(refunds.c.order_id, refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id.in_(ids))
+            for r in conn.execute(paid):
+                issued.setdefault(r.order_id, []).append(r)
+            for order_id, rows in issued.items():
+                out[order_id] = with_refunds(out.get(order_id, {}), rows)
+            return out
 
         return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
 

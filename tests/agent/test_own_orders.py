@@ -8,11 +8,9 @@ so the mechanism is shown on its own, through the real router and the demo data.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
@@ -22,66 +20,11 @@ from agent.interfaces import TelemetrySink
 from bots.app import build_app
 from tests.helpers import REPO, say
 
-STATUS_BANK = {
-    "intents": {
-        "refund_status": [
-            "what happened to the money you were sending back to me",
-            "the reimbursement never reached my card",
-            "I was told I'd be repaid, has that gone through",
-            "still waiting on the money from my return",
-            "did you actually send my refund",
-            "when does the refunded amount land in my account",
-            "is the refund processed yet",
-            "refund was approved days ago and nothing in my bank",
-            "how far along is my refund",
-            "has the money for my return been paid out",
-            "my account doesn't show the credit you promised",
-            "check whether my reimbursement was sent",
-            "where has my refund got to",
-            "my refund still isn't here, where is it",
-            "where's the money you refunded me",
-            "what's the status of my refund",
-            "refund status please",
-            "any news about the refund you issued",
-            "you refunded me but I can't see it",
-            "where is the refund for my return",
-        ]
-    }
-}
-
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """The shipped config with an intent that answers about the customer's refunded orders."""
-    config = tmp_path / "config"
-    shutil.copytree(REPO / "config", config)
-    (config / "banks" / "refund_status.yaml").write_text(yaml.safe_dump(STATUS_BANK), encoding="utf-8")
-    nlu = config / "nlu.yaml"
-    text = nlu.read_text(encoding="utf-8")
-    nlu.write_text(text.replace("include: [", "include: [banks/refund_status.yaml, "), encoding="utf-8")
-    intents = yaml.safe_load((config / "intents.yaml").read_text(encoding="utf-8"))
-    intents["intents"].append(
-        {
-            "id": "refund_status",
-            "agent": "support",
-            "description": "Where a refund already made stands: answered from the order's record, never a new refund.",
-            "required_params": ["order_id"],
-            "tool": "check_order_status",
-            "own_orders": ["refunded", "partially_refunded"],
-            "templates": {
-                "ask": {"order_id": "Which order's refund do you mean?"},
-                "pre": "Looking up the refund on order {order_id}...",
-                "fields": ["refund_amount", "refunded_at", "status"],
-                "answer": {
-                    "refunded": "Order {order_id} was refunded: {refund_amount|money}, on {refunded_at|date}. "
-                    "A refund usually shows up on your statement within 3-5 business days.",
-                    "default": "Order {order_id} has no refund yet; it is {status|title}.",
-                },
-            },
-        }
-    )
-    (config / "intents.yaml").write_text(yaml.safe_dump(intents, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    return config
+def store() -> Path:
+    """The shipped config: its refund_status intent answers about the customer's refunded orders."""
+    return REPO / "config"
 
 
 async def test_where_is_my_refund_answers_from_the_refunded_order(store: Path, db_url: str) -> None:

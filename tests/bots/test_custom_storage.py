@@ -8,7 +8,7 @@ task conversation run through the real router and the real tools on it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -89,6 +89,9 @@ class MemoryStore:
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None:
         return self.order_updates.get(order_id)
+
+    async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {i: self.order_updates[i] for i in order_ids if i in self.order_updates}
 
     # DemoData
 
