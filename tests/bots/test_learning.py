@@ -15,21 +15,22 @@ def test_a_label_that_makes_the_corpus_worse_is_shown_and_not_kept(tmp_path: Pat
     config, _ = review_project(tmp_path)
     nlu_before = (config / "nlu.yaml").read_text(encoding="utf-8")
     corpus = tmp_path / "own.jsonl"
+    # Out of scope for a shop; labelled as a ticket request, the joke opens tickets.
     lines = [
-        {"text": "could you tell me where my parcel is at the moment", "intent": "order_status"},
-        {"text": "where's my parcel got to, it should be here", "intent": "order_status"},
-        {"text": "any idea where my parcel is right now", "intent": "order_status"},
+        {"text": "tell me a joke about penguins", "intent": "out_of_scope"},
+        {"text": "do you know any good penguin jokes", "intent": "out_of_scope"},
+        {"text": "make me laugh with a penguin joke", "intent": "out_of_scope"},
     ]
     corpus.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     wrong = ReviewItem(
         id="abc123def456",
         kind="fallback",
-        text="where my parcel is right now",
+        text="tell me a funny joke about penguins",
         session_id="s",
         interaction_id="i",
         channel="console",
     )
-    outcome = label(wrong, "task_delete", config, REPO / "data", [corpus])
+    outcome = label(wrong, "create_ticket", config, REPO / "data", [corpus])
     assert outcome.added and outcome.worse and not outcome.kept
     said = "\n".join(outcome.lines())
     assert "WORSE" in said and "not kept" in said
