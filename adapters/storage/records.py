@@ -36,6 +36,17 @@ SELECT_ORDER_UPDATE = Prepared(select(order_updates.c.data).where(order_updates.
 SELECT_ORDER_REFUNDS = Prepared(
     select(refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id == bindparam("b_order"))
 )
+# A customer's orders' updates in one statement per table: the IDs fill a fixed row of parameters
+# (unused ones stay NULL, which matches nothing), so the statement is prepared once like the others.
+IDS_PER_STATEMENT = 16
+_IDS: list[Any] = [bindparam(f"b_id{n}") for n in range(IDS_PER_STATEMENT)]
+SELECT_UPDATES_OF = Prepared(
+    select(order_updates.c.order_id, order_updates.c.data).where(order_updates.c.order_id.in_(_IDS))
+)
+SELECT_REFUNDS_OF = Prepared(
+    select(refunds.c.order_id, refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id.in_(_IDS))
+)
+SELECT_DEMO_START = Prepared(select(demo_calendar.c.started_on).where(demo_calendar.c.id == 1))
 COUNT_REFUNDS = select(func.count()).where(
     refunds.c.customer_id == bindparam("b_customer"), refunds.c.created_at >= bindparam("b_since")
 )
@@ -104,18 +115,17 @@ class SqlRecords:
         return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
 
     async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """`order_update` for a customer's orders at once: two statements whatever their number."""
+        """`order_update` for a customer's orders at once: two statements for up to IDS_PER_STATEMENT orders."""
         if not order_ids:
             return {}
 
         def unit(conn: Connection) -> dict[str, dict[str, Any]]:
-            ids = list(order_ids)
-            found = select(order_updates.c.order_id, order_updates.c.data).where(order_updates.c.order_id.in_(ids))
-            out: dict[str, dict[str, Any]] = {r.order_id: json.loads(r.data) for r in conn.execute(found)}
+            out: dict[str, dict[str, Any]] = {}
             issued: dict[str, list[Any]] = {}
-            paid = select(refunds.c.order_id, refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id.in_(ids))
-            for r in conn.execute(paid):
-                issued.setdefault(r.order_id, []).append(r)
+            for params in _id_rows(order_ids):
+                out |= {r.order_id: json.loads(r.data) for r in SELECT_UPDATES_OF.all(conn, params)}
+                for r in SELECT_REFUNDS_OF.all(conn, params):
+                    issued.setdefault(r.order_id, []).append(r)
             for order_id, rows in issued.items():
                 out[order_id] = with_refunds(out.get(order_id, {}), rows)
             return out
@@ -157,13 +167,13 @@ class SqlRecords:
         """The day the demo first ran; `today` becomes it when none is recorded yet."""
 
         def unit(conn: Connection) -> date:
-            query = select(demo_calendar.c.started_on).where(demo_calendar.c.id == 1)
-            found = conn.execute(query).scalar()
+            found = SELECT_DEMO_START.first(conn, {})
             if found is None:
                 # Two workers' first lookups may race to record it: the first one's day stands.
                 conn.execute(insert_ignore(conn, demo_calendar, "id").values(id=1, started_on=today.isoformat()))
-                found = conn.execute(query).scalar_one()
-            return date.fromisoformat(found)
+                found = SELECT_DEMO_START.first(conn, {})
+            assert found is not None  # recorded just now, or by the worker that raced this one
+            return date.fromisoformat(found.started_on)
 
         return await self._run(unit, what="read the demo calendar")  # type: ignore[no-any-return]
 
@@ -188,3 +198,14 @@ class SqlRecords:
             return dropped
 
         return await self._run(unit, what="reset the demo data")  # type: ignore[no-any-return]
+
+
+def _id_rows(order_ids: Sequence[str]) -> list[dict[str, str | None]]:
+    """The IDs as rows of IDS_PER_STATEMENT parameters, the last one padded with NULLs."""
+    ids = list(dict.fromkeys(order_ids))
+    rows = []
+    for start in range(0, len(ids), IDS_PER_STATEMENT):
+        chunk: list[str | None] = list(ids[start : start + IDS_PER_STATEMENT])
+        chunk += [None] * (IDS_PER_STATEMENT - len(chunk))
+        rows.append({f"b_id{n}": v for n, v in enumerate(chunk)})
+    return rows

@@ -25,6 +25,7 @@ class TurnReads:
     def __init__(self, data: DataSource) -> None:
         self.data = data
         self._orders: dict[str, dict[str, Any] | None] = {}
+        self._orders_of: dict[str, list[dict[str, Any]]] = {}
 
     async def get_order(self, order_id: str) -> dict[str, Any] | None:
         if order_id not in self._orders:
@@ -35,9 +36,11 @@ class TurnReads:
         return await self.data.get_customer(customer_id)
 
     async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
-        orders = await self.data.orders_of(customer_id)
-        # The attempt's later lookups of these orders (the policy check, the tool) see the same facts.
-        return [self._orders.setdefault(str(o.get("order_id")), o) or o for o in orders]
+        if customer_id not in self._orders_of:
+            orders = await self.data.orders_of(customer_id)
+            # The attempt's later lookups of these orders (the policy check, the tool) see the same facts.
+            self._orders_of[customer_id] = [self._orders.setdefault(str(o.get("order_id")), o) or o for o in orders]
+        return self._orders_of[customer_id]
 
     async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
         return await self.data.find_customer(platform, user_id)

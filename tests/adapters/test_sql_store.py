@@ -7,10 +7,15 @@ import json
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import insert
 
+from adapters.storage.records import IDS_PER_STATEMENT, SqlRecords
+from adapters.storage.schema import order_updates, refunds
 from adapters.storage.sql import SqlStore
 from agent.conversation.session import LEGACY_SPEAKER, SessionState
 from agent.domain.records import TelemetryEvent, TurnRecord
@@ -179,3 +184,45 @@ async def test_a_demo_reset_forgets_the_results_of_what_it_drops(db_url: str) ->
     assert "Done: I've refunded" in refunded.text
     assert kept == ["create_ticket", "issue_refund"]
     assert (dropped, left, list(refunds)) == (2, ["create_ticket"], [])  # the refund and the order's update
+
+
+async def many_orders_updates(url: str) -> None:
+    """`updates_of` for more orders than one statement takes: every order's update and every refund
+    is found (two refunds of one order summed), and an order the bot never touched has none."""
+    store = SqlStore(url, migrate=True)
+    ids = [f"O-{n:05d}" for n in range(IDS_PER_STATEMENT * 2 + 3)]
+    first, last, middle = ids[0], ids[-1], ids[IDS_PER_STATEMENT]
+    at = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
+
+    def write(conn: Any) -> None:
+        conn.execute(insert(order_updates), [{"order_id": last, "data": '{"note": "late"}', "updated_at": at}])
+        rows = [(first, 10.0), (middle, 5.0), (middle, 7.5)]
+        conn.execute(
+            insert(refunds),
+            [
+                {
+                    "id": f"r{n}",
+                    "session_id": "s",
+                    "customer_id": "C",
+                    "order_id": o,
+                    "amount": a,
+                    "status": "issued",
+                    "created_at": at,
+                }
+                for n, (o, a) in enumerate(rows)
+            ],
+        )
+
+    try:
+        await store.ensure_schema()
+        await store.run(write, what="write updates")
+        found = await SqlRecords(store).updates_of(ids)
+    finally:
+        await store.aclose()
+    assert set(found) == {first, middle, last}
+    assert found[middle]["refund_amount"] == 12.5 and found[middle]["refund_count"] == 2
+    assert found[first]["status"] == "refunded" and found[last] == {"note": "late"}
+
+
+async def test_updates_of_many_orders(db_url: str) -> None:
+    await many_orders_updates(db_url)
