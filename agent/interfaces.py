@@ -25,8 +25,9 @@ from agent.domain.types import (
 )
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
 
-if TYPE_CHECKING:  # the log's own module reads these Protocols at import
+if TYPE_CHECKING:  # the log's and the reading's own modules read these Protocols at import
     from agent.context.log import TurnDecisions
+    from agent.understanding.reading import Reading
 
 # The channel's way to deliver a message while the turn is still running.
 Reply = Callable[[OutboundMessage], Awaitable[None]]
@@ -231,8 +232,11 @@ class Classifier(Protocol):
         me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
+        reading: Reading | None = None,
     ) -> Classification:
-        """`turn` None: outside a turn (a unit test); nothing is recorded."""
+        """`turn` None: outside a turn (a unit test); nothing is recorded. `reading`: the message's
+        one reading (agent/understanding/reading.py), which every mode understands it from;
+        None: read here."""
         ...
 
 

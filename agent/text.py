@@ -111,3 +111,9 @@ def check_input(text: str, m: Messages, limit: int) -> None:
         raise InputError(m.empty)
     if len(text) > limit:
         raise InputError(m.too_long.format(length=len(text), limit=limit))
+
+
+def sentences(text: str) -> list[str]:
+    """The message's sentences, when it has more than one ("No. the freezing"); else none."""
+    parts = [p for p in re.split(r"(?<=[.!?;])\s+", text.strip()) if p.strip(" .!?;")]
+    return parts if len(parts) > 1 else []

@@ -12,6 +12,7 @@ from agent.conversation.preferences import TurnPreferences
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.contexts import TurnReads
 from agent.domain.types import Intent, Interaction, Message, utcnow
+from agent.understanding.reading import Reading
 
 
 @dataclass(frozen=True)
@@ -28,5 +29,7 @@ class TurnContext:
     customer: dict[str, Any] | None = None
     preferences: TurnPreferences | None = None
     eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here
+    # The one reading of the typed message (None for a click): every step takes it, none reads the text again.
+    reading: Reading | None = None
     reads: TurnReads | None = None  # the business data as this attempt reads it (the router's)
     now: datetime = field(default_factory=utcnow)  # the turn's time, from the app's clock

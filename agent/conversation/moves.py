@@ -9,7 +9,6 @@ rest, and the router hands each kind of move to its one handler.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,12 +192,6 @@ def classification(move: Move) -> Classification:
     if isinstance(move, SlotAnswer | Change | Chat | Request):
         return move.cls
     return Classification(intent_id=None)
-
-
-def sentences(text: str) -> list[str]:
-    """The message's sentences, when it has more than one ("No. the freezing"); else none."""
-    parts = [p for p in re.split(r"(?<=[.!?;])\s+", text.strip()) if p.strip(" .!?;")]
-    return parts if len(parts) > 1 else []
 
 
 def yes_or_no(move: Move) -> YesNo | None:

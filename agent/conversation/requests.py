@@ -17,6 +17,7 @@ from agent.conversation import goals, notices
 from agent.conversation.session import Goal, SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import Classifier, TurnLog
+from agent.understanding.reading import Reading
 from agent.understanding.splitter import RequestSplitter
 
 # A part counts as a request of its own only when understood surely, at the level where the offline
@@ -58,6 +59,7 @@ class Requests:
             ctx.me,
             ctx.history,
             ctx.t,
+            ctx.reading,
         )
 
     async def queue(self, ctx: TurnContext, rest: list[Classification], asks: goals.Asks) -> None:
@@ -76,8 +78,10 @@ async def understand(
     me: Speaker,
     history: list[Message],
     turn: TurnLog | None = None,
+    reading: Reading | None = None,
 ) -> list[Classification]:
-    """The message's requests in the order made: one classification, or one per request."""
+    """The message's requests in the order made: one classification, or one per request; the whole
+    message is understood from its `reading`, each part of it from its own."""
     goal = me.active_goal
     # An awaited description is one answer, however many sentences it has.
     parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
@@ -93,7 +97,7 @@ async def understand(
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
         if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
             return tasks
-    whole = await classifier.classify(interaction, eligible, state, me, history, turn)
+    whole = await classifier.classify(interaction, eligible, state, me, history, turn, reading)
 
     def aside(cls: Classification) -> bool:
         return _unplaced(cls) or kinds.get(cls.intent_id or "") == "chat"

@@ -265,6 +265,8 @@ class AgentRouter:
         needs no understanding; anything else is understood, then interpreted against the state.
         Returns the context completed with the customer and the intents they may use."""
         p, state = self.p, ctx.state
+        if ctx.interaction.action is None:
+            ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
         heard = self._heard(ctx)
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
@@ -288,7 +290,8 @@ class AgentRouter:
         me, text = ctx.me, ctx.interaction.text
         if ctx.interaction.action is not None or not requests.waiting(me):
             return None
-        said = self.p.reader.said(text, ctx.eligible)
+        assert ctx.reading is not None  # a typed message, read in `_interpret`
+        said = self.p.reader.said(ctx.reading, ctx.eligible)
         return (
             self.answers.change(me.pending_confirmation, said)
             or await self.own.answer(ctx, said)
@@ -296,21 +299,20 @@ class AgentRouter:
         )
 
     def _heard(self, ctx: TurnContext) -> moves.Heard:
-        """What the embedded model and the awaited slot's pattern read in a typed message."""
-        interaction = ctx.interaction
+        """What the message's reading and the awaited slot's pattern say of a typed message as a reply."""
+        interaction, reading = ctx.interaction, ctx.reading
         text = interaction.text
-        if interaction.action is not None:
+        if reading is None:
             return moves.Heard(empty=False)
-        reader = self.p.reader.reader
-        reading, goal = reader.read(text), ctx.me.active_goal
+        goal = ctx.me.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
-        value = self.values.direct_answer(awaited, text, reader.politeness) if awaited else None
+        value = self.values.direct_answer(awaited, text, self.p.reader.reader.politeness) if awaited else None
         if value is None and goal is not None and goal.choices:
             # A pick from the list the question offered ("the second one") is a value of the awaited kind.
             picked = self.own.names.chosen(text, goal.choices)
             value = picked[0].value if len(picked) == 1 else None
         said = reading.move
-        if said is not None and any(reader.read(s).move is None for s in moves.sentences(text)):
+        if said is not None and None in reading.sentence_moves:
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
         spec = self.p.registry.slots.get(awaited) if awaited else None
         describes = spec is not None and spec.free_text and not spec.reply_pattern

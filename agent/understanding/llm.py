@@ -22,7 +22,7 @@ from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.llm.models import LLMRequest
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
-from agent.understanding.reading import TOPIC_SEP
+from agent.understanding.reading import TOPIC_SEP, Reading
 from agent.understanding.rules import RulesClassifier
 
 NONE = "none"
@@ -66,21 +66,20 @@ def _param(name: str, spec: SlotSpec | None, optional: bool) -> str:
     return label + (" optional" if optional else "")
 
 
-def _system(intents: list[Intent], me: Speaker, rules: RulesClassifier, text: str = "") -> str:
-    topics = {name: t for name, t in rules.banks.out_of_scope.items() if t.answer}
+def _system(intents: list[Intent], me: Speaker, rules: RulesClassifier, reading: Reading | None = None) -> str:
+    topics = {name: t for name, t in rules.topics().items() if t.answer}
     lines = [
         "You route chat messages for a customer-support bot. Pick the one intent the latest user "
         "message expresses and extract its parameters. Answer with one JSON object only.",
         "",
         "Intents:",
     ]
-    specs = rules.slots.specs
     for i in intents:
-        params = [_param(p, specs.get(p), False) for p in i.required_params]
-        params += [_param(p, specs.get(p), True) for p in i.optional_params]
+        params = [_param(p, rules.slot(p), False) for p in i.required_params]
+        params += [_param(p, rules.slot(p), True) for p in i.optional_params]
         lines.append(f"- {i.id}: {i.description} Parameters: {'; '.join(params) or 'none'}.")
         # The same banks the embedded model reads, so every mode learns an intent from one place.
-        examples = _spread(rules.banks.intents.get(i.id, []), EXAMPLES)
+        examples = _spread(rules.examples(i.id), EXAMPLES)
         if examples:
             lines.append(f"  Examples: {' | '.join(examples)}")
     # Topics with no answer of their own (other domains) are what `none` stands for; the others
@@ -89,7 +88,7 @@ def _system(intents: list[Intent], me: Speaker, rules: RulesClassifier, text: st
         lines.append(f"- {OUT_OF_SCOPE}:{name}: outside what this bot can do ({topic.answer}) Parameters: none.")
         lines.append(f"  Examples: {' | '.join(_spread(topic.examples, EXAMPLES // 2))}")
     lines.append(f"- {NONE}: anything else.")
-    lines += _nearest(text, intents, topics, rules)
+    lines += _nearest(reading, intents, topics, rules)
     goal = me.active_goal
     if goal is not None:
         lines += ["", f"Active goal: {goal.intent_id} with {json.dumps(goal.slots, default=str)}."]
@@ -111,16 +110,18 @@ def _system(intents: list[Intent], me: Speaker, rules: RulesClassifier, text: st
     return "\n".join(lines)
 
 
-def _nearest(text: str, intents: list[Intent], topics: dict[str, OutOfScopeTopic], rules: RulesClassifier) -> list[str]:
+def _nearest(
+    reading: Reading | None, intents: list[Intent], topics: dict[str, OutOfScopeTopic], rules: RulesClassifier
+) -> list[str]:
     """The bank sentences closest to the message, each with the answer it stands for (retrieved
     few-shot examples): what the banks say about messages like this one. A sentence of a topic
     without an answer of its own (another domain) stands for `none`."""
-    if not text:
+    if reading is None:
         return []
     offered = {i.id: i.id for i in intents}
     offered |= {OUT_OF_SCOPE + TOPIC_SEP + name: f"{OUT_OF_SCOPE}:{name}" for name in topics}
-    others = {OUT_OF_SCOPE + TOPIC_SEP + name: NONE for name in rules.banks.out_of_scope if name not in topics}
-    near = rules.reader.nearest(text, list(offered | others), NEAREST)
+    others = {OUT_OF_SCOPE + TOPIC_SEP + name: NONE for name in rules.topics() if name not in topics}
+    near = rules.nearest(reading, list(offered | others), NEAREST)
     if not near:
         return []
     lines = ["", "Known messages most like this one, closest first (message => answer):"]
@@ -141,8 +142,8 @@ def _spread(sentences: list[str], n: int) -> list[str]:
 def _follow_up(goal: Goal, rules: RulesClassifier) -> str | None:
     """What the model needs to keep a recommendation a conversation: the items it listed and where
     a question about one of them goes (agent/conversation/followups.py routes it the same way)."""
-    model = rules.models.get(goal.intent_id)
-    rule = model.spec.follow_up if model is not None else None
+    spec = rules.spec(goal.intent_id)
+    rule = spec.follow_up if spec is not None else None
     items = goal.slots.get(rule.items_slot) if rule is not None and goal.answered else None
     if rule is None or not items:
         return None
@@ -172,12 +173,14 @@ class LLMClassifier:
         me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
+        reading: Reading | None = None,
     ) -> Classification:
+        reading = reading or self.rules.read(interaction.text)
         if await self.calls.over_budget(state, turn):
-            cls = await self.rules.classify(interaction, intents, state, me, history, turn)
+            cls = await self.rules.classify(interaction, intents, state, me, history, turn, reading)
             return cls.model_copy(update={"notice": self.calls.budget_notice(state)})
-        return await self.ask(interaction, intents, state, me, history, turn) or await self.rules.classify(
-            interaction, intents, state, me, history, turn
+        return await self.ask(interaction, intents, state, me, history, turn, reading) or await self.rules.classify(
+            interaction, intents, state, me, history, turn, reading
         )
 
     async def ask(
@@ -188,10 +191,11 @@ class LLMClassifier:
         me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
+        reading: Reading | None = None,
     ) -> Classification | None:
         """The model's classification, or None when the model could not give one (the caller
         falls back to the rules)."""
-        system = _system(intents, me, self.rules, interaction.text)
+        system = _system(intents, me, self.rules, reading or self.rules.read(interaction.text))
         messages = await history_messages(
             self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
@@ -235,14 +239,14 @@ class LLMClassifier:
             # What the request itself says ("my headphones arrived broken" is the ticket's problem),
             # read as the rules read it, when the model left it out.
             for p in intent.required_params:
-                if p in params or not self.rules.slots.specs[p].from_request:
+                if p in params or not (slot := self.rules.slot(p)) or not slot.from_request:
                     continue
                 if (described := self.rules.described(p, text)) is not None:
                     params[p] = described
             # A value of a lookup list the message names ("earbuds" for a headset), when the model
             # left it out: read as the rules read it.
             for p in intent.required_params:
-                if p not in params and (value := self.rules.slots.lookup(p, text)) is not None:
+                if p not in params and (value := self.rules.lookup(p, text)) is not None:
                     params[p] = value
         missing = [p for p in intent.required_params if p not in params]
         if goal is not None and goal.intent_id == intent.id:
@@ -253,7 +257,7 @@ class LLMClassifier:
 
     def _topic(self, intent_id: str) -> OutOfScopeTopic | None:
         prefix, _, name = intent_id.partition(":")
-        return self.rules.banks.out_of_scope.get(name) if prefix == OUT_OF_SCOPE else None
+        return self.rules.topics().get(name) if prefix == OUT_OF_SCOPE else None
 
     def _normalize(self, intent: Intent, raw: dict[str, Any]) -> dict[str, Any]:
         """Only the intent's parameters, in the same canonical form the rules produce (O-12345)."""
@@ -262,16 +266,15 @@ class LLMClassifier:
         for name, value in raw.items():
             if name not in allowed or value in (None, "", []):
                 continue
-            spec = self.rules.slots.specs.get(name)
+            spec = self.rules.slot(name)
             if spec is not None and (spec.pattern or spec.reply_pattern) and not spec.free_text:
-                found, _ = self.rules.slots.extract(str(value))
-                normalized = found.get(name) or self.rules.slots.extract_reply(name, str(value))
+                normalized = self.rules.normalized(name, str(value))
                 if normalized is None:
                     continue  # not a valid value for this slot: ask for it rather than guess
                 value = normalized
             elif spec is not None and spec.values:
                 # The list's own spelling of a value or of another word for it ("Earbuds" -> headset).
-                value = self.rules.slots.lookup(name, str(value)) or value
+                value = self.rules.lookup(name, str(value)) or value
             out[name] = value
         return out
 
@@ -307,15 +310,13 @@ class CascadeClassifier:
         me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
+        reading: Reading | None = None,
     ) -> Classification:
-        cls = await self.rules.classify(interaction, intents, state, me, history, turn)
+        reading = reading or self.rules.read(interaction.text)
+        cls = await self.rules.classify(interaction, intents, state, me, history, turn, reading)
         if cls.intent_id is not None and cls.confidence >= self.threshold:
             return cls
-        if (
-            cls.intent_id is not None
-            and cls.params
-            and not self.rules.content(self.rules.score(interaction.text, intents)[3])
-        ):
+        if cls.intent_id is not None and cls.params and self.rules.only_values(reading):
             # Nothing but an ID ("O-12345", "and o-56789?"): its one owning intent is certain.
             return cls
         if cls.intent_id is not None and cls.intent_id == self.rules.owner(cls.params, intents, lookups=False):
@@ -323,8 +324,8 @@ class CascadeClassifier:
             # O-12345?"): the banks mask the ID, so their confidence leaves out what it says.
             return cls
         if await self.llm.calls.over_budget(state, turn):
-            return await self.llm.classify(interaction, intents, state, me, history, turn)
-        asked = await self.llm.ask(interaction, intents, state, me, history, turn)
+            return await self.llm.classify(interaction, intents, state, me, history, turn, reading)
+        asked = await self.llm.ask(interaction, intents, state, me, history, turn, reading)
         if asked is not None:
             return asked
         kinds = {i.id: i.kind for i in intents}

@@ -13,7 +13,8 @@ import functools
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from agent.interfaces import ExampleScorer
 from agent.text import Runs
@@ -33,8 +34,11 @@ _LETTERS = Runs("[a-z']")
 
 @dataclass(slots=True)
 class Reading:
-    """What the embedded understanding made of one message (a dataclass: one is built for every
-    message, of fields already of their types)."""
+    """The one reading of a message: its typed values, what the model scored it as (every intent,
+    out-of-scope topic and reply move), the intent it names and how surely, and the reply move it
+    makes. Built once per message (`RulesClassifier.read`); every later step and every
+    understanding mode takes it instead of reading the text again. (A dataclass: one is built for
+    every message, of fields already of their types.)"""
 
     intent: str | None  # None when out of scope
     confidence: float = 0.0
@@ -46,6 +50,12 @@ class Reading:
     # nearest of all, at the calibrated level; None for anything else.
     move: str | None = None
     core: str = ""  # the masked message without greeting and sign-off: what the model read
+    # What the slot patterns found (config intents.yaml `slots`), by slot, and the message without them.
+    values: Mapping[str, Any] = field(default_factory=dict)
+    rest: str = ""
+    changes: bool = False  # it says it changes something ("instead", "make it", "the other one")
+    # A reply move that only leads into more ("No. the freezing"): each sentence's own move.
+    sentence_moves: tuple[str | None, ...] = ()
 
     @property
     def out_of_scope(self) -> bool:
@@ -141,9 +151,6 @@ class BankReader:
         # scored recently is not embedded again. The scores are fixed once the banks are fitted.
         # Each entry holds a score per label (about 5 KB), so the few hundred texts that recur fit.
         self._recent = functools.lru_cache(maxsize=1024)(self._fused)
-        # A turn reads its message twice (for the reply move it makes, then for its request): the
-        # typed values and the words the model reads are found once for both.
-        self._values_and_core = functools.lru_cache(maxsize=256)(self._understood)
 
     def prepare(self, text: str) -> str:
         """What the model reads: typed values as their type's word, without greeting and sign-off,
@@ -168,21 +175,18 @@ class BankReader:
     def _fused(self, text: str) -> LabelScores:
         return LabelScores.of(self.scorer.scores(text))
 
-    def nearest(self, text: str, labels: list[str], k: int) -> list[tuple[str, str]]:
-        """The `k` bank sentences closest to the message among those of `labels`, closest first,
-        each as (label, sentence) in the banks' own words (a topic's label is `out_of_scope/<name>`):
-        the few-shot examples an LLM prompt shows. The sentences of the intent the model reads
-        rank higher by as much as it leads the next label: when the model is decided, a close
-        sentence of another label ("refund for order 60218" to "I paid 29.99 for O-12345") is
-        weaker evidence; when two labels are close, closeness alone orders them."""
-        entities, core = self._values_and_core(text)
-        prepared = core.lower()
-        sims = self.scorer.similarities(prepared)
+    def nearest(self, reading: Reading, labels: list[str], k: int) -> list[tuple[str, str]]:
+        """The `k` bank sentences closest to the message read, among those of `labels`, closest
+        first, each as (label, sentence) in the banks' own words (a topic's label is
+        `out_of_scope/<name>`): the few-shot examples an LLM prompt shows. The sentences of the
+        intent the model reads rank higher by as much as it leads the next label: when the model
+        is decided, a close sentence of another label ("refund for order 60218" to "I paid 29.99
+        for O-12345") is weaker evidence; when two labels are close, closeness alone orders them."""
+        sims = self.scorer.similarities(reading.core.lower())
         if not sims:
             return []
-        fused = self.fused(prepared)
-        read = self.decide(fused, entities).intent
-        scores = sorted(fused.values(), reverse=True)
+        read = self.decide(LabelScores.of(reading.scores), reading.entities).intent
+        scores = sorted(reading.scores.values(), reverse=True)
         boost = scores[0] - scores[1] if read is not None and len(scores) > 1 else 0.0
         wanted = set(labels)
         closeness = {
@@ -198,12 +202,20 @@ class BankReader:
         return entities, self.politeness.core(entities.masked)
 
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
-        entities, core = self._values_and_core(text)
+        entities, core = self._understood(text)
         reading = self.decide(self.fused(core.lower()), entities, eligible)
         reading.core = core
         if reading.move is not None and not bare_reply(text):
             reading.move = None
         return reading
+
+    def among(self, reading: Reading, eligible: set[str]) -> Reading:
+        """The reading with its intent decided among `eligible` only, from the same scores (the
+        intents a conversation may use are known after the message is read)."""
+        decided = self.decide(LabelScores.of(reading.scores), reading.entities, eligible)
+        return replace(
+            reading, intent=decided.intent, confidence=decided.confidence, topic=decided.topic, outside=decided.outside
+        )
 
     def decide(self, scores: LabelScores, entities: Entities, eligible: set[str] | None = None) -> Reading:
         """The intent the scores name, or out of scope (with its topic when the match is close)."""

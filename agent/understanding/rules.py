@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from agent.config.schema import BotConfig, IntentSpec
+from agent.config.schema import BotConfig, IntentSpec, SlotSpec
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import TurnLog
-from agent.text import Normalizer, clean
-from agent.understanding.banks import NluBanks
+from agent.text import Normalizer, clean, sentences
+from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor
 
@@ -21,18 +22,23 @@ STRONG = 0.75
 
 @dataclass(frozen=True)
 class Said:
-    """What the embedded model and the slot patterns read in a message: the intent and how surely
-    (on this classifier's scale, STRONG meaning sure), the typed values found anywhere in it, its
-    other words, how closely it reads like one of its intent's examples, and whether it says it
-    changes something ("instead", "make it")."""
+    """The message's reading as decided among the intents the conversation may use: the intent and
+    how surely (on this classifier's scale, STRONG meaning sure), its words besides the typed
+    values, and how closely it reads like one of its intent's examples."""
 
     reading: Reading
     intent_id: str | None
     confidence: float
-    values: dict[str, Any]
     tokens: frozenset[str]
     like_example: float
-    changes: bool
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return dict(self.reading.values)
+
+    @property
+    def changes(self) -> bool:
+        return self.reading.changes
 
 
 class _IntentModel:
@@ -95,18 +101,11 @@ class RulesClassifier:
         words = tuple(re.findall(r"[a-z']+", clean(text).lower()))
         return any(words[i : i + len(p)] == p for p in self.change if p for i in range(len(words) - len(p) + 1))
 
-    def read(self, text: str, intents: list[Intent]) -> Reading:
-        return self.reader.read(text, {i.id for i in intents})
-
-    def content(self, rest: str) -> frozenset[str]:
-        """The content tokens of what a message says besides its slot values (`score`'s `rest`)."""
-        return frozenset(self.norm.tokens(rest))
-
-    def score(
-        self, text: str, intents: list[Intent], reading: Reading | None = None
-    ) -> tuple[str | None, float, dict, str]:
-        """Best intent, its confidence, the slot values found, and what the message says besides them."""
-        reading = reading or self.read(text, intents)
+    def read(self, text: str) -> Reading:
+        """The one reading of a message: the model's scores and reply move (BankReader), the values
+        the slot patterns find, whether it says it changes something, and, when a reply move only
+        leads into more ("No. the freezing"), each sentence's own move."""
+        reading = self.reader.read(text)
         params, rest = self.slots.extract(text)
         refs = {r.lstrip("#").split("-")[-1] for r in reading.entities.references}
         if refs:
@@ -114,32 +113,86 @@ class RulesClassifier:
             params = {k: v for k, v in params.items() if str(v).replace("O-", "").strip("#") not in refs}
         if reading.entities.money and "amount" in self.slots.specs and "amount" not in params:
             params["amount"] = reading.entities.money[0].amount  # "sixty dollars", "USD 25", "144$"
+        parts = sentences(text) if reading.move is not None else []
+        return replace(
+            reading,
+            values=params,
+            rest=rest,
+            changes=self._changes(text),
+            sentence_moves=tuple(self.reader.read(part).move for part in parts),
+        )
+
+    def among(self, reading: Reading, intents: list[Intent]) -> Reading:
+        """The reading with its intent decided among the intents the conversation may use."""
+        return self.reader.among(reading, {i.id for i in intents})
+
+    def content(self, rest: str) -> frozenset[str]:
+        """The content tokens of what a message says besides its slot values (`Reading.rest`)."""
+        return frozenset(self.norm.tokens(rest))
+
+    def score(self, reading: Reading, intents: list[Intent]) -> tuple[str | None, float, dict]:
+        """Best intent, its confidence and the slot values found, for a reading decided `among` the intents."""
+        params = dict(reading.values)
         chat = reading.intent is not None and self.models[reading.intent].spec.kind == "chat"
         if reading.intent is not None and not (chat and (owner := self.owner(params, intents, lookups=False))):
-            return reading.intent, self._calibrated(reading), params, rest
+            return reading.intent, self._calibrated(reading), params
         if chat:
             # "greetings friend, where is O-12345? many thanks": small talk around an ID is the ID's request.
-            return owner, self.threshold + 0.1, params, rest
+            return owner, self.threshold + 0.1, params
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
         owner = self.owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
         if owner is not None and reading.scores.get(owner, 0.0) < max(reading.topic_scores().values(), default=0.0):
             owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
-        return owner, (self.threshold + 0.1 if owner else 0.0), params, rest
+        return owner, (self.threshold + 0.1 if owner else 0.0), params
+
+    # What the other understanding modes (an LLM's prompt, the cascade) take from this one: the
+    # same banks, slots and readings, through these methods and not through its parts.
+    def topics(self) -> Mapping[str, OutOfScopeTopic]:
+        """The out-of-scope topics of the banks, by name."""
+        return self.banks.out_of_scope
+
+    def examples(self, intent_id: str) -> list[str]:
+        """The intent's bank sentences."""
+        return self.banks.intents.get(intent_id, [])
+
+    def slot(self, name: str) -> SlotSpec | None:
+        return self.slots.specs.get(name)
+
+    def spec(self, intent_id: str) -> IntentSpec | None:
+        model = self.models.get(intent_id)
+        return model.spec if model is not None else None
+
+    def nearest(self, reading: Reading, labels: list[str], k: int) -> list[tuple[str, str]]:
+        """The bank sentences of `labels` closest to the message read (BankReader.nearest)."""
+        return self.reader.nearest(reading, labels, k)
+
+    def lookup(self, slot: str, text: str) -> str | None:
+        """The value of a lookup list the text names ("earbuds" for a headset), in the list's spelling."""
+        return self.slots.lookup(slot, text)
+
+    def normalized(self, slot: str, value: str) -> Any | None:
+        """A value of a typed slot in its canonical form ("o-12345" -> "O-12345"); None if it is none."""
+        found, _ = self.slots.extract(value)
+        return found.get(slot) or self.slots.extract_reply(slot, value)
+
+    def only_values(self, reading: Reading) -> bool:
+        """The message says nothing besides its typed values ("O-12345", "and o-56789?")."""
+        return not self.content(reading.rest)
 
     def described(self, slot: str, text: str) -> str | None:
         """A value the request itself gives (a ticket's problem, a policy question), or None."""
         polite = self.reader.politeness
         return problem_summary(text, polite) if slot == "summary" else polite.plain(text)
 
-    def said(self, text: str, intents: list[Intent]) -> Said:
-        """What the embedded model and the slot patterns read in the message, before any classifier."""
-        reading = self.read(text, intents)
-        intent_id, confidence, values, rest = self.score(text, intents, reading)
-        tokens = self.content(rest)
+    def said(self, reading: Reading, intents: list[Intent]) -> Said:
+        """The reading decided among the conversation's intents, before any classifier."""
+        reading = self.among(reading, intents)
+        intent_id, confidence, _ = self.score(reading, intents)
+        tokens = self.content(reading.rest)
         model = self.models.get(intent_id or "")
         like = model.example_score(tokens) if model is not None else 0.0
-        return Said(reading, intent_id, confidence, values, tokens, like, self._changes(text))
+        return Said(reading, intent_id, confidence, tokens, like)
 
     async def classify(
         self,
@@ -149,10 +202,12 @@ class RulesClassifier:
         me: Speaker,
         history: list[Message],
         turn: TurnLog | None = None,
+        reading: Reading | None = None,
     ) -> Classification:
         text = interaction.text
-        reading = self.read(text, intents)
-        intent_id, confidence, params, rest = self.score(text, intents, reading)
+        reading = self.among(reading or self.read(text), intents)
+        intent_id, confidence, params = self.score(reading, intents)
+        rest = reading.rest
         candidates = candidates_of(reading, {i.id for i in intents})
         if intent_id is None:
             topic = self.banks.out_of_scope[reading.topic] if reading.topic else None

@@ -255,8 +255,8 @@ def explained(text: str, config_dir: str | Path | None = None, data_dir: str | P
     classifier = RulesClassifier(config, reader=reader)
     intents = list(IntentsRegistry(config).intents.values())
     banks = reader.banks
-    reading = reader.read(text, {i.id for i in intents})
-    intent_id, confidence, params, _ = classifier.score(text, intents, reading)
+    reading = classifier.among(classifier.read(text), intents)
+    intent_id, confidence, params = classifier.score(reading, intents)
     entities = reading.entities
     values = {
         name: found

@@ -35,7 +35,7 @@ def waiting_for(slot: str, intent_id: str = "order_status") -> Goal:
 
 
 def answer(text: str, goal: Goal) -> SlotAnswer | None:
-    return ANSWERS.answer(goal, RULES.said(text, INTENTS), text)
+    return ANSWERS.answer(goal, RULES.said(RULES.read(text), INTENTS), text)
 
 
 @pytest.mark.parametrize("reply", ["O-12345", "o-12345", "12345", "it's 12345", "#12345", "order o12345 thanks"])
@@ -89,7 +89,7 @@ def test_a_value_of_another_kind_is_not_named_in_words() -> None:
 
 
 def test_nothing_is_answered_when_nothing_is_asked() -> None:
-    assert ANSWERS.answer(None, RULES.said("O-12345", INTENTS), "O-12345") is None
+    assert ANSWERS.answer(None, RULES.said(RULES.read("O-12345"), INTENTS), "O-12345") is None
 
 
 def refund_waiting(order_id: str = "O-23456") -> PendingConfirmation:
@@ -113,10 +113,10 @@ def refund_waiting(order_id: str = "O-23456") -> PendingConfirmation:
     ],
 )
 def test_new_values_change_the_waiting_action(text: str, values: dict) -> None:
-    found = Answers.change(refund_waiting(), RULES.said(text, INTENTS))
+    found = Answers.change(refund_waiting(), RULES.said(RULES.read(text), INTENTS))
     assert isinstance(found, Change) and found.cls.intent_id == "refund_request"
     assert {k: found.cls.params[k] for k in values} == values
 
 
 def test_a_question_about_another_order_does_not_change_the_refund() -> None:
-    assert Answers.change(refund_waiting(), RULES.said("sure, but where's O-12345 first?", INTENTS)) is None
+    assert Answers.change(refund_waiting(), RULES.said(RULES.read("sure, but where's O-12345 first?"), INTENTS)) is None
