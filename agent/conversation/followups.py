@@ -52,7 +52,7 @@ def _data_words(items: list[dict]) -> set[str]:
     return {w for w in words if len(w) > 2 and not w.isdigit()} - STOPWORDS
 
 
-class Reading:
+class ItemMention:
     """What a message says about the listed items: which one it points at and how sure that is."""
 
     def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str]):
@@ -102,14 +102,14 @@ def redirect(
     items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
     if not items:
         return cls
-    reading = Reading(text, rule, items, [str(label) for label in goal.slots.get("attribute_labels") or []])
-    if not reading.about_items:
+    mention = ItemMention(text, rule, items, [str(label) for label in goal.slots.get("attribute_labels") or []])
+    if not mention.about_items:
         return cls
     if cls.intent_id in specs and specs[cls.intent_id].kind == "chat":
         return cls  # "thanks, that's great" is small talk
     # A refinement names the recommendation's own values ("a mouse instead", "under 2000").
     own = cls.intent_id == goal.intent_id and not any(k in cls.params for k in spec.required_params)
-    if reading.strong or reading.data:
+    if mention.strong or mention.data:
         if not (cls.intent_id in (None, rule.intent) or own or cls.confidence < sure):
             return cls  # another request, plainly ("where is O-12345?")
     elif not (cls.intent_id == rule.intent or own):
@@ -119,10 +119,10 @@ def redirect(
     asked, yes_no = _question(text, rule)
     params: dict[str, Any] = {rule.slot: text, "question": asked}
     skus = [str(i.get("sku")) for i in items]
-    if reading.rank is not None:
-        params |= {"skus": skus, "rank": reading.rank}
-    elif reading.index is not None:
-        params["sku"] = skus[reading.index]
+    if mention.rank is not None:
+        params |= {"skus": skus, "rank": mention.rank}
+    elif mention.index is not None:
+        params["sku"] = skus[mention.index]
     else:
         # "is that one wireless?" right after asking about one of them; else the top option.
         params["sku"] = _last_discussed(me, rule, goal.slots.get("listed_turn", 0)) or skus[0]

@@ -34,7 +34,7 @@ class Baseline(BaseModel):
     scenarios: dict[str, dict[str, Any]] = Field(default_factory=dict)  # "suite/id" -> passed, scores
 
 
-class Change(BaseModel):
+class MetricChange(BaseModel):
     scope: str  # "overall", a suite name, or "suite/scenario"
     metric: str
     baseline: float | bool | None
@@ -44,9 +44,9 @@ class Change(BaseModel):
 
 class Comparison(BaseModel):
     baseline: str
-    regressions: list[Change] = Field(default_factory=list)
-    improvements: list[Change] = Field(default_factory=list)
-    changes: list[Change] = Field(default_factory=list)  # informational (latency)
+    regressions: list[MetricChange] = Field(default_factory=list)
+    improvements: list[MetricChange] = Field(default_factory=list)
+    changes: list[MetricChange] = Field(default_factory=list)  # informational (latency)
 
 
 def _path(directory: str | Path, name: str) -> Path:
@@ -87,7 +87,7 @@ def _metric(scope: str, name: str, base: Any, cur: Any, out: Comparison) -> None
     else:
         bucket, delta = out.changes, round((cur - base) / base, 4) if base else None
     if bucket is not None:
-        bucket.append(Change(scope=scope, metric=name, baseline=base, current=cur, change=delta))
+        bucket.append(MetricChange(scope=scope, metric=name, baseline=base, current=cur, change=delta))
 
 
 def compare(current: Baseline, baseline: Baseline) -> Comparison:
@@ -106,7 +106,7 @@ def compare(current: Baseline, baseline: Baseline) -> Comparison:
         if cur is None:
             continue
         if base.get("passed") and not cur.get("passed"):
-            out.regressions.append(Change(scope=key, metric="passed", baseline=True, current=False))
+            out.regressions.append(MetricChange(scope=key, metric="passed", baseline=True, current=False))
         elif cur.get("passed") and not base.get("passed"):
-            out.improvements.append(Change(scope=key, metric="passed", baseline=False, current=True))
+            out.improvements.append(MetricChange(scope=key, metric="passed", baseline=False, current=True))
     return out

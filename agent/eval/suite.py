@@ -5,15 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agent.config.files import load_yaml_model
+from agent.config.schema import Strict
 from agent.domain.types import ChannelType
 from agent.errors import ConfigError
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Expect(Strict):

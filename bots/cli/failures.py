@@ -30,7 +30,7 @@ class Exit(IntEnum):
     MISSING_EXTRA = 6
 
 
-class Failure(BaseModel):
+class CommandFailure(BaseModel):
     code: Exit
     message: str
 
@@ -54,7 +54,7 @@ DATABASE_DRIVERS = {"MySQLdb": "mysql", "psycopg2": "postgresql (use postgresql+
 PLATFORMS = {"slack": "Slack", "discord": "Discord"}
 
 
-def explain(error: BaseException, command: str | None = None) -> Failure | None:
+def explain(error: BaseException, command: str | None = None) -> CommandFailure | None:
     """A one-line explanation for the failures a user can fix; None for bugs (they keep their traceback).
 
     Args:
@@ -62,11 +62,11 @@ def explain(error: BaseException, command: str | None = None) -> Failure | None:
         command: the command that ran (`slack`, `discord`), so a network failure names the platform.
     """
     if isinstance(error, ConfigError):
-        return Failure(code=Exit.CONFIG, message=f"configuration error: {error}")
+        return CommandFailure(code=Exit.CONFIG, message=f"configuration error: {error}")
     if isinstance(error, RecordingMissing):
-        return Failure(code=Exit.CONFIG, message=str(error))
+        return CommandFailure(code=Exit.CONFIG, message=str(error))
     if isinstance(error, StorageError):
-        return Failure(code=Exit.DATABASE, message=_database(str(error)))
+        return CommandFailure(code=Exit.DATABASE, message=_database(str(error)))
     if isinstance(error, ModuleNotFoundError):
         return _missing(error.name or "")
     return _sqlalchemy(error) or _slack(error) or _network(error, PLATFORMS.get(command or ""))
@@ -80,22 +80,24 @@ def _database(problem: str) -> str:
     return f"database: {problem}"
 
 
-def _missing(module: str) -> Failure | None:
+def _missing(module: str) -> CommandFailure | None:
     top = module.split(".")[0]
     if top in EXTRAS:
         extra = EXTRAS[top]
-        return Failure(code=Exit.MISSING_EXTRA, message=f"{top} is not installed: pip install 'agentbot[{extra}]'")
+        return CommandFailure(
+            code=Exit.MISSING_EXTRA, message=f"{top} is not installed: pip install 'agentbot[{extra}]'"
+        )
     if top in DATABASE_DRIVERS:
         message = f"database: no driver for {DATABASE_DRIVERS[top]}; agentbot supports sqlite+aiosqlite:// and "
-        return Failure(code=Exit.DATABASE, message=message + "postgresql+asyncpg://")
+        return CommandFailure(code=Exit.DATABASE, message=message + "postgresql+asyncpg://")
     return None
 
 
-def _sqlalchemy(error: BaseException) -> Failure | None:
+def _sqlalchemy(error: BaseException) -> CommandFailure | None:
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
     if isinstance(error, NoSuchModuleError | ArgumentError):
-        return Failure(
+        return CommandFailure(
             code=Exit.DATABASE,
             message=f"database: the URL is not valid ({error}); e.g. sqlite+aiosqlite:///var/agentbot.db "
             "or postgresql+asyncpg://user@host/agentbot",
@@ -103,7 +105,7 @@ def _sqlalchemy(error: BaseException) -> Failure | None:
     return None
 
 
-def _slack(error: BaseException) -> Failure | None:
+def _slack(error: BaseException) -> CommandFailure | None:
     try:
         from slack_sdk.errors import SlackApiError
     except ModuleNotFoundError:
@@ -112,12 +114,12 @@ def _slack(error: BaseException) -> Failure | None:
         code = error.response.get("error", "unknown error") if error.response is not None else "unknown error"
         if code in ("invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired"):
             hint = "reinstall the app and copy the Bot User OAuth Token again"
-            return Failure(code=Exit.PLATFORM, message=f"Slack rejected SLACK_BOT_TOKEN ({code}): {hint}")
-        return Failure(code=Exit.PLATFORM, message=f"Slack refused the startup call ({code})")
+            return CommandFailure(code=Exit.PLATFORM, message=f"Slack rejected SLACK_BOT_TOKEN ({code}): {hint}")
+        return CommandFailure(code=Exit.PLATFORM, message=f"Slack refused the startup call ({code})")
     return None
 
 
-def _network(error: BaseException, platform: str | None) -> Failure | None:
+def _network(error: BaseException, platform: str | None) -> CommandFailure | None:
     import socket
 
     connection_errors: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
@@ -128,8 +130,10 @@ def _network(error: BaseException, platform: str | None) -> Failure | None:
     except ModuleNotFoundError:
         pass
     if isinstance(error, socket.gaierror):
-        return Failure(code=Exit.PLATFORM, message=f"cannot resolve a host name ({error}); is this machine online?")
+        return CommandFailure(
+            code=Exit.PLATFORM, message=f"cannot resolve a host name ({error}); is this machine online?"
+        )
     if isinstance(error, connection_errors):
         where = platform or "the platform"
-        return Failure(code=Exit.PLATFORM, message=f"cannot reach {where}: {error}")
+        return CommandFailure(code=Exit.PLATFORM, message=f"cannot reach {where}: {error}")
     return None

@@ -47,7 +47,7 @@ class ToolView(BaseModel):
     error_code: str | None = None
 
 
-class TurnView(BaseModel):
+class TracedTurn(BaseModel):
     interaction_id: str
     trace_id: str | None = None
     started_at: datetime | None = None
@@ -79,10 +79,10 @@ def add_observe_commands(sub: Any, common: Callable[[argparse.ArgumentParser], N
     t.add_argument("--json", action="store_true")
 
 
-def _turn_views(events: list[TelemetryEvent], messages: list[Any]) -> list[TurnView]:
-    turns: dict[str, TurnView] = {}
+def _turn_views(events: list[TelemetryEvent], messages: list[Any]) -> list[TracedTurn]:
+    turns: dict[str, TracedTurn] = {}
     for e in events:
-        view = turns.setdefault(e.interaction_id, TurnView(interaction_id=e.interaction_id, started_at=e.timestamp))
+        view = turns.setdefault(e.interaction_id, TracedTurn(interaction_id=e.interaction_id, started_at=e.timestamp))
         payload = e.payload
         view.trace_id = view.trace_id or e.trace_id
         view.total_ms = round(view.total_ms + e.duration_ms, 3)
@@ -120,7 +120,7 @@ def _turn_views(events: list[TelemetryEvent], messages: list[Any]) -> list[TurnV
     return list(turns.values())
 
 
-def print_trace(session: str, views: list[TurnView], out: TextIO) -> None:
+def print_trace(session: str, views: list[TracedTurn], out: TextIO) -> None:
     cost = sum(v.cost for v in views)
     print(
         f"session {session}: {len(views)} turn(s), {sum(v.llm_calls for v in views)} LLM call(s), cost ${cost:.6f}",
