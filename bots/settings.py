@@ -195,7 +195,7 @@ class MemoryVariables(Group):
 
 class ObservabilityVariables(Group):
     tracing: bool | None = var(
-        "AGENTBOT_TRACING", "`off` turns traces off (`on`: as settings `tracing` says, on by default)"
+        "AGENTBOT_TRACING", "`off` turns traces off, `on` on (default: settings `tracing`, which is on)"
     )
     traces_dir: str | None = var(
         "AGENTBOT_TRACES_DIR", "where trace files go (default `traces/` beside the SQLite file; settings `traces_dir`)"
