@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,16 @@ def test_an_explicit_mapping_is_read_alone(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("PORT", "8123")
     assert DeploySettings.from_env().server.port == 8123
     assert DeploySettings.from_env({}).server.port is None  # tests and `agentbot bench` pass their own
+
+
+async def test_build_app_reads_the_mapping_it_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bots.app import build_app
+
+    monkeypatch.setenv("AGENTBOT_INBOX_SETTLE_MS", "900")  # the process's own environment is not read
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    env = {"AGENTBOT_INBOX_SETTLE_MS": "120", "AGENTBOT_DB_SYNCHRONOUS": "FULL", "AGENTBOT_TRACING": "off"}
+    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+        assert (app.settings.inbox_settle_seconds, app.settings.db_synchronous) == (0.12, "full")
+        assert app.settings.tracing is False and app.tracer is None
+    with pytest.raises(ConfigError, match="AGENTBOT_INBOX_SETTLE_MS: input should be less than or equal to 5000"):
+        build_app(REPO / "config", REPO / "data", db_url, env={"AGENTBOT_INBOX_SETTLE_MS": "6000"})
