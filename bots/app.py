@@ -54,10 +54,10 @@ from agent.understanding.rules import RulesClassifier
 from bots.alerts import AlertFanout, LogNotifier
 from bots.metrics import PrometheusMetrics
 from bots.secrets import scrubber
+from bots.settings import DeploySettings, run_settings
 from bots.wiring import (
     check_tools,
     draw_slot_values,
-    env_number,
     make_release_source,
     make_tracer,
     resolve_dir,
@@ -129,8 +129,9 @@ async def check_store(app: App) -> None:
 
 @dataclass
 class Project:
-    """What the app is built from, read once: config, settings as they will run, the store's own
-    settings and files, the database URL, and the environment."""
+    """What the app is built from, read once: config, settings as they will run (settings.yaml with
+    the environment's overrides and the flags), the store's own settings and files, the database
+    URL, the environment's settings, and the environment itself (whose secrets every writer masks)."""
 
     config: BotConfig
     settings: Settings
@@ -138,6 +139,7 @@ class Project:
     data_dir: Path
     inventory: FileInventory
     db_url: str
+    deploy: DeploySettings
     env: Mapping[str, str]
     clock: Clock = utcnow  # the time turns run at: tools' dates, the demo's calendar, the policy's counters
 
@@ -211,7 +213,8 @@ def build_app(
     project = replace(project, clock=clock)
     storage = storage or open_storage(project)
     data = business_data(project, storage, data_source)
-    gateway = build_tools(project, storage, data, releases or make_release_source(data_dir, env))
+    releases = releases or make_release_source(project.data_dir, project.deploy.data.releases_url)
+    gateway = build_tools(project, storage, data, releases)
     seen = observers(project, storage, telemetry, alerts, tracer, metrics)
     agents = build_understanding(project, storage, gateway, llm, seen)
     app = assemble(project, storage, data, gateway, agents, seen)
@@ -238,40 +241,32 @@ def load_project(
     provider: str | None = None,
     model: str | None = None,
 ) -> Project:
-    """Config, settings and the store's files; flags win over the environment, which wins over settings."""
-    config = load_config(resolve_dir(config_dir, "config", env))
-    settings = config.settings
-    mode = understanding or env.get("AGENTBOT_UNDERSTANDING") or settings.understanding
-    if mode not in UNDERSTANDING_MODES:
+    """Config, settings and the store's files; flags win over the environment, which wins over
+    settings.yaml, which wins over the settings' defaults (bots/settings.py merges them)."""
+    deploy = DeploySettings.from_env(env)
+    config = load_config(resolve_dir(config_dir, "config", deploy))
+    settings = run_settings(config.settings, deploy, understanding=understanding, provider=provider, model=model)
+    if settings.understanding not in UNDERSTANDING_MODES:
         raise ConfigError(
             str(Path(config.directory) / "settings.yaml"),
-            f"unknown understanding mode {mode!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
+            f"unknown understanding mode {settings.understanding!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
             field="understanding",
         )
-    # The app's settings say what actually runs, flags and environment included (banners, /readyz, logs).
-    overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    settings.understanding, settings.llm = mode, settings.llm.model_copy(update=overrides)
-    settle_ms = env_number(
-        env, "AGENTBOT_INBOX_SETTLE_MS", settings.inbox_settle_seconds * 1000, 0, 5000, "0 to 5000 ms"
-    )
-    settings.inbox_settle_seconds = settle_ms / 1000
-    data_path = resolve_dir(data_dir, "data", env)
+    # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
+    config = config.model_copy(update={"settings": settings})
+    data_path = resolve_dir(data_dir, "data", deploy)
     store = load_store_settings(config.directory)
     inventory = FileInventory(data_path, store.inventory)
     draw_slot_values(config, store, inventory)
-    url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
-    return Project(config, settings, store, data_path, inventory, url, env)
+    return Project(config, settings, store, data_path, inventory, db_url or settings.database_url, deploy, env)
 
 
 def open_storage(project: Project) -> Storage:
     """The SQL store on the project's database, with every capability on it (preferences in Zep
     when ZEP_API_KEY is set)."""
-    settings, env = project.settings, project.env
-    synchronous = env.get("AGENTBOT_DB_SYNCHRONOUS", settings.db_synchronous).lower()
-    if synchronous not in ("normal", "full"):
-        raise ConfigError("AGENTBOT_DB_SYNCHRONOUS", f"{synchronous!r} is not one of normal, full")
-    store = SqlStore(project.db_url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=synchronous)
-    return sql_storage(store, zep_memory(env))
+    settings = project.settings
+    store = SqlStore(project.db_url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=settings.db_synchronous)
+    return sql_storage(store, zep_memory(project.deploy.memory))
 
 
 def business_data(project: Project, storage: Storage, data_source: DataSource | None) -> DataSource:
@@ -332,7 +327,7 @@ def observers(
     return Observers(
         telemetry=[s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None],
         alerts=alerts or AlertFanout([LogNotifier()]),
-        tracer=tracer or make_tracer(settings, project.db_url, env, redactor),
+        tracer=tracer or make_tracer(settings, project.db_url, project.deploy.observability.otlp_endpoint, redactor),
         metrics=metrics or PrometheusMetrics(storage.database),
         redactor=redactor,
     )
@@ -371,7 +366,7 @@ def build_understanding(
         rules,
         planners,
         gateway,
-        project.env,
+        project.deploy.llm,
         currency=project.store.currency,
         llm=llm,
         tracer=seen.tracer,

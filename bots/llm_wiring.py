@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
-from adapters.llm.registry import build_llm
+from pydantic import SecretStr
+
+from adapters.llm.registry import ProviderAccess, build_llm
 from agent.config.schema import BotConfig, LLMSettings
 from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger
 from agent.llm.breaker import CircuitBreaker
@@ -19,6 +21,7 @@ from agent.tools.gateway import ToolGateway
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.rules import RulesClassifier
 from bots.metrics import PrometheusMetrics
+from bots.settings import DeploySettings, LLMVariables, run_settings
 from bots.wiring import resolve_dir
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
@@ -35,6 +38,23 @@ def observed_provider(provider: LLMProvider, tracer: OTelTracer | None, settings
     return TracedProvider(provider, tracer, settings.provider, settings.context_window)
 
 
+def provider_access(variables: LLMVariables) -> ProviderAccess:
+    """The providers' keys and addresses from the environment's settings, for the adapters."""
+
+    def secret(value: SecretStr | None) -> str | None:
+        return value.get_secret_value() if value is not None else None
+
+    return ProviderAccess(
+        openai_api_key=secret(variables.openai_api_key),
+        openai_base_url=variables.openai_base_url,
+        anthropic_api_key=secret(variables.anthropic_api_key),
+        anthropic_base_url=variables.anthropic_base_url,
+        compat_base_url=variables.compat_base_url,
+        compat_api_key=secret(variables.compat_api_key),
+        compat_json_mode=variables.compat_json_mode,
+    )
+
+
 def llm_understanding(
     mode: str,
     settings: LLMSettings,
@@ -42,7 +62,7 @@ def llm_understanding(
     rules: RulesClassifier,
     planners: Mapping[str, Planner],
     gateway: ToolGateway,
-    env: Mapping[str, str],
+    variables: LLMVariables,
     *,
     currency: str = "$",
     llm: LLMProvider | None = None,
@@ -55,7 +75,7 @@ def llm_understanding(
     and what to close with the router. Each LLM agent wraps its agent's own planner (`planners`,
     one per agent in agents.yaml): its questions, confirmations, goal lifetime and every fallback.
     `currency`: the store's sign, for the model to write amounts in."""
-    model_api = llm or build_llm(settings, env, observer=tracer)
+    model_api = llm or build_llm(settings, provider_access(variables), observer=tracer)
     closers: list[Callable[[], Awaitable[None]]] = [model_api.aclose]
     model_api = observed_provider(model_api, tracer, settings)
     budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
@@ -85,11 +105,11 @@ def llm_understanding(
 
 
 def configured_provider(
-    env: Mapping[str, str], config_dir: str | None = None, provider: str | None = None, model: str | None = None
+    deploy: DeploySettings, config_dir: str | None = None, provider: str | None = None, model: str | None = None
 ) -> LLMProvider:
     """The LLM settings' provider, outside a router: for the eval judge and for recording."""
     from agent.config.files import load_config
 
-    settings = load_config(resolve_dir(config_dir, "config")).settings.llm
-    overrides = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    return build_llm(settings.model_copy(update=overrides), env)
+    yaml = load_config(resolve_dir(config_dir, "config", deploy)).settings
+    settings = run_settings(yaml, deploy, provider=provider, model=model).llm
+    return build_llm(settings, provider_access(deploy.llm))

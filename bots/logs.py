@@ -9,12 +9,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TextIO
 
-from agent.errors import ConfigError
 from agent.redaction import Redactor
 from bots.secrets import scrubber
-
-LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-FORMATS = ("text", "json")
+from bots.settings import DeploySettings
 
 
 class RedactingFilter(logging.Filter):
@@ -58,14 +55,11 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure_logging(env: Mapping[str, str], stream: TextIO | None = None, default_level: str = "WARNING") -> None:
-    level = (env.get("AGENTBOT_LOG_LEVEL") or default_level).upper()
-    if level not in LEVELS:
-        raise ConfigError("environment", f"{level!r} is not one of {', '.join(LEVELS)}", field="AGENTBOT_LOG_LEVEL")
-    fmt = (env.get("AGENTBOT_LOG_FORMAT") or "text").lower()
-    if fmt not in FORMATS:
-        raise ConfigError("environment", f"{fmt!r} is not one of {', '.join(FORMATS)}", field="AGENTBOT_LOG_FORMAT")
+    """Level and format from the environment's settings; every record passes the scrubber of `env`'s secrets."""
+    variables = DeploySettings.from_env(env).project
+    level = variables.log_level or default_level
     handler = logging.StreamHandler(stream or sys.stderr)
-    if fmt == "json":
+    if variables.log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -10,12 +10,16 @@ A folder is found in this order, and the CLI says which one it uses:
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bots.settings import DeploySettings
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 # A wheel carries the default project here (setup.py copies config/ and data/ in); a checkout has them at its root.
@@ -31,12 +35,13 @@ class Found(BaseModel):
     source: str  # "--config-dir", "AGENTBOT_HOME", "current folder", "packaged defaults"
 
 
-def find_dir(explicit: str | Path | None, name: str, env: Mapping[str, str]) -> Found:
-    """The `config` or `data` folder to use, and why (see the module docstring for the order)."""
+def find_dir(explicit: str | Path | None, name: str, home: Path | None) -> Found:
+    """The `config` or `data` folder to use, and why (see the module docstring for the order);
+    `home` is $AGENTBOT_HOME as the settings read it."""
     if explicit is not None:
         return Found(path=Path(explicit), source=f"--{name}-dir")
-    if home := env.get("AGENTBOT_HOME"):
-        path = Path(home) / name
+    if home is not None:
+        path = home / name
         if not path.is_dir():
             problem = f"{path} is not a folder (run `agentbot init {home}`)"
             raise ConfigError("environment", problem, field="AGENTBOT_HOME")
@@ -87,7 +92,7 @@ Next:
 
 def init_project(target: Path) -> str:
     """Write config/, data/, .env.example and a Procfile into `target`; refuse to overwrite anything there."""
-    from bots.env_vars import env_example
+    from bots.settings import env_example
 
     source = packaged_defaults()
     planned = [target / "config", target / "data", target / ".env.example", target / "Procfile"]
@@ -121,7 +126,7 @@ def project_info(
     config_dir: str | None,
     data_dir: str | None,
     db_url: str | None,
-    env: Mapping[str, str],
+    deploy: DeploySettings,
     env_file: Path | None = None,
 ) -> str:
     """What `agentbot info` prints: which project, database, understanding mode and extras this process would use."""
@@ -130,17 +135,19 @@ def project_info(
     from sqlalchemy.engine import make_url
 
     from agent.config.files import load_config
+    from bots.settings import run_settings
 
-    config, data = find_dir(config_dir, "config", env), find_dir(data_dir, "data", env)
-    settings = load_config(config.path).settings
-    url = db_url or env.get("AGENTBOT_DB_URL") or settings.database_url
+    home = deploy.project.home
+    config, data = find_dir(config_dir, "config", home), find_dir(data_dir, "data", home)
+    settings = run_settings(load_config(config.path).settings, deploy)
+    url = db_url or settings.database_url
     extras = ", ".join(f"{name} {'yes' if importlib.util.find_spec(mod) else 'no'}" for name, mod in EXTRAS.items())
     return "\n".join(
         [
             describe(config, data),
             f"environment file: {env_file if env_file else 'none (no .env in this folder or $AGENTBOT_HOME)'}",
             f"database: {make_url(url).render_as_string(hide_password=True)}",
-            f"understanding: {env.get('AGENTBOT_UNDERSTANDING') or settings.understanding}",
+            f"understanding: {settings.understanding}",
             f"extras: {extras}",
         ]
     )

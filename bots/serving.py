@@ -9,21 +9,21 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from agent.errors import ConfigError, StorageError
+from agent.errors import StorageError
 from agent.interfaces import Database, MetricsExport
+from bots.settings import ServerVariables
 
 if TYPE_CHECKING:
     from bots.admin.pages import AdminMount
 
 DEFAULT_PORT = 3000
-DEFAULT_METRICS_PORT = 9464  # `agentbot discord`'s health and metrics port (OpenTelemetry's Prometheus port)
 # Young collections every 5,000 new container objects instead of 700: the 50 turns a worker may
 # have in flight were walked over and over. At 20,000 a single collection paused a turn 10-13 ms.
 GC_YOUNG = 5_000
@@ -41,17 +41,14 @@ def in_container() -> bool:
     return any(marker.exists() for marker in CONTAINER_MARKERS)
 
 
-def bind_address(host: str | None, port: int | None, env: Mapping[str, str]) -> BindAddress:
+def bind_address(host: str | None, port: int | None, server: ServerVariables) -> BindAddress:
     """The flag, else $HOST / $PORT, else 0.0.0.0 in a container (reachable from outside it) or 127.0.0.1."""
     reasons = []
-    if port is None and env.get("PORT"):
-        try:
-            port = int(env["PORT"])
-        except ValueError:
-            raise ConfigError("environment", f"not a port number: {env['PORT']!r}", field="PORT") from None
+    if port is None and server.port is not None:
+        port = server.port
         reasons.append("port from $PORT")
-    if host is None and env.get("HOST"):
-        host = env["HOST"]
+    if host is None and server.host:
+        host = server.host
         reasons.append("host from $HOST")
     if host is None:
         host = "0.0.0.0" if in_container() else "127.0.0.1"
@@ -59,17 +56,9 @@ def bind_address(host: str | None, port: int | None, env: Mapping[str, str]) -> 
     return BindAddress(host=host, port=DEFAULT_PORT if port is None else port, why="; ".join(reasons) or "flags")
 
 
-def metrics_port(env: Mapping[str, str]) -> int | None:
+def metrics_port(server: ServerVariables) -> int | None:
     """`AGENTBOT_METRICS_PORT` (default 9464; `off` serves none), for a process without HTTP of its own."""
-    text = (env.get("AGENTBOT_METRICS_PORT") or str(DEFAULT_METRICS_PORT)).strip().lower()
-    if text == "off":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(
-            "environment", f"a port number or `off`, not {text!r}", field="AGENTBOT_METRICS_PORT"
-        ) from None
+    return None if server.metrics_port == "off" else server.metrics_port
 
 
 def add_health_routes(web_app: Any, store: Database, metrics: MetricsExport | None = None) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +13,7 @@ from agent.interfaces import PreferenceMemory, ReleaseSource
 from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
+from bots.settings import DeploySettings, MemoryVariables
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
     from adapters.telemetry.otel import OTelTracer
@@ -24,9 +22,10 @@ if TYPE_CHECKING:  # the SDK is imported only when tracing is on
 REPO = packaged_defaults()
 
 
-def resolve_dir(path: str | Path | None, default: str, env: Mapping[str, str] | None = None) -> Path:
+def resolve_dir(path: str | Path | None, default: str, deploy: DeploySettings | None = None) -> Path:
     """The flag, else $AGENTBOT_HOME/<default>, else ./<default>, else the packaged one (bots/project.py)."""
-    return find_dir(path, default, os.environ if env is None else env).path
+    home = (deploy or DeploySettings.from_env()).project.home
+    return find_dir(path, default, home).path
 
 
 def check_tools(config: BotConfig, gateway: ToolGateway) -> None:
@@ -65,20 +64,20 @@ def draw_slot_values(config: BotConfig, store: StoreSettings, inventory: FileInv
         spec.values += [v for v in inventory.distinct(item_field) if v.lower() not in known]
 
 
-def zep_memory(env: Mapping[str, str]) -> PreferenceMemory | None:
+def zep_memory(memory: MemoryVariables) -> PreferenceMemory | None:
     """Customers' preferences in Zep when ZEP_API_KEY is set (ZEP_BASE_URL overrides its address);
     None leaves them in the store's own database."""
-    if not env.get("ZEP_API_KEY"):
+    if memory.zep_api_key is None:
         return None
     from adapters.memory.zep import ZepPreferenceMemory
 
-    return ZepPreferenceMemory(env["ZEP_API_KEY"], base_url=env.get("ZEP_BASE_URL") or None)
+    return ZepPreferenceMemory(memory.zep_api_key.get_secret_value(), base_url=memory.zep_base_url)
 
 
-def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
-    """Where trace files go: AGENTBOT_TRACES_DIR, settings, else `traces/` beside the SQLite file."""
-    if configured := env.get("AGENTBOT_TRACES_DIR") or settings.traces_dir:
-        return Path(configured)
+def traces_dir(settings: Settings, db_url: str) -> Path:
+    """Where trace files go: settings (AGENTBOT_TRACES_DIR merged in), else `traces/` beside the SQLite file."""
+    if settings.traces_dir:
+        return Path(settings.traces_dir)
     from sqlalchemy.engine import make_url
 
     url = make_url(db_url)
@@ -87,44 +86,28 @@ def traces_dir(settings: Settings, db_url: str, env: Mapping[str, str]) -> Path:
     return Path("var/traces")
 
 
-def make_tracer(settings: Settings, db_url: str, env: Mapping[str, str], redactor: Redactor) -> OTelTracer | None:
-    """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set."""
-    if not settings.tracing or env.get("AGENTBOT_TRACING", "").lower() in ("0", "off", "false", "no"):
+def make_tracer(settings: Settings, db_url: str, otlp_endpoint: str | None, redactor: Redactor) -> OTelTracer | None:
+    """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set.
+    The sample rate and retention are the run's settings, the environment's overrides merged in."""
+    if not settings.tracing:
         return None
     from adapters.telemetry.otel import build_tracer
 
-    rate = env_number(env, "AGENTBOT_TRACE_SAMPLE_RATE", settings.trace_sample_rate, 0, 1, "a number from 0 to 1")
-    no_limit = "a number of 0 or more (0: no limit)"
-    days = env_number(env, "AGENTBOT_TRACE_RETENTION_DAYS", settings.trace_retention_days, 0, math.inf, no_limit)
-    megabytes = env_number(env, "AGENTBOT_TRACE_RETENTION_MB", settings.trace_retention_mb, 0, math.inf, no_limit)
+    days, megabytes = settings.trace_retention_days, settings.trace_retention_mb
     return build_tracer(
-        traces_dir(settings, db_url, env),
-        env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
-        sample_rate=rate,
+        traces_dir(settings, db_url),
+        otlp_endpoint,
+        sample_rate=settings.trace_sample_rate,
         redactor=redactor,
         max_age_seconds=days * 86_400 if days else None,
         max_bytes=int(megabytes * 1_000_000) if megabytes else None,
     )
 
 
-def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float, meaning: str) -> float:
-    """A number from the environment within [low, high], else `default`; anything else names the variable."""
-    text = env.get(name)
-    if text is None:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise ConfigError(name, f"{text!r} is not {meaning}")
-    return value
-
-
-def make_release_source(data_dir: str | Path | None, env: Mapping[str, str]) -> ReleaseSource:
+def make_release_source(data_dir: Path, releases_url: str | None) -> ReleaseSource:
     """AGENTBOT_RELEASES_URL (GET {url}/releases/{id}) if set, else `releases.json` in the data folder."""
     from adapters.data.releases import HTTPReleaseSource, JSONReleaseSource
 
-    if url := env.get("AGENTBOT_RELEASES_URL"):
-        return HTTPReleaseSource(url)
-    return JSONReleaseSource(resolve_dir(data_dir, "data", env) / "releases.json")
+    if releases_url:
+        return HTTPReleaseSource(releases_url)
+    return JSONReleaseSource(data_dir / "releases.json")

@@ -15,6 +15,7 @@ from bots.admin.settings import AdminSettings
 from bots.app import build_app, check_store
 from bots.reload import reloading
 from bots.serving import bind_address, serve_health
+from bots.settings import DeploySettings
 
 log = logging.getLogger("agentbot.admin")
 
@@ -22,7 +23,7 @@ log = logging.getLogger("agentbot.admin")
 async def serve(args: argparse.Namespace, env: Mapping[str, str], admin: AdminSettings) -> None:
     from bots.admin.pages import AdminMount
 
-    bind = bind_address(args.host, args.port, env)
+    bind = bind_address(args.host, args.port, DeploySettings.from_env(env).server)
     async with build_app(args.config_dir, args.data_dir, args.db_url, env=env) as app:
         await check_store(app)
         if app.storage.database is None:
@@ -38,7 +39,7 @@ async def serve(args: argparse.Namespace, env: Mapping[str, str], admin: AdminSe
 
 
 def run_admin(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    admin = AdminSettings.from_env(env, args.config_dir, args.data_dir)
+    admin = AdminSettings.from_settings(DeploySettings.from_env(env), args.config_dir, args.data_dir)
     if not admin.enabled:
         raise ConfigError(
             "environment",

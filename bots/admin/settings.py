@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from pydantic import BaseModel, SecretStr
+
+from bots.settings import DeploySettings
 
 
 class AdminSettings(BaseModel):
@@ -16,10 +16,10 @@ class AdminSettings(BaseModel):
     corpora: list[str] = ["tests/nlu/corpus.jsonl"]  # the project's own corpus, measured before a label is kept
 
     @classmethod
-    def from_env(
-        cls, env: Mapping[str, str], config_dir: str | None = None, data_dir: str | None = None
+    def from_settings(
+        cls, deploy: DeploySettings, config_dir: str | None = None, data_dir: str | None = None
     ) -> AdminSettings:
-        token = SecretStr(env.get("AGENTBOT_ADMIN_TOKEN", "").strip())
+        token = deploy.observability.admin_token or SecretStr("")
         return cls(token=token, config_dir=config_dir, data_dir=data_dir)
 
     @property

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from typing import TextIO
 from adapters.storage.migrate import SchemaStatus, write_revision
 from adapters.storage.sql import SqlStore
 from agent.config.files import load_config
+from bots.settings import DeploySettings, run_settings
 from bots.wiring import resolve_dir
 
 
@@ -41,8 +41,9 @@ def run_db(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             path = write_revision(args.message, Path(scratch) / "head.db")
         print(f"wrote {path}: review it, then run `make test`", file=out)
         return 0
-    settings = load_config(resolve_dir(args.config_dir, "config")).settings
-    url = args.db_url or os.environ.get("AGENTBOT_DB_URL") or settings.database_url
+    deploy = DeploySettings.from_env()
+    settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
+    url = args.db_url or settings.database_url
 
     async def main() -> int:
         store = SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms, migrate=False)

@@ -28,6 +28,7 @@ from agent.llm.models import LLMRequest, LLMResponse
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from bots.cli.eval_report import current_baseline, print_metrics, spec_report, warn_regressions
+from bots.settings import DeploySettings
 from bots.wiring import REPO
 
 REGRESSED = 3
@@ -54,7 +55,9 @@ def recorded_llm(
     if args.record:
         from bots.llm_wiring import configured_provider
 
-        inner = configured_provider(os.environ, str(config_dir) if config_dir else None, args.provider, args.model)
+        inner = configured_provider(
+            DeploySettings.from_env(), str(config_dir) if config_dir else None, args.provider, args.model
+        )
         return RecordingProvider(inner, args.record, run)
     return None
 
@@ -64,7 +67,7 @@ def judge_provider(config_dir: str | None = None) -> LLMProvider:
     from bots.llm_wiring import configured_provider
 
     try:
-        return configured_provider(os.environ, config_dir)
+        return configured_provider(DeploySettings.from_env(), config_dir)
     except ConfigError as e:
         print(f"agentbot: --judge needs an LLM provider: {e}", file=sys.stderr)
         raise SystemExit(2) from e
@@ -167,7 +170,7 @@ async def _run_groups(
 
 def run_eval(args: argparse.Namespace, print_results: Any, llm_args: dict[str, Any] | None = None) -> int:
     suites = [load_suite(p) for p in args.suites]
-    directory = args.baselines_dir or os.environ.get("AGENTBOT_BASELINES_DIR") or "var/baselines"
+    directory = args.baselines_dir or DeploySettings.from_env().observability.baselines_dir or "var/baselines"
     base = baselines.load(args.baseline, directory) if args.baseline else None  # fail before a long run
     judge = judge_provider(args.config_dir) if args.judge else None
     show_progress = args.progress or sys.stderr.isatty()
@@ -203,7 +206,7 @@ def _build_args(args: argparse.Namespace, llm_args: dict[str, Any] | None) -> di
     build_args = dict(llm_args or {})
     if args.record or args.replay:
         build_args["understanding"] = build_args.get("understanding") or "llm"
-    if not args.db_url and not os.environ.get("AGENTBOT_TRACES_DIR"):
+    if not args.db_url and not DeploySettings.from_env().observability.traces_dir:
         # The run's database and the traces beside it are deleted when the run ends: nobody could
         # read them, so none are written (set AGENTBOT_TRACES_DIR or --db-url to keep them).
         build_args["env"] = {**os.environ, "AGENTBOT_TRACING": "off"}

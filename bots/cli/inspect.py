@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -21,6 +20,7 @@ from pydantic import BaseModel, Field
 from adapters.storage.sql import SqlStore
 from agent.config.files import load_config
 from agent.domain.records import TelemetryEvent
+from bots.settings import DeploySettings, run_settings
 from bots.wiring import resolve_dir
 
 SESSIONS = """
@@ -202,8 +202,9 @@ async def _trace(store: SqlStore, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run_observe(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    settings = load_config(resolve_dir(args.config_dir, "config")).settings
-    url = args.db_url or os.environ.get("AGENTBOT_DB_URL") or settings.database_url
+    deploy = DeploySettings.from_env()
+    settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
+    url = args.db_url or settings.database_url
 
     async def main() -> int:
         store = SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)

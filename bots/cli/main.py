@@ -238,7 +238,9 @@ def _run(args: argparse.Namespace, env_file: Path | None) -> int:
         from bots.project import project_info
 
         print(f"agentbot {version()}")
-        print(project_info(args.config_dir, args.data_dir, args.db_url, os.environ, env_file))
+        from bots.settings import DeploySettings
+
+        print(project_info(args.config_dir, args.data_dir, args.db_url, DeploySettings.from_env(), env_file))
         return 0
     if args.command == "chat":
         return chat_command(args)
@@ -285,8 +287,10 @@ def chat_command(args: argparse.Namespace) -> int:
     from bots.console.alerts import ConsoleNotifier
     from bots.console.session import session_key
     from bots.project import describe, find_dir
+    from bots.settings import DeploySettings
 
-    project = describe(find_dir(args.config_dir, "config", os.environ), find_dir(args.data_dir, "data", os.environ))
+    home = DeploySettings.from_env().project.home
+    project = describe(find_dir(args.config_dir, "config", home), find_dir(args.data_dir, "data", home))
     try:
         # Alerts are a quiet line of their own; with --json they stay off the JSON on stdout.
         notifier = ConsoleNotifier(sys.stderr if args.json else sys.stdout, os.environ)

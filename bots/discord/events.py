@@ -6,37 +6,21 @@ Raw discord.py objects never leave bots/discord_*.py: an interaction or message 
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.errors import ConfigError
+from bots.settings import DeploySettings, DiscordVariables
 
-DEFAULT_API_BASE = "https://discord.com/api/v10"
-DEFAULT_GATEWAY = "wss://gateway.discord.gg/"
-
-
-def _ids(env: Mapping[str, str], name: str) -> set[int]:
-    raw = env.get(name, "")
-    try:
-        return {int(x) for x in re.split(r"[,\s]+", raw) if x}
-    except ValueError as e:
-        raise ConfigError("environment", f"expected comma-separated Discord ids, got {raw!r}", field=name) from e
-
-
-def _id(env: Mapping[str, str], name: str) -> int | None:
-    found = _ids(env, name)
-    if len(found) > 1:
-        raise ConfigError("environment", "expected one Discord id", field=name)
-    return next(iter(found), None)
+DEFAULT_API_BASE = DiscordVariables.model_fields["api_base"].default
+DEFAULT_GATEWAY = DiscordVariables.model_fields["gateway_url"].default
 
 
 class DiscordSettings(BaseModel):
-    """Everything the Discord channel needs; `from_env` is called by the composition root only."""
+    """Everything the Discord channel needs; `from_settings` is called by the composition root only."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -67,55 +51,45 @@ class DiscordSettings(BaseModel):
         return f"shard{ids[0]}" if len(ids) == 1 else "shards" + ",".join(map(str, ids))
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> DiscordSettings:
-        token = env.get("DISCORD_BOT_TOKEN", "").strip()
-        if not token:
+    def from_settings(cls, deploy: DeploySettings) -> DiscordSettings:
+        """The channel's settings from the environment's (bots/settings.py); no token stops startup."""
+        variables = deploy.discord
+        if variables.bot_token is None:
             raise ConfigError(
                 "environment",
                 "not set; create a Discord bot at https://discord.com/developers/applications "
                 "and set its token (see the docs, 'Discord setup')",
                 field="DISCORD_BOT_TOKEN",
             )
-        command = env.get("DISCORD_ASK_COMMAND", "ask").strip().lower()
-        if not re.fullmatch(r"[-_a-z0-9]{1,32}", command):
-            raise ConfigError(
-                "environment", f"not a valid slash command name: {command!r}", field="DISCORD_ASK_COMMAND"
-            )
-        shard_count, shard_ids = _shards(env)
+        shard_count, shard_ids = _shards(variables)
         return cls(
-            token=token,
-            guild_id=_id(env, "DISCORD_GUILD_ID"),
-            admin_channel_id=_id(env, "DISCORD_ADMIN_CHANNEL_ID"),
-            admin_user_ids=_ids(env, "DISCORD_ADMIN_USER_IDS"),
-            admin_role_ids=_ids(env, "DISCORD_ADMIN_ROLE_IDS"),
-            api_base=env.get("DISCORD_API_BASE") or DEFAULT_API_BASE,
-            gateway_url=env.get("DISCORD_GATEWAY_URL") or DEFAULT_GATEWAY,
-            ask_command=command,
-            reconcile_commands=env.get("DISCORD_KEEP_COMMANDS", "").strip().lower() not in ("1", "true", "yes"),
+            token=variables.bot_token.get_secret_value(),
+            guild_id=variables.guild_id,
+            admin_channel_id=variables.admin_channel_id,
+            admin_user_ids=variables.admin_user_ids,
+            admin_role_ids=variables.admin_role_ids,
+            api_base=variables.api_base,
+            gateway_url=variables.gateway_url,
+            ask_command=variables.ask_command,
+            reconcile_commands=not variables.keep_commands,
             shard_count=shard_count,
             shard_ids=shard_ids,
         )
 
 
-def _shards(env: Mapping[str, str]) -> tuple[int | None, list[int] | None]:
+def _shards(variables: DiscordVariables) -> tuple[int | None, list[int] | None]:
     """DISCORD_SHARD_COUNT (a number, or `auto` for Discord's recommendation) and DISCORD_SHARD_IDS."""
-    raw = env.get("DISCORD_SHARD_COUNT", "").strip().lower()
-    ids = sorted(_ids(env, "DISCORD_SHARD_IDS")) or None
-    if not raw:
+    count, ids = variables.shard_count, sorted(variables.shard_ids or []) or None
+    if count is None:
         if ids:
             raise ConfigError("environment", "shard ids need DISCORD_SHARD_COUNT as well", field="DISCORD_SHARD_IDS")
         return None, None
-    if raw == "auto":
+    if count == "auto":
         if ids:
             raise ConfigError(
                 "environment", "shard ids need a fixed DISCORD_SHARD_COUNT, not auto", field="DISCORD_SHARD_IDS"
             )
         return 0, None
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigError(
-            "environment", f"expected a number of shards or 'auto', got {raw!r}", field="DISCORD_SHARD_COUNT"
-        )
-    count = int(raw)
     if ids and ids[-1] >= count:
         raise ConfigError("environment", f"shard ids run from 0 to {count - 1}", field="DISCORD_SHARD_IDS")
     return count, ids

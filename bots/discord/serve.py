@@ -18,11 +18,14 @@ from bots.discord.events import DiscordSettings
 from bots.metrics import PrometheusMetrics
 from bots.reload import reloading
 from bots.serving import bind_address, metrics_port, serve_health, settle_heap
+from bots.settings import DeploySettings
 
 log = logging.getLogger("agentbot.discord")
 
 
-async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mapping[str, str]) -> None:
+async def serve(
+    args: argparse.Namespace, settings: DiscordSettings, env: Mapping[str, str], deploy: DeploySettings
+) -> None:
     """Run the bot until it is stopped: router, inbox, admin alerts and the discord.py client."""
     from bots.admin.pages import AdminMount
     from bots.discord.alerts import DiscordAdminAlerts
@@ -40,10 +43,10 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
         settle_heap()
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(reloading(app))  # SIGHUP and `agentbot review apply` reload the banks
-            port = metrics_port(env)
+            port = metrics_port(deploy.server)
             if port is not None and app.storage.database is not None:
-                host = bind_address(None, port, env).host
-                page = AdminMount(app, AdminSettings.from_env(env, args.config_dir, args.data_dir))
+                host = bind_address(None, port, deploy.server).host
+                page = AdminMount(app, AdminSettings.from_settings(deploy, args.config_dir, args.data_dir))
                 url = await stack.enter_async_context(serve_health(app.storage.database, app.metrics, host, port, page))
                 log.info("agentbot discord: /metrics, /healthz and /readyz on %s", url)
                 if page.settings.enabled:
@@ -54,12 +57,13 @@ async def serve(args: argparse.Namespace, settings: DiscordSettings, env: Mappin
 
 
 def run_discord(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    settings = DiscordSettings.from_env(env)  # a missing token stops here, before any connection
+    deploy = DeploySettings.from_env(env)
+    settings = DiscordSettings.from_settings(deploy)  # a missing token stops here, before any connection
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     import discord
 
     try:
-        asyncio.run(serve(args, settings, env))
+        asyncio.run(serve(args, settings, env, deploy))
     except discord.LoginFailure:
         print(
             "agentbot: Discord rejected DISCORD_BOT_TOKEN (reset it in the Developer Portal, Bot tab)", file=sys.stderr

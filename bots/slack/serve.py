@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from adapters.storage.slack_records import SlackRecords
 from agent.errors import ConfigError
@@ -21,13 +21,14 @@ from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
 from bots.reload import reloading
 from bots.serving import BindAddress, add_health_routes, bind_address, settle_heap
+from bots.settings import DeploySettings, SlackVariables
 from bots.slack.alerts import SlackAlertNotifier
 from bots.slack.channel import SlackChannel, SlackOptions
 from bots.slack.workspaces import InstalledWorkspaces, SingleWorkspace, SqlInstallationStore, SqlOAuthStateStore
 
 log = logging.getLogger("agentbot.slack")
 
-SLACK_API_URL = "https://slack.com/api/"
+SLACK_API_URL = SlackVariables.model_fields["api_url"].default
 
 
 # What the bot asks each workspace for when it is installed through OAuth; docs/slack-setup.md says why
@@ -48,13 +49,14 @@ BOT_SCOPES = [
 
 
 class SlackSettings(BaseModel):
-    """The Slack part of the environment, read once at startup."""
+    """What the Slack channel runs with, from the environment's settings (`from_settings`)."""
 
-    bot_token: str = ""  # one workspace; empty with OAuth (client id and secret), where each install has its own
-    signing_secret: str = ""
-    app_token: str = ""  # set: Socket Mode instead of HTTP
+    # one workspace; empty with OAuth (client id and secret), where each install has its own
+    bot_token: str = Field("", repr=False)
+    signing_secret: str = Field("", repr=False)
+    app_token: str = Field("", repr=False)  # set: Socket Mode instead of HTTP
     client_id: str = ""  # set (with client_secret): many workspaces, installed through OAuth
-    client_secret: str = ""
+    client_secret: str = Field("", repr=False)
     redirect_uri: str = ""  # the OAuth redirect URL, when Slack must be told it exactly
     admin_channel: str = ""
     admins: list[str] = []
@@ -66,14 +68,19 @@ class SlackSettings(BaseModel):
         return bool(self.client_id)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> SlackSettings:
-        """Read SLACK_* variables; a missing token or secret stops startup, naming the variable."""
-        oauth = bool(env.get("SLACK_CLIENT_ID") or env.get("SLACK_CLIENT_SECRET"))
+    def from_settings(cls, deploy: DeploySettings) -> SlackSettings:
+        """The SLACK_* variables; a missing token or secret stops startup, naming the variable."""
+        slack = deploy.slack
+        bot_token, signing_secret, app_token, client_secret = (
+            v.get_secret_value() if v is not None else ""
+            for v in (slack.bot_token, slack.signing_secret, slack.app_token, slack.client_secret)
+        )
+        oauth = bool(slack.client_id or client_secret)
         if oauth:
-            needed = ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET") + (
-                () if env.get("SLACK_APP_TOKEN") else ("SLACK_SIGNING_SECRET",)
-            )
-            missing = [n for n in needed if not env.get(n)]
+            given = {"SLACK_CLIENT_ID": slack.client_id, "SLACK_CLIENT_SECRET": client_secret}
+            if not app_token:
+                given["SLACK_SIGNING_SECRET"] = signing_secret
+            missing = [name for name, value in given.items() if not value]
             if missing:
                 raise ConfigError(
                     "environment",
@@ -81,8 +88,8 @@ class SlackSettings(BaseModel):
                     "SLACK_CLIENT_SECRET, and SLACK_SIGNING_SECRET in HTTP mode; with SLACK_APP_TOKEN events "
                     "come over Socket Mode and the install pages are served over HTTP)",
                 )
-        missing = [name for name in ("SLACK_BOT_TOKEN",) if not env.get(name) and not oauth]
-        if not env.get("SLACK_APP_TOKEN") and not env.get("SLACK_SIGNING_SECRET"):
+        missing = [] if bot_token or oauth else ["SLACK_BOT_TOKEN"]
+        if not app_token and not signing_secret:
             missing.append("SLACK_SIGNING_SECRET")
         if missing:
             # The platform and each variable named once: the missing ones, then the Socket Mode alternative.
@@ -93,16 +100,16 @@ class SlackSettings(BaseModel):
                 + (alternative if "SLACK_SIGNING_SECRET" in missing else ""),
             )
         return cls(
-            bot_token="" if oauth else env["SLACK_BOT_TOKEN"],
-            client_id=env.get("SLACK_CLIENT_ID", ""),
-            client_secret=env.get("SLACK_CLIENT_SECRET", ""),
-            redirect_uri=env.get("SLACK_REDIRECT_URI", ""),
-            signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
-            app_token=env.get("SLACK_APP_TOKEN", ""),
-            admin_channel=env.get("SLACK_ADMIN_CHANNEL", ""),
-            admins=[u.strip() for u in env.get("SLACK_ADMIN_USERS", "").split(",") if u.strip()],
-            api_url=env.get("SLACK_API_URL") or SLACK_API_URL,
-            command=env.get("SLACK_COMMAND") or "/agentbot",
+            bot_token="" if oauth else bot_token,
+            client_id=slack.client_id or "",
+            client_secret=client_secret,
+            redirect_uri=slack.redirect_uri or "",
+            signing_secret=signing_secret,
+            app_token=app_token,
+            admin_channel=slack.admin_channel or "",
+            admins=slack.admin_users,
+            api_url=slack.api_url,
+            command=slack.command,
         )
 
 
@@ -130,7 +137,7 @@ def build_slack(
     """Wire the app, admin alerts and the Slack channel from settings.
 
     Args:
-        settings: the Slack environment (`SlackSettings.from_env`).
+        settings: the Slack channel's settings (`SlackSettings.from_settings`).
         config_dir, data_dir, db_url: as for `build_app`.
         env: the environment `build_app` reads (database URL, understanding mode).
         app_kwargs: passed to `build_app` (e.g. `data_source=`, `telemetry=`).
@@ -293,10 +300,11 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
 
 def run_slack(args: Any, env: Mapping[str, str]) -> int:
     """The `agentbot slack` command."""
-    settings = SlackSettings.from_env(env)
-    bind = bind_address(args.host, args.port, env)
+    deploy = DeploySettings.from_env(env)
+    settings = SlackSettings.from_settings(deploy)
+    bind = bind_address(args.host, args.port, deploy.server)
     channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
     settle_heap()
-    admin = AdminSettings.from_env(env, args.config_dir, args.data_dir)
+    admin = AdminSettings.from_settings(deploy, args.config_dir, args.data_dir)
     asyncio.run(_run(channel, settings, bind, admin))
     return 0

@@ -2,7 +2,7 @@
 
 A page asks for a table with a marker line of its own, replaced as the page is read:
 
-    <!-- reference: env -->                 every environment variable (bots/env_vars.py)
+    <!-- reference: env -->                 every environment variable (bots/settings.py)
     <!-- reference: file settings.yaml -->  a config file's fields, from its pydantic model
     <!-- reference: cli -->                 every `agentbot` command, from its argparse parser
     <!-- reference: api bots.app.build_app -->  a public function, class or model: signature and Args
@@ -78,16 +78,19 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
 
 def env_table() -> str:
-    from bots.env_vars import ENV_VARS
+    from bots.settings import declared, is_secret
 
     out: list[str] = []
-    group = ""
-    for v in ENV_VARS:
-        if v.group != group:
-            group = v.group
-            out += ["", f"**{group}**", "", "| variable | what it does |", "| --- | --- |"]
-        secret = " (**secret**: masked in everything agentbot writes)" if v.secret else ""
-        out.append(f"| `{v.name}` | {cell(v.purpose)}{secret} |")
+    current = ""
+    for group, name, field in declared():
+        if group != current:
+            current = group
+            out += ["", f"**{group}**", "", "| variable | type | default | what it does |", "| --- | --- | --- | --- |"]
+        secret = " (**secret**: masked in everything agentbot writes)" if is_secret(field) else ""
+        kind = "secret" if is_secret(field) else type_name(field.annotation, lambda m: m.__name__)
+        kind = kind.replace(" \\| null", "").replace("Path", "path")  # unset is always allowed
+        default = "" if field.default is None else default_cell(field)
+        out.append(f"| `{name}` | {kind} | {default} | {cell(field.description or '')}{secret} |")
     return "\n".join(out).strip() + "\n"
 
 

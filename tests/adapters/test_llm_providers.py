@@ -233,13 +233,13 @@ async def test_a_timeout_on_every_attempt_is_a_provider_timeout(llm_server: Stan
 
 
 async def test_fallback_models_answer_when_the_main_one_is_down(llm_server: StandInLLM) -> None:
-    from adapters.llm.registry import build_llm
+    from adapters.llm.registry import ProviderAccess, build_llm
     from agent.config.schema import LLMSettings
 
     settings = LLMSettings(model="m-1", fallback_models=["m-2"], prices=PRICES, retry=FAST, timeout_seconds=5)
     llm_server.queue += [Reply(status=503)] * 3  # m-1: three attempts, all overloaded
     llm_server.queue.append(Reply(text="hello from the fallback"))
-    provider = build_llm(settings, {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm_server.openai_url})
+    provider = build_llm(settings, ProviderAccess(openai_api_key="sk-test", openai_base_url=llm_server.openai_url))
     try:
         r = await provider.generate(LLMRequest([{"role": "user", "content": "hi"}]))
         # A bad request is not an outage: the fallback model is not tried.

@@ -12,7 +12,13 @@ import pytest
 from agent.errors import ConfigError
 from bots.discord.delivery import LIMIT, split
 from bots.discord.events import DEFAULT_API_BASE, DiscordSettings
+from bots.settings import DeploySettings
 from tests.helpers import REPO
+
+
+def discord_settings(env: dict[str, str]) -> DiscordSettings:
+    """The channel's settings from an environment, as its composition root reads them."""
+    return DiscordSettings.from_settings(DeploySettings.from_env(env))
 
 
 def agentbot(*args: str) -> subprocess.CompletedProcess[str]:
@@ -23,7 +29,7 @@ def agentbot(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_settings_come_from_the_environment() -> None:
-    s = DiscordSettings.from_env(
+    s = discord_settings(
         {
             "DISCORD_BOT_TOKEN": " secret ",
             "DISCORD_GUILD_ID": "42",
@@ -48,7 +54,7 @@ def test_settings_come_from_the_environment() -> None:
 )
 def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None:
     with pytest.raises(ConfigError) as e:
-        DiscordSettings.from_env(env)
+        discord_settings(env)
     assert e.value.field == field
 
 
@@ -63,11 +69,11 @@ def test_bad_settings_name_the_variable(env: dict[str, str], field: str) -> None
     ],
 )
 def test_shards_come_from_the_environment(shards: dict[str, str], expected: tuple[object, ...]) -> None:
-    s = DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", **shards})
+    s = discord_settings({"DISCORD_BOT_TOKEN": "t", **shards})
     assert (s.shard_count, s.shard_ids, s.worker) == expected
     assert (
         s.reconcile_commands
-        and not DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", "DISCORD_KEEP_COMMANDS": "1"}).reconcile_commands
+        and not discord_settings({"DISCORD_BOT_TOKEN": "t", "DISCORD_KEEP_COMMANDS": "1"}).reconcile_commands
     )
 
 
@@ -83,7 +89,7 @@ def test_shards_come_from_the_environment(shards: dict[str, str], expected: tupl
 )
 def test_bad_shard_settings_name_the_variable(shards: dict[str, str], field: str) -> None:
     with pytest.raises(ConfigError) as e:
-        DiscordSettings.from_env({"DISCORD_BOT_TOKEN": "t", **shards})
+        discord_settings({"DISCORD_BOT_TOKEN": "t", **shards})
     assert e.value.field == field
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from bots.settings import DeploySettings
 from bots.slack.channel import SlackChannel
 from bots.slack.serve import SlackSettings, build_slack, serve_socket_mode
 from tests.helpers import REPO, sigkill, terminate
@@ -234,9 +235,10 @@ async def test_socket_mode_with_oauth_installs_over_http_and_answers_each_worksp
     from tests.slack_harness import Running
 
     a, b = slack.add_workspace("T0AAAAAAA", "Acme"), slack.add_workspace("T0BBBBBBB", "Bolt Co")
-    settings = SlackSettings.from_env(
-        {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "oauth-secret", "SLACK_APP_TOKEN": "xapp-test"}
-    ).model_copy(update={"api_url": f"{slack.url}/api/"})
+    variables = {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "oauth-secret", "SLACK_APP_TOKEN": "xapp-test"}
+    settings = SlackSettings.from_settings(DeploySettings.from_env(variables)).model_copy(
+        update={"api_url": f"{slack.url}/api/"}
+    )
     channel = build_slack(settings, REPO / "config", REPO / "data", db_url, env={})
     payloads = SlackClient("")
     payloads.stand_in_url = slack.url

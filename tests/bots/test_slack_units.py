@@ -6,6 +6,7 @@ import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from agent.errors import ConfigError
+from bots.settings import DeploySettings
 from bots.slack.commands import parse, resume_target
 from bots.slack.delivery import button_blocks, escape, split
 from bots.slack.events import Address, address, from_message, inbound_text
@@ -22,6 +23,11 @@ VECTOR_BODY = (
     "trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
 )
 VECTOR_SIGNATURE = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+
+
+def slack_settings(env: dict[str, str]) -> SlackSettings:
+    """The channel's settings from an environment, as its composition root reads them."""
+    return SlackSettings.from_settings(DeploySettings.from_env(env))
 
 
 def test_the_signature_test_vector() -> None:
@@ -117,10 +123,10 @@ def test_commands_parse() -> None:
 
 def test_missing_secrets_stop_startup_naming_them() -> None:
     with pytest.raises(ConfigError, match="Slack needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET, which are not set"):
-        SlackSettings.from_env({})
+        slack_settings({})
     with pytest.raises(ConfigError, match="Slack needs SLACK_SIGNING_SECRET, which is not set"):
-        SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1"})
-    socket_mode = SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
+        slack_settings({"SLACK_BOT_TOKEN": "xoxb-1"})
+    socket_mode = slack_settings({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
     assert socket_mode.app_token == "xapp-1" and socket_mode.api_url == "https://slack.com/api/"
 
 
@@ -143,14 +149,14 @@ def test_model_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None
 
 
 def test_oauth_settings_need_the_client_secret_and_a_signing_secret_over_http() -> None:
-    oauth = SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "x"})
+    oauth = slack_settings({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_SIGNING_SECRET": "x"})
     assert oauth.oauth and oauth.bot_token == ""
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET not set"):
-        SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_SIGNING_SECRET": "x"})
+        slack_settings({"SLACK_CLIENT_ID": "1.2", "SLACK_SIGNING_SECRET": "x"})
     with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET not set"):
-        SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s"})
+        slack_settings({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s"})
     # Socket Mode with OAuth: events over the socket, nothing signed over HTTP to check.
-    socket = SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_APP_TOKEN": "xapp-1"})
+    socket = slack_settings({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SLACK_APP_TOKEN": "xapp-1"})
     assert socket.oauth and socket.app_token == "xapp-1" and socket.signing_secret == ""
 
 
