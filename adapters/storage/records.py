@@ -7,6 +7,7 @@ reads the tools, the policy engine and the handoff sweep need, over the same dat
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -47,6 +48,7 @@ SELECT_REFUNDS_OF = Prepared(
     select(refunds.c.order_id, refunds.c.amount, refunds.c.created_at).where(refunds.c.order_id.in_(_IDS))
 )
 SELECT_DEMO_START = Prepared(select(demo_calendar.c.started_on).where(demo_calendar.c.id == 1))
+DEMO_START_FRESH_S = 60.0  # how long the demo's first day is kept once read (`SqlRecords.demo_started_on`)
 COUNT_REFUNDS = select(func.count()).where(
     refunds.c.customer_id == bindparam("b_customer"), refunds.c.created_at >= bindparam("b_since")
 )
@@ -72,6 +74,7 @@ class SqlRecords:
 
     def __init__(self, store: SqlStore):
         self.store = store
+        self._demo_start: tuple[date, float] | None = None  # the demo's first day, and when it was read
 
     async def _run(self, fn: Any, *args: Any, what: str) -> Any:
         await self.store.ensure_schema()
@@ -164,7 +167,14 @@ class SqlRecords:
         return await self._run(unit, what="read risk reports")  # type: ignore[no-any-return]
 
     async def demo_started_on(self, today: date) -> date:
-        """The day the demo first ran; `today` becomes it when none is recorded yet."""
+        """The day the demo first ran; `today` becomes it when none is recorded yet.
+
+        It changes only when the demo is reset, so it is kept for DEMO_START_FRESH_S after it is read
+        (a turn that reads the customer's orders would otherwise ask the database for it every
+        time). A reset through this object forgets it at once; one by another process (`agentbot
+        demo reset` while the bot runs) is seen within that time."""
+        if self._demo_start is not None and time.monotonic() - self._demo_start[1] < DEMO_START_FRESH_S:
+            return self._demo_start[0]
 
         def unit(conn: Connection) -> date:
             found = SELECT_DEMO_START.first(conn, {})
@@ -175,7 +185,9 @@ class SqlRecords:
             assert found is not None  # recorded just now, or by the worker that raced this one
             return date.fromisoformat(found.started_on)
 
-        return await self._run(unit, what="read the demo calendar")  # type: ignore[no-any-return]
+        started: date = await self._run(unit, what="read the demo calendar")
+        self._demo_start = started, time.monotonic()
+        return started
 
     async def reset_demo(self) -> int:
         """Forget what the bot changed about the demo data (refunds, order updates, risk reports) and
@@ -197,7 +209,9 @@ class SqlRecords:
             conn.execute(delete(demo_calendar))
             return dropped
 
-        return await self._run(unit, what="reset the demo data")  # type: ignore[no-any-return]
+        dropped: int = await self._run(unit, what="reset the demo data")
+        self._demo_start = None
+        return dropped
 
 
 def _id_rows(order_ids: Sequence[str]) -> list[dict[str, str | None]]:

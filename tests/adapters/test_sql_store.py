@@ -7,7 +7,7 @@ import json
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +226,19 @@ async def many_orders_updates(url: str) -> None:
 
 async def test_updates_of_many_orders(db_url: str) -> None:
     await many_orders_updates(db_url)
+
+
+async def test_the_demo_starts_once_and_again_after_a_reset(db_url: str) -> None:
+    """The demo's first day is the first reader's, for every later reader and worker, until a reset
+    makes the next reader's day the first."""
+    store = SqlStore(db_url, migrate=True)
+    records, other_worker = SqlRecords(store), SqlRecords(store)
+    try:
+        await store.ensure_schema()
+        first = await records.demo_started_on(date(2026, 11, 1))
+        assert await records.demo_started_on(date(2026, 11, 5)) == first == date(2026, 11, 1)
+        assert await other_worker.demo_started_on(date(2026, 11, 9)) == first
+        await records.reset_demo()
+        assert await records.demo_started_on(date(2026, 11, 9)) == date(2026, 11, 9)
+    finally:
+        await store.aclose()
