@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -208,7 +209,7 @@ class RulesClassifier:
         reading = self.among(reading or self.read(text), intents)
         intent_id, confidence, params = self.score(reading, intents)
         rest = reading.rest
-        candidates = candidates_of(reading, {i.id for i in intents})
+        candidates = candidates_of(reading, [i.id for i in intents])
         if intent_id is None:
             topic = self.banks.out_of_scope[reading.topic] if reading.topic else None
             return Classification(
@@ -254,7 +255,8 @@ class RulesClassifier:
         )
 
 
-def candidates_of(reading: Reading, eligible: set[str], k: int = 3) -> list[tuple[str, float]]:
+def candidates_of(reading: Reading, eligible: list[str], k: int = 3) -> list[tuple[str, float]]:
     """The `k` intents the reading ranks highest among those the conversation may use, with their scores."""
-    ranked = sorted(((i, s) for i, s in reading.scores.items() if i in eligible), key=lambda kv: -kv[1])
-    return [(i, round(s, 3)) for i, s in ranked[:k]]
+    scores = reading.scores
+    ranked = heapq.nlargest(k, (i for i in eligible if i in scores), key=scores.__getitem__)
+    return [(i, round(scores[i], 3)) for i in ranked]
