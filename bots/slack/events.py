@@ -267,7 +267,18 @@ def _clicked_label(body: dict[str, Any]) -> str:
     """The text of the button clicked (what the person chose, in their words for the history)."""
     actions = body.get("actions")
     action = object_of(actions[0]) if isinstance(actions, list) and actions else {}
-    return text_of(object_of(action.get("text")).get("text"))
+    label = text_of(object_of(action.get("text")).get("text"))
+    if label:
+        return label
+    # Else the button as the clicked message shows it.
+    blocks = object_of(body.get("message")).get("blocks")
+    for block in blocks if isinstance(blocks, list) else []:
+        elements = object_of(block).get("elements")
+        for element in elements if isinstance(elements, list) else []:
+            element = object_of(element)
+            if element.get("action_id") == action.get("action_id"):
+                return text_of(object_of(element.get("text")).get("text"))
+    return ""
 
 
 def from_control(body: dict[str, Any], where: Address) -> SlackEvent | None:
