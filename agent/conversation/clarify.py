@@ -159,7 +159,8 @@ class Clarifier:
         (something else) nothing is done and a person is offered."""
         me, t, m = ctx.me, ctx.t, self.messages
         me.clarification = None
-        chosen = {"clarify": list(asked.intents), "chosen": value, "asked_about": asked.text}
+        # The asking turn recorded what was offered (`clarify`); this one records the pick.
+        chosen = {"chosen": value, "asked_about": asked.text}
         if value == SOMETHING_ELSE:
             t.emit("intent_classified", {"intent_id": None, "confidence": 1.0} | chosen)
             handoff = handoff_intent(ctx.eligible)
