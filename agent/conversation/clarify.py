@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from agent.config.schema import Choosing, IntentSpec, Messages
 from agent.context.turn import TurnContext
+from agent.conversation.confirmations import BUTTONS, STILL_WAITING
 from agent.conversation.followups import says
 from agent.conversation.handoff import handoff_intent
 from agent.conversation.own_orders import OrderNames
@@ -154,6 +155,20 @@ class Clarifier:
             return said.intent_id  # "refund please": the request offered, in the customer's words
         return None  # anything else (plainly a request of its own, or nothing the bot can place)
 
+    def _nothing_meant(self, ctx: TurnContext) -> OutboundMessage:
+        """None of the requests offered was meant: a person is offered, unless an action waits for
+        the customer's yes (a "yes" would be read as that), whose question is asked again instead."""
+        me, m = ctx.me, self.messages
+        pending = me.pending_confirmation
+        if pending is not None and pending.kind == "tool":
+            text = f"{m.clarify_none} {STILL_WAITING.format(prompt=pending.prompt)}"
+            return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
+        handoff = handoff_intent(ctx.eligible)
+        if handoff is None:
+            return OutboundMessage(kind="question", text=f"{m.clarify_none} {m.human_offer}")
+        me.pending_confirmation = PendingConfirmation(kind="offer", intent_id=handoff, prompt=m.human_offer)
+        return OutboundMessage(kind="question", text=f"{m.clarify_none} {m.human_offer}", buttons=["human"])
+
     async def _picked(self, ctx: TurnContext, asked: Clarification, value: str) -> Settled:
         """The customer picked `value`: the message asked about continues as that request, or
         (something else) nothing is done and a person is offered."""
@@ -163,16 +178,10 @@ class Clarifier:
         chosen = {"chosen": value, "asked_about": asked.text}
         if value == SOMETHING_ELSE:
             t.emit("intent_classified", {"intent_id": None, "confidence": 1.0} | chosen)
-            handoff = handoff_intent(ctx.eligible)
-            buttons: list = []
-            if handoff is not None:
-                me.pending_confirmation = PendingConfirmation(kind="offer", intent_id=handoff, prompt=m.human_offer)
-                buttons = ["human"]
-            text = f"{m.clarify_none} {m.human_offer}"
-            await ctx.out.send(OutboundMessage(kind="question", text=text, buttons=buttons))
-            t.emit("response_generated", {"message": text, "clarification": SOMETHING_ELSE})
+            await ctx.out.send(self._nothing_meant(ctx))
+            t.emit("response_generated", {"message": m.clarify_none, "clarification": SOMETHING_ELSE})
             return Settled(ctx=ctx, handled=True)
-        t.emit("intent_classified", {"intent_id": value, "confidence": 1.0} | chosen)
+        t.decided.chosen = chosen  # recorded with the request's reading (`intent_classified`)
         spec = self.specs[value]
         takes = set(spec.required_params) | set(spec.optional_params)
         params = {k: v for k, v in asked.params.items() if k in takes}

@@ -400,6 +400,9 @@ class AgentRouter:
             classified["candidates"] = [[i, s] for i, s in cls.candidates]
         if cls.clarify:
             classified["clarify"] = list(cls.clarify)
+        if t.decided.chosen is not None:  # picked from "Did you mean ...?": recorded once, with its request
+            classified |= t.decided.chosen
+            t.decided.chosen = None
         t.emit(
             "intent_classified",
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
