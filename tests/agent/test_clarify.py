@@ -1,18 +1,25 @@
 """Doubt is a question: when the reading is unsure between requests, which ones are offered, what
-the asking and the picking turns record, and what a click on a question no longer open does."""
+the asking and the picking turns record, what a click on a question no longer open does, and the
+conversations of tests/suites_rules/clarify_choices.yaml."""
 
 from __future__ import annotations
 
 import json
 import uuid
 
+import pytest
+
 from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.domain.types import ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.eval.runner import run_scenario
+from agent.eval.suite import load_suite
+from agent.interfaces import TelemetrySink
 from agent.understanding.banks import NluBanks
 from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import Reading
-from tests.helpers import CUSTOMER, say
+from bots.app import build_app
+from tests.helpers import CUSTOMER, REPO, say
 
 BANKS = NluBanks(threshold=0.3, confident=0.6, gates={"refund_request": 0.7}, clarify=0.05)
 TAKES = {"order_status": {"order_id"}, "create_ticket": {"order_id", "summary"}, "recommend_item": {"budget"}}
@@ -94,3 +101,21 @@ async def test_a_click_on_a_question_no_longer_open_does_nothing(app: App) -> No
         "That question isn't open any more, so I haven't done anything. What can I help you with?"
     ]
     assert response.tool_results == []
+
+
+# The conversations (tests/suites_rules/clarify_choices.yaml), each on a database of its own.
+CONVERSATIONS = REPO / "tests" / "suites_rules" / "clarify_choices.yaml"
+
+
+@pytest.mark.parametrize("scenario_id", [s.id for s in load_suite(CONVERSATIONS).scenarios])
+async def test_clarify_conversation(scenario_id: str, db_url: str) -> None:
+    suite = load_suite(CONVERSATIONS)
+    scenario = next(s for s in suite.scenarios if s.id == scenario_id)
+
+    async def factory(sink: TelemetrySink) -> App:
+        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
+
+    result = await run_scenario(suite.name, scenario, factory)
+    assert result.passed, "\n".join(
+        f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}" for f in result.failures
+    )
