@@ -31,10 +31,12 @@ from agent.conversation.handoff import handoff_intent
 from agent.conversation.own_orders import OrderNames
 from agent.conversation.session import Choice, Clarification, PendingConfirmation, SessionState
 from agent.domain.types import Classification, Option, OutboundMessage
+from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
 from agent.text import STOPWORDS
 from agent.understanding.rules import STRONG, RulesClassifier
 
-SOMETHING_ELSE = "something_else"  # the choice that is none of the requests offered (agent/review/items.py)
+# A click, once read, goes on as the words it stands for: no button action is left on the message.
+_TYPED = {"action": None, "action_hash": None, "choice": None}
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ class Clarifier:
                 return await self._picked(ctx, asked, value)
             if goal is not None and goal.id == qid and any(c.value == value for c in goal.choices):
                 # One of the orders "which one?" offered: the same answer as its ID typed.
-                typed = interaction.model_copy(update={"text": value, "action": None, "choice": None})
+                typed = interaction.model_copy(update={"text": value} | _TYPED)
                 return Settled(ctx=replace(ctx, interaction=typed))
             if _asked_someone_else(ctx.state, interaction.speaker, qid):
                 await ctx.out.send(OutboundMessage(kind="notice", text=self.messages.clarify_not_yours, private=True))
@@ -194,7 +196,7 @@ class Clarifier:
         params |= {k: v for k, v in described.items() if v is not None}
         cls = Classification(intent_id=value, params=params, confidence=1.0)
         # The turn goes on as if the customer had said that request in the message asked about.
-        original = ctx.interaction.model_copy(update={"text": asked.text, "action": None, "choice": None})
+        original = ctx.interaction.model_copy(update={"text": asked.text} | _TYPED)
         return Settled(ctx=replace(ctx, interaction=original), chosen=cls)
 
 
