@@ -122,8 +122,18 @@ class SlackClient:
         return await self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
 
     def click_payload(
-        self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE, team: str = TEAM_ID
+        self,
+        action_id: str,
+        value: str,
+        message: dict[str, Any],
+        channel: str,
+        user: str = ALICE,
+        team: str = TEAM_ID,
+        label: str | None = None,
     ) -> dict[str, Any]:
+        action: dict[str, Any] = {"type": "button", "action_id": action_id, "block_id": "b", "value": value}
+        if label is not None:  # Slack sends the button's text with the click
+            action["text"] = {"type": "plain_text", "text": label, "emoji": True}
         return {
             "type": "block_actions",
             "team": {"id": team, "domain": "agentbot-test"},
@@ -134,13 +144,20 @@ class SlackClient:
             "channel": {"id": channel},
             "message": message,
             "response_url": f"{self.stand_in_url}/response/act{next(self._ids)}",
-            "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value, "action_ts": "1"}],
+            "actions": [action | {"action_ts": "1"}],
         }
 
     async def click(
-        self, action_id: str, value: str, message: dict[str, Any], channel: str, user: str = ALICE, team: str = TEAM_ID
+        self,
+        action_id: str,
+        value: str,
+        message: dict[str, Any],
+        channel: str,
+        user: str = ALICE,
+        team: str = TEAM_ID,
+        label: str | None = None,
     ) -> Sent:
-        payload = self.click_payload(action_id, value, message, channel, user, team)
+        payload = self.click_payload(action_id, value, message, channel, user, team, label)
         form = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return await self.post(form, "application/x-www-form-urlencoded")
 

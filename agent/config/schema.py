@@ -106,6 +106,9 @@ class IntentSpec(Strict):
     id: str
     agent: str
     description: str = ""
+    # What the request is called when the bot offers it as a choice ("ask for a refund"); the
+    # description when absent.
+    label: str = ""
     required_params: list[str] = Field(default_factory=list)
     optional_params: list[str] = Field(default_factory=list)
     tool: str | None = None
@@ -156,6 +159,8 @@ class Choosing(Strict):
     lowest: list[str] = Field(default_factory=list)  # the one with the lowest amount
     highest: list[str] = Field(default_factory=list)
     all: list[str] = Field(default_factory=list)
+    # "none of those", "something else": picks none of the choices a clarifying question offered.
+    none: list[str] = Field(default_factory=list)
 
 
 class Vocabulary(Strict):
@@ -187,6 +192,7 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "farewell_pending": ["goal"],
     "nudge_open": ["goal"],
     "which_order": ["choices"],
+    "clarify": ["choices"],
     "no_such_order": ["what"],
 }
 
@@ -223,6 +229,16 @@ class Messages(Strict):
         "I don't see {what} among your orders, so I haven't done anything. "
         "If it's an order of yours, send me its order ID."
     )
+    # Unsure between requests (agent/conversation/clarify.py): {choices} lists them, each by its
+    # intent's `label`, and `clarify_other` last.
+    clarify: str = "Did you mean: {choices}?"
+    clarify_other: str = "something else"
+    # "Something else" picked: nothing is done, and a person is offered (`human_offer` follows).
+    clarify_none: str = "Okay, none of those."
+    # A click on a question that is no longer open (answered already, or replaced by a newer one).
+    clarify_gone: str = "That question isn't open any more, so nothing was done. What can I help you with?"
+    # A click on a question someone else of the thread was asked: said to the clicker alone.
+    clarify_not_yours: str = "Only the person who was asked can choose here, so nothing has changed."
 
 
 class AssistantPrompt(Strict):

@@ -25,6 +25,8 @@ class TurnDecisions:
     approved: str | None = None  # the action hash the user confirmed in this turn
     intent: str | None = None  # the turn's intent, when a follow-up changed what was read
     offered_human: bool = False  # a person was offered once this turn; never twice
+    # What the customer picked from a question with choices this turn, and the message it was about.
+    chosen: dict[str, str] | None = None
     llm_deadline: float | None = None  # monotonic time all LLM work of the turn must end by
     llm_down: str | None = None  # the outage that failed an LLM call this turn: no more calls
     agent_loops: dict[str, dict[str, AgentLoop]] = field(default_factory=dict)  # LLM agents' conversations by goal

@@ -143,4 +143,4 @@ def _distinct(found: list[Classification]) -> bool:
 def waiting(me: Speaker) -> bool:
     """The bot waits for the user (a question or a confirmation): later requests have to queue."""
     goal = me.active_goal
-    return me.pending_confirmation is not None or bool(goal and goal.missing)
+    return me.pending_confirmation is not None or me.clarification is not None or bool(goal and goal.missing)

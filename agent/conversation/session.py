@@ -53,6 +53,16 @@ class Choice(Model):
     words: list[str] = Field(default_factory=list)  # the words that name it: its kinds, brand, model words
 
 
+class Clarification(Model):
+    """A question asking which of a few requests the customer meant ("Did you mean ...?"): the
+    customer's pick continues the message it was asked about as that request."""
+
+    id: str  # the question: a click on one of its buttons names it
+    intents: list[str]  # the requests offered, likeliest first ("something else" besides them)
+    text: str  # the message it was asked about
+    params: dict[str, Any] = Field(default_factory=dict)  # the typed values read in that message
+
+
 class PendingConfirmation(Model):
     """Something the bot asked the user to say yes or no to."""
 
@@ -120,6 +130,7 @@ class Speaker(Model):
     goals: dict[str, Goal] = Field(default_factory=dict)
     pending_confirmation: PendingConfirmation | None = None
     confirmed_action: ConfirmedAction | None = None
+    clarification: Clarification | None = None  # the open "Did you mean ...?" question
 
     @property
     def active_goal(self) -> Goal | None:

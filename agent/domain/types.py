@@ -72,10 +72,13 @@ class Interaction(Model):
     thread_history: list[Message] = Field(default_factory=list)
     # Accepted through the channel inbox: the turn's commit marks the inbox entry done.
     from_inbox: bool = False
-    # A button click (confirm, cancel, human) rather than typed text; `text` holds its label.
-    action: Literal["confirm", "cancel", "human"] | None = None
-    # For a confirm/cancel click: the action hash the clicked question was about, when the button carried it.
+    # A button click (confirm, cancel, human, or one of a question's choices) rather than typed
+    # text; `text` holds its label.
+    action: Literal["confirm", "cancel", "human", "choose"] | None = None
+    # For a confirm/cancel click: the action hash the clicked question was about, when the button
+    # carried it; for a choice: the question it was one of (`OutboundMessage.action_hash`).
     action_hash: str | None = None
+    choice: str | None = None  # for a choice click: the value of the choice clicked (`Option.value`)
 
     @property
     def speaker(self) -> str:
@@ -143,6 +146,9 @@ class Classification(Model):
     # The likeliest intents as the reading ranked them, [intent, score] best first (at most three):
     # what a review of misses and a clarifying question draw on.
     candidates: list[tuple[str, float]] = Field(default_factory=list)
+    # Unsure between these intents (the likeliest first, `intent_id` among them): the bot asks which
+    # one was meant instead of acting on any (agent/conversation/clarify.py).
+    clarify: list[str] = Field(default_factory=list)
 
 
 # Plan steps: a discriminated union on `type`.
@@ -256,13 +262,23 @@ class PolicyDecision(Model):
     facts: dict[str, Any] = Field(default_factory=dict)  # the looked-up values the rules read
 
 
+class Option(Model):
+    """One answer a question offers to pick (a button, a numbered line in the console)."""
+
+    value: str  # what picking it says back (`Interaction.choice`): an intent id, an order ID
+    label: str  # what the person sees
+
+
 class OutboundMessage(Model):
     """A message the bot delivers to the channel during a turn."""
 
     kind: Literal["pre", "question", "answer", "error", "fallback", "notice"]
     text: str
     buttons: list[Literal["confirm", "cancel", "human"]] = Field(default_factory=list)
-    # For a confirmation question: the action its buttons confirm, so a click names what it agrees to.
+    # A question's answers to pick from, in order ("did you mean ...?", "which order?").
+    choices: list[Option] = Field(default_factory=list)
+    # For a confirmation question: the action its buttons confirm, so a click names what it agrees
+    # to; for a question with choices: the question, so a click answers that one and no other.
     action_hash: str | None = None
     # Only for the person who wrote this turn's message (Slack ephemeral, Discord ephemeral follow-up).
     private: bool = False

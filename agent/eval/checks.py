@@ -73,6 +73,7 @@ def check(expect: Expect, response: AgentResponse, stages: list[str], turn: int)
         "stages": stages,
         "confirmation": response.confirmation,
         "alerts": response.alerts,
+        "choices": [o.label for m in response.messages for o in m.choices],
     }
     wanted = expect.model_dump(include=expect.given())
     failures = [

@@ -52,6 +52,9 @@ class NluResult(BaseModel):
     expected: str
     predicted: str
     acted: bool  # a side-effecting intent that would run now (not asked first)
+    # Unsure between these intents, the bot asks which one was meant ("Did you mean ...?"): no action.
+    asked: list[str] = Field(default_factory=list)
+    choice_right: bool = False  # asked, and a choice offered is a right answer
     slots_expected: dict[str, str] = Field(default_factory=dict)
     slots_found: dict[str, str] = Field(default_factory=dict)
     seconds: float = 0.0
@@ -75,6 +78,12 @@ class NluReport(BaseModel):
     order_id_accuracy: float  # lines with an order id whose id was read right
     stray_order_ids: int  # lines without an order id where one was read (an invoice, a price)
     false_actions: int
+    # Messages the bot asked about instead of acting ("Did you mean A or B?"), counted under their
+    # top reading in the figures above; `asked_right`: of them, those whose answer was among the choices.
+    asked: int = 0
+    asked_right: int = 0
+    # Accuracy when a question whose choices hold the answer counts as read right (the customer picks it).
+    accuracy_with_choices: float = 0.0
     false_action_examples: list[NluResult] = Field(default_factory=list)
     per_intent: dict[str, IntentScore] = Field(default_factory=dict)
     labels: list[str] = Field(default_factory=list)
@@ -144,7 +153,13 @@ async def read_all(
                 # Where several answers count, a right one is counted under itself.
                 expected=predicted if case.accepts(predicted) else case.intent,
                 predicted=predicted,
-                acted=predicted in gated and not cls.offer and not cls.missing and predicted not in confirmed,
+                acted=predicted in gated
+                and not cls.offer
+                and not cls.clarify
+                and not cls.missing
+                and predicted not in confirmed,
+                asked=list(cls.clarify),
+                choice_right=any(case.accepts(a) for a in cls.clarify),
                 slots_expected=case.slots,
                 slots_found=found,
                 seconds=seconds,
@@ -185,6 +200,10 @@ def report(results: list[NluResult]) -> NluReport:
     times = sorted(r.seconds for r in results) or [0.0]
     cpu = sorted(r.cpu_seconds for r in results) or [0.0]
     oos = per_intent.get(OUT_OF_SCOPE)
+    asked = [r for r in results if r.asked]
+    right_in_choices = [r for r in asked if r.choice_right]
+    right = sum(r.expected == r.predicted for r in results)
+    with_choices = right + sum(1 for r in right_in_choices if r.expected != r.predicted)
     return NluReport(
         cases=len(results),
         intent_accuracy=_ratio(sum(r.expected == r.predicted for r in results), len(results)),
@@ -194,6 +213,9 @@ def report(results: list[NluResult]) -> NluReport:
         order_id_accuracy=_ratio(ids_ok, len(with_id)),
         stray_order_ids=stray,
         false_actions=len(false_actions),
+        asked=len(asked),
+        asked_right=len(right_in_choices),
+        accuracy_with_choices=_ratio(with_choices, len(results)),
         false_action_examples=false_actions[:20],
         per_intent=per_intent,
         labels=labels,

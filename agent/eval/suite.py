@@ -27,6 +27,7 @@ class Expect(Strict):
     stages: list[str] | None = None
     confirmation: bool | None = None  # an action waits for the user's confirm or cancel
     alerts: list[str] | None = None  # admin alert kinds raised this turn, in order
+    choices: list[str] | None = None  # what a question offered to pick from this turn, as shown, in order
 
     def given(self) -> set[str]:
         """Keys the suite wrote, so `intent: null` (expect unknown) differs from no expectation."""

@@ -84,11 +84,13 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
     elif _fell_back(events):
         kind = "out_of_scope" if reading.out_of_scope else "fallback"
     if kind is not None:
+        # A pick ("2") is reviewed with the message the question was about, which it says the meaning of.
+        asked = next((str(e.payload["asked_about"]) for e in events if e.payload.get("asked_about")), None)
         found.append(
             ReviewItem(
                 id=item_id(interaction, kind),
                 kind=kind,
-                text=redactor.text(user.text),
+                text=redactor.text(asked if kind == "clarification" and asked else user.text),
                 interaction_id=interaction,
                 **base,
             )

@@ -16,6 +16,7 @@ from agent.domain.types import (
     Alert,
     Confirm,
     Intent,
+    Option,
     OutboundMessage,
     PlanStep,
     PolicyDecision,
@@ -132,7 +133,7 @@ class Acting:
                 t.emit("plan_communicated", {"message": step.message})
                 await ctx.out.send(OutboundMessage(kind="pre", text=step.message))
             elif step.type == "ask_user":
-                await ctx.out.send(OutboundMessage(kind="question", text=step.prompt))
+                await ctx.out.send(_question(goal, step.param, step.prompt))
             elif step.type == "respond" and step.message:
                 await ctx.out.send(
                     OutboundMessage(kind="answer" if step.when == "post" else "error", text=step.message)
@@ -248,3 +249,12 @@ def _call_of(step: PlanStep) -> ToolCall | None:
     if isinstance(step, Confirm) and step.tool:
         return ToolCall(tool_name=step.tool, params=step.params)
     return None
+
+
+def _question(goal: Goal, param: str, prompt: str) -> OutboundMessage:
+    """The goal's question; one that offers things to choose from ("Which one: ...?") carries them
+    as choices (buttons), a click naming the goal and the value picked."""
+    if not goal.choices or goal.missing[:1] != [param]:
+        return OutboundMessage(kind="question", text=prompt)
+    options = [Option(value=c.value, label=f"{c.label} ({c.value})") for c in goal.choices]
+    return OutboundMessage(kind="question", text=prompt, choices=options, action_hash=goal.id)

@@ -20,6 +20,7 @@ from agent.context.tracing import observed_turn
 from agent.context.turn import TurnContext
 from agent.conversation import followups, goals, handoff, moves, notices, own_orders, requests
 from agent.conversation.answers import Answers
+from agent.conversation.clarify import Clarifier
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.control import Control
 from agent.conversation.preferences import PreferenceRecorder
@@ -122,6 +123,9 @@ class AgentRouter:
             parts.registry.specs,
             parts.data,
             parts.messages,
+        )
+        self.clarifier = Clarifier(
+            parts.registry.specs, parts.messages, parts.registry.vocabulary.choosing, parts.reader
         )
 
     async def aclose(self) -> None:
@@ -253,6 +257,8 @@ class AgentRouter:
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not ctx.out.outbound})
             return [], None, None
         move, ctx = await self._interpret(ctx)
+        if move is None:
+            return [], None, None  # the open question with choices answered it ("something else", a stale click)
         if isinstance(move, moves.Wait) and await self.confirmations.remind(ctx, waiting=True):
             return [], None, None
         if isinstance(move, moves.ControlMove):
@@ -260,29 +266,49 @@ class AgentRouter:
             return [], None, None
         return await self._act(move, ctx)
 
-    async def _interpret(self, ctx: TurnContext) -> tuple[moves.Move, TurnContext]:
-        """What the message does: a reply move read by the embedded model (yes, no, cancel, bye)
-        needs no understanding; anything else is understood, then interpreted against the state.
-        Returns the context completed with the customer and the intents they may use."""
-        p, state = self.p, ctx.state
+    async def _interpret(self, ctx: TurnContext) -> tuple[moves.Move | None, TurnContext]:
+        """What the message does: the answer to an open question with choices continues the request
+        picked; a reply move read by the embedded model (yes, no, cancel, bye) needs no
+        understanding; anything else is understood, then interpreted against the state. Returns
+        the context completed with the customer and the intents they may use (None for the move
+        when the choice question answered the message itself)."""
+        p = self.p
         if ctx.interaction.action is None:
             ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
+        reached = False
+        if ctx.me.clarification is not None or ctx.interaction.action == "choose":
+            ctx, reached = await self._reach(ctx), True
+            settled = await self.clarifier.settle(ctx)
+            if settled.handled:
+                return None, settled.ctx
+            ctx = settled.ctx
+            if settled.chosen is not None:
+                return moves.Request(settled.chosen), ctx
+            if ctx.reading is None and ctx.interaction.action is None:
+                # A click on an order offered goes on as its ID typed: read as typed words are.
+                ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
         heard = self._heard(ctx)
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
             return move, ctx
-        customer = await (ctx.reads or p.data).get_customer(state.customer_id) if state.customer_id else None
-        eligible = p.registry.for_session(ctx.interaction.context.channel_type.value, state, customer)
-        ctx = replace(ctx, customer=customer, eligible=eligible)
-        ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
+        if not reached:
+            ctx = await self._reach(ctx)
         if move is None:
             move = await self._answered(ctx, heard)
         if move is None:
-            found = await self.requests.understand(p.classifier, ctx)
+            found = await self.requests.understand(self.p.classifier, ctx)
             if found[0].notice:
                 await ctx.out.send(OutboundMessage(kind="notice", text=found[0].notice))
-            move = moves.interpret(ctx, found, heard, p.registry.specs, p.registry.slots)
+            move = moves.interpret(ctx, found, heard, self.p.registry.specs, self.p.registry.slots)
         return move, ctx
+
+    async def _reach(self, ctx: TurnContext) -> TurnContext:
+        """The context completed with the customer and the intents they may use here."""
+        p, state = self.p, ctx.state
+        customer = await (ctx.reads or p.data).get_customer(state.customer_id) if state.customer_id else None
+        eligible = p.registry.for_session(ctx.interaction.context.channel_type.value, state, customer)
+        ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
+        return replace(ctx, customer=customer, eligible=eligible)
 
     async def _answered(self, ctx: TurnContext, heard: moves.Heard) -> moves.Move | None:
         """The value the bot asked for, or a new value for the action waiting for a yes, read by the
@@ -346,6 +372,7 @@ class AgentRouter:
             self.p.classifier, self.p.reader, self.p.planner, self.p.planners = classifier, reader, planner, planners
             self.values = reader.slots
             self.answers = Answers(self.p.registry.specs, self.values)
+            self.clarifier.reader = reader
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
@@ -377,10 +404,19 @@ class AgentRouter:
         classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
         if cls.candidates:
             classified["candidates"] = [[i, s] for i, s in cls.candidates]
+        if cls.clarify:
+            classified["clarify"] = list(cls.clarify)
+        if t.decided.chosen is not None:  # picked from "Did you mean ...?": recorded once, with its request
+            classified |= t.decided.chosen
+            t.decided.chosen = None
         t.emit(
             "intent_classified",
             classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
         )
+        if cls.clarify and settled.outcome != "run":
+            await self.clarifier.ask(ctx, cls)  # unsure between requests: nothing is done until one is picked
+            await self.confirmations.restate(ctx)
+            return []
         if cls.offer:
             await self.confirmations.offer(ctx, intent.id, cls.offer, cls)
             return []

@@ -48,7 +48,7 @@ class BankFile(Strict):
 class NluBanks(Strict):
     """What the embedded semantic model compares a message with, and where it draws its lines.
 
-    The four levels are written by `agentbot nlu calibrate` (leave-one-out over the banks).
+    The levels are written by `agentbot nlu calibrate` (leave-one-out over the banks).
     """
 
     threshold: float = Field(0.42, ge=0, le=1)  # best in-scope score below this: out of scope
@@ -56,6 +56,9 @@ class NluBanks(Strict):
     confident: float = Field(0.55, ge=0, le=1)  # a side-effecting intent acts only at or above this
     gates: dict[str, float] = Field(default_factory=dict)  # `confident` for one intent, where calibrated
     topic: float = Field(0.6, ge=0, le=1)  # an out-of-scope topic's own answer only at or above this
+    # Under its gate, a reading with another intent within this of it asks which one was meant
+    # (agent/understanding/doubt.py); 0 never asks.
+    clarify: float = Field(0.0, ge=0, le=1)
     moves_at: dict[str, float] = Field(default_factory=dict)  # a reply is a move only at or above its level
     # Labels a move may be read from at no cost, for calibrating its level (nlu.yaml `moves_alike`).
     moves_alike: dict[str, list[str]] = Field(default_factory=dict)

@@ -7,7 +7,7 @@ with one command (`agentbot nlu calibrate`), with no test corpus involved.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -27,6 +27,10 @@ TOPIC_PRECISION = 0.75
 # read from anything else would run an action; a no read wrongly only leaves it undone.
 MOVE_PRECISION = {"assent": 0.95}
 OTHER_MOVE_PRECISION = 0.85
+# `clarify`: what a needless question (the reading was right, the customer picks it) costs against a
+# wrong reading a question turns into the right one. Less than one: a click is cheaper than a wrong
+# answer and a rephrase.
+NEEDLESS_QUESTION_COST = 0.5
 
 
 class Levels(BaseModel):
@@ -35,6 +39,7 @@ class Levels(BaseModel):
     confident: float
     gates: dict[str, float]  # the action gate's level for each guarded intent
     topic: float
+    clarify: float  # under its gate, a runner-up this close to the reading is asked about
     moves: dict[str, float]  # each move's level
     in_scope_accuracy: float  # held-out bank sentences of intents read as their own intent
     out_of_scope_recall: float  # held-out out-of-scope sentences read as out of scope
@@ -48,13 +53,25 @@ class _Held(BaseModel):
     score: float
     topic: str
     topic_score: float
+    runner: str = ""  # the next intent that could be offered beside `best` (no small talk)
+    runner_score: float = 0.0
 
 
-def _summarize(label: str, scores: dict[str, float]) -> _Held:
+def _summarize(label: str, scores: dict[str, float], chat: frozenset[str] = frozenset()) -> _Held:
     prefix = OUT_OF_SCOPE + TOPIC_SEP
-    best, score = max(((k, v) for k, v in scores.items() if TOPIC_SEP not in k), key=lambda kv: kv[1])
+    ranked = sorted(((k, v) for k, v in scores.items() if TOPIC_SEP not in k), key=lambda kv: -kv[1])
+    best, score = ranked[0]
+    runner, runner_score = next(((k, v) for k, v in ranked[1:] if k not in chat), ("", 0.0))
     topic, topic_score = max(((k, v) for k, v in scores.items() if k.startswith(prefix)), key=lambda kv: kv[1])
-    return _Held(label=label, best=best, score=score, topic=topic, topic_score=topic_score)
+    return _Held(
+        label=label,
+        best=best,
+        score=score,
+        topic=topic,
+        topic_score=topic_score,
+        runner=runner,
+        runner_score=runner_score,
+    )
 
 
 def _grid(low: float, high: float, step: float) -> list[float]:
@@ -81,6 +98,7 @@ def calibrate(
     answered: set[str],
     gated: set[str],
     alike: dict[str, list[str]] | None = None,
+    chat: frozenset[str] = frozenset(),
 ) -> Levels:
     """The levels from held-out scores.
 
@@ -93,20 +111,23 @@ def calibrate(
         answered: the topics that have an answer of their own.
         gated: the intents the action gate guards (side-effecting ones with a yes/no offer).
         alike: for a move, the labels it may be read from at no cost (nlu.yaml `moves_alike`).
+        chat: the small-talk intents, never offered as a choice.
     """
     moves = _move_levels(labels, held_out_alone, alike or {})
     # Moves are replies, neither requests nor out of scope: the intents' levels are drawn without them.
     intent = [not label.startswith(MOVE + TOPIC_SEP) for label in labels]
-    rows = [_summarize(lb, sc) for lb, sc, keep in zip(labels, held_out, intent, strict=True) if keep]
+    rows = [_summarize(lb, sc, chat) for lb, sc, keep in zip(labels, held_out, intent, strict=True) if keep]
     alone = [_summarize(lb, sc) for lb, sc, keep in zip(labels, held_out_alone, intent, strict=True) if keep]
     scope = _scope(rows)
     confident, gates = _gate_levels(rows, gated, scope)
+    confident = max(confident, scope.threshold)
     return Levels(
         threshold=scope.threshold,
         margin=scope.margin,
-        confident=max(confident, scope.threshold),
+        confident=confident,
         gates=gates,
         topic=_topic_level(alone, answered, scope),
+        clarify=_clarify_level(rows, scope, lambda intent: gates.get(intent, confident), chat),
         moves=moves,
         in_scope_accuracy=round(scope.in_acc, 4),
         out_of_scope_recall=round(scope.oos_recall, 4),
@@ -154,6 +175,27 @@ def _gate_levels(rows: list[_Held], gated: set[str], scope: _Scope) -> tuple[flo
         for intent in sorted(gated)
     }
     return confident, gates
+
+
+def _clarify_level(rows: list[_Held], scope: _Scope, gate: Callable[[str], float], chat: frozenset[str]) -> float:
+    """The margin under which a runner-up is offered beside the reading (under the reading's gate):
+    the one at which questions turn the most held-out misreadings into the sentence's own intent,
+    less `NEEDLESS_QUESTION_COST` for each question about a reading that was right."""
+    unsure = [
+        r
+        for r in rows
+        if not r.label.startswith(OUT_OF_SCOPE) and r.best not in chat and r.runner and scope.takes(r)
+        if r.score < gate(r.best)
+    ]
+    best_margin, best_value = 0.0, 0.0
+    for margin in _grid(0.0, 0.15, 0.005):
+        asked = [r for r in unsure if r.score - r.runner_score <= margin]
+        saved = sum(r.best != r.label and r.runner == r.label for r in asked)
+        needless = sum(r.best == r.label for r in asked)
+        value = saved - NEEDLESS_QUESTION_COST * needless
+        if value > best_value:  # ties keep the smaller margin: fewer questions for the same good
+            best_margin, best_value = margin, value
+    return best_margin
 
 
 def _topic_level(alone: list[_Held], answered: set[str], scope: _Scope) -> float:

@@ -329,6 +329,8 @@ class CascadeClassifier:
         if asked is not None:
             return asked
         kinds = {i.id: i.kind for i in intents}
+        if cls.clarify:
+            return cls  # the rules are unsure between requests, and say which: the customer picks one
         if cls.intent_id is not None and kinds.get(cls.intent_id) == "task":
             # The rules only guessed and the model is down: ask what the user means rather than
             # act on a guess (the router's unknown-intent answer asks them to rephrase).

@@ -14,6 +14,7 @@ from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import TurnLog
 from agent.text import Normalizer, clean, sentences
 from agent.understanding.banks import NluBanks, OutOfScopeTopic
+from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor
 
@@ -222,7 +223,12 @@ class RulesClassifier:
             )
         model = self.models[intent_id]
         spec = model.spec
-        params = {k: v for k, v in params.items() if k in model.params}
+        # Unsure between requests: the customer is asked which one, with the values each may take kept.
+        choosable = {i.id for i in intents if i.kind != "chat"}
+        takes = {i: m.params for i, m in self.models.items()}
+        clarify = unsure_between(reading, self.banks, choosable, params, takes) if reading.intent == intent_id else []
+        keep = model.params.union(*(self.models[i].params for i in clarify))
+        params = {k: v for k, v in params.items() if k in keep}
         polite = self.reader.politeness
         if "summary" in params and (summary := problem_summary(text, polite)) is not None:
             params["summary"] = summary  # the problem, without the request words and sign-off
@@ -244,7 +250,7 @@ class RulesClassifier:
         runs_now = not missing and not spec.templates.confirm
         gate = self.banks.gate(intent_id)
         unsure = reading.intent == intent_id and reading.confidence < gate and runs_now
-        offer = spec.templates.offer if unsure and spec.templates.offer else None
+        offer = spec.templates.offer if unsure and spec.templates.offer and not clarify else None
         return Classification(
             intent_id=intent_id,
             params=params,
@@ -252,6 +258,7 @@ class RulesClassifier:
             confidence=confidence,
             offer=offer,
             candidates=candidates,
+            clarify=clarify,
         )
 
 

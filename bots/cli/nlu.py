@@ -30,6 +30,7 @@ from agent.domain.catalog import load_store_settings
 from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
 from agent.understanding.banks import OUT_OF_SCOPE
 from agent.understanding.calibration import Levels, calibrate
+from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import TOPIC_SEP, BankReader
 from agent.understanding.rules import RulesClassifier
 from bots.app import embedded_reader
@@ -126,6 +127,8 @@ def print_report(result: NluReport, out: TextIO) -> None:
         ("order-id extraction", f"{result.order_id_accuracy:.2%}"),
         ("stray order ids", str(result.stray_order_ids)),
         ("side-effecting false actions", str(result.false_actions)),
+        ("asked which one was meant", f"{result.asked} ({result.asked_right} with the answer among the choices)"),
+        ("accuracy with choices picked", f"{result.accuracy_with_choices:.2%}"),
         ("understanding p50 / p99", f"{result.p50_ms:.3f} ms / {result.p99_ms:.3f} ms"),
         ("understanding p99 (CPU time)", f"{result.cpu_p99_ms:.3f} ms"),
         ("model load / bank embeddings", " / ".join(f"{v:.3f} s" for v in result.load_seconds.values())),
@@ -160,6 +163,8 @@ def print_side_by_side(results: list[NluReport], out: TextIO) -> None:
         ("out-of-scope precision", [f"{r.out_of_scope_precision:.2%}" for r in results]),
         ("out-of-scope recall", [f"{r.out_of_scope_recall:.2%}" for r in results]),
         ("side-effecting false actions", [str(r.false_actions) for r in results]),
+        ("asked (answer among choices)", [f"{r.asked} ({r.asked_right})" for r in results]),
+        ("accuracy with choices picked", [f"{r.accuracy_with_choices:.2%}" for r in results]),
         ("per message p50 / p99 ms", [f"{r.p50_ms:.3f} / {r.p99_ms:.3f}" for r in results]),
     ]
     print(f"  {'':30}" + "".join(f"{n:>26}" for n in names), file=out)
@@ -196,7 +201,7 @@ def run_nlu(args: argparse.Namespace) -> int:
 
 
 # A level's line up to its value; a comment after the value stays.
-_LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic):[ \t]*[^\s#]*", re.M)
+_LEVEL_LINE = re.compile(r"^(threshold|margin|confident|topic|clarify):[ \t]*[^\s#]*", re.M)
 _MAP_LINE = r"^{name}:[ \t]*\{{[^}}\n]*\}}"
 
 
@@ -211,14 +216,15 @@ def calibrated(config_dir: str | Path | None = None, data_dir: str | Path | None
     alone = [str(n) for n in range(len(labels))]
     config = load_config(resolve_dir(config_dir, "config"))
     gated = {i.id for i in config.intents.intents if i.templates.offer}
+    chat = frozenset(i.id for i in config.intents.intents if i.kind == "chat")
     held_out, held_out_alone = reader.scorer.held_out_scores(topics), reader.scorer.held_out_scores(alone)
-    return calibrate(labels, held_out, held_out_alone, answered, gated, reader.banks.moves_alike)
+    return calibrate(labels, held_out, held_out_alone, answered, gated, reader.banks.moves_alike, chat)
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """Recompute the levels from the banks by leave-one-out and write them into nlu.yaml."""
     levels = calibrated(args.config_dir, args.data_dir)
-    values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
+    values = _levels(levels)
     print(
         f"levels: {', '.join(f'{k} {v}' for k, v in values.items())}, gates {levels.gates}, moves {levels.moves}"
         f" (held out: in-scope accuracy "
@@ -233,9 +239,20 @@ def run_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _levels(levels: Levels) -> dict[str, float]:
+    """The single-number levels, as nlu.yaml names them."""
+    return dict(
+        threshold=levels.threshold,
+        margin=levels.margin,
+        confident=levels.confident,
+        topic=levels.topic,
+        clarify=levels.clarify,
+    )
+
+
 def write_levels(path: Path, levels: Levels) -> None:
     """Write calibrated levels into nlu.yaml, each on its own line; the rest of the file stays."""
-    values = dict(threshold=levels.threshold, margin=levels.margin, confident=levels.confident, topic=levels.topic)
+    values = _levels(levels)
     text = path.read_text(encoding="utf-8")
     found = {m.group(1) for m in _LEVEL_LINE.finditer(text)}
     text = _LEVEL_LINE.sub(lambda m: f"{m.group(1)}: {values[m.group(1)]}", text)
@@ -288,7 +305,13 @@ def explained(text: str, config_dir: str | Path | None = None, data_dir: str | P
     ]
     topics = [(k.removeprefix(topic_prefix), v) for k, v in scores if k.startswith(topic_prefix)]
     topic, topic_score = topics[0] if topics else (None, 0.0)
-    levels = {"threshold": banks.threshold, "margin": banks.margin, "confident": banks.confident, "topic": banks.topic}
+    levels = {
+        "threshold": banks.threshold,
+        "margin": banks.margin,
+        "confident": banks.confident,
+        "topic": banks.topic,
+        "clarify": banks.clarify,
+    }
     return {
         "text": text,
         "read_as": reading.core,
@@ -299,7 +322,8 @@ def explained(text: str, config_dir: str | Path | None = None, data_dir: str | P
         "intents": ranked,
         "nearest_topic": {"topic": topic, "score": round(topic_score, 3)},
         "levels": levels,
-        "decision": _decision(reading, intent_id, confidence, ranked, topic, topic_score, banks),
+        "decision": _decision(reading, intent_id, confidence, ranked, topic, topic_score, banks)
+        | _doubt(reading, intent_id, banks, {i.id for i in intents if i.kind != "chat"}),
     }
 
 
@@ -332,6 +356,19 @@ def _decision(reading, intent_id, confidence, ranked, topic, topic_score, banks)
     return {"acts_on": intent_id, "confidence": round(confidence, 3), "why": why}
 
 
+def _doubt(reading: Any, intent_id: str | None, banks: Any, choosable: set[str]) -> dict[str, Any]:
+    """When the reading is unsure between intents: the ones the bot asks the customer to choose from."""
+    choices = unsure_between(reading, banks, choosable) if intent_id is not None and reading.intent == intent_id else []
+    if not choices:
+        return {}
+    return {
+        "acts_on": "clarify",
+        "asks": choices,
+        "why": f"{intent_id} is under its level {banks.gate(intent_id)} and "
+        f"{', '.join(choices[1:])} within {banks.clarify} of it: the bot asks which one was meant",
+    }
+
+
 def print_explained(found: dict[str, Any], out: TextIO) -> None:
     print(f"message      {found['text']}", file=out)
     print(f"model reads  {found['read_as']}", file=out)
@@ -352,6 +389,8 @@ def print_explained(found: dict[str, Any], out: TextIO) -> None:
     print("levels       " + ", ".join(f"{k} {v}" for k, v in levels.items()), file=out)
     decision = found["decision"]
     print(f"acts on      {decision['acts_on']}: {decision['why']}", file=out)
+    if decision.get("asks"):
+        print(f"asks         {', '.join(decision['asks'])}, or something else", file=out)
 
 
 def run_explain(args: argparse.Namespace) -> int:

@@ -43,6 +43,8 @@ async def one_shot(
         delivered.append(m)
         if not as_json:
             print(f"bot> {m.text}", file=out, flush=True)
+            for line in numbered(m):
+                print(f"     {line}", file=out, flush=True)
 
     response = await app.router.handle(interaction(text, session, customer), reply=reply)
     if as_json:
@@ -52,6 +54,11 @@ async def one_shot(
         }
         print(json.dumps(payload, indent=2), file=out)
     return response
+
+
+def numbered(message: OutboundMessage) -> list[str]:
+    """A question's choices as the console shows them: "1) ...", "2) ..."; typing the number picks one."""
+    return [f"{n}) {option.label}" for n, option in enumerate(message.choices, start=1)]
 
 
 async def handed_off(app: App, session: str) -> bool:

@@ -27,7 +27,7 @@ from agent.errors import AgentbotError, ConfigError, StorageError
 from agent.text import visible
 from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.commands import AgentbotTree, SlashCommands
-from bots.discord.delivery import ChannelTarget, FollowupTarget, ReplyButton, ResumeButton
+from bots.discord.delivery import ChannelTarget, ChoiceButton, FollowupTarget, ReplyButton, ResumeButton
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, session_key, thread_name
 from bots.discord.gateway import EventGuard, InteractionChannels, SkippedEvents
 from bots.dispatch import DeliveryFailed, Dispatcher
@@ -110,7 +110,7 @@ class DiscordBot(SlashCommands, discord.Client):
     # startup and shutdown
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(ReplyButton, ResumeButton)  # buttons sent before a restart still work
+        self.add_dynamic_items(ReplyButton, ChoiceButton, ResumeButton)  # buttons sent before a restart still work
         await self.reconcile_commands()
         await self.dispatcher.recover()
         self.dispatcher.start_housekeeping(60.0, realert_unclaimed=self.router.realert_unclaimed)
@@ -262,6 +262,8 @@ class DiscordBot(SlashCommands, discord.Client):
             thread_history=await self._thread_history(key, ev) if ev.in_thread else [],
             from_inbox=True,
             action=ev.button,
+            action_hash=ev.question,
+            choice=ev.choice,
         )
         await self.router.handle(interaction, reply=reply)
 

@@ -19,7 +19,7 @@ from adapters.storage.discord_records import DiscordRecords
 from agent.app import App
 from agent.errors import AgentbotError
 from agent.turn.router import AgentRouter
-from bots.discord.delivery import BUTTONS, ChannelTarget, ReplyButton, ResumeButton
+from bots.discord.delivery import BUTTONS, ChannelTarget, ChoiceButton, ReplyButton, ResumeButton
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, channel_of, guild_of, session_key
 from bots.discord.gateway import InteractionChannels
 
@@ -32,7 +32,7 @@ NOT_THIS_SERVER = "That conversation belongs to another server; its own admins c
 NO_CHANNEL = "I can't tell which channel this came from, so I can't answer it here. Please try again in a channel."
 ALREADY_ACKNOWLEDGED = 40060  # Discord: "Interaction has already been acknowledged"
 # The buttons this version sends; any other custom_id is a leftover of another version.
-KNOWN_ITEMS = (ReplyButton, ResumeButton)
+KNOWN_ITEMS = (ReplyButton, ChoiceButton, ResumeButton)
 
 if TYPE_CHECKING:
     _Client = discord.Client
@@ -249,6 +249,31 @@ class SlashCommands(_Client):
             kind="button",
             text=BUTTONS[action][2],
             button=action,  # type: ignore[arg-type]
+            user_id=interaction.user.id,
+            user_name=interaction.user.display_name,
+            guild_id=guild_id,
+            channel_id=channel_id,
+            in_thread=self._in_thread(interaction, channel_id),
+            created_at=interaction.created_at,
+        )
+        await self._submit(str(interaction.id), session_key(guild_id, channel_id), event)
+
+    async def on_choice_button(self, interaction: discord.Interaction, question: str, value: str, label: str) -> None:
+        """One of a question's choices: stored as an event like any click, the choice's label as its text."""
+        if not self.recent.first_sight(interaction.id):
+            return
+        guild_id, channel_id = interaction.guild_id, self.channel_id_of(interaction)
+        if channel_id is None:
+            await answer_privately(interaction, NO_CHANNEL)
+            return
+        if not await acknowledged(interaction, interaction.response.edit_message(view=None)):
+            return  # the ack; the question's choices are used up
+        event = DiscordEvent(
+            kind="button",
+            text=label,
+            button="choose",
+            question=question,
+            choice=value,
             user_id=interaction.user.id,
             user_name=interaction.user.display_name,
             guild_id=guild_id,

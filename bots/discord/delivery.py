@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 
-from agent.domain.types import OutboundMessage
+from agent.domain.types import Option, OutboundMessage
 from bots.delivery import split_text
 from bots.outbox import nonce
 
@@ -28,6 +28,8 @@ NO_MENTIONS = discord.AllowedMentions.none()
 # Interaction tokens live 15 minutes; follow-ups stop a minute early and fall back to the channel.
 FOLLOWUP_WINDOW = timedelta(minutes=14)
 NOT_YOURS = "Only the person who asked can use these buttons."
+LABEL_LIMIT = 80  # Discord's limit on a button's label
+CUSTOM_ID_LIMIT = 100
 
 # button -> (label, style, what the click says to the bot)
 BUTTONS: dict[str, tuple[str, discord.ButtonStyle, str]] = {
@@ -47,6 +49,10 @@ class ButtonHandler(Protocol):
     async def on_reply_button(self, interaction: discord.Interaction, action: str) -> None: ...
 
     async def on_resume_button(self, interaction: discord.Interaction, session_key: str) -> None: ...
+
+    async def on_choice_button(
+        self, interaction: discord.Interaction, question: str, value: str, label: str
+    ) -> None: ...
 
 
 class ReplyButton(
@@ -77,6 +83,43 @@ class ReplyButton(
         await handler.on_reply_button(interaction, self.action)
 
 
+class ChoiceButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"agentbot:choose:(?P<owner>\d+):(?P<question>[\w-]+):(?P<value>[\w.-]+)",
+):
+    """One of a question's choices ("Did you mean ...?", "Which one ...?"), pressable only by `owner`.
+    The custom_id names the question and the choice, so a click answers that question and no other."""
+
+    def __init__(self, owner: int, question: str, value: str, label: str = ""):
+        super().__init__(
+            discord.ui.Button(
+                label=(label or value)[:LABEL_LIMIT],
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"agentbot:choose:{owner}:{question}:{value}"[:CUSTOM_ID_LIMIT],
+            )
+        )
+        self.owner = owner
+        self.question = question
+        self.value = value
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> ChoiceButton:
+        label = item.label if isinstance(item, discord.ui.Button) else None
+        return cls(int(match["owner"]), match["question"], match["value"], label or "")
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if interaction.user.id == self.owner:
+            return True
+        await interaction.response.send_message(NOT_YOURS, ephemeral=True)
+        return False
+
+    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+        handler: ButtonHandler = interaction.client  # type: ignore[assignment]
+        await handler.on_choice_button(interaction, self.question, self.value, self.item.label or self.value)
+
+
 class ResumeButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"agentbot:resume:(?P<session>[\w:.-]+)"):
     """On an admin alert: give the conversation back to the bot (admins only; checked by the bot)."""
 
@@ -99,13 +142,22 @@ class ResumeButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"ag
         await handler.on_resume_button(interaction, self.session_key)
 
 
-def reply_view(buttons: list[str], owner: int) -> discord.ui.View | None:
-    if not buttons:
+def reply_view(
+    buttons: list[str], owner: int, choices: list[Option] | None = None, question: str | None = None
+) -> discord.ui.View | None:
+    """The buttons of a message: a question's choices first, then confirm / cancel / human."""
+    if not buttons and not choices:
         return None
     view = discord.ui.View(timeout=None)
+    for option in choices or []:
+        view.add_item(ChoiceButton(owner, question or "", option.value, option.label))
     for action in buttons:
         view.add_item(ReplyButton(action, owner))
     return view
+
+
+def message_view(message: OutboundMessage, owner: int) -> discord.ui.View | None:
+    return reply_view(list(message.buttons), owner, message.choices, message.action_hash)
 
 
 def resume_view(session_key: str) -> discord.ui.View:
@@ -137,7 +189,7 @@ class ChannelTarget:
         parts = split(message.text)
         sent = None
         for n, part in enumerate(parts):
-            view = reply_view(list(message.buttons), self.owner) if n == len(parts) - 1 else None
+            view = message_view(message, self.owner) if n == len(parts) - 1 else None
             extra: dict[str, Any] = {"nonce": nonce(message.id, n)} if message.id else {}
             if view is not None:
                 extra["view"] = view
@@ -177,7 +229,7 @@ class FollowupTarget:
             if part in seen:
                 ref = seen.pop(part)
                 continue
-            view = reply_view(list(message.buttons), self.fallback.owner) if n == len(parts) - 1 else None
+            view = message_view(message, self.fallback.owner) if n == len(parts) - 1 else None
             if view is None:
                 # A private notice (someone else's confirmation) is an ephemeral follow-up.
                 sent = await self.webhook.send(part, allowed_mentions=NO_MENTIONS, wait=True, ephemeral=message.private)

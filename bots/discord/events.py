@@ -103,7 +103,9 @@ class DiscordEvent(BaseModel):
     kind: Literal["ask", "message", "button"]
     text: str
     # Which reply button (confirm, cancel, human): the router binds a confirm to the exact action.
-    button: Literal["confirm", "cancel", "human"] | None = None
+    button: Literal["confirm", "cancel", "human", "choose"] | None = None
+    question: str | None = None  # for a choice: the question it answers
+    choice: str | None = None  # for a choice: the value picked
     user_id: int
     user_name: str
     guild_id: int | None  # None in a DM

@@ -37,6 +37,7 @@ from bots.slack.commands import FAILED, SlashCommand
 from bots.slack.delivery import ThreadReply, answered_blocks, escape
 from bots.slack.events import (
     BUTTON_ACTION,
+    CHOOSE,
     CLAIM_ACTION,
     RESUME_ACTION,
     Address,
@@ -133,7 +134,7 @@ class SlackChannel:
         self.bolt.assistant(helper)
         self.bolt.middleware(self._accept_events)
         self.bolt.command(options.command)(SlashCommand(self).on_command)
-        self.bolt.action(re.compile(r"^agentbot_(confirm|cancel|human)$"))(self._on_button)
+        self.bolt.action(re.compile(r"^agentbot_(confirm|cancel|human|choose_\d+)$"))(self._on_button)
         self.bolt.action(re.compile(f"^({RESUME_ACTION}|{CLAIM_ACTION})$"))(self._on_control)
 
     # Lifecycle
@@ -367,6 +368,7 @@ class SlackChannel:
             from_inbox=True,
             action=BUTTON_ACTION.get(ev.action or "") if ev.kind == "button" else None,  # type: ignore[arg-type]
             action_hash=ev.action_hash,
+            choice=ev.choice,
         )
 
     async def _answer(
@@ -442,7 +444,8 @@ class SlackChannel:
             )
 
     async def _answered(self, ev: SlackEvent, ws: Workspace) -> None:
-        blocks = answered_blocks(ev.question, f"{ANSWERED.get(ev.action, 'Answered')} by <@{ev.user}>")
+        done = f"Chose “{escape(ev.text)}”" if ev.action == CHOOSE else ANSWERED.get(ev.action, "Answered")
+        blocks = answered_blocks(ev.question, f"{done} by <@{ev.user}>")
         try:
             await ws.client.chat_update(channel=ev.origin_channel, ts=ev.ts, text=ev.question, blocks=blocks)
         except Exception as e:  # noqa: BLE001 - stale buttons are cosmetic; the answer matters

@@ -12,7 +12,7 @@ import logging
 import re
 from typing import Any
 
-from agent.domain.types import OutboundMessage
+from agent.domain.types import Option, OutboundMessage
 from agent.text import visible
 from bots.delivery import split_text
 from bots.slack.mrkdwn import to_mrkdwn
@@ -29,6 +29,11 @@ BUTTONS = {
     "cancel": ("Cancel", "agentbot_cancel", "danger"),
     "human": ("Talk to a human", "agentbot_human", None),
 }
+
+# A question's choices are buttons "agentbot_choose_<n>" (action ids are unique in a block);
+# their value names the conversation, the question and the choice: "<session>#<question>#<choice>".
+CHOOSE_ACTION = "agentbot_choose_"
+BUTTON_TEXT_LIMIT = 75  # Slack's limit on a button's text
 
 _BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
 
@@ -59,11 +64,33 @@ def plain(text: str) -> dict[str, Any]:
     return {"type": "plain_text", "text": text, "emoji": True}
 
 
+def choice_value(session_key: str, question: str, value: str) -> str:
+    """What a choice's button carries: the conversation, the question and the choice."""
+    return f"{session_key}#{question}#{value}"
+
+
+def _label(text: str) -> str:
+    return text if len(text) <= BUTTON_TEXT_LIMIT else text[: BUTTON_TEXT_LIMIT - 1] + "…"
+
+
 def button_blocks(
-    text: str, buttons: list[str], session_key: str, action_hash: str | None = None
+    text: str,
+    buttons: list[str],
+    session_key: str,
+    action_hash: str | None = None,
+    choices: list[Option] | None = None,
 ) -> list[dict[str, Any]]:
-    """A section with the (escaped) text and an actions block of the requested buttons."""
-    elements = []
+    """A section with the (escaped) text and an actions block of the question's choices and the
+    requested buttons."""
+    elements: list[dict[str, Any]] = [
+        {
+            "type": "button",
+            "text": plain(_label(visible(option.label))),
+            "action_id": f"{CHOOSE_ACTION}{n}",
+            "value": choice_value(session_key, action_hash or "", option.value),
+        }
+        for n, option in enumerate(choices or [])
+    ]
     for name in buttons:
         label, action_id, style = BUTTONS[name]
         element: dict[str, Any] = {
@@ -145,8 +172,10 @@ class ThreadReply:
                 kwargs["thread_ts"] = self.thread_ts
             if message.id:
                 kwargs["metadata"] = {"event_type": METADATA_EVENT, "event_payload": {"id": part_id}}
-            if last and message.buttons:
-                kwargs["blocks"] = button_blocks(chunk, list(message.buttons), self.session_key, message.action_hash)
+            if last and (message.buttons or message.choices):
+                kwargs["blocks"] = button_blocks(
+                    chunk, list(message.buttons), self.session_key, message.action_hash, message.choices
+                )
             response = await self.client.chat_postMessage(**kwargs)
             ts = str(response.get("ts", ""))
             self.posted.append(ts)
@@ -158,10 +187,12 @@ class ThreadReply:
         format, link or mention."""
         chunks = split(escape(message.text))
         for i, chunk in enumerate(chunks):
-            buttons: list[str] = list(message.buttons) if i == len(chunks) - 1 else []
+            last = i == len(chunks) - 1
+            buttons: list[str] = list(message.buttons) if last else []
+            choices = message.choices if last else []
             blocks = (
-                button_blocks(chunk, buttons, self.session_key, message.action_hash)
-                if buttons
+                button_blocks(chunk, buttons, self.session_key, message.action_hash, choices)
+                if buttons or choices
                 else [{"type": "section", "text": plain(chunk)}]
             )
             kwargs: dict[str, Any] = {"channel": self.channel, "user": self.user, "text": chunk, "blocks": blocks}

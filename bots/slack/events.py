@@ -18,7 +18,15 @@ USER_SUBTYPES = {None, "file_share", "thread_broadcast"}
 # Button action ids -> what clicking the button says in the conversation.
 BUTTON_TEXT = {"agentbot_confirm": "yes", "agentbot_cancel": "no", "agentbot_human": "I want to talk to a human"}
 # The click as the router's action, so a confirm runs exactly the pending action, once.
-BUTTON_ACTION = {"agentbot_confirm": "confirm", "agentbot_cancel": "cancel", "agentbot_human": "human"}
+BUTTON_ACTION = {
+    "agentbot_confirm": "confirm",
+    "agentbot_cancel": "cancel",
+    "agentbot_human": "human",
+    "agentbot_choose": "choose",
+}
+# A click on one of a question's choices ("Did you mean ...?", "Which one ...?"): agentbot_choose_<n>.
+CHOOSE_ACTION = re.compile(r"agentbot_choose_\d+")
+CHOOSE = "agentbot_choose"  # the event's action for any of them
 RESUME_ACTION = "agentbot_resume"
 CLAIM_ACTION = "agentbot_claim"
 
@@ -103,6 +111,7 @@ class SlackEvent(BaseModel):
     origin_channel: str = ""  # where the clicked message is (the admin channel for control)
     response_url: str = ""  # a command's reply channel to the person who ran it
     action_hash: str | None = None  # a Confirm/Cancel click: the exact action the question was about
+    choice: str | None = None  # a choice click: the choice's value (its question is `action_hash`)
     assistant: bool = False  # a message in an assistant thread (Slack's AI-app split view)
     # Who answers and who speaks (`Address`); the defaults read events stored before these existed.
     enterprise: str = ""
@@ -211,17 +220,22 @@ def _clicked(body: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
 
 
 def from_button(body: dict[str, Any], where: Address) -> SlackEvent | None:
-    """A Confirm / Cancel / human button click in a conversation thread."""
+    """A Confirm / Cancel / human button click, or a click on one of a question's choices, in a
+    conversation thread."""
     action_id, value, channel, message = _clicked(body)
     container = object_of(body.get("container"))
     message_ts = text_of(container.get("message_ts")) or text_of(message.get("ts"))
-    if action_id not in BUTTON_TEXT or not channel or not message_ts:
+    chose = CHOOSE_ACTION.fullmatch(action_id) is not None
+    if (action_id not in BUTTON_TEXT and not chose) or not channel or not message_ts:
         return None
     thread_ts = text_of(message.get("thread_ts")) or text_of(container.get("thread_ts"))
     team = where.team
     # The button's value carries the session the question belongs to (set when it was posted) and,
-    # for Confirm/Cancel, the action it asked about.
+    # for Confirm/Cancel, the action it asked about; for a choice, the question and the choice.
     session, _, action_hash = value.partition("#")
+    action_hash, _, choice = action_hash.partition("#")
+    if chose and not (action_hash and choice):
+        return None  # a choice that names no question or no choice answers nothing
     parsed = parse_session_key(session)
     if parsed and parsed[0] != team:
         return None  # a button names a conversation of another workspace: not this click's to answer
@@ -235,17 +249,36 @@ def from_button(body: dict[str, Any], where: Address) -> SlackEvent | None:
         kind="button",
         channel=channel,
         user=user_id,
-        text=BUTTON_TEXT[action_id],
+        text=_clicked_label(body) or choice if chose else BUTTON_TEXT[action_id],
         root_ts=root,
         reply_ts=root or None,
         ts=message_ts,
-        action=action_id,
+        action=CHOOSE if chose else action_id,
+        choice=choice if chose else None,
         user_name=text_of(user.get("username")) or text_of(user.get("name")),
         question=text_of(message.get("text")),
         origin_channel=channel,
         action_hash=action_hash or None,
         **where.model_dump(),
     )
+
+
+def _clicked_label(body: dict[str, Any]) -> str:
+    """The text of the button clicked (what the person chose, in their words for the history)."""
+    actions = body.get("actions")
+    action = object_of(actions[0]) if isinstance(actions, list) and actions else {}
+    label = text_of(object_of(action.get("text")).get("text"))
+    if label:
+        return label
+    # Else the button as the clicked message shows it.
+    blocks = object_of(body.get("message")).get("blocks")
+    for block in blocks if isinstance(blocks, list) else []:
+        elements = object_of(block).get("elements")
+        for element in elements if isinstance(elements, list) else []:
+            element = object_of(element)
+            if element.get("action_id") == action.get("action_id"):
+                return text_of(object_of(element.get("text")).get("text"))
+    return ""
 
 
 def from_control(body: dict[str, Any], where: Address) -> SlackEvent | None:

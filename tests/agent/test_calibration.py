@@ -20,11 +20,12 @@ def test_the_shipped_levels_are_the_ones_calibrate_writes(store: str) -> None:
     config_dir, data_dir = REPO / "config" / store, REPO / "data" / store
     levels = calibrated(config_dir, data_dir)
     banks = load_banks(config_dir, load_config(config_dir).intents)
-    assert (levels.threshold, levels.margin, levels.confident, levels.topic) == (
+    assert (levels.threshold, levels.margin, levels.confident, levels.topic, levels.clarify) == (
         banks.threshold,
         banks.margin,
         banks.confident,
         banks.topic,
+        banks.clarify,
     )
     assert levels.gates == banks.gates
     assert levels.moves == banks.moves_at

@@ -158,3 +158,28 @@ def test_the_banner_names_the_mode_that_runs() -> None:
     llm = LLMSettings(provider="anthropic", model="claude-sonnet-4-5")
     assert mode_line(Settings(understanding="llm", llm=llm)) == "llm (anthropic claude-sonnet-4-5)"
     assert mode_line(Settings(understanding="cascade", llm=llm)).startswith("cascade (rules first, anthropic")
+
+
+def test_a_question_with_choices_is_numbered_and_a_number_picks(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--customer", "C-001")
+    child.expect_exact("you> ")
+    child.sendline("O-23456 was a disappointment")
+    child.expect_exact("Did you mean: check an order's status, open a support ticket, or something else?")
+    child.expect_exact("1) check an order's status")
+    child.expect_exact("2) open a support ticket")
+    child.expect_exact("3) something else")
+    child.expect_exact("you> ")
+    child.sendline("2")
+    child.expect_exact("I've opened ticket T-")
+    child.expect_exact('"O-23456 was a disappointment"')
+    child.expect_exact("you> ")
+    child.sendline("O-23456 was a disappointment")
+    child.expect_exact("3) something else")
+    child.sendline("3")
+    child.expect_exact("Okay, none of those. Would you like me to loop in a human support agent?")
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    with sqlite3.connect(tmp_path / "console.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM tickets").fetchone() == (1,)
+        assert db.execute("SELECT COUNT(*) FROM handoffs").fetchone() == (0,)  # offered, not started
