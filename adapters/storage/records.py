@@ -1,4 +1,5 @@
-"""Reads of what the bot itself wrote: tasks, refund counts, order updates, unclaimed handoffs.
+"""Reads of what the bot itself wrote: tasks, refund counts, order updates, unclaimed handoffs, and
+the records tools keep of kinds without a table of their own.
 
 Writes happen as side effects in each turn's transaction (adapters/storage/sql.py); these are the
 reads the tools, the policy engine and the handoff sweep need, over the same database.
@@ -15,9 +16,11 @@ from sqlalchemy import Connection, bindparam, delete, func, select
 
 from adapters.storage.prepared import Prepared
 from adapters.storage.schema import (
+    EFFECT_TABLES,
     demo_calendar,
     handoff_queue,
     order_updates,
+    records,
     refunds,
     risk_reports,
     tasks,
@@ -25,7 +28,7 @@ from adapters.storage.schema import (
 )
 from adapters.storage.sql import SqlStore
 from adapters.storage.writes import insert_ignore
-from agent.domain.records import TaskRecord
+from agent.domain.records import TaskRecord, ToolRecord
 
 # The records a demo reset forgets: what the bot changed about the demo's business data.
 DEMO_RECORDS = frozenset({"refund", "order_update", "risk_report"})
@@ -53,7 +56,8 @@ def with_refunds(data: dict[str, Any], issued: Sequence[Any]) -> dict[str, Any]:
 
 
 class SqlRecords:
-    """TaskReader, RefundHistory, HandoffQueue, RiskReports and the demo's calendar over the session store's database.
+    """TaskReader, RefundHistory, HandoffQueue, RiskReports, ToolRecords and the demo's calendar over
+    the session store's database.
 
     Args:
         store: the SqlStore whose database holds the turn's side effects.
@@ -152,6 +156,31 @@ class SqlRecords:
             return row._asdict() if row else None
 
         return await self._run(unit, what="read risk reports")  # type: ignore[no-any-return]
+
+    async def find_records(self, kind: str, owner: str, key: str | None = None) -> list[ToolRecord]:
+        """`owner`'s records of a kind without a table of its own (only the one with `key`, if
+        given), oldest first."""
+        if kind in EFFECT_TABLES:
+            raise ValueError(f"{kind} records have a table of their own; tools read them through their own reader")
+        query = select(records).where(records.c.kind == kind, records.c.owner == owner)
+        if key is not None:
+            query = query.where(records.c.key == key)
+        query = query.order_by(records.c.created_at, records.c.id)
+
+        def unit(conn: Connection) -> list[ToolRecord]:
+            return [
+                ToolRecord(
+                    kind=r.kind,
+                    key=r.key,
+                    owner=r.owner,
+                    session_id=r.session_id,
+                    data=json.loads(r.data),
+                    created_at=r.created_at,
+                )
+                for r in conn.execute(query)
+            ]
+
+        return await self._run(unit, what=f"read {kind} records")  # type: ignore[no-any-return]
 
     async def demo_started_on(self, today: date) -> date:
         """The day the demo first ran; `today` becomes it when none is recorded yet."""
