@@ -30,8 +30,8 @@ from adapters.storage.sql import SqlStore
 from adapters.storage.writes import insert_ignore
 from agent.domain.records import TaskRecord, ToolRecord
 
-# The records a demo reset forgets: what the bot changed about the demo's business data.
-DEMO_RECORDS = frozenset({"refund", "order_update", "risk_report"})
+# The records a demo reset forgets, by kind: what the bot changed about the demo's business data.
+DEMO_RECORDS = {"refund": refunds, "order_update": order_updates, "risk_report": risk_reports}
 
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
@@ -202,14 +202,14 @@ class SqlRecords:
 
         def unit(conn: Connection) -> int:
             dropped = 0
-            for table in (refunds, order_updates, risk_reports):
+            for table in DEMO_RECORDS.values():
                 dropped += conn.execute(delete(table)).rowcount or 0
             # A replayed confirmation must run the action again, not return the forgotten result:
             # every kept result that wrote one of the records dropped goes too.
             forgotten = [
                 row.idempotency_key
                 for row in conn.execute(select(tool_ledger.c.idempotency_key, tool_ledger.c.result))
-                if DEMO_RECORDS & {e.get("kind") for e in json.loads(row.result).get("effects") or ()}
+                if DEMO_RECORDS.keys() & {e.get("kind") for e in json.loads(row.result).get("effects") or ()}
             ]
             if forgotten:
                 conn.execute(delete(tool_ledger).where(tool_ledger.c.idempotency_key.in_(forgotten)))

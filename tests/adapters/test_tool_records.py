@@ -3,45 +3,23 @@ and key, read back by their owner, on a real SQLite file and on PostgreSQL when 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import Connection, delete
 
 from adapters.storage.records import SqlRecords
-from adapters.storage.schema import metadata
 from adapters.storage.sql import SqlStore
 from agent.conversation.session import SessionState
 from agent.domain.records import TelemetryEvent, TurnRecord
 from agent.domain.types import Message, SideEffect
 from agent.errors import ReferenceCollision, VersionConflict
-from tests.pg import postgres_server, unavailable_reason
 
 
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    if (reason := unavailable_reason()) is not None:
-        pytest.skip(reason)
-    with postgres_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStore]:
-    if request.param == "sqlite":
-        s = SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
-    else:
-        s = SqlStore(request.getfixturevalue("pg_server"))
-        await s.upgrade()
-        await s.run(_empty, what="start afresh")  # one server for the module: each test starts empty
+@pytest.fixture
+async def store(any_db_url: str) -> AsyncIterator[SqlStore]:
+    s = SqlStore(any_db_url)
     yield s
     await s.aclose()
-
-
-def _empty(conn: Connection) -> None:
-    for table in reversed(metadata.sorted_tables):
-        conn.execute(delete(table))
 
 
 def voucher(key: str, points: int, owner: str | None = "C-001") -> SideEffect:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,6 @@ from agent.tools.gateway import ToolGateway
 from agent.tools.registry import find_tools
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
-from tests.pg import postgres_server, unavailable_reason
 
 # The whole tool: its parameters, its handler and its declaration, in the project's own folder.
 TOOL_MODULE = """
@@ -137,26 +136,6 @@ def write_project(folder: Path) -> Path:
 async def app(tmp_path: Path) -> AsyncIterator[App]:
     async with build_app(write_project(tmp_path), REPO / "data", f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as a:
         yield a
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    if (reason := unavailable_reason()) is not None:
-        pytest.skip(reason)
-    with postgres_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def any_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A real SQLite file, or the PostgreSQL server migrated the way a deploy does it."""
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'a.db'}"
-    url: str = request.getfixturevalue("pg_server")
-    store = SqlStore(url)
-    await store.upgrade()
-    await store.aclose()
-    return url
 
 
 DONE = re.compile(r"Done: voucher (V-[0-9A-F]{6}) is yours, and you have (\d+) points left\.")
