@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, select
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.prepared import Prepared
 from adapters.storage.schema import (
     EFFECT_TABLES,
@@ -26,7 +27,6 @@ from adapters.storage.schema import (
     tasks,
     tool_ledger,
 )
-from adapters.storage.sql import SqlStore
 from adapters.storage.writes import insert_ignore
 from agent.domain.records import TaskRecord, ToolRecord
 
@@ -55,20 +55,9 @@ def with_refunds(data: dict[str, Any], issued: Sequence[Any]) -> dict[str, Any]:
     return data
 
 
-class SqlRecords:
+class SqlRecords(OnDatabase):
     """TaskReader, RefundHistory, HandoffQueue, RiskReports, ToolRecords and the demo's calendar over
-    the session store's database.
-
-    Args:
-        store: the SqlStore whose database holds the turn's side effects.
-    """
-
-    def __init__(self, store: SqlStore):
-        self.store = store
-
-    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
-        await self.store.ensure_schema()
-        return await self.store.run(fn, *args, what=what)
+    the database that holds the turns' side effects (the SqlStore's)."""
 
     async def list_tasks(self, owner: str) -> list[TaskRecord]:
         def unit(conn: Connection) -> list[TaskRecord]:
@@ -79,7 +68,7 @@ class SqlRecords:
             ).all()
             return [TaskRecord.model_validate(r._asdict()) for r in rows]
 
-        return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read tasks")
 
     async def next_task_number(self, owner: str) -> int:
         """Numbers are never reused, so "task 3" keeps meaning the same task after a deletion."""
@@ -88,13 +77,13 @@ class SqlRecords:
             top = conn.execute(select(func.max(tasks.c.number)).where(tasks.c.owner == owner)).scalar()
             return int(top or 0) + 1
 
-        return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read tasks")
 
     async def count_refunds(self, customer_id: str, since: datetime) -> int:
         def unit(conn: Connection) -> int:
             return int(conn.execute(COUNT_REFUNDS, {"b_customer": customer_id, "b_since": since}).scalar() or 0)
 
-        return await self._run(unit, what="count refunds")  # type: ignore[no-any-return]
+        return await self._run(unit, what="count refunds")
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None:
         """What the bot changed about an order; refund figures come from the refund records
@@ -105,7 +94,7 @@ class SqlRecords:
             data: dict[str, Any] = json.loads(row.data) if row else {}
             return with_refunds(data, SELECT_ORDER_REFUNDS.all(conn, {"b_order": order_id})) or None
 
-        return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read order updates")
 
     async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """`order_update` for a customer's orders at once: two statements whatever their number."""
@@ -124,7 +113,7 @@ class SqlRecords:
                 out[order_id] = with_refunds(out.get(order_id, {}), rows)
             return out
 
-        return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read order updates")
 
     async def unclaimed(self, alerted_before: datetime) -> list[str]:
         def unit(conn: Connection) -> list[str]:
@@ -135,7 +124,7 @@ class SqlRecords:
             )
             return [r.session_id for r in conn.execute(q).all()]
 
-        return await self._run(unit, what="read the handoff queue")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read the handoff queue")
 
     async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
         """The report filed for a release and severity on a UTC day, if any (the first one filed)."""
@@ -155,7 +144,7 @@ class SqlRecords:
             ).first()
             return row._asdict() if row else None
 
-        return await self._run(unit, what="read risk reports")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read risk reports")
 
     async def find_records(self, kind: str, owner: str, key: str | None = None) -> list[ToolRecord]:
         """`owner`'s records of a kind without a table of its own (only the one with `key`, if
@@ -180,7 +169,7 @@ class SqlRecords:
                 for r in conn.execute(query)
             ]
 
-        return await self._run(unit, what=f"read {kind} records")  # type: ignore[no-any-return]
+        return await self._run(unit, what=f"read {kind} records")
 
     async def demo_started_on(self, today: date) -> date:
         """The day the demo first ran; `today` becomes it when none is recorded yet."""
@@ -194,7 +183,7 @@ class SqlRecords:
                 found = conn.execute(query).scalar_one()
             return date.fromisoformat(found)
 
-        return await self._run(unit, what="read the demo calendar")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read the demo calendar")
 
     async def reset_demo(self) -> int:
         """Forget what the bot changed about the demo data (refunds, order updates, risk reports) and
@@ -216,4 +205,4 @@ class SqlRecords:
             conn.execute(delete(demo_calendar))
             return dropped
 
-        return await self._run(unit, what="reset the demo data")  # type: ignore[no-any-return]
+        return await self._run(unit, what="reset the demo data")
