@@ -17,7 +17,6 @@ from sqlalchemy import Connection, bindparam, delete, func, select
 from adapters.storage.base import OnDatabase
 from adapters.storage.prepared import Prepared
 from adapters.storage.schema import (
-    EFFECT_TABLES,
     demo_calendar,
     handoff_queue,
     order_updates,
@@ -27,7 +26,7 @@ from adapters.storage.schema import (
     tasks,
     tool_ledger,
 )
-from adapters.storage.writes import insert_ignore
+from adapters.storage.writes import BUILT_IN_KINDS, insert_ignore
 from agent.domain.records import TaskRecord, ToolRecord
 
 # The records a demo reset forgets, by kind: what the bot changed about the demo's business data.
@@ -149,7 +148,7 @@ class SqlRecords(OnDatabase):
     async def find_records(self, kind: str, owner: str, key: str | None = None) -> list[ToolRecord]:
         """`owner`'s records of a kind without a table of its own (only the one with `key`, if
         given), oldest first."""
-        if kind in EFFECT_TABLES:
+        if kind in BUILT_IN_KINDS:
             raise ValueError(f"{kind} records have a table of their own; tools read them through their own reader")
         query = select(records).where(records.c.kind == kind, records.c.owner == owner)
         if key is not None:

@@ -41,6 +41,10 @@ def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> Non
     conn.execute(lite.on_conflict_do_update(index_elements=[key], set_={k: lite.excluded[k] for k in row if k != key}))
 
 
+# The kinds written to tables of their own below; every other kind goes to `records`.
+BUILT_IN_KINDS = frozenset({*EFFECT_TABLES, "order_update", "task_change", "handoff_state"})
+
+
 def write_effect(conn: Connection, effect: SideEffect, session_id: str) -> None:
     """Rows are written once per key; updates carry the whole new value, so a replay is harmless.
 

@@ -73,6 +73,7 @@ async def test_a_replayed_turn_writes_its_record_once_and_another_conversations_
     assert (await store.load("t", 10))[0] is None  # nothing of the colliding turn was saved
 
 
-async def test_a_kind_with_its_own_table_is_not_read_here(store: SqlStore) -> None:
-    with pytest.raises(ValueError, match="refund records have a table of their own"):
-        await SqlRecords(store).find_records("refund", "C-001")
+@pytest.mark.parametrize("kind", ["refund", "order_update"])
+async def test_a_kind_with_its_own_table_is_not_read_here(store: SqlStore, kind: str) -> None:
+    with pytest.raises(ValueError, match=f"{kind} records have a table of their own"):
+        await SqlRecords(store).find_records(kind, "C-001")
