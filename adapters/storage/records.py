@@ -150,23 +150,15 @@ class SqlRecords(OnDatabase):
         given), oldest first."""
         if kind in BUILT_IN_KINDS:
             raise ValueError(f"{kind} records have a table of their own; tools read them through their own reader")
-        query = select(records).where(records.c.kind == kind, records.c.owner == owner)
+        columns = [records.c[name] for name in ToolRecord.model_fields]
+        query = select(*columns).where(records.c.kind == kind, records.c.owner == owner)
         if key is not None:
             query = query.where(records.c.key == key)
         query = query.order_by(records.c.created_at, records.c.id)
 
         def unit(conn: Connection) -> list[ToolRecord]:
-            return [
-                ToolRecord(
-                    kind=r.kind,
-                    key=r.key,
-                    owner=r.owner,
-                    session_id=r.session_id,
-                    data=json.loads(r.data),
-                    created_at=r.created_at,
-                )
-                for r in conn.execute(query)
-            ]
+            rows = conn.execute(query).all()
+            return [ToolRecord.model_validate({**r._asdict(), "data": json.loads(r.data)}) for r in rows]
 
         return await self._run(unit, what=f"read {kind} records")
 
