@@ -396,6 +396,7 @@ class ToolRecords(Protocol):
         ...
 
 
+@runtime_checkable
 class RefundHistory(Protocol):
     """Counts the policy engine reads."""
 

@@ -70,7 +70,7 @@ class OwnRecords:
         return await self.source.find_records(kind, self.owner, key)
 
 
-NO_RECORDS = OwnRecords(None)  # outside the gateway: a tool run reads no records
+NO_RECORDS = OwnRecords(None, "a tool")  # a tool that declares no records, or a run outside the gateway, reads none
 
 
 class PolicyContext(BaseModel):

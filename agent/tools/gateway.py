@@ -70,8 +70,9 @@ class ToolGateway:
             key = (context.action_hash or idempotency_key(context, call)) if tool.side_effect else None
             if key and (previous := await self.ledger.ledger_get(key)) is not None:
                 return previous.model_copy(update={"replayed": True})
-            own = OwnRecords(self.records, tool.name, frozenset(tool.records), context.owner)
-            context = context.model_copy(update={"records": own})
+            if tool.records:  # a tool that keeps no records reads none (ToolContext's default says so)
+                own = OwnRecords(self.records, tool.name, frozenset(tool.records), context.owner)
+                context = context.model_copy(update={"records": own})
             timeout = tool.timeout or self.default_timeout
             try:
                 output = await asyncio.wait_for(tool.handler(params, context), timeout)
@@ -85,7 +86,10 @@ class ToolGateway:
                 success=True,
                 data=output.data,
                 # Every record is the requester's: a tool writes none for somebody else.
-                effects=[e.model_copy(update={"owner": context.owner}) for e in output.effects],
+                effects=[
+                    e if e.owner == context.owner else e.model_copy(update={"owner": context.owner})
+                    for e in output.effects
+                ],
                 alerts=output.alerts,
                 idempotency_key=key,
                 execution_time_ms=(time.perf_counter() - started) * 1000,

@@ -65,9 +65,10 @@ class Tool:
         needs_approval: runs only after the requester said yes to this exact action (the policy
             engine asks; an LLM agent hands the wording to its rules planner).
         records: the kinds of record (`SideEffect.kind`, `[a-z0-9_]`) its runs write and read back
-            (`ToolContext.records`); writing another is a bug the gateway reports. The built-in
-            kinds (ticket, refund...) have tables of their own; any other kind is kept in
-            storage's generic records, so a new kind needs no migration.
+            (`ToolContext.records`); writing another is a bug the gateway reports, and a demo
+            reset forgets the results of runs that wrote what it drops. The built-in kinds
+            (ticket, refund...) have tables of their own; any other kind is kept in storage's
+            generic records, so a new kind needs no migration.
         timeout: seconds, overriding the gateway default.
     """
 
