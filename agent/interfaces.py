@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, TurnRecord
+from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, ToolRecord, TurnRecord
 from agent.domain.types import (
     Alert,
     Classification,
@@ -391,6 +391,16 @@ class TaskReader(Protocol):
 
 
 @runtime_checkable
+class ToolRecords(Protocol):
+    """Records tools wrote of kinds without a table of their own (`SideEffect.kind`), read back.
+    They are written in the turn's commit (`SessionStore.commit`), once per kind and key."""
+
+    async def find_records(self, kind: str, owner: str, key: str | None = None) -> list[ToolRecord]:
+        """`owner`'s records of `kind` (only the one with `key`, if given), oldest first."""
+        ...
+
+
+@runtime_checkable
 class RefundHistory(Protocol):
     """Counts the policy engine reads."""
 
@@ -484,6 +494,8 @@ class Storage:
         outbox: exactly-once delivery; the Slack and Discord channels need it.
         spend: LLM dollars per day across workers (None: the daily budgets count this process only).
         preferences: customers' preferences across conversations (None: not remembered).
+        records: what tools wrote of kinds without a table of their own, read back (None: a tool
+            that reads its records is told this storage keeps none).
         database: the SQL database itself (health checks, metrics, admin queries, Slack's tables).
     """
 
@@ -498,4 +510,5 @@ class Storage:
     outbox: Outbox | None = None
     spend: SpendLedger | None = None
     preferences: PreferenceMemory | None = None
+    records: ToolRecords | None = None
     database: Database | None = None

@@ -294,7 +294,9 @@ def build_tools(project: Project, storage: Storage, data: DataSource, releases: 
     )
     tools = find_tools(deps, config.agents.tool_modules, Path(config.directory).parent)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
-    gateway = ToolGateway(tools, permissions, storage.sessions, project.settings.tool_timeout_seconds)
+    gateway = ToolGateway(
+        tools, permissions, storage.sessions, project.settings.tool_timeout_seconds, records=storage.records
+    )
     check_tools(config, gateway)
     return gateway
 

@@ -9,22 +9,19 @@ Runs synchronously (fitting and measuring take seconds): the page calls it on a 
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from agent.config.files import load_config
-from agent.config.intents import IntentsRegistry
 from agent.errors import ConfigError
-from agent.eval.nlu import NluCase, load_corpus, read_all, report
+from agent.eval.nlu import NluReport
 from agent.review.banks import ReviewedBank, include_reviewed
 from agent.review.items import OUT_OF_SCOPE_LABEL, ReviewItem
 from agent.review.reload import LEVELS
-from agent.understanding.banks import OUT_OF_SCOPE, load_banks
+from agent.understanding.banks import load_banks
 from agent.understanding.reading import BankReader
-from agent.understanding.rules import RulesClassifier
-from bots.cli.nlu import calibrated, reader_for, write_levels
+from bots.cli.nlu import ConfiguredUnderstanding, calibrated, write_levels
 from bots.wiring import resolve_dir
 
 
@@ -84,19 +81,12 @@ def note(item: ReviewItem) -> str:
     return f"review {item.id}, {where}, {item.created_at:%Y-%m-%d}"
 
 
-def _reading(config_dir: Path, data_dir: str | Path | None, text: str, corpora: list[Path]) -> tuple[str, list]:
+def _reading(
+    config_dir: Path, data_dir: str | Path | None, text: str, corpora: list[Path]
+) -> tuple[str, list[NluReport]]:
     """How the message reads with the banks on disk, and each corpus's report."""
-    reader, _ = reader_for(config_dir, data_dir)
-    config = load_config(config_dir)
-    classifier = RulesClassifier(config, reader=reader)
-    intents = list(IntentsRegistry(config).intents.values())
-    gated = {i.id for i in config.intents.intents if i.templates.offer}  # as calibration counts them
-    read = reader.read(text, {i.id for i in intents})
-    reports = []
-    for corpus in corpora:
-        cases: list[NluCase] = load_corpus(corpus)
-        reports.append(report(asyncio.run(read_all(cases, classifier, intents, gated))))
-    return read.intent or OUT_OF_SCOPE, reports
+    understanding = ConfiguredUnderstanding(config_dir, data_dir)
+    return understanding.intent_of(text), [understanding.measure(corpus) for corpus in corpora]
 
 
 def label(

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,9 @@ from typing import Any
 from adapters.data.json_source import JSONDataSource
 from bots.alerts import AlertFanout
 from bots.app import build_app
-from bots.cli.bench_run import percentile
 from bots.discord.events import DiscordSettings
 from bots.wiring import resolve_dir
+from tests.bench_channel import ChannelBench, latency
 from tests.standins.discord_standin import GUILD_ID, Call, StandInDiscord, user
 
 
@@ -38,94 +36,74 @@ class SlowData(JSONDataSource):
         return await super().get_order(order_id)
 
 
-def stats(values: list[float]) -> dict[str, float]:
-    return {
-        "p50_ms": round(percentile(values, 0.50) * 1000, 2),
-        "p99_ms": round(percentile(values, 0.99) * 1000, 2),
-        "max_ms": round(max(values) * 1000, 2),
-    }
+class DiscordBench(ChannelBench):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
+        parser.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
+        parser.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
 
+    async def measure(self, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+        from bots.discord.bot import DiscordBot
 
-async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    from bots.discord.bot import DiscordBot
+        standin = await StandInDiscord().start()
+        data = SlowData(resolve_dir(args.data_dir, "data"), args.slow_ms / 1000)
+        url = args.db_url or f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
+        app = build_app(args.config_dir, args.data_dir, url, data_source=data, alerts=AlertFanout([]))
+        settings = DiscordSettings(
+            token="bench", guild_id=int(GUILD_ID), api_base=standin.api_base, gateway_url=standin.gateway_url,
+            guild_ready_timeout=0.05,
+        )  # fmt: skip
+        bot = DiscordBot(settings, app)
+        runner = asyncio.create_task(bot.start(settings.token))
+        try:
+            await asyncio.wait_for(bot.wait_until_ready(), 30)
+            asker = user("510000000000000001", "alice")
+            started = time.perf_counter()
+            ids = []
+            for _ in range(args.interactions):
+                ids.append(await standin.slash("ask", {"question": "where is my order O-12345?"}, asker))
+                await asyncio.sleep(args.spacing_ms / 1000)
 
-    standin = await StandInDiscord().start()
-    data = SlowData(resolve_dir(args.data_dir, "data"), args.slow_ms / 1000)
-    url = args.db_url or f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
-    app = build_app(args.config_dir, args.data_dir, url, data_source=data, alerts=AlertFanout([]))
-    settings = DiscordSettings(
-        token="bench", guild_id=int(GUILD_ID), api_base=standin.api_base, gateway_url=standin.gateway_url,
-        guild_ready_timeout=0.05,
-    )  # fmt: skip
-    bot = DiscordBot(settings, app)
-    runner = asyncio.create_task(bot.start(settings.token))
-    try:
-        await asyncio.wait_for(bot.wait_until_ready(), 30)
-        asker = user("510000000000000001", "alice")
-        started = time.perf_counter()
-        ids = []
-        for _ in range(args.interactions):
-            ids.append(await standin.slash("ask", {"question": "where is my order O-12345?"}, asker))
-            await asyncio.sleep(args.spacing_ms / 1000)
+            def answered() -> list[Call]:
+                return [p for p in standin.calls if p.method == "POST" and "shipped" in str(p.body)]
 
-        def answered() -> list[Call]:
-            return [p for p in standin.calls if p.method == "POST" and "shipped" in str(p.body)]
+            def all_answered() -> bool:
+                return len(answered()) >= len(ids)
 
-        def all_answered() -> bool:
-            return len(answered()) >= len(ids)
+            await standin.wait_until(all_answered, within=60 + args.interactions * args.slow_ms / 1000)
+            wall = time.perf_counter() - started
+            defers = {c.path.split("/")[2]: c.at for c in standin.calls_to("POST", "/interactions/")}
+            threads = {c.path.split("/")[4]: c for c in standin.calls_to("POST", "/threads")}
+            answers = {c.path.split("/")[2]: c.at for c in answered()}
+            to_answer = [answers[t] - standin.dispatched_at[standin.followup_of[t]] for t in threads if t in answers]
+            await bot.dispatcher.drain()
+        finally:
+            await bot.close()
+            await asyncio.gather(runner, return_exceptions=True)
+            await app.aclose()
+            await standin.aclose()
+        return {
+            "interactions": len(ids),
+            "slow_ms": args.slow_ms,
+            "spacing_ms": args.spacing_ms,
+            "defer": latency([defers[i] - standin.dispatched_at[i] for i in ids]),
+            "answer_in_thread": latency(to_answer),
+            "wall_s": round(wall, 2),
+        }
 
-        await standin.wait_until(all_answered, within=60 + args.interactions * args.slow_ms / 1000)
-        wall = time.perf_counter() - started
-        defers = {c.path.split("/")[2]: c.at for c in standin.calls_to("POST", "/interactions/")}
-        threads = {c.path.split("/")[4]: c for c in standin.calls_to("POST", "/threads")}
-        answers = {c.path.split("/")[2]: c.at for c in answered()}
-        to_answer = [answers[t] - standin.dispatched_at[standin.followup_of[t]] for t in threads if t in answers]
-        await bot.dispatcher.drain()
-    finally:
-        await bot.close()
-        await asyncio.gather(runner, return_exceptions=True)
-        await app.aclose()
-        await standin.aclose()
-    return {
-        "interactions": len(ids),
-        "slow_ms": args.slow_ms,
-        "spacing_ms": args.spacing_ms,
-        "defer": stats([defers[i] - standin.dispatched_at[i] for i in ids]),
-        "answer_in_thread": stats(to_answer),
-        "wall_s": round(wall, 2),
-    }
-
-
-def run_discord_bench(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="agentbot-bench-discord-") as tmp:
-        report = asyncio.run(measure(args, Path(tmp)))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
-    print(
-        f"agentbot bench discord: {report['interactions']} /ask interactions {report['spacing_ms']} ms apart, "
-        f"each turn with a {report['slow_ms']} ms order lookup (real discord.py, stand-in Discord, SQLite file)"
-    )
-    print(f"{'':<28}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}")
-    for name, key in (("defer (Discord allows 3000)", "defer"), ("answer in the thread", "answer_in_thread")):
-        r = report[key]
-        print(f"{name:<28}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['max_ms']:>10.2f}")
-    print(f"wall: {report['wall_s']} s")
-    return 0
-
-
-def main() -> int:
-    """`python -m tests.bench_discord` from a checkout: its stand-in servers live under tests/."""
-    parser = argparse.ArgumentParser(prog="python -m tests.bench_discord", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-dir", help="a project's config/ (default: the checkout's)")
-    parser.add_argument("--data-dir", help="a project's data/ (default: the checkout's)")
-    parser.add_argument("--db-url", help="the database (default: a SQLite file in a temporary folder)")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--interactions", type=int, default=200, help="/ask interactions to send")
-    parser.add_argument("--slow-ms", type=float, default=500.0, help="order lookup time in each turn")
-    parser.add_argument("--spacing-ms", type=float, default=5.0, help="time between interactions")
-    return run_discord_bench(parser.parse_args())
+    def lines(self, report: dict[str, Any]) -> list[str]:
+        rows = (("defer (Discord allows 3000)", "defer"), ("answer in the thread", "answer_in_thread"))
+        return [
+            f"agentbot bench discord: {report['interactions']} /ask interactions {report['spacing_ms']} ms apart, "
+            f"each turn with a {report['slow_ms']} ms order lookup (real discord.py, stand-in Discord, SQLite file)",
+            f"{'':<28}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}",
+            *(
+                f"{name:<28}{report[key]['p50_ms']:>10.2f}{report[key]['p99_ms']:>10.2f}{report[key]['max_ms']:>10.2f}"
+                for name, key in rows
+            ),
+            f"wall: {report['wall_s']} s",
+        ]
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(DiscordBench("discord", __doc__ or "").main())

@@ -15,7 +15,6 @@ import hashlib
 import hmac
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ from typing import Any
 import aiohttp
 
 from adapters.data.json_source import JSONDataSource
-from bots.cli.bench_run import percentile
 from bots.slack.serve import SlackSettings, build_slack, serve_http
 from bots.wiring import resolve_dir
+from tests.bench_channel import ChannelBench, latency
 from tests.standins.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
 
 SECRET = "bench-signing-secret"
@@ -81,76 +80,63 @@ async def send_all(url: str, bodies: list[bytes], retry: int | None) -> list[flo
     return latencies
 
 
-async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    stand_in = SlackStandIn()
-    api = await stand_in.start()
-    settings = SlackSettings(bot_token="xoxb-bench", signing_secret=SECRET, api_url=api)
-    data = SlowCustomers(resolve_dir(args.data_dir, "data"), args.turn_seconds)
-    url = args.db_url or f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
-    channel = build_slack(settings, args.config_dir, args.data_dir, url, env={}, data_source=data)
-    try:
-        async with channel.app, serve_http(channel, "127.0.0.1", 0) as server:
-            events = f"{server.url}/slack/events"
-            await send_all(events, [mention(-1)], None)  # warm-up: auth.test, first connections
-            await stand_in.wait_for("chat.postMessage", 2, within=args.turn_seconds + 30)
-            started = time.perf_counter()
-            bodies = [mention(i) for i in range(args.events)]
-            acks = await send_all(events, bodies, None)
-            sent_in = time.perf_counter() - started
-            retries = await send_all(events, bodies[::10], 1)
-            await stand_in.wait_for("chat.postMessage", 2 * (args.events + 1), within=args.turn_seconds + 60)
-            answered_in = time.perf_counter() - started
-            await channel.dispatcher.drain()
-    finally:
-        await stand_in.aclose()
-    answers = [p for p in stand_in.to("chat.postMessage") if "shipped" in p.get("text", "")]
-    return {
-        "events": args.events,
-        "turn_seconds": args.turn_seconds,
-        "in_flight": IN_FLIGHT,
-        "ack_p50_ms": round(percentile(acks, 0.50) * 1000, 2),
-        "ack_p99_ms": round(percentile(acks, 0.99) * 1000, 2),
-        "ack_max_ms": round(max(acks) * 1000, 2),
-        "retry_ack_p99_ms": round(percentile(retries, 0.99) * 1000, 2),
-        "all_sent_s": round(sent_in, 2),
-        "all_answered_s": round(answered_in, 2),
-        "answers": len(answers) - 1,  # minus the warm-up thread's
-        "duplicate_answers": len(answers) - len({p.get("thread_ts") for p in answers}),
-    }
+class SlackBench(ChannelBench):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--events", type=int, default=200, help="signed events to send")
+        parser.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
 
+    async def measure(self, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+        for name in PROXY_VARIABLES:  # slack_sdk ignores NO_PROXY; this run never leaves 127.0.0.1
+            os.environ.pop(name, None)
+        stand_in = SlackStandIn()
+        api = await stand_in.start()
+        settings = SlackSettings(bot_token="xoxb-bench", signing_secret=SECRET, api_url=api)
+        data = SlowCustomers(resolve_dir(args.data_dir, "data"), args.turn_seconds)
+        url = args.db_url or f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
+        channel = build_slack(settings, args.config_dir, args.data_dir, url, env={}, data_source=data)
+        try:
+            async with channel.app, serve_http(channel, "127.0.0.1", 0) as server:
+                events = f"{server.url}/slack/events"
+                await send_all(events, [mention(-1)], None)  # warm-up: auth.test, first connections
+                await stand_in.wait_for("chat.postMessage", 2, within=args.turn_seconds + 30)
+                started = time.perf_counter()
+                bodies = [mention(i) for i in range(args.events)]
+                acks = await send_all(events, bodies, None)
+                sent_in = time.perf_counter() - started
+                retries = await send_all(events, bodies[::10], 1)
+                await stand_in.wait_for("chat.postMessage", 2 * (args.events + 1), within=args.turn_seconds + 60)
+                answered_in = time.perf_counter() - started
+                await channel.dispatcher.drain()
+        finally:
+            await stand_in.aclose()
+        answers = [p for p in stand_in.to("chat.postMessage") if "shipped" in p.get("text", "")]
+        return {
+            "events": args.events,
+            "turn_seconds": args.turn_seconds,
+            "in_flight": IN_FLIGHT,
+            "ack": latency(acks),
+            "retry_ack": latency(retries),
+            "all_sent_s": round(sent_in, 2),
+            "all_answered_s": round(answered_in, 2),
+            "answers": len(answers) - 1,  # minus the warm-up thread's
+            "duplicate_answers": len(answers) - len({p.get("thread_ts") for p in answers}),
+        }
 
-def run_slack_bench(args: argparse.Namespace) -> int:
-    for name in PROXY_VARIABLES:  # slack_sdk ignores NO_PROXY; this run never leaves 127.0.0.1
-        os.environ.pop(name, None)
-    with tempfile.TemporaryDirectory(prefix="agentbot-slack-bench-") as tmp:
-        report = asyncio.run(measure(args, Path(tmp)))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
-    print(
-        f"agentbot bench slack: {report['events']} signed app_mention events, {report['in_flight']} in flight, "
-        f"each turn taking {report['turn_seconds']} s (real bolt + aiohttp + router + SQLite file)"
-    )
-    print(f"ack latency: p50 {report['ack_p50_ms']} ms, p99 {report['ack_p99_ms']} ms, max {report['ack_max_ms']} ms")
-    print(f"retries (X-Slack-Retry-Num, 10% of events): ack p99 {report['retry_ack_p99_ms']} ms")
-    print(
-        f"all {report['events']} acked in {report['all_sent_s']} s; all answered {report['all_answered_s']} s "
-        f"after the first was sent; answers {report['answers']}, duplicates {report['duplicate_answers']}"
-    )
-    return 0 if report["duplicate_answers"] == 0 and report["answers"] == report["events"] else 1
+    def lines(self, report: dict[str, Any]) -> list[str]:
+        ack = report["ack"]
+        return [
+            f"agentbot bench slack: {report['events']} signed app_mention events, {report['in_flight']} in flight, "
+            f"each turn taking {report['turn_seconds']} s (real bolt + aiohttp + router + SQLite file)",
+            f"ack latency: p50 {ack['p50_ms']} ms, p99 {ack['p99_ms']} ms, max {ack['max_ms']} ms",
+            f"retries (X-Slack-Retry-Num, 10% of events): ack p99 {report['retry_ack']['p99_ms']} ms",
+            f"all {report['events']} acked in {report['all_sent_s']} s; all answered {report['all_answered_s']} s "
+            f"after the first was sent; answers {report['answers']}, duplicates {report['duplicate_answers']}",
+        ]
 
-
-def main() -> int:
-    """`python -m tests.bench_slack` from a checkout: its stand-in servers live under tests/."""
-    parser = argparse.ArgumentParser(prog="python -m tests.bench_slack", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-dir", help="a project's config/ (default: the checkout's)")
-    parser.add_argument("--data-dir", help="a project's data/ (default: the checkout's)")
-    parser.add_argument("--db-url", help="the database (default: a SQLite file in a temporary folder)")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--events", type=int, default=200, help="signed events to send")
-    parser.add_argument("--turn-seconds", type=float, default=5.0, help="how long each turn takes")
-    return run_slack_bench(parser.parse_args())
+    def held(self, report: dict[str, Any]) -> bool:
+        """Every thread answered, and once."""
+        return report["duplicate_answers"] == 0 and report["answers"] == report["events"]
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(SlackBench("slack", __doc__ or "").main())

@@ -14,6 +14,7 @@ from agent.app import App
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO
+from tests.pg import fresh_database, postgres_server, unavailable_reason
 from tests.standins.llm_server import StandInLLM
 
 _real_connect = socket.socket.connect
@@ -46,6 +47,24 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'agentbot.db'}"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """One throwaway PostgreSQL server for the run; a test that needs it is skipped on a machine
+    without the server binaries."""
+    if (reason := unavailable_reason()) is not None:
+        pytest.skip(reason)
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def any_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The test once on a real SQLite file and once on a fresh, migrated PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'agentbot.db'}"
+    return await fresh_database(request.getfixturevalue("pg_server"))
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,3 +87,27 @@ def postgres_server() -> Iterator[str]:
         server.terminate()
         server.wait(timeout=30)
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def fresh_database(server_url: str) -> str:
+    """A new, empty database on the server, migrated the way a deploy does it (`agentbot db
+    upgrade`): one test's own, whatever other tests left on the server."""
+    import asyncpg
+    from sqlalchemy.engine import make_url
+
+    from adapters.storage.sql import SqlStore
+
+    url = make_url(server_url)
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database="postgres")
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        await admin.close()
+    fresh = url.set(database=name).render_as_string(hide_password=False)
+    store = SqlStore(fresh)
+    try:
+        await store.upgrade()
+    finally:
+        await store.aclose()
+    return fresh

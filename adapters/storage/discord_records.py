@@ -8,20 +8,14 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.schema import discord_guilds
 from adapters.storage.writes import upsert
 from agent.domain.types import utcnow
-from agent.interfaces import Database
 
 
-class DiscordRecords:
-    """
-    Args:
-        store: the session store's database; the table lives there and runs on its runner.
-    """
-
-    def __init__(self, store: Database):
-        self.store = store
+class DiscordRecords(OnDatabase):
+    """Discord's table in the session store's database, on its runner."""
 
     async def set_admin_channel(self, guild_id: int, channel_id: int, set_by: int) -> None:
         """This server's admin alerts go to `channel_id` from now on (the latest setting wins)."""
@@ -35,8 +29,7 @@ class DiscordRecords:
         def unit(conn: Connection) -> None:
             upsert(conn, discord_guilds, "guild_id", row)
 
-        await self.store.ensure_schema()
-        await self.store.run(unit, what="set a Discord server's admin channel")
+        await self._run(unit, what="set a Discord server's admin channel")
 
     async def admin_channel(self, guild_id: int) -> int | None:
         """The channel this server's admins chose, or None when they chose none."""
@@ -46,6 +39,5 @@ class DiscordRecords:
                 select(discord_guilds.c.admin_channel_id).where(discord_guilds.c.guild_id == str(guild_id))
             ).scalar()
 
-        await self.store.ensure_schema()
-        found = await self.store.run(unit, what="read a Discord server's admin channel")
+        found = await self._run(unit, what="read a Discord server's admin channel")
         return int(found) if found else None

@@ -14,10 +14,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.schema import messages, sessions, telemetry
 from adapters.storage.telemetry import events_of
 from agent.domain.records import TelemetryEvent
-from agent.interfaces import Database
 
 
 class Conversation(BaseModel):
@@ -92,18 +92,8 @@ def figures_of(events: Sequence[TelemetryEvent]) -> tuple[bool, bool, bool, bool
     return bool(classified), understood, clarified, fell_back
 
 
-class OperatorViews:
-    """
-    Args:
-        database: the database the turns commit to (`app.storage.database`).
-    """
-
-    def __init__(self, database: Database):
-        self.database = database
-
-    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
-        await self.database.ensure_schema()
-        return await self.database.run(fn, *args, what=what)
+class OperatorViews(OnDatabase):
+    """The operator page's reads over the database the turns commit to (`app.storage.database`)."""
 
     async def conversations(self, workspace: str | None, text: str = "", limit: int = 200) -> list[Conversation]:
         """Newest first; `text` matches the customer, the channel, the conversation's id or its messages."""
@@ -129,14 +119,14 @@ class OperatorViews:
                 ]
             return found[:limit]
 
-        return await self._run(unit, what="read conversations")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read conversations")
 
     async def workspaces(self) -> list[str]:
         def unit(conn: Connection) -> list[str]:
             rows = conn.execute(select(sessions)).all()
             return sorted({_conversation(r).workspace for r in rows})
 
-        return await self._run(unit, what="read workspaces")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read workspaces")
 
     async def conversation(self, session_id: str) -> tuple[Conversation | None, list[TurnView]]:
         def unit(conn: Connection) -> tuple[Conversation | None, list[TurnView]]:
@@ -160,7 +150,7 @@ class OperatorViews:
                 _read_into(turn, events_of(r))
             return _conversation(row), list(turns.values())
 
-        return await self._run(unit, what="read a conversation")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read a conversation")
 
     async def days(self, workspace: str | None, today: date, count: int = 14) -> list[DayFigures]:
         """Turns, understood share, clarifications and fallbacks per UTC day, oldest first."""
@@ -187,7 +177,7 @@ class OperatorViews:
                 day.fallbacks += fell_back
             return list(by_day.values())
 
-        return await self._run(unit, what="read the day's figures")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read the day's figures")
 
 
 def _utc(day: date) -> datetime:

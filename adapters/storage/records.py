@@ -1,4 +1,5 @@
-"""Reads of what the bot itself wrote: tasks, refund counts, order updates, unclaimed handoffs.
+"""Reads of what the bot itself wrote: tasks, refund counts, order updates, unclaimed handoffs, and
+the records tools keep of kinds without a table of their own.
 
 Writes happen as side effects in each turn's transaction (adapters/storage/sql.py); these are the
 reads the tools, the policy engine and the handoff sweep need, over the same database.
@@ -14,22 +15,24 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, select
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.prepared import Prepared
 from adapters.storage.schema import (
     demo_calendar,
     handoff_queue,
     order_updates,
+    records,
     refunds,
     risk_reports,
     tasks,
     tool_ledger,
 )
-from adapters.storage.sql import SqlStore
-from adapters.storage.writes import insert_ignore
-from agent.domain.records import TaskRecord
+from adapters.storage.writes import BUILT_IN_KINDS, insert_ignore
+from agent.domain.records import TaskRecord, ToolRecord
+from agent.interfaces import Database
 
-# The records a demo reset forgets: what the bot changed about the demo's business data.
-DEMO_RECORDS = frozenset({"refund", "order_update", "risk_report"})
+# The records a demo reset forgets, by kind: what the bot changed about the demo's business data.
+DEMO_RECORDS = {"refund": refunds, "order_update": order_updates, "risk_report": risk_reports}
 
 # Built once: a statement built per call is compiled from the cache but its result columns are
 # worked out again on every run, which cost more than the query (py-spy, `agentbot bench`).
@@ -65,20 +68,13 @@ def with_refunds(data: dict[str, Any], issued: Sequence[Any]) -> dict[str, Any]:
     return data
 
 
-class SqlRecords:
-    """TaskReader, RefundHistory, HandoffQueue, RiskReports and the demo's calendar over the session store's database.
+class SqlRecords(OnDatabase):
+    """TaskReader, RefundHistory, HandoffQueue, RiskReports, ToolRecords and the demo's calendar over
+    the database that holds the turns' side effects (the SqlStore's)."""
 
-    Args:
-        store: the SqlStore whose database holds the turn's side effects.
-    """
-
-    def __init__(self, store: SqlStore):
-        self.store = store
+    def __init__(self, database: Database):
+        super().__init__(database)
         self._demo_start: tuple[date, float] | None = None  # the demo's first day, and when it was read
-
-    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
-        await self.store.ensure_schema()
-        return await self.store.run(fn, *args, what=what)
 
     async def list_tasks(self, owner: str) -> list[TaskRecord]:
         def unit(conn: Connection) -> list[TaskRecord]:
@@ -89,7 +85,7 @@ class SqlRecords:
             ).all()
             return [TaskRecord.model_validate(r._asdict()) for r in rows]
 
-        return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read tasks")
 
     async def next_task_number(self, owner: str) -> int:
         """Numbers are never reused, so "task 3" keeps meaning the same task after a deletion."""
@@ -98,13 +94,13 @@ class SqlRecords:
             top = conn.execute(select(func.max(tasks.c.number)).where(tasks.c.owner == owner)).scalar()
             return int(top or 0) + 1
 
-        return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read tasks")
 
     async def count_refunds(self, customer_id: str, since: datetime) -> int:
         def unit(conn: Connection) -> int:
             return int(conn.execute(COUNT_REFUNDS, {"b_customer": customer_id, "b_since": since}).scalar() or 0)
 
-        return await self._run(unit, what="count refunds")  # type: ignore[no-any-return]
+        return await self._run(unit, what="count refunds")
 
     async def order_update(self, order_id: str) -> dict[str, Any] | None:
         """What the bot changed about an order; refund figures come from the refund records
@@ -115,7 +111,7 @@ class SqlRecords:
             data: dict[str, Any] = json.loads(row.data) if row else {}
             return with_refunds(data, SELECT_ORDER_REFUNDS.all(conn, {"b_order": order_id})) or None
 
-        return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read order updates")
 
     async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """`order_update` for a customer's orders at once: two statements for up to IDS_PER_STATEMENT orders."""
@@ -133,7 +129,7 @@ class SqlRecords:
                 out[order_id] = with_refunds(out.get(order_id, {}), rows)
             return out
 
-        return await self._run(unit, what="read order updates")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read order updates")
 
     async def unclaimed(self, alerted_before: datetime) -> list[str]:
         def unit(conn: Connection) -> list[str]:
@@ -144,7 +140,7 @@ class SqlRecords:
             )
             return [r.session_id for r in conn.execute(q).all()]
 
-        return await self._run(unit, what="read the handoff queue")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read the handoff queue")
 
     async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
         """The report filed for a release and severity on a UTC day, if any (the first one filed)."""
@@ -164,7 +160,24 @@ class SqlRecords:
             ).first()
             return row._asdict() if row else None
 
-        return await self._run(unit, what="read risk reports")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read risk reports")
+
+    async def find_records(self, kind: str, owner: str, key: str | None = None) -> list[ToolRecord]:
+        """`owner`'s records of a kind without a table of its own (only the one with `key`, if
+        given), oldest first."""
+        if kind in BUILT_IN_KINDS:
+            raise ValueError(f"{kind} records have a table of their own; tools read them through their own reader")
+        columns = [records.c[name] for name in ToolRecord.model_fields]
+        query = select(*columns).where(records.c.kind == kind, records.c.owner == owner)
+        if key is not None:
+            query = query.where(records.c.key == key)
+        query = query.order_by(records.c.created_at, records.c.id)
+
+        def unit(conn: Connection) -> list[ToolRecord]:
+            rows = conn.execute(query).all()
+            return [ToolRecord.model_validate({**r._asdict(), "data": json.loads(r.data)}) for r in rows]
+
+        return await self._run(unit, what=f"read {kind} records")
 
     async def demo_started_on(self, today: date) -> date:
         """The day the demo first ran; `today` becomes it when none is recorded yet.
@@ -185,7 +198,7 @@ class SqlRecords:
             assert found is not None  # recorded just now, or by the worker that raced this one
             return date.fromisoformat(found.started_on)
 
-        started: date = await self._run(unit, what="read the demo calendar")
+        started = await self._run(unit, what="read the demo calendar")
         self._demo_start = started, time.monotonic()
         return started
 
@@ -195,21 +208,21 @@ class SqlRecords:
 
         def unit(conn: Connection) -> int:
             dropped = 0
-            for table in (refunds, order_updates, risk_reports):
+            for table in DEMO_RECORDS.values():
                 dropped += conn.execute(delete(table)).rowcount or 0
             # A replayed confirmation must run the action again, not return the forgotten result:
             # every kept result that wrote one of the records dropped goes too.
             forgotten = [
                 row.idempotency_key
                 for row in conn.execute(select(tool_ledger.c.idempotency_key, tool_ledger.c.result))
-                if DEMO_RECORDS & {e.get("kind") for e in json.loads(row.result).get("effects") or ()}
+                if DEMO_RECORDS.keys() & {e.get("kind") for e in json.loads(row.result).get("effects") or ()}
             ]
             if forgotten:
                 conn.execute(delete(tool_ledger).where(tool_ledger.c.idempotency_key.in_(forgotten)))
             conn.execute(delete(demo_calendar))
             return dropped
 
-        dropped: int = await self._run(unit, what="reset the demo data")
+        dropped = await self._run(unit, what="reset the demo data")
         self._demo_start = None
         return dropped
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, delete, func, select, update
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.schema import review_items
 from adapters.storage.writes import insert_ignore
 from agent.domain.types import utcnow
-from agent.interfaces import Database
 from agent.review.items import ReviewItem, ReviewReading
 
 
@@ -63,19 +63,8 @@ def _item(row: Row[Any]) -> ReviewItem:
     )
 
 
-class SqlReview:
-    """The review inbox over the store's database.
-
-    Args:
-        database: the database the turns commit to (`app.storage.database`).
-    """
-
-    def __init__(self, database: Database):
-        self.database = database
-
-    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
-        await self.database.ensure_schema()
-        return await self.database.run(fn, *args, what=what)
+class SqlReview(OnDatabase):
+    """The review inbox over the database the turns commit to (`app.storage.database`)."""
 
     async def items(
         self,
@@ -96,14 +85,14 @@ class SqlReview:
                 q = q.where(review_items.c.session_id == session_id)
             return [_item(r) for r in conn.execute(q).all()]
 
-        return await self._run(unit, what="read the review inbox")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read the review inbox")
 
     async def get(self, item_id: str) -> ReviewItem | None:
         def unit(conn: Connection) -> ReviewItem | None:
             row = conn.execute(select(review_items).where(review_items.c.id == item_id)).first()
             return _item(row) if row else None
 
-        return await self._run(unit, what="read a review item")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read a review item")
 
     async def settle(self, item_id: str, status: str, label: str | None) -> bool:
         """Mark an item labelled (with its label) or skipped; False when no such item exists."""
@@ -116,7 +105,7 @@ class SqlReview:
             )
             return bool(done.rowcount)
 
-        return await self._run(unit, what="label a review item")  # type: ignore[no-any-return]
+        return await self._run(unit, what="label a review item")
 
     async def purge(self, before: datetime) -> int:
         """Delete items older than the retention; returns how many went."""
@@ -124,7 +113,7 @@ class SqlReview:
         def unit(conn: Connection) -> int:
             return int(conn.execute(delete(review_items).where(review_items.c.created_at < before)).rowcount or 0)
 
-        return await self._run(unit, what="purge the review inbox")  # type: ignore[no-any-return]
+        return await self._run(unit, what="purge the review inbox")
 
     async def counts(self, workspace: str | None = None) -> dict[str, int]:
         """How many items wait, by kind."""
@@ -135,7 +124,7 @@ class SqlReview:
                 q = q.where(review_items.c.workspace == workspace)
             return {str(kind): int(n) for kind, n in conn.execute(q.group_by(review_items.c.kind)).all()}
 
-        return await self._run(unit, what="count the review inbox")  # type: ignore[no-any-return]
+        return await self._run(unit, what="count the review inbox")
 
 
 def dumped(item: ReviewItem) -> dict[str, Any]:

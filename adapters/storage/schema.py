@@ -325,6 +325,23 @@ review_items = Table(
     Index("ix_review_items_waiting", "workspace", "status", "created_at"),
 )
 
+# What tools write of a kind without a table of its own (`Tool.records`, migration 0011_records): one
+# row per kind and key, written once in the turn's transaction, read back by its owner (the
+# customer, or a guest in one conversation). A new kind of record needs no migration.
+records = Table(
+    "records",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(48), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("session_id", String(255), nullable=False),
+    Column("owner", String(255)),
+    Column("data", Text, nullable=False),  # JSON
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ux_records_kind_key", "kind", "key", unique=True),
+    Index("ix_records_kind_owner", "kind", "owner", "created_at"),
+)
+
 EFFECT_TABLES = {"ticket": tickets, "handoff": handoffs, "refund": refunds, "task": tasks, "risk_report": risk_reports}
 
 

@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import Connection, delete, select, update
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.schema import slack_assistant_threads, slack_installations, slack_oauth_states, slack_workspaces
 from adapters.storage.writes import upsert
 from agent.domain.types import utcnow
-from agent.interfaces import Database
 
 
 def team_key(team_id: str | None, enterprise_id: str | None = None, *, org_wide: bool = False) -> str:
@@ -52,18 +52,8 @@ class WorkspaceRow(BaseModel):
     revoked_at: datetime | None = None  # an org-wide install lost access to this workspace
 
 
-class SlackRecords:
-    """
-    Args:
-        store: the session store; these tables live in its database and run on its runner.
-    """
-
-    def __init__(self, store: Database):
-        self.store = store
-
-    async def _run(self, fn: Any, *args: Any, what: str) -> Any:
-        await self.store.ensure_schema()
-        return await self.store.run(fn, *args, what=what)
+class SlackRecords(OnDatabase):
+    """Slack's tables in the session store's database, on its runner."""
 
     # Assistant threads
 
@@ -93,7 +83,7 @@ class SlackRecords:
             ).scalar()
             return json.loads(found) if found is not None else None
 
-        return await self._run(unit, what="read an assistant thread's context")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read an assistant thread's context")
 
     # Installations
 
@@ -114,7 +104,7 @@ class SlackRecords:
                 return None
             return InstallationRow.model_validate({**r._asdict(), "installation": json.loads(r.installation)})
 
-        return await self._run(unit, what="read a Slack installation")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read a Slack installation")
 
     async def delete_installation(self, key: str) -> bool:
         """Forget an install and what its workspaces had of their own (every workspace of an org's)."""
@@ -131,7 +121,7 @@ class SlackRecords:
                 conn.execute(delete(slack_workspaces).where(ws.team_id == row.team_id))
             return True
 
-        return await self._run(unit, what="delete a Slack installation")  # type: ignore[no-any-return]
+        return await self._run(unit, what="delete a Slack installation")
 
     # Workspaces
 
@@ -140,7 +130,7 @@ class SlackRecords:
             r = conn.execute(select(slack_workspaces).where(slack_workspaces.c.team_id == team_id)).first()
             return WorkspaceRow.model_validate(r._asdict()) if r is not None else None
 
-        return await self._run(unit, what="read a Slack workspace")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read a Slack workspace")
 
     async def set_admin_channel(self, team_id: str, enterprise_id: str | None, channel: str) -> None:
         values = {"team_id": team_id, "enterprise_id": enterprise_id, "admin_channel": channel, "updated_at": utcnow()}
@@ -191,4 +181,4 @@ class SlackRecords:
             conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.state == state))
             return expires is not None and expires > utcnow()
 
-        return await self._run(unit, what="consume an OAuth state")  # type: ignore[no-any-return]
+        return await self._run(unit, what="consume an OAuth state")

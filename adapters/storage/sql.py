@@ -108,7 +108,7 @@ def commit_unit(conn: Connection, turn: TurnRecord) -> None:
         )
     try:
         for effect in turn.effects:
-            write_effect(conn, effect.kind, effect.data)
+            write_effect(conn, effect, sid)
     except IntegrityError as e:
         # A per-owner task number another turn took first: re-run the turn on fresh state.
         raise VersionConflict(sid, turn.expected_version) from e

@@ -1,4 +1,8 @@
-"""Writing a turn's side effects: rows written once per key, keyed upserts, collisions reported."""
+"""Writing a turn's side effects: rows written once per key, keyed upserts, collisions reported.
+
+The built-in kinds have tables of their own; any other kind a tool declares goes to `records`, one
+row per kind and key, so a new kind of record needs no migration and no writer here.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, select, update
 
-from adapters.storage.schema import EFFECT_TABLES, handoff_queue, order_updates, tasks
-from agent.domain.types import utcnow
+from adapters.storage.schema import EFFECT_TABLES, handoff_queue, order_updates, records, tasks
+from agent.domain.types import SideEffect, utcnow
 from agent.errors import ReferenceCollision
 
 
@@ -37,8 +41,19 @@ def upsert(conn: Connection, table: Table, key: str, row: dict[str, Any]) -> Non
     conn.execute(lite.on_conflict_do_update(index_elements=[key], set_={k: lite.excluded[k] for k in row if k != key}))
 
 
-def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
-    """Rows are written once per key; updates carry the whole new value, so a replay is harmless."""
+# The kinds written to tables of their own below; every other kind goes to `records`.
+BUILT_IN_KINDS = frozenset({*EFFECT_TABLES, "order_update", "task_change", "handoff_state"})
+
+
+def write_effect(conn: Connection, effect: SideEffect, session_id: str) -> None:
+    """Rows are written once per key; updates carry the whole new value, so a replay is harmless.
+
+    Args:
+        conn: the turn's transaction.
+        effect: what a tool (or the turn) asked to write.
+        session_id: the conversation whose turn writes it.
+    """
+    kind, data = effect.kind, effect.data
     if kind in EFFECT_TABLES:
         table = EFFECT_TABLES[kind]
         res = conn.execute(insert_ignore(conn, table, "id").values(**_effect_row(data)))
@@ -60,15 +75,33 @@ def write_effect(conn: Connection, kind: str, data: dict[str, Any]) -> None:
     elif kind == "handoff_state":
         upsert(conn, handoff_queue, "session_id", _effect_row(data))
     else:
-        raise ValueError(f"no writer for side effect {kind!r}")
+        write_record(conn, effect, session_id)
 
 
-def insert_ignore(conn: Connection, table: Table, key: str) -> Any:
-    """INSERT ... ON CONFLICT DO NOTHING: side effects and ledger rows are written once per key."""
+def write_record(conn: Connection, effect: SideEffect, session_id: str) -> None:
+    """A record of a kind without a table of its own, once per kind and key: a replay of this
+    conversation's own record is harmless, another conversation's key is a collision."""
+    row = {
+        "kind": effect.kind,
+        "key": effect.key,
+        "session_id": session_id,
+        "owner": effect.owner,
+        "data": json.dumps(effect.data, separators=(",", ":"), default=str),
+        "created_at": utcnow(),
+    }
+    if conn.execute(insert_ignore(conn, records, "kind", "key").values(**row)).rowcount == 0:
+        found = select(records.c.session_id).where(records.c.kind == effect.kind, records.c.key == effect.key)
+        if conn.execute(found).scalar() != session_id:
+            raise ReferenceCollision(f"{effect.kind} {effect.key} already belongs to another conversation")
+
+
+def insert_ignore(conn: Connection, table: Table, *key: str) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING: side effects and ledger rows are written once per key
+    (one column, or several that are unique together)."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects import postgresql
 
-        return postgresql.insert(table).on_conflict_do_nothing(index_elements=[key])
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(key))
     from sqlalchemy.dialects import sqlite
 
-    return sqlite.insert(table).on_conflict_do_nothing(index_elements=[key])
+    return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(key))

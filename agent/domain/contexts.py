@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.conversation.session import Goal, SessionState, Speaker
+from agent.domain.records import ToolRecord
 from agent.domain.types import Intent, Message, ToolResult, utcnow
+from agent.errors import ToolError
 
 if TYPE_CHECKING:
-    from agent.interfaces import DataSource
+    from agent.interfaces import DataSource, ToolRecords
 
 
 class TurnReads:
@@ -46,6 +48,34 @@ class TurnReads:
         return await self.data.find_customer(platform, user_id)
 
 
+class OwnRecords:
+    """A running tool's records, read back: the kinds it declares (`Tool.records`) that have no table
+    of their own, written for the same requester. The gateway hands each run its own.
+
+    Args:
+        source: where such records are kept (`Storage.records`); None: this storage keeps none.
+        tool: the running tool's name, for its errors.
+        kinds: the kinds the tool declares.
+        owner: the requester (`ToolContext.owner`): only their records are read.
+    """
+
+    def __init__(
+        self, source: ToolRecords | None, tool: str = "", kinds: frozenset[str] = frozenset(), owner: str = ""
+    ):
+        self.source, self.tool, self.kinds, self.owner = source, tool, kinds, owner
+
+    async def find(self, kind: str, key: str | None = None) -> list[ToolRecord]:
+        """The requester's records of `kind` (only the one with `key`, if given), oldest first."""
+        if kind not in self.kinds:
+            raise ToolError(self.tool, f"reads records it does not declare ({kind!r})", code="undeclared_record")
+        if self.source is None:
+            raise ToolError(self.tool, f"this storage keeps no {kind!r} records", code="no_records")
+        return await self.source.find_records(kind, self.owner, key)
+
+
+NO_RECORDS = OwnRecords(None, "a tool")  # a tool that declares no records, or a run outside the gateway, reads none
+
+
 class PolicyContext(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -72,6 +102,13 @@ class ToolContext(BaseModel):
     # business data (None outside a turn: a tool reads its own source).
     now: datetime = Field(default_factory=utcnow)
     reads: TurnReads | None = None
+    records: OwnRecords = NO_RECORDS  # the tool's own records, read back (set by the gateway)
+
+    @property
+    def owner(self) -> str:
+        """Whose data this run touches: a customer's follows them; a guest's belongs to that guest in
+        that conversation."""
+        return self.customer_id or f"session:{self.session_id}" + (f":{self.speaker}" if self.speaker else "")
 
 
 class Preferences(BaseModel):

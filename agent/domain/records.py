@@ -55,6 +55,17 @@ class InboxEvent(Model):
     accepted_at: datetime | None = None  # when it was stored (set by the inbox)
 
 
+class ToolRecord(Model):
+    """A record a tool wrote of a kind without a table of its own, as it reads it back."""
+
+    kind: str
+    key: str  # unique within its kind
+    owner: str | None  # the requester it was written for (ToolContext.owner)
+    session_id: str  # the conversation that wrote it
+    data: dict[str, Any]
+    created_at: datetime
+
+
 class TaskRecord(Model):
     id: str
     owner: str

@@ -214,18 +214,22 @@ class Plan(Model):
         return "respond"
 
 
-# The kinds of record a turn writes; a tool declares which of them it writes (`Tool.records`).
-RecordKind = Literal[
-    "ticket", "handoff", "refund", "order_update", "task", "task_change", "handoff_state", "risk_report"
-]
+# The kind of a record a turn writes; a tool declares which kinds it writes (`Tool.records`). The
+# built-in kinds (ticket, handoff, refund, order_update, task, task_change, handoff_state,
+# risk_report) have tables of their own; any other kind is kept in storage's generic records.
+RECORD_KIND_PATTERN = r"^[a-z][a-z0-9_]{0,47}$"
+RecordKind = Annotated[str, Field(pattern=RECORD_KIND_PATTERN)]
 
 
 class SideEffect(Model):
     """A row a tool asks to write; stored in the turn's transaction, once per key."""
 
     kind: RecordKind
-    key: str
+    key: str = Field(min_length=1, max_length=255)  # unique within its kind
     data: dict[str, Any]
+    # Whose record it is: the gateway sets the requester's (`ToolContext.owner`), so a tool cannot
+    # write a record for someone else; a kind without a table of its own is read back by it.
+    owner: str | None = None
 
 
 class Alert(Model):

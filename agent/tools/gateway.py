@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.domain.contexts import ToolContext
+from agent.domain.contexts import OwnRecords, ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
-from agent.interfaces import SessionStore
+from agent.interfaces import SessionStore, ToolRecords
 from agent.tools.registry import Tool
 
 
@@ -31,6 +31,8 @@ class ToolGateway:
         permissions: agent name -> the tool names it may use.
         ledger: where results of side-effecting calls are looked up by idempotency key.
         default_timeout: seconds a tool may run unless it sets its own.
+        records: where tools' records of kinds without a table of their own are read back (each
+            run sees its requester's, of the kinds its tool declares); None: none are kept.
     """
 
     def __init__(
@@ -39,11 +41,13 @@ class ToolGateway:
         permissions: dict[str, list[str]],
         ledger: SessionStore,
         default_timeout: float = 5.0,
+        records: ToolRecords | None = None,
     ):
         self.tools = {t.name: t for t in tools}
         self.permissions = {agent: frozenset(names) for agent, names in permissions.items()}
         self.ledger = ledger
         self.default_timeout = default_timeout
+        self.records = records
 
     def needing_approval(self) -> frozenset[str]:
         """The tools whose declaration says they run only after the requester's yes."""
@@ -66,6 +70,9 @@ class ToolGateway:
             key = (context.action_hash or idempotency_key(context, call)) if tool.side_effect else None
             if key and (previous := await self.ledger.ledger_get(key)) is not None:
                 return previous.model_copy(update={"replayed": True})
+            if tool.records:  # a tool that keeps no records reads none (ToolContext's default says so)
+                own = OwnRecords(self.records, tool.name, frozenset(tool.records), context.owner)
+                context = context.model_copy(update={"records": own})
             timeout = tool.timeout or self.default_timeout
             try:
                 output = await asyncio.wait_for(tool.handler(params, context), timeout)
@@ -78,7 +85,11 @@ class ToolGateway:
                 tool=tool.name,
                 success=True,
                 data=output.data,
-                effects=output.effects,
+                # Every record is the requester's: a tool writes none for somebody else.
+                effects=[
+                    e if e.owner == context.owner else e.model_copy(update={"owner": context.owner})
+                    for e in output.effects
+                ],
                 alerts=output.alerts,
                 idempotency_key=key,
                 execution_time_ms=(time.perf_counter() - started) * 1000,

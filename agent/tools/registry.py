@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+import re
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.domain.contexts import ToolContext
-from agent.domain.types import Alert, RecordKind, SideEffect
+from agent.domain.types import RECORD_KIND_PATTERN, Alert, RecordKind, SideEffect
 from agent.errors import ConfigError
 from agent.interfaces import DataSource, Inventory, KnowledgeSource, ReleaseSource, RiskReports, TaskReader
 
@@ -63,8 +64,11 @@ class Tool:
             with the same key (a replayed confirmation) gets that result back.
         needs_approval: runs only after the requester said yes to this exact action (the policy
             engine asks; an LLM agent hands the wording to its rules planner).
-        records: the kinds of record (`SideEffect.kind`) its runs write; writing another is a bug
-            the gateway reports, and storage forgets these when the demo is reset.
+        records: the kinds of record (`SideEffect.kind`, `[a-z0-9_]`) its runs write and read back
+            (`ToolContext.records`); writing another is a bug the gateway reports, and a demo
+            reset forgets the results of runs that wrote what it drops. The built-in kinds
+            (ticket, refund...) have tables of their own; any other kind is kept in storage's
+            generic records, so a new kind needs no migration.
         timeout: seconds, overriding the gateway default.
     """
 
@@ -80,6 +84,8 @@ class Tool:
     def __post_init__(self) -> None:
         if self.needs_approval and not self.side_effect:
             raise ValueError(f"tool {self.name!r}: an action that needs a yes is a side effect, done once")
+        if bad := [kind for kind in self.records if not re.fullmatch(RECORD_KIND_PATTERN, kind)]:
+            raise ValueError(f"tool {self.name!r}: record kinds are [a-z0-9_] words, not {bad}")
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.params.model_json_schema()}

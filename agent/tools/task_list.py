@@ -36,11 +36,6 @@ class UpdateTaskParams(TaskNumberParams):
     title: str = Field(min_length=1, max_length=500)
 
 
-def owner_of(ctx: ToolContext) -> str:
-    """A customer's list follows them; a guest's belongs to that guest in that conversation."""
-    return ctx.customer_id or f"session:{ctx.session_id}" + (f":{ctx.speaker}" if ctx.speaker else "")
-
-
 @tool_factory
 def task_tools(deps: ToolDeps) -> list[Tool]:
     """The to-do tools; none when the storage keeps no task lists."""
@@ -74,7 +69,7 @@ class _TaskList:
         self.store = store
 
     async def add_task(self, p: AddTaskParams, ctx: ToolContext) -> ToolOutput:
-        owner = owner_of(ctx)
+        owner = ctx.owner
         number = await self.store.next_task_number(owner)
         # Keyed by the interaction: a retried turn writes the task once, a new request adds another.
         task_id = "K-" + hashlib.sha256(f"{owner}|{ctx.interaction_id}|{p.title}".encode()).hexdigest()[:12]
@@ -84,7 +79,7 @@ class _TaskList:
         return ToolOutput(data={"number": number, "title": p.title, "status": "added"}, effects=[effect])
 
     async def list_tasks(self, p: ListTasksParams, ctx: ToolContext) -> ToolOutput:
-        items = [t for t in await self.store.list_tasks(owner_of(ctx)) if p.show == "all" or t.status == p.show]
+        items = [t for t in await self.store.list_tasks(ctx.owner) if p.show == "all" or t.status == p.show]
         lines = [f"{t.number}. {t.title}" + (" (done)" if t.status == "done" else "") for t in items]
         return ToolOutput(
             data={
@@ -118,7 +113,7 @@ class _TaskList:
         )
 
     async def _find(self, ctx: ToolContext, number: int, tool: str) -> TaskRecord:
-        for task in await self.store.list_tasks(owner_of(ctx)):
+        for task in await self.store.list_tasks(ctx.owner):
             if task.number == number:
                 return task
         raise ToolError(tool, f"no task {number}", code="not_found")

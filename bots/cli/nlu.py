@@ -58,28 +58,45 @@ def reader_for(config_dir: str | Path | None = None, data_dir: str | Path | None
     return reader, time.perf_counter() - start
 
 
+class ConfiguredUnderstanding:
+    """The project's rules understanding as its files on disk configure it, loaded once: to measure
+    labelled corpora (`eval --nlu`) and to read one message (a review label's before and after).
+
+    Args:
+        config_dir, data_dir: the project (as for `build_app`).
+    """
+
+    def __init__(self, config_dir: str | Path | None = None, data_dir: str | Path | None = None):
+        self.reader, self.load_seconds = reader_for(config_dir, data_dir)
+        config = load_config(resolve_dir(config_dir, "config"))
+        self.classifier = RulesClassifier(config, reader=self.reader)
+        self.intents = list(IntentsRegistry(config).intents.values())
+        self.gated = {i.id for i in config.intents.intents if i.templates.offer}  # as calibration counts them
+
+    def measure(self, corpus: Path) -> NluReport:
+        """Read every line of a labelled corpus and report."""
+        cases = load_corpus(corpus)
+        result = report(asyncio.run(read_all(cases, self.classifier, self.intents, self.gated)))
+        result.corpus = str(corpus)
+        result.load_seconds = {"model_and_banks": round(self.load_seconds, 4)}
+        result.bank_overlap = overlap(cases, [s for _, s in self.reader.banks.examples()])
+        return result
+
+    def intent_of(self, text: str) -> str:
+        """The intent one message reads as with these banks, or out of scope."""
+        return self.reader.read(text, {i.id for i in self.intents}).intent or OUT_OF_SCOPE
+
+
 def measure(corpus: Path, config_dir: str | Path | None = None, data_dir: str | Path | None = None) -> NluReport:
     """Read every corpus line with the configured rules understanding and report."""
-    return measure_all([corpus], config_dir, data_dir)[0]
+    return ConfiguredUnderstanding(config_dir, data_dir).measure(corpus)
 
 
 def measure_all(
     corpora: list[Path], config_dir: str | Path | None = None, data_dir: str | Path | None = None
 ) -> list[NluReport]:
-    reader, seconds = reader_for(config_dir, data_dir)
-    config = load_config(resolve_dir(config_dir, "config"))
-    classifier = RulesClassifier(config, reader=reader)
-    intents = list(IntentsRegistry(config).intents.values())
-    gated = {i.id for i in config.intents.intents if i.templates.offer}  # as calibration counts them
-    reports = []
-    for corpus in corpora:
-        cases = load_corpus(corpus)
-        result = report(asyncio.run(read_all(cases, classifier, intents, gated)))
-        result.corpus = str(corpus)
-        result.load_seconds = {"model_and_banks": round(seconds, 4)}
-        result.bank_overlap = overlap(cases, [s for _, s in reader.banks.examples()])
-        reports.append(result)
-    return reports
+    understanding = ConfiguredUnderstanding(config_dir, data_dir)
+    return [understanding.measure(corpus) for corpus in corpora]
 
 
 def ink(cell: Any) -> str:

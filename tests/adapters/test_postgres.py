@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy.engine import make_url
@@ -17,15 +16,9 @@ from agent.domain.types import Message
 from agent.errors import SchemaBehind, VersionConflict
 from bots.app import build_app
 from tests.helpers import REPO, say
-from tests.pg import postgres_server, unavailable_reason
+from tests.pg import unavailable_reason
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    with postgres_server() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

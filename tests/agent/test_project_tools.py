@@ -2,17 +2,22 @@
 
 The project here is a temporary folder holding a copy of the shipped config/ plus the lines the
 recipe in docs/tools.md adds, and one module under tools/. A conversation reaches the new tool
-through the real router, and the tool's declaration (a side effect that needs a yes) is obeyed.
+through the real router, and the tool's declaration (a side effect that needs a yes, a new kind of
+record) is obeyed: its vouchers are kept without a migration, on SQLite and PostgreSQL, and a later
+conversation's run reads them back.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from adapters.storage.records import SqlRecords
 from adapters.storage.sql import SqlStore
 from agent.app import App
 from agent.domain.types import SideEffect, ToolCall
@@ -21,27 +26,38 @@ from agent.tools import ToolContext, ToolDeps, ToolOutput, ToolParams, tool
 from agent.tools.gateway import ToolGateway
 from agent.tools.registry import find_tools
 from bots.app import build_app
-from tests.helpers import REPO, say
+from tests.helpers import REPO, interaction, say
 
 # The whole tool: its parameters, its handler and its declaration, in the project's own folder.
 TOOL_MODULE = """
 from pydantic import Field
 
-from agent.tools import ToolContext, ToolOutput, ToolParams, tool
+from agent.tools import SideEffect, ToolContext, ToolOutput, ToolParams, tool
 
-POINTS = {"C-001": 1240, "C-002": 80}
+EARNED = {"C-001": 1240, "C-002": 80}
 
 
 class RedeemParams(ToolParams):
     points: int = Field(gt=0, description="How many loyalty points to turn into a voucher")
 
 
-@tool("Turn loyalty points into a store voucher. Needs the customer's yes.", side_effect=True, needs_approval=True)
+@tool(
+    "Turn loyalty points into a store voucher. Needs the customer's yes.",
+    side_effect=True,
+    needs_approval=True,
+    records=("voucher",),
+)
 async def redeem_points(p: RedeemParams, ctx: ToolContext) -> ToolOutput:
-    have = POINTS.get(ctx.customer_id or "", 0)
+    spent = sum(v.data["points"] for v in await ctx.records.find("voucher"))
+    have = EARNED.get(ctx.customer_id or "", 0) - spent
     if p.points > have:
         return ToolOutput(data={"status": "short", "have": have})
-    return ToolOutput(data={"status": "redeemed", "voucher": f"V-{p.points:05d}", "left": have - p.points})
+    # The confirmed action's hash: a re-run of this action writes the same voucher, once.
+    voucher = "V-" + (ctx.action_hash or ctx.interaction_id)[:6].upper()
+    return ToolOutput(
+        data={"status": "redeemed", "voucher": voucher, "left": have - p.points},
+        effects=[SideEffect(kind="voucher", key=voucher, data={"points": p.points})],
+    )
 """
 
 AGENTS = """
@@ -106,15 +122,23 @@ def add_config(config: Path) -> None:
     insert_after(config / "nlu.yaml", "\nintents:\n", EXAMPLES.lstrip("\n"))
 
 
+def write_project(folder: Path) -> Path:
+    """The project: a copy of the shipped config with the recipe's lines, and its tool module."""
+    config = folder / "config"
+    shutil.copytree(REPO / "config", config)
+    (folder / "tools").mkdir()
+    (folder / "tools" / "loyalty.py").write_text(TOOL_MODULE, encoding="utf-8")
+    add_config(config)
+    return config
+
+
 @pytest.fixture
 async def app(tmp_path: Path) -> AsyncIterator[App]:
-    config = tmp_path / "config"
-    shutil.copytree(REPO / "config", config)
-    (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "loyalty.py").write_text(TOOL_MODULE, encoding="utf-8")
-    add_config(config)
-    async with build_app(config, REPO / "data", f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as a:
+    async with build_app(write_project(tmp_path), REPO / "data", f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as a:
         yield a
+
+
+DONE = re.compile(r"Done: voucher (V-[0-9A-F]{6}) is yours, and you have (\d+) points left\.")
 
 
 async def test_a_projects_own_tool_answers_after_the_customers_yes(app: App) -> None:
@@ -126,7 +150,41 @@ async def test_a_projects_own_tool_answers_after_the_customers_yes(app: App) -> 
     assert response.text == "Redeem 500 points for a voucher? Please confirm or cancel."
     assert response.tool_results == []
     response, _ = await say(app.router, "yes")
-    assert response.text == "Done: voucher V-00500 is yours, and you have 740 points left."
+    done = DONE.fullmatch(response.text)
+    assert done is not None and done.group(2) == "740", response.text
+
+
+async def test_a_new_kind_of_record_is_kept_and_read_back_in_a_later_conversation(
+    tmp_path: Path, any_db_url: str
+) -> None:
+    """`voucher` has no table and no migration: the tool's declaration is enough to keep it."""
+    async with build_app(write_project(tmp_path), REPO / "data", any_db_url) as app:
+        await say(app.router, "please trade 500 reward points for a voucher", session="monday")
+        first, _ = await say(app.router, "yes", session="monday")
+        # A second click on the same confirmation replays the first result: one voucher, not two.
+        click = interaction("Confirm", session="monday").model_copy(update={"action": "confirm"})
+        again = await app.router.handle(click)
+        # Days later, another conversation: the tool reads its voucher back, so those points are spent.
+        await say(app.router, "I want to spend 700 reward points on a voucher", session="friday")
+        later, _ = await say(app.router, "yes", session="friday")
+        await say(app.router, "I'd like to cash in 800 loyalty points", session="sunday")
+        short, _ = await say(app.router, "yes", session="sunday")
+        # Another customer's vouchers are theirs alone: C-002 still has all 80 points.
+        await say(app.router, "please trade 50 reward points for a voucher", session="other", customer="C-002")
+        other, _ = await say(app.router, "yes", session="other", customer="C-002")
+        rows = await app.store.fetch("SELECT kind, key, owner, session_id, data FROM records ORDER BY id")  # type: ignore[attr-defined]
+
+    firsts = [DONE.fullmatch(r.text) for r in (first, later, other)]
+    assert all(firsts), [first.text, later.text, other.text]
+    assert [m.group(2) for m in firsts if m] == ["740", "40", "30"]
+    assert again.tool_results[0].replayed and again.text == first.text
+    assert short.text == "You only have 40 points, so I can't redeem that many."
+    assert [(r.kind, r.key, r.owner, json.loads(r.data)) for r in rows] == [
+        ("voucher", m.group(1), owner, {"points": points})
+        for m, owner, points in zip(firsts, ("C-001", "C-001", "C-002"), (500, 700, 50), strict=True)
+        if m
+    ]
+    assert len({r.session_id for r in rows}) == 3
 
 
 async def test_the_projects_tool_reports_what_it_cannot_do(app: App) -> None:
@@ -174,3 +232,36 @@ async def test_a_tool_that_writes_what_it_did_not_declare_fails_safely(db_url: s
     finally:
         await store.aclose()
     assert not result.success and result.error_code == "undeclared_record" and result.effects == []
+
+
+async def test_a_tool_reads_only_the_records_it_declares(db_url: str) -> None:
+    @tool("Peeks at vouchers it never declared.")
+    async def peek(p: ToolParams, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(data={"found": len(await ctx.records.find("voucher"))})
+
+    @tool("Counts the stamps it keeps.", records=("stamp",))
+    async def stamps(p: ToolParams, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(data={"found": len(await ctx.records.find("stamp"))})
+
+    store = SqlStore(db_url)
+    try:
+        ctx = ToolContext(session_id="s", interaction_id="i", agent="support", customer_id="C-001")
+        kept = ToolGateway([peek, stamps], {"support": ["peek", "stamps"]}, store, records=SqlRecords(store))
+        peeked = await kept.execute(ToolCall(tool_name="peek", params={}), ctx)
+        counted = await kept.execute(ToolCall(tool_name="stamps", params={}), ctx)
+        # A storage of one's own that keeps no records says so to the tool that reads them.
+        none_kept = ToolGateway([stamps], {"support": ["stamps"]}, store)
+        nowhere = await none_kept.execute(ToolCall(tool_name="stamps", params={}), ctx)
+    finally:
+        await store.aclose()
+    assert not peeked.success and peeked.error_code == "undeclared_record" and "voucher" in (peeked.error or "")
+    assert counted.success and counted.data == {"found": 0}
+    assert not nowhere.success and nowhere.error_code == "no_records"
+
+
+def test_a_record_kind_is_a_plain_word() -> None:
+    with pytest.raises(ValueError, match="record kinds are"):
+
+        @tool("Keeps records of a kind no table could be named after.", records=("Loyalty Vouchers",))
+        async def odd(p: ToolParams, ctx: ToolContext) -> ToolOutput:
+            return ToolOutput()

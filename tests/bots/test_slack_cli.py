@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 
 import aiohttp
@@ -65,3 +67,14 @@ async def test_the_slack_process_answers_in_the_thread_and_stops_on_sigterm(db_u
         _, stderr = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 0, stderr.decode()
     assert b"xoxb-test" not in stderr  # the token is never logged
+
+
+def test_the_ack_benchmark_runs_from_a_checkout() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.bench_slack", "--events", "10", "--turn-seconds", "0.05", "--json"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr  # every thread answered, once
+    report = json.loads(out.stdout)
+    assert report["answers"] == 10 and report["duplicate_answers"] == 0
+    assert set(report["ack"]) == {"p50_ms", "p99_ms", "max_ms"}
