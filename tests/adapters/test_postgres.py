@@ -110,8 +110,3 @@ async def test_review_items_and_the_operator_views_on_postgres(pg_url: str) -> N
         assert days[-1].turns >= 1 and days[-1].fallbacks >= 1
         assert [c.session_id for c in await views.conversations(None, "emails")] == ["pg-rv"]
 
-
-async def test_updates_of_many_orders_on_postgres(pg_url: str) -> None:
-    from tests.adapters.test_sql_store import many_orders_updates
-
-    await many_orders_updates(pg_url)

@@ -186,10 +186,10 @@ async def test_a_demo_reset_forgets_the_results_of_what_it_drops(db_url: str) ->
     assert (dropped, left, list(refunds)) == (2, ["create_ticket"], [])  # the refund and the order's update
 
 
-async def many_orders_updates(url: str) -> None:
+async def test_updates_of_many_orders(any_db_url: str) -> None:
     """`updates_of` for more orders than one statement takes: every order's update and every refund
     is found (two refunds of one order summed), and an order the bot never touched has none."""
-    store = SqlStore(url, migrate=True)
+    store = SqlStore(any_db_url, migrate=True)
     ids = [f"O-{n:05d}" for n in range(IDS_PER_STATEMENT * 2 + 3)]
     first, last, middle = ids[0], ids[-1], ids[IDS_PER_STATEMENT]
     at = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
@@ -222,10 +222,6 @@ async def many_orders_updates(url: str) -> None:
     assert set(found) == {first, middle, last}
     assert found[middle]["refund_amount"] == 12.5 and found[middle]["refund_count"] == 2
     assert found[first]["status"] == "refunded" and found[last] == {"note": "late"}
-
-
-async def test_updates_of_many_orders(db_url: str) -> None:
-    await many_orders_updates(db_url)
 
 
 async def test_the_demo_starts_once_and_again_after_a_reset(db_url: str) -> None:
