@@ -19,8 +19,9 @@ def sql_storage(store: SqlStore, preferences: PreferenceMemory | None = None) ->
         store: the session store whose database holds all of it.
         preferences: where customers' preferences live instead (Zep); default: the same database.
     """
-    # One reader serves everything the turns wrote: tasks, refunds, order updates, handoffs, reports.
-    written = dict.fromkeys(("tasks", "refunds", "orders", "handoffs", "risk_reports", "demo"), SqlRecords(store))
+    # One reader serves everything the turns wrote: tasks, tickets, refunds, order updates, handoffs, reports.
+    readers = ("tasks", "tickets", "refunds", "orders", "handoffs", "risk_reports", "demo")
+    written = dict.fromkeys(readers, SqlRecords(store))
     return Storage(
         sessions=store,
         inbox=SqlInbox(store),

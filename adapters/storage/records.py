@@ -21,11 +21,12 @@ from adapters.storage.schema import (
     refunds,
     risk_reports,
     tasks,
+    tickets,
     tool_ledger,
 )
 from adapters.storage.sql import SqlStore
 from adapters.storage.writes import insert_ignore
-from agent.domain.records import TaskRecord
+from agent.domain.records import TaskRecord, TicketRecord
 
 # The records a demo reset forgets: what the bot changed about the demo's business data.
 DEMO_RECORDS = frozenset({"refund", "order_update", "risk_report"})
@@ -53,7 +54,8 @@ def with_refunds(data: dict[str, Any], issued: Sequence[Any]) -> dict[str, Any]:
 
 
 class SqlRecords:
-    """TaskReader, RefundHistory, HandoffQueue, RiskReports and the demo's calendar over the session store's database.
+    """TaskReader, TicketReader, RefundHistory, HandoffQueue, RiskReports and the demo's calendar over
+    the session store's database.
 
     Args:
         store: the SqlStore whose database holds the turn's side effects.
@@ -85,6 +87,21 @@ class SqlRecords:
             return int(top or 0) + 1
 
         return await self._run(unit, what="read tasks")  # type: ignore[no-any-return]
+
+    async def tickets_of(self, customer_id: str | None, session_id: str, limit: int) -> list[TicketRecord]:
+        """A customer's tickets from any conversation; a guest's only from this one."""
+        mine = (
+            tickets.c.customer_id == customer_id
+            if customer_id
+            else (tickets.c.session_id == session_id) & tickets.c.customer_id.is_(None)
+        )
+
+        def unit(conn: Connection) -> list[TicketRecord]:
+            columns = (tickets.c.id, tickets.c.summary, tickets.c.order_id, tickets.c.status, tickets.c.created_at)
+            q = select(*columns).where(mine).order_by(tickets.c.created_at.desc(), tickets.c.id).limit(limit)
+            return [TicketRecord.model_validate(r._asdict()) for r in conn.execute(q).all()]
+
+        return await self._run(unit, what="read tickets")  # type: ignore[no-any-return]
 
     async def count_refunds(self, customer_id: str, since: datetime) -> int:
         def unit(conn: Connection) -> int:
