@@ -32,14 +32,17 @@ def ticket_tools(deps: ToolDeps) -> list[Tool]:
     async def check_tickets(p: TicketLookupParams, ctx: ToolContext) -> ToolOutput:
         found = await store.tickets_of(ctx.customer_id, ctx.session_id, SHOWN if p.order_id is None else 100)
         shown = [t for t in found if p.order_id in (None, t.order_id)][:SHOWN]
-        data: dict = {"status": "none" if not shown else "one" if len(shown) == 1 else "listed", "count": len(shown)}
+        # A listing, newest first, with the newest one's details for a one-ticket answer: what
+        # was asked after, never a ticket this call opened.
+        status = "no_tickets" if not shown else "one" if len(shown) == 1 else "listed"
+        data: dict = {"status": status, "count": len(shown)}
         if shown:
-            newest = shown[0]
+            latest = shown[0]
             data |= {
-                "ticket_id": newest.id,
-                "summary": newest.summary,
-                "opened": newest.created_at.isoformat(),
-                "ticket_status": newest.status,
+                "latest_ticket": latest.id,
+                "latest_about": latest.summary,
+                "latest_opened": latest.created_at.isoformat(),
+                "latest_state": latest.status,
                 "listing": "\n".join(_line(t) for t in shown),
             }
         return ToolOutput(data=data)
@@ -47,8 +50,7 @@ def ticket_tools(deps: ToolDeps) -> list[Tool]:
     return [
         Tool(
             "check_tickets",
-            "Look up the support tickets the customer already opened: what each is about, when it was "
-            "opened and whether it is still open. Opens nothing.",
+            "Read the customer's earlier tickets and complaints: each one's date and state. Changes nothing.",
             TicketLookupParams,
             check_tickets,
         )
