@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, ToolRecord, TurnRecord
+from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, TicketRecord, ToolRecord, TurnRecord
 from agent.domain.types import (
     Alert,
     Classification,
@@ -397,6 +397,14 @@ class ToolRecords(Protocol):
 
     async def find_records(self, kind: str, owner: str, key: str | None = None) -> list[ToolRecord]:
         """`owner`'s records of `kind` (only the one with `key`, if given), oldest first."""
+
+
+class TicketReader(Protocol):
+    """The support tickets the bot opened, as the ticket lookup reads them (opening one is a turn's
+    side effect)."""
+
+    async def tickets_of(self, customer_id: str | None, session_id: str, limit: int) -> list[TicketRecord]:
+        """A customer's tickets (a guest's: those opened in this conversation), newest first."""
         ...
 
 
@@ -486,6 +494,7 @@ class Storage:
         sessions: conversation state, history and each turn's writes (the one required part).
         tasks: the task agent's lists (None: the task tools are not offered).
         refunds: refund counts the policy engine reads (None: no per-customer refund limits).
+        tickets: the tickets the bot opened (None: customers cannot ask after theirs).
         orders: what the bot changed about orders, laid over the business data.
         handoffs: the queue of unclaimed handoffs (None: no re-alert sweep).
         risk_reports: reports filed today, so a release is not reported twice in a day.
@@ -501,6 +510,7 @@ class Storage:
 
     sessions: SessionStore
     tasks: TaskReader | None = None
+    tickets: TicketReader | None = None
     refunds: RefundHistory | None = None
     orders: OrderUpdates | None = None
     handoffs: HandoffQueue | None = None

@@ -289,6 +289,7 @@ def build_tools(project: Project, storage: Storage, data: DataSource, releases: 
         knowledge=MarkdownKnowledgeBase(project.data_dir / store.knowledge_base),
         releases=releases,
         tasks=storage.tasks,
+        tickets=storage.tickets,
         risk_reports=storage.risk_reports,
         troubleshooting=troubleshooting(project),
     )

@@ -19,9 +19,9 @@ def sql_storage(store: SqlStore, preferences: PreferenceMemory | None = None) ->
         store: the session store whose database holds all of it.
         preferences: where customers' preferences live instead (Zep); default: the same database.
     """
-    # One reader serves everything the turns wrote: tasks, refunds, order updates, handoffs, reports,
-    # and the records of kinds without a table of their own.
-    kinds = ("tasks", "refunds", "orders", "handoffs", "risk_reports", "demo", "records")
+    # One reader serves everything the turns wrote: tasks, tickets, refunds, order updates, handoffs,
+    # reports, and the records of kinds without a table of their own.
+    kinds = ("tasks", "tickets", "refunds", "orders", "handoffs", "risk_reports", "demo", "records")
     written = dict.fromkeys(kinds, SqlRecords(store))
     return Storage(
         sessions=store,

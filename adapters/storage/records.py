@@ -25,10 +25,11 @@ from adapters.storage.schema import (
     refunds,
     risk_reports,
     tasks,
+    tickets,
     tool_ledger,
 )
 from adapters.storage.writes import BUILT_IN_KINDS, insert_ignore
-from agent.domain.records import TaskRecord, ToolRecord
+from agent.domain.records import TaskRecord, TicketRecord, ToolRecord
 from agent.interfaces import Database
 
 # The records a demo reset forgets, by kind: what the bot changed about the demo's business data.
@@ -69,8 +70,8 @@ def with_refunds(data: dict[str, Any], issued: Sequence[Any]) -> dict[str, Any]:
 
 
 class SqlRecords(OnDatabase):
-    """TaskReader, RefundHistory, HandoffQueue, RiskReports, ToolRecords and the demo's calendar over
-    the database that holds the turns' side effects (the SqlStore's)."""
+    """TaskReader, TicketReader, RefundHistory, HandoffQueue, RiskReports, ToolRecords and the demo's
+    calendar over the database that holds the turns' side effects (the SqlStore's)."""
 
     def __init__(self, database: Database):
         super().__init__(database)
@@ -95,6 +96,21 @@ class SqlRecords(OnDatabase):
             return int(top or 0) + 1
 
         return await self._run(unit, what="read tasks")
+
+    async def tickets_of(self, customer_id: str | None, session_id: str, limit: int) -> list[TicketRecord]:
+        """A customer's tickets from any conversation; a guest's only from this one."""
+        mine = (
+            tickets.c.customer_id == customer_id
+            if customer_id
+            else (tickets.c.session_id == session_id) & tickets.c.customer_id.is_(None)
+        )
+
+        def unit(conn: Connection) -> list[TicketRecord]:
+            columns = (tickets.c.id, tickets.c.summary, tickets.c.order_id, tickets.c.status, tickets.c.created_at)
+            q = select(*columns).where(mine).order_by(tickets.c.created_at.desc(), tickets.c.id).limit(limit)
+            return [TicketRecord.model_validate(r._asdict()) for r in conn.execute(q).all()]
+
+        return await self._run(unit, what="read tickets")  # type: ignore[no-any-return]
 
     async def count_refunds(self, customer_id: str, since: datetime) -> int:
         def unit(conn: Connection) -> int:

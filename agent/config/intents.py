@@ -37,6 +37,7 @@ class IntentsRegistry:
                 handling=s.handling,
                 uses=s.uses,
                 offers=s.offers,
+                tool_args=s.tool_args,
             )
             for s in config.intents.intents
         }

@@ -176,6 +176,9 @@ class Vocabulary(Strict):
     # Words that say a request is about a different one than before ("my other order"): no
     # remembered value is filled in (SlotSpec.remembered).
     others: list[str] = Field(default_factory=list)
+    # Words that point back at something already named ("can you check it?"): a part of a message
+    # that says one and names no value of its own is about what an earlier part named.
+    pointing: list[str] = Field(default_factory=list)
     choosing: Choosing = Field(default_factory=Choosing)
 
 

@@ -19,6 +19,11 @@ from agent.domain.types import Classification
 from agent.understanding.rules import STRONG, Said
 from agent.understanding.slots import SlotExtractor
 
+# Halfway from the rules classifier's threshold (0.5) to STRONG: on its calibrated scale, a reading
+# halfway from the banks' threshold to the intent's action gate. A question about one of the
+# customer's own things read at least this surely is that request, not a free-text answer.
+LIKELY = 0.625
+
 # At most this many words name a value in words ("the one about the plumber"); a longer reply is a
 # request of its own.
 NAMING_WORDS = 5
@@ -110,7 +115,12 @@ class Answers:
         of it; for a free-text answer only when it names a typed value that request takes and the
         awaited one does not ("any news on order 24680?" while a ticket waits for its description),
         reads like one of its examples, or carries a value the request needs and is understood
-        surely or asked as a question. Trigger words alone ("buy oat milk" as a task) do not."""
+        surely or asked as a question. Trigger words alone ("buy oat milk" as a task) do not.
+        Neither does a problem told in words that happen to read surely as another request ("my
+        laptop keeps freezing" is a fine ticket description), unless that request is one the
+        customer asks the bot to do something for (it has an offer, as the action gate counts
+        them: "can I get my money back for the keyboard" is a refund, not the ticket's problem), or
+        it asks about one of the customer's own things and names one ("has my keyboard arrived?")."""
         spec = self.slots.specs.get(awaited)
         if spec is None or not spec.free_text:
             return said.confidence >= STRONG
@@ -119,9 +129,14 @@ class Answers:
         waiting = self.specs[goal.intent_id]
         own = set(waiting.required_params) | set(waiting.optional_params)
         typed = {k for k in said.values if k in takes and not self.slots.specs[k].free_text}
-        asked = said.confidence >= STRONG or text.rstrip().endswith("?")
+        sure = said.confidence >= STRONG
+        asked = sure or text.rstrip().endswith("?")
         needed = asked and typed & set(other.required_params)
-        return bool(typed - own) or bool(needed) or said.like_example >= STRONG
+        owned = any(self.slots.specs[k].owned for k in other.required_params if k in self.slots.specs)
+        names_a_thing = any(self.slots.specs[k].values for k in said.values if k in self.slots.specs)
+        likely = said.confidence >= LIKELY and text.rstrip().endswith("?")
+        acts = (sure and bool(other.templates.offer)) or ((sure or likely) and owned and names_a_thing)
+        return bool(typed - own) or bool(needed) or said.like_example >= STRONG or acts
 
 
 def _answer(goal: Goal, values: dict[str, Any], confidence: float) -> SlotAnswer:

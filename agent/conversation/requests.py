@@ -60,6 +60,7 @@ class Requests:
             ctx.history,
             ctx.t,
             ctx.reading,
+            frozenset(self.registry.vocabulary.pointing),
         )
 
     async def queue(self, ctx: TurnContext, rest: list[Classification], asks: goals.Asks) -> None:
@@ -79,9 +80,11 @@ async def understand(
     history: list[Message],
     turn: TurnLog | None = None,
     reading: Reading | None = None,
+    pointing: frozenset[str] = frozenset(),
 ) -> list[Classification]:
     """The message's requests in the order made: one classification, or one per request; the whole
-    message is understood from its `reading`, each part of it from its own."""
+    message is understood from its `reading`, each part of it from its own (`pointing`: the words
+    that point back at something already named)."""
     goal = me.active_goal
     # An awaited description is one answer, however many sentences it has.
     parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
@@ -95,7 +98,8 @@ async def understand(
         ]
         tasks = [c for c in found if kinds.get(c.intent_id or "") == "task" and _request(c, eligible, slots)]
         others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
-        if len(tasks) > 1 and others_chat and _distinct(tasks) and not _dependent(tasks, eligible, slots):
+        own = not _dependent(tasks, eligible, slots) and not _points_back(parts, found, slots, pointing)
+        if len(tasks) > 1 and others_chat and _distinct(tasks) and own:
             return tasks
     whole = await classifier.classify(interaction, eligible, state, me, history, turn, reading)
 
@@ -133,6 +137,20 @@ def _dependent(found: list[Classification], eligible: list[Intent], slots: dict[
     required = {i.id: i.required_params for i in eligible}
     named = {k for c in found for k, v in c.params.items() if v and k in slots and not slots[k].free_text}
     return any((set(required.get(c.intent_id or "", [])) - set(c.params)) & named for c in found)
+
+
+def _points_back(
+    parts: list[str], found: list[Classification], slots: dict[str, SlotSpec], pointing: frozenset[str]
+) -> bool:
+    """A part that points back and names no typed value of its own, after a part that names one,
+    is about that thing: "my order O-34567 hasn't turned up, can you check it?" is one request."""
+    named = False
+    for part, cls in zip(parts, found, strict=True):
+        typed = any(v and k in slots and slots[k].pattern and not slots[k].free_text for k, v in cls.params.items())
+        if named and not typed and set(re.findall(r"[a-z']+", part.lower())) & pointing:
+            return True
+        named = named or typed
+    return False
 
 
 def _distinct(found: list[Classification]) -> bool:

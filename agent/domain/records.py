@@ -72,3 +72,13 @@ class TaskRecord(Model):
     number: int  # what the user calls it: "mark 2 as done"
     title: str
     status: str  # open | done | deleted
+
+
+class TicketRecord(Model):
+    """A support ticket the bot opened, as its customer may see it."""
+
+    id: str
+    summary: str
+    order_id: str | None = None
+    status: str  # open until the support team changes it
+    created_at: datetime

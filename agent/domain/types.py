@@ -116,6 +116,8 @@ class Intent(Model):
     handling: str | None = None
     uses: dict[str, str] = Field(default_factory=dict)
     offers: str | None = None
+    # Its tool's arguments from its details (config/intents.yaml `tool_args`: param -> template).
+    tool_args: dict[str, str] = Field(default_factory=dict)
 
     @property
     def goal_type(self) -> str:

@@ -28,6 +28,7 @@ from agent.llm.calls import LLMCalls
 from agent.llm.context import history_messages, trim
 from agent.llm.grounding import ungrounded
 from agent.llm.models import AgentLoop, LLMRequest, LLMToolCall
+from agent.planners.render import render
 
 TOO_COMPLEX = "That request is too complex. Could you break it into smaller steps?"
 RULES = (
@@ -121,8 +122,13 @@ class LLMAgent:
 
     async def _start(self, request: AgentRequest, turn: TurnLog | None) -> AgentLoop:
         goal, intent = request.goal, request.intent
+        # The details, with the tool arguments the intent declares from them ("query" from the
+        # policy question): the model fills its call from what it was told, not from a guess at
+        # which detail a parameter of another name stands for.
+        declared = {name: render(template, goal.slots, self.currency) for name, template in intent.tool_args.items()}
+        known = {**goal.slots, **{name: value for name, value in declared.items() if "{" not in value}}
         context = (
-            f"Current request: {intent.description or intent.id} Known details: {json.dumps(goal.slots, default=str)}. "
+            f"Current request: {intent.description or intent.id} Known details: {json.dumps(known, default=str)}. "
             f"Amounts of money are in {self.currency}; write them as {self.currency}12.50."
         )
         system = "\n\n".join([self.constitution.strip(), RULES, context])

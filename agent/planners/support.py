@@ -145,14 +145,12 @@ class SupportPlanner:
         plan = Plan(intent_id=request.intent.id, goal_id=goal.id)
         question = str(goal.slots.get("question") or "")
         if not request.results:
-            plan.steps = [ToolCall(tool_name=request.intent.tool or "", params={"query": question, "limit": 3})]
+            params = {"query": question, "sections": "policies", "limit": 3}
+            plan.steps = [ToolCall(tool_name=request.intent.tool or "", params=params)]
             return plan
         result = request.results[-1]
         plan.goal_status = "done"
         hits = (result.data or {}).get("hits", []) if result.success else []
-        # A section about a kind of device is a fix, never a policy ("a warranty on laptops" is
-        # not answered with how to cool a laptop).
-        hits = [h for h in hits if not h.get("about")]
         if not hits:
             plan.steps = [Respond(when="post", message=NO_POLICY)]
             return plan

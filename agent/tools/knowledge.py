@@ -14,6 +14,7 @@ import asyncio
 import math
 import re
 from collections import Counter
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -36,6 +37,11 @@ class KBSearchParams(ToolParams):
     )
     device: str | None = Field(None, max_length=100, description="for a device problem: the kind of device")
     model: str | None = Field(None, max_length=100, description="for a device problem: its make and model")
+    sections: Literal["any", "policies"] = Field(
+        "any",
+        description="'policies' for a question about the store's rules (returns, refunds, delivery, payment): "
+        "no device fixes",
+    )
     limit: int = Field(3, ge=1, le=10)
 
     @model_validator(mode="after")
@@ -177,12 +183,17 @@ def knowledge_tools(deps: ToolDeps) -> list[Tool]:
         if index is None:  # built on first use; the sections never change while running
             index = await asyncio.to_thread(BM25Index, await source.sections())
         query = p.query or p.symptom or ""
-        hits = [_hit(s, score) for score, s in index.search(query, p.limit)]
+        policies = p.sections == "policies" and troubleshooting is not None
+        hits = [_hit(s, score) for score, s in index.search(query, len(index.sections) if policies else p.limit)]
         if troubleshooting is not None:
             # What each section is about: a kind of device (a fix), or none (a store policy).
             found = await finder_of(troubleshooting, await troubleshooting.inventory.items())
             about = {s.ref: kind for s, kind in found.about}
             hits = [h | {"about": about.get(h["ref"])} for h in hits]
+        if policies:
+            # A section about a kind of device is a fix, never a policy ("a warranty on laptops" is
+            # not answered with how to cool a laptop).
+            hits = [h for h in hits if not h["about"]][: p.limit]
         return ToolOutput(data={"query": query, "hits": hits})
 
     return [

@@ -31,7 +31,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.domain.contexts import ToolContext
 from agent.domain.types import RECORD_KIND_PATTERN, Alert, RecordKind, SideEffect
 from agent.errors import ConfigError
-from agent.interfaces import DataSource, Inventory, KnowledgeSource, ReleaseSource, RiskReports, TaskReader
+from agent.interfaces import (
+    DataSource,
+    Inventory,
+    KnowledgeSource,
+    ReleaseSource,
+    RiskReports,
+    TaskReader,
+    TicketReader,
+)
 
 if TYPE_CHECKING:
     from agent.tools.knowledge import Troubleshooting
@@ -133,6 +141,7 @@ class ToolDeps:
         knowledge: the store's knowledge base.
         releases: release summaries.
         tasks: users' task lists.
+        tickets: the support tickets the bot opened.
         risk_reports: risk reports already filed; None files a new one every time.
         troubleshooting: what device problems are matched with; None when not calibrated.
     """
@@ -142,6 +151,7 @@ class ToolDeps:
     knowledge: KnowledgeSource | None = None
     releases: ReleaseSource | None = None
     tasks: TaskReader | None = None
+    tickets: TicketReader | None = None
     risk_reports: RiskReports | None = None
     troubleshooting: Troubleshooting | None = None
 

@@ -28,6 +28,7 @@ from agent.understanding.rules import RulesClassifier
 NONE = "none"
 EXAMPLES = 8  # per intent in the prompt
 NEAREST = 8  # bank sentences closest to the message, shown first under their intents
+PER_ANSWER = 3  # of them at most this many for one answer
 # Strict structured output (OpenAI `strict: true`) allows no free-form objects, so parameters
 # come as a list of name/value pairs.
 SCHEMA: dict[str, Any] = {
@@ -115,17 +116,28 @@ def _nearest(
 ) -> list[str]:
     """The bank sentences closest to the message, each with the answer it stands for (retrieved
     few-shot examples): what the banks say about messages like this one. A sentence of a topic
-    without an answer of its own (another domain) stands for `none`."""
+    without an answer of its own (another domain) stands for `none`.
+
+    They come grouped by answer, the answers in the order the embedded reading ranks them, a few
+    closest sentences each: one close sentence of another answer ("have I been paid back for
+    order 55102" to "I paid 29.99 for O-12345") is shown as the weaker evidence the reading
+    found it, not as the best there is."""
     if reading is None:
         return []
     offered = {i.id: i.id for i in intents}
     offered |= {OUT_OF_SCOPE + TOPIC_SEP + name: f"{OUT_OF_SCOPE}:{name}" for name in topics}
     others = {OUT_OF_SCOPE + TOPIC_SEP + name: NONE for name in rules.topics() if name not in topics}
-    near = rules.nearest(reading, list(offered | others), NEAREST)
+    near = rules.nearest(reading, list(offered | others), NEAREST * PER_ANSWER)
     if not near:
         return []
-    lines = ["", "Known messages most like this one, closest first (message => answer):"]
-    lines += [f"  {json.dumps(sentence)} => {(offered | others)[label]}" for label, sentence in near]
+    ranked = reading.scores
+    by_label: dict[str, list[str]] = {}
+    for label, sentence in near:
+        by_label.setdefault(label, []).append(sentence)
+    order = sorted(by_label, key=lambda label: -ranked.get(label, 0.0))  # stable: closeness breaks ties
+    shown = [(label, sentence) for label in order for sentence in by_label[label][:PER_ANSWER]][:NEAREST]
+    lines = ["", "Known messages most like this one, by the answers the reading ranks highest (message => answer):"]
+    lines += [f"  {json.dumps(sentence)} => {(offered | others)[label]}" for label, sentence in shown]
     return lines
 
 

@@ -109,4 +109,3 @@ async def test_review_items_and_the_operator_views_on_postgres(pg_url: str) -> N
         days = await views.days(None, utcnow().date())
         assert days[-1].turns >= 1 and days[-1].fallbacks >= 1
         assert [c.session_id for c in await views.conversations(None, "emails")] == ["pg-rv"]
-

@@ -105,6 +105,16 @@ async def test_a_policy_question_is_still_a_word_search() -> None:
     assert fix.data["hits"][0]["about"] == "laptop"
 
 
+async def test_a_search_among_the_policies_gets_no_device_fix() -> None:
+    """Asked for policies only, the search leaves out the fixes a word search ranks higher."""
+    question = "under which conditions do you hand money back to a buyer?"
+    anything = await troubleshooting_search().handler(KBSearchParams(query=question), CTX)
+    policies = await troubleshooting_search().handler(KBSearchParams(query=question, sections="policies"), CTX)
+    assert anything.data["hits"][0]["about"] is not None  # a keyboard fix shares a word or two
+    assert policies.data["hits"] and all(h["about"] is None for h in policies.data["hits"])
+    assert policies.data["hits"][0]["ref"].startswith("returns.md#")
+
+
 async def test_a_policy_question_the_policies_do_not_answer_gets_no_device_fix(db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         r, delivered = await say(app.router, "is there a warranty on laptops?")

@@ -74,19 +74,6 @@ def compat_env(server: StandInLLM) -> dict[str, str]:
     return env_for(server) | {"AGENTBOT_COMPAT_BASE_URL": server.openai_url}
 
 
-# Scenarios the policy-model stand-in gets wrong since this round's phrasing banks (issue 45, left
-# open): its nearest known messages now include refund-status sentences that mention paying, its
-# knowledge search finds no policy article for the new policy phrasings, and "can you check it?"
-# after a recommendation splits off a stock question. Each is reported as an expected failure, and any
-# other failure fails the test.
-KNOWN_MODEL_MISSES = {
-    ("item_questions", "something_else_is_not_swallowed"),
-    ("refund_status", "the_refund_rules_are_a_policy_answer"),
-    ("refund_status", "a_shipping_time_question_gets_the_delivery_times"),
-    ("release", "prices_are_not_releases"),
-}
-
-
 @pytest.mark.parametrize("mode", ["llm", "cascade"])
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "compat"])
 async def test_every_shipped_suite_passes_in_every_mode_and_provider(
@@ -122,17 +109,13 @@ async def test_every_shipped_suite_passes_in_every_mode_and_provider(
                 bound = (3 if mode == "llm" else 1) * requests + (parts > 1)
                 if t["calls"] > bound:
                     over.append((suite.name, r.id, t["turn"], t["calls"], bound))
-    unexpected = [f for f in failures if (f[0], f[1]) not in KNOWN_MODEL_MISSES]
-    assert unexpected == [], "\n".join(map(str, unexpected))
-    missed = {(f[0], f[1]) for f in failures}
-    assert total == sum(len(s.scenarios) for s in suites) == passed + len(missed)
+    assert failures == [], "\n".join(map(str, failures))
+    assert total == sum(len(s.scenarios) for s in suites) == passed
     assert over == []  # no turn pays for retries or loops
     if mode == "cascade":
         assert sum(calls) < len(calls) / 4  # the model only where the rules are unsure
     paths = {s.path for s in llm_server.seen}
     assert paths == {"/v1/messages" if provider == "anthropic" else "/v1/chat/completions"}
-    if missed:
-        pytest.xfail(f"known stand-in misses (issue 45): {sorted(missed)}")
 
 
 async def test_llm_answer_is_phrased_by_the_model_and_costed(db_url: str, llm_server: StandInLLM) -> None:

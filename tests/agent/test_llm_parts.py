@@ -203,18 +203,22 @@ async def test_llm_classifier_prompt_carries_the_active_goal_and_awaited_slot() 
 
 async def test_the_prompt_leads_with_the_bank_sentences_nearest_the_message() -> None:
     """Retrieved few-shot examples: the banks' sentences closest to this message, each with what it
-    stands for (an intent, a topic with its own answer, or `none` for another domain)."""
+    stands for (an intent, a topic with its own answer, or `none` for another domain), grouped by
+    what they stand for in the order the reading ranks it, at most three for one intent."""
     rules = rules_classifier()
     provider = ScriptedProvider([_answer(intent_id="order_status"), _answer()])
     llm = LLMClassifier(LLMCalls(provider, LLMSettings()), rules)
     state, me = SessionState(session_id="s"), Speaker()
     for text in ("has my stuff shipped yet", "what's the weather like in Paris"):
         await llm.classify(Interaction(id="i", text=text, session_key="s"), _intents(), state, me, [])
-    blocks = [r.messages[0]["content"].split("most like this one, closest first")[1] for r in provider.requests]
-    near = [[line.rsplit(" => ", 1) for line in b.splitlines()[1:9]] for b in blocks]
-    assert all(len(n) == 8 and all(json.loads(sentence) for sentence, _ in n) for n in near)
+    blocks = [
+        r.messages[0]["content"].split("most like this one, by the answers the reading ranks")[1]
+        for r in provider.requests
+    ]
+    near = [[line.rsplit(" => ", 1) for line in b.splitlines()[1:] if line.startswith("  ")] for b in blocks]
+    assert all(3 <= len(n) <= 8 and all(json.loads(sentence) for sentence, _ in n) for n in near)
     shipped, weather = ([answer for _, answer in n] for n in near)
-    assert shipped[0] == "order_status" and shipped.count("order_status") >= 4
+    assert shipped[:3] == ["order_status"] * 3 and shipped.count("order_status") == 3
     assert weather.count("none") >= 6  # sentences of other domains' topics
     banks = set(rules.banks.intents["order_status"])
     assert {json.loads(s) for s, answer in near[0] if answer == "order_status"} <= banks

@@ -1,9 +1,9 @@
 """A store of one's own: the app built on an in-memory `Storage` that declares what it provides.
 
 The store below is written here, against the Protocols in agent/interfaces.py only: sessions,
-task lists, refund counts, what the bot changed about orders and the demo's first day. It keeps no
-inbox, outbox, spend, preferences or database, and says so by leaving them None. A refund and a
-task conversation run through the real router and the real tools on it.
+task lists, tickets, refund counts, what the bot changed about orders and the demo's first day. It keeps no
+inbox, outbox, spend, preferences or database, and says so by leaving them None. A refund, a
+task and a ticket conversation run through the real router and the real tools on it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from agent.app import App
 from agent.conversation.session import SessionState
-from agent.domain.records import TaskRecord, TurnRecord
+from agent.domain.records import TaskRecord, TicketRecord, TurnRecord
 from agent.domain.types import Message, ToolResult
 from agent.errors import VersionConflict
 from agent.interfaces import Storage
@@ -25,13 +25,14 @@ from tests.helpers import REPO, interaction, say
 
 
 class MemoryStore:
-    """SessionStore, TaskReader, RefundHistory, OrderUpdates and DemoData in dicts."""
+    """SessionStore, TaskReader, TicketReader, RefundHistory, OrderUpdates and DemoData in dicts."""
 
     def __init__(self) -> None:
         self.sessions: dict[str, tuple[int, str]] = {}  # id -> (version, state as JSON)
         self.messages: dict[str, list[Message]] = {}
         self.ledger: dict[str, ToolResult] = {}
         self.tasks: dict[str, dict[str, Any]] = {}
+        self.tickets: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
         self.order_updates: dict[str, dict[str, Any]] = {}
         self.started_on: date | None = None
@@ -58,6 +59,8 @@ class MemoryStore:
                 self.tasks.setdefault(effect.key, {k: effect.data[k] for k in TaskRecord.model_fields})
             elif effect.kind == "task_change":
                 self.tasks[effect.key].update({k: effect.data[k] for k in ("title", "status") if k in effect.data})
+            elif effect.kind == "ticket":
+                self.tickets.setdefault(effect.key, dict(effect.data))
             elif effect.kind == "refund":
                 self.refunds.setdefault(effect.key, dict(effect.data))
             elif effect.kind == "order_update":
@@ -77,6 +80,17 @@ class MemoryStore:
 
     async def next_task_number(self, owner: str) -> int:
         return max((t["number"] for t in self.tasks.values() if t["owner"] == owner), default=0) + 1
+
+    # TicketReader
+
+    async def tickets_of(self, customer_id: str | None, session_id: str, limit: int) -> list[TicketRecord]:
+        mine = [
+            t
+            for t in self.tickets.values()
+            if (t["customer_id"] == customer_id if customer_id else t["session_id"] == session_id)
+        ]
+        newest = sorted(mine, key=lambda t: t["created_at"], reverse=True)[:limit]
+        return [TicketRecord.model_validate({k: t[k] for k in TicketRecord.model_fields}) for t in newest]
 
     # RefundHistory and OrderUpdates
 
@@ -114,7 +128,7 @@ async def memory() -> MemoryStore:
 
 @pytest.fixture
 async def app(memory: MemoryStore) -> AsyncIterator[App]:
-    storage = Storage(sessions=memory, tasks=memory, refunds=memory, orders=memory, demo=memory)
+    storage = Storage(sessions=memory, tasks=memory, tickets=memory, refunds=memory, orders=memory, demo=memory)
     async with build_app(REPO / "config", REPO / "data", storage=storage, env={"AGENTBOT_TRACING": "off"}) as built:
         yield built
 
@@ -155,6 +169,20 @@ async def test_a_task_list_runs_on_a_store_of_ones_own(app: App, memory: MemoryS
     assert "empty" in others.text  # tasks belong to their owner
     rows = sorted((t["owner"], t["number"], t["title"], t["status"]) for t in memory.tasks.values())
     assert rows == [("C-001", 1, "call the bank", "done"), ("C-001", 2, "file taxes", "open")]
+
+
+async def test_tickets_are_asked_after_on_a_store_of_ones_own(app: App, memory: MemoryStore) -> None:
+    none_yet, _ = await say(app.router, "is anyone dealing with my complaint?", customer="C-001")
+    opened, _ = await say(app.router, "open a ticket: the keyboard's space bar sticks", customer="C-001")
+    asked, _ = await say(app.router, "any word on my ticket?", session="s-2", customer="C-001")
+    others, _ = await say(app.router, "any word on my ticket?", session="s-3", customer="C-002")
+
+    assert "I see no tickets from you" in none_yet.text
+    (ticket,) = memory.tickets.values()
+    assert ticket["id"] in opened.text and ticket["id"] in asked.text  # from another conversation too
+    assert "space bar sticks" in asked.text and "is open" in asked.text and "can't see their notes" in asked.text
+    assert "I see no tickets from you" in others.text  # tickets belong to their customer
+    assert len(memory.tickets) == 1  # asking opened nothing
 
 
 async def test_what_the_store_leaves_out_is_declared_not_guessed(app: App) -> None:
