@@ -236,30 +236,16 @@ class SlashCommands(_Client):
         await self.on_resume(interaction, session_key)
 
     async def on_reply_button(self, interaction: discord.Interaction, action: str) -> None:
-        if not self.recent.first_sight(interaction.id):
-            return
-        guild_id, channel_id = interaction.guild_id, self.channel_id_of(interaction)
-        if channel_id is None:
-            await answer_privately(interaction, NO_CHANNEL)
-            return
-        # The ack; the question's buttons are used up.
-        if not await acknowledged(interaction, interaction.response.edit_message(view=None)):
-            return
-        event = DiscordEvent(
-            kind="button",
-            text=BUTTONS[action][2],
-            button=action,  # type: ignore[arg-type]
-            user_id=interaction.user.id,
-            user_name=interaction.user.display_name,
-            guild_id=guild_id,
-            channel_id=channel_id,
-            in_thread=self._in_thread(interaction, channel_id),
-            created_at=interaction.created_at,
-        )
-        await self._submit(str(interaction.id), session_key(guild_id, channel_id), event)
+        """Confirm, Cancel or Talk to a human: stored as an event, the button's words as its text."""
+        await self._clicked(interaction, text=BUTTONS[action][2], button=action)
 
     async def on_choice_button(self, interaction: discord.Interaction, question: str, value: str, label: str) -> None:
         """One of a question's choices: stored as an event like any click, the choice's label as its text."""
+        await self._clicked(interaction, text=label, button="choose", question=question, choice=value)
+
+    async def _clicked(self, interaction: discord.Interaction, **fields: Any) -> None:
+        """A click on one of the bot's question buttons, acknowledged once (which uses the buttons up)
+        and stored as an event of the channel's conversation."""
         if not self.recent.first_sight(interaction.id):
             return
         guild_id, channel_id = interaction.guild_id, self.channel_id_of(interaction)
@@ -267,19 +253,16 @@ class SlashCommands(_Client):
             await answer_privately(interaction, NO_CHANNEL)
             return
         if not await acknowledged(interaction, interaction.response.edit_message(view=None)):
-            return  # the ack; the question's choices are used up
+            return
         event = DiscordEvent(
             kind="button",
-            text=label,
-            button="choose",
-            question=question,
-            choice=value,
             user_id=interaction.user.id,
             user_name=interaction.user.display_name,
             guild_id=guild_id,
             channel_id=channel_id,
             in_thread=self._in_thread(interaction, channel_id),
             created_at=interaction.created_at,
+            **fields,
         )
         await self._submit(str(interaction.id), session_key(guild_id, channel_id), event)
 

@@ -55,6 +55,14 @@ class ButtonHandler(Protocol):
     ) -> None: ...
 
 
+async def only_owner(interaction: discord.Interaction, owner: int) -> bool:
+    """Whether the click is the asked person's; anyone else is told privately that it is not theirs."""
+    if interaction.user.id == owner:
+        return True
+    await interaction.response.send_message(NOT_YOURS, ephemeral=True)
+    return False
+
+
 class ReplyButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"agentbot:(?P<action>confirm|cancel|human):(?P<owner>\d+)"
 ):
@@ -73,10 +81,7 @@ class ReplyButton(
         return cls(match["action"], int(match["owner"]))
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        if interaction.user.id == self.owner:
-            return True
-        await interaction.response.send_message(NOT_YOURS, ephemeral=True)
-        return False
+        return await only_owner(interaction, self.owner)
 
     async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
         handler: ButtonHandler = interaction.client  # type: ignore[assignment]
@@ -110,10 +115,7 @@ class ChoiceButton(
         return cls(int(match["owner"]), match["question"], match["value"], label or "")
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        if interaction.user.id == self.owner:
-            return True
-        await interaction.response.send_message(NOT_YOURS, ephemeral=True)
-        return False
+        return await only_owner(interaction, self.owner)
 
     async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
         handler: ButtonHandler = interaction.client  # type: ignore[assignment]
