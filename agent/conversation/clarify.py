@@ -143,12 +143,14 @@ class Clarifier:
         reply reads as when it is one of those offered; None when it picks nothing."""
         if says(text, self.choosing.none):
             return SOMETHING_ELSE
-        said = self.reader.said(reading, ctx.eligible)
-        if said.intent_id is not None and said.intent_id not in asked.intents and said.confidence >= STRONG:
-            return None  # "add 2 apples to my list": plainly a request of its own, whatever number it holds
         options = self.options(asked.intents)
         choices = [Choice(value=o.value, label=o.label, words=sorted(_words(o.label))) for o in options]
         picked = self.picks.chosen(text, choices)
+        if len(picked) == 1 and not any(c.isdigit() for c in text):
+            return picked[0].value  # "a ticket please": the words of one choice offered
+        said = self.reader.said(reading, ctx.eligible)
+        if said.intent_id is not None and said.intent_id not in asked.intents and said.confidence >= STRONG:
+            return None  # "add 2 apples to my list": plainly a request of its own, whatever number it holds
         if len(picked) == 1:
             return picked[0].value
         if said.values:
