@@ -52,6 +52,9 @@ def _strip(value: Any) -> Any:
 Words = Annotated[list[str], BeforeValidator(_words)]
 Ids = Annotated[set[int], BeforeValidator(_words)]
 Port = Annotated[int, Field(ge=1, le=65535)]
+# A port to listen on where 0 asks the system for any free one (the metrics port of a worker that
+# restarts or runs beside others).
+ListenPort = Annotated[int, Field(ge=0, le=65535)]
 
 
 def var(name: str, description: str, example: str = "", **kwargs: Any) -> Any:
@@ -104,9 +107,9 @@ class ProjectVariables(Group):
 class ServerVariables(Group):
     port: Port | None = var("PORT", "`agentbot slack` HTTP port (default 3000; set by Heroku-style platforms)")
     host: str | None = var("HOST", "`agentbot slack` interface (default 0.0.0.0 in a container, else 127.0.0.1)")
-    metrics_port: Annotated[Port | Literal["off"], BeforeValidator(_lower)] = var(
+    metrics_port: Annotated[ListenPort | Literal["off"], BeforeValidator(_lower)] = var(
         "AGENTBOT_METRICS_PORT",
-        "`agentbot discord`'s port for `/metrics`, `/healthz`, `/readyz` (default 9464; `off`: none)",
+        "`agentbot discord`'s port for `/metrics`, `/healthz`, `/readyz` (default 9464; 0: any free port; `off`: none)",
         default=9464,
     )
 

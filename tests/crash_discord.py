@@ -103,6 +103,10 @@ class DiscordCrashRun:
 
     async def _watch(self) -> None:
         while True:
+            if self.proc is not None and self.proc.poll() is not None:
+                # Exited by itself (kills start the next one at once): fail now, with its own words.
+                log = (self.tmp / f"discord-{self.starts}.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"the Discord worker exited with {self.proc.returncode}: {log}")
             if not self.ready_at and self.standin.identified.is_set():
                 await asyncio.sleep(0.3)  # the guild arrives just after IDENTIFY
                 self.ready_at = time.monotonic()
@@ -145,7 +149,13 @@ class DiscordCrashRun:
         self.start()
         watcher = asyncio.create_task(self._watch())
         try:
-            await asyncio.gather(*(self._thread(t) for t in range(self.threads)))
+            threads = asyncio.gather(*(self._thread(t) for t in range(self.threads)))
+            # The watcher only ends by raising (a worker that died by itself): that fails the run.
+            await asyncio.wait({watcher, threads}, return_when=asyncio.FIRST_COMPLETED)
+            if watcher.done():
+                threads.cancel()
+                watcher.result()
+            await threads
             stored = set(await accepted())
             await self.standin.wait_until(lambda: stored <= set(self.first_answer_at), within=120)
             await asyncio.sleep(1.0)
