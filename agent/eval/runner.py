@@ -137,6 +137,10 @@ async def run_scenario(
     own = app is None
     if app is None:
         app = await factory(sink)
+    if app.storage.demo is not None:
+        # The run's scenarios share one database: each starts from the demo data as shipped, not
+        # from what an earlier scenario refunded, as it would on a database of its own.
+        await app.storage.demo.reset_demo()
     run = _ScenarioRun(suite, scenario, f"eval:{suite}:{scenario.id}:{run_id or uuid.uuid4().hex[:8]}", sink)
     try:
         for n, turn in enumerate(scenario.turns, start=1):
