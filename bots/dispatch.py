@@ -7,8 +7,10 @@ order their messages were written (Slack `ts`, Discord snowflake), renewing the 
 works. An event runs only once it has been stored for a short settle window (`settle_seconds`), so
 that a message written a few milliseconds earlier but stored later (two people typing at once, a
 second worker, the platform delivering out of order) runs first, even when several workers share
-the database. A crashed worker's lease expires after a few seconds and the
-next poll of any worker takes its conversations over.
+the database. An event whose delivery failed is postponed and holds its conversation: nothing
+written after it runs before it does (the next poll after its retry time picks it up again). A
+crashed worker's lease expires after a few seconds and the next poll of any worker takes its
+conversations over.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import random
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
@@ -46,6 +49,9 @@ class Dispatcher:
         max_attempts: deliveries of a committed event tried before it is given up (logged).
         settle_seconds: how long an event waits after it was stored before it runs, for an
             earlier-written message still on its way.
+        backoff_seconds: the wait before a failed delivery's first retry; it doubles with each
+            attempt (up to a minute), with up to a quarter more at random so that conversations
+            refused together do not all come back in the same instant.
         worker: this worker's name in leases. A name that survives a restart (a Slack worker's
             host and port) lets the restarted process take its own conversations back at once;
             by default it is unique per process and a crashed one's leases are waited out.
@@ -61,6 +67,7 @@ class Dispatcher:
         max_attempts: int = 5,
         worker: str | None = None,
         settle_seconds: float = 0.0,
+        backoff_seconds: float = 2.0,
     ):
         self.inbox = inbox
         self.handler = handler
@@ -68,6 +75,7 @@ class Dispatcher:
         self.poll_seconds = poll_seconds
         self.max_attempts = max_attempts
         self.settle_seconds = settle_seconds
+        self.backoff_seconds = backoff_seconds
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.shutdown_grace_seconds = 10.0
         self._owned: dict[str, asyncio.Task[None]] = {}
@@ -152,9 +160,12 @@ class Dispatcher:
 
     async def _next_settled(self, session_key: str) -> InboxEvent | None:
         """The conversation's next event once it has been stored for `settle_seconds`; an event
-        written earlier that arrives meanwhile comes first (the inbox orders by when written)."""
+        written earlier that arrives meanwhile comes first (the inbox orders by when written).
+        None when there is none, or when the next one is postponed: the conversation waits for it."""
         while True:
             event = await self.inbox.next_event(session_key)
+            if event is not None and event.retry_at is not None and event.retry_at > utcnow():
+                return None  # held: housekeeping's poll wakes the conversation once it is due
             if event is None or event.accepted_at is None:
                 return event
             wait = self.settle_seconds - (utcnow() - event.accepted_at).total_seconds()
@@ -195,7 +206,8 @@ class Dispatcher:
 
     async def _postpone(self, event: InboxEvent) -> bool:
         try:
-            attempts = await self.inbox.postpone(event.key, min(2.0 ** (event.attempts + 1), 60.0))
+            wait = min(self.backoff_seconds * 2.0**event.attempts, 60.0) * random.uniform(1.0, 1.25)
+            attempts = await self.inbox.postpone(event.key, wait)
             if attempts < self.max_attempts:
                 log.warning("delivery of event %s failed (attempt %d); trying again later", event.key, attempts)
                 return False

@@ -6,7 +6,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, exists, or_, select, update
+from sqlalchemy.orm import aliased
 
 from adapters.storage.schema import inbox, session_leases, sessions
 from adapters.storage.sql import FINISH_INBOX, SqlStore
@@ -23,29 +24,37 @@ EVENT_COLUMNS = (
     inbox.c.attempts,
     inbox.c.written_at,
     inbox.c.accepted_at,
+    inbox.c.retry_at,
 )
 SELECT_UNFINISHED = (
     select(*EVENT_COLUMNS)
     .where(inbox.c.status.in_(OPEN), inbox.c.accepted_at <= bindparam("b_before"))
     .order_by(inbox.c.accepted_at)
 )
+# The head of a conversation's queue, due or not: a postponed event holds its thread, so the
+# events written after it wait behind it instead of overtaking it (the dispatcher reads `retry_at`).
 SELECT_NEXT = (
     select(*EVENT_COLUMNS)
-    .where(
-        inbox.c.session_key == bindparam("b_session"),
-        inbox.c.status.in_(OPEN),
-        or_(inbox.c.retry_at.is_(None), inbox.c.retry_at <= bindparam("b_now")),
-    )
+    .where(inbox.c.session_key == bindparam("b_session"), inbox.c.status.in_(OPEN))
     # In the order the messages were written; events stored before that was recorded first.
     .order_by(inbox.c.written_at.nulls_first(), inbox.c.accepted_at, inbox.c.key)
     .limit(1)
+)
+_held = aliased(inbox)
+# A conversation with a postponed event is not ready until that event is due, whatever came after it.
+HELD = exists().where(
+    and_(
+        _held.c.session_key == inbox.c.session_key,
+        _held.c.status.in_(OPEN),
+        _held.c.retry_at > bindparam("b_now"),
+    )
 )
 SELECT_READY = (
     select(inbox.c.session_key, inbox.c.accepted_at)
     .outerjoin(session_leases, session_leases.c.session_key == inbox.c.session_key)
     .where(
         inbox.c.status.in_(OPEN),
-        or_(inbox.c.retry_at.is_(None), inbox.c.retry_at <= bindparam("b_now")),
+        ~HELD,
         or_(
             session_leases.c.session_key.is_(None),
             session_leases.c.expires_at < bindparam("b_now"),
@@ -75,6 +84,7 @@ def _event(r: Any) -> InboxEvent:
         attempts=r.attempts,
         written_at=r.written_at,
         accepted_at=r.accepted_at,
+        retry_at=r.retry_at,
     )
 
 
@@ -169,8 +179,9 @@ class SqlInbox:
         await self.store.run(unit, what="release a conversation")
 
     async def next_event(self, session_key: str) -> InboxEvent | None:
-        """The conversation's oldest unfinished event that is due: the queue lives in the database,
-        so arrival order holds across workers."""
+        """The conversation's oldest unfinished event, due or postponed (`retry_at`): the queue
+        lives in the database, so the order holds across workers, and nothing overtakes a
+        postponed event."""
         await self.store.ensure_schema()
 
         def unit(conn: Connection) -> InboxEvent | None:

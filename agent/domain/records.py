@@ -53,6 +53,7 @@ class InboxEvent(Model):
     # the epoch: a session's events run in this order. None: the time it is stored.
     written_at: float | None = None
     accepted_at: datetime | None = None  # when it was stored (set by the inbox)
+    retry_at: datetime | None = None  # a postponed event: not run before then, and its thread waits
 
 
 class ToolRecord(Model):

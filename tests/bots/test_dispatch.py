@@ -231,3 +231,40 @@ async def test_a_message_written_earlier_but_stored_later_by_another_worker_runs
     finally:
         await store.aclose()
     assert ran == ["EvA", "EvB"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_a_postponed_event_holds_its_thread(any_db_url: str, workers: int) -> None:
+    """A delivery that fails postpones its event, and the thread's later events wait behind it, in
+    this worker and in any other polling the same database."""
+    from bots.dispatch import DeliveryFailed
+
+    store = SqlStore(any_db_url)
+    inbox = SqlInbox(store)
+    ran: list[str] = []
+    refused = {"Ev1": 2}  # the platform refuses the first event's delivery twice
+
+    async def handler(e: InboxEvent) -> None:
+        ran.append(e.key)
+        if refused.get(e.key, 0) > 0:
+            refused[e.key] -= 1
+            raise DeliveryFailed("429")
+
+    dispatchers = [
+        Dispatcher(inbox, handler, poll_seconds=0.02, backoff_seconds=0.2, worker=f"w{n}") for n in range(workers)
+    ]
+    for d in dispatchers:
+        d.start_housekeeping(60.0)
+    await dispatchers[0].submit(InboxEvent(key="Ev1", session_key="s", payload={}, written_at=1.0))
+    await dispatchers[-1].submit(InboxEvent(key="Ev2", session_key="s", payload={}, written_at=2.0))
+    await dispatchers[0].submit(InboxEvent(key="Other", session_key="t", payload={}, written_at=3.0))
+    for _ in range(300):
+        if "Ev2" in ran:
+            break
+        await asyncio.sleep(0.02)
+    for d in dispatchers:
+        await d.aclose()
+    await store.aclose()
+    in_thread = [k for k in ran if k != "Other"]
+    assert in_thread == ["Ev1", "Ev1", "Ev1", "Ev2"]
+    assert "Other" in ran  # another thread is not held by this one's refusal
