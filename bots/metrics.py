@@ -33,6 +33,7 @@ CONFIRMATIONS = {
 # An intent id is a config name; anything else (or past this many distinct ones) is counted as "other".
 _INTENT_ID = re.compile(r"[a-z0-9_]{1,64}")
 MAX_INTENTS = 200
+_METHOD = re.compile(r"[A-Za-z0-9_.{}/ -]{1,80}")
 
 
 class PrometheusMetrics:
@@ -92,6 +93,18 @@ class PrometheusMetrics:
             ["channel", "event"],
             registry=r,
         )
+        self.rate_limited_calls = Counter(
+            "agentbot_platform_rate_limited_calls",
+            "Platform calls refused with 429; every sender to the method waits out the pause",
+            ["channel", "method"],
+            registry=r,
+        )
+        self.pre_messages_skipped = Counter(
+            "agentbot_pre_messages_skipped",
+            "Pre-messages not shown because their answer had already gone out",
+            ["channel"],
+            registry=r,
+        )
         self._breakers: list[CircuitBreaker] = []
         self._intents: set[str] = set()
 
@@ -106,6 +119,14 @@ class PrometheusMetrics:
     # A channel's gateway: an event its library could not parse (the event type is the platform's name)
     def gateway_event_skipped(self, channel: str, event: str) -> None:
         self.gateway_skipped.labels(channel, event).inc()
+
+    # A channel's platform calls: a 429 (the method is a platform API name or route from code)
+    def rate_limited(self, platform: str, method: str) -> None:
+        self.rate_limited_calls.labels(platform, method if _METHOD.fullmatch(method) else "other").inc()
+
+    # A channel's delivery: a pre-message left out on purpose, its answer already shown
+    def pre_message_skipped(self, channel: str) -> None:
+        self.pre_messages_skipped.labels(channel).inc()
 
     # TelemetrySink (every stage of every turn)
     def record(self, event: TelemetryEvent) -> None:

@@ -156,6 +156,17 @@ session_leases = Table(
     Column("owner", String(128), nullable=False),
     Column("expires_at", UTCDateTime, nullable=False),
 )
+# A platform's "slow down" (HTTP 429 with Retry-After), shared by every worker: one row per
+# platform, workspace (a digest of its token) and method. Nobody calls the method before `until`;
+# after it one worker sends a probe (`probe_until` holds the others meanwhile) and a success deletes
+# the row.
+rate_pauses = Table(
+    "rate_pauses",
+    metadata,
+    Column("key", String(255), primary_key=True),
+    Column("until", UTCDateTime, nullable=False),
+    Column("probe_until", UTCDateTime),
+)
 # The transactional outbox: every message a channel event's turn shows, by a stable id derived from
 # the event. Answers are written in the turn's commit and sent after it; pre-messages and notices
 # are written just before they are sent. `sent` rows are never sent again.

@@ -60,8 +60,10 @@ log = logging.getLogger("agentbot.slack")
 
 def _not_the_token_notice(record: logging.LogRecord) -> bool:
     # bolt reads SLACK_BOT_TOKEN from the environment on its own and then warns that the client we
-    # pass (which carries that same token) wins; the warning is noise on every start.
-    return "`token` will be unused" not in record.getMessage()
+    # pass (which carries that same token) wins, or that our authorize step does; the warning is
+    # noise on every start.
+    message = record.getMessage()
+    return "`token` will be unused" not in message and "`token` (or SLACK_BOT_TOKEN" not in message
 
 
 logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_token_notice)
@@ -89,9 +91,20 @@ class SlackChannel:
             retry handlers; with OAuth it has no token of its own).
         options: signing secret, command name, admins, status details, recovery timing.
         oauth: bolt's `AsyncOAuthFlow` when the app is installed through OAuth (many workspaces).
+        authorize: bolt's authorize step (`workspaces.TokenAuthorize`, `SingleFlightAuthorize`);
+            None leaves it to bolt.
     """
 
-    def __init__(self, app: App, workspaces: Workspaces, client: Any, options: SlackOptions, *, oauth: Any = None):
+    def __init__(
+        self,
+        app: App,
+        workspaces: Workspaces,
+        client: Any,
+        options: SlackOptions,
+        *,
+        oauth: Any = None,
+        authorize: Any = None,
+    ):
         from slack_bolt.async_app import AsyncApp
         from slack_bolt.listener_matcher.async_listener_matcher import AsyncCustomListenerMatcher
         from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
@@ -118,6 +131,7 @@ class SlackChannel:
             request_verification_enabled=bool(options.signing_secret),
             process_before_response=False,
             oauth_flow=oauth,
+            authorize=authorize,
         )
         self.bolt.middleware(self._only_installed_workspaces)
         # bolt's annotations say one matcher / middleware; its code takes lists, and, unlike the

@@ -13,18 +13,27 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from adapters.storage.ratelimits import SqlPauseBoard
 from adapters.storage.slack_records import SlackRecords
 from agent.errors import ConfigError
 from agent.interfaces import Database
 from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
+from bots.ratelimits import MemoryPauseBoard, RateLimiter
 from bots.reload import reloading
 from bots.serving import BindAddress, add_health_routes, bind_address, settle_heap
 from bots.settings import DeploySettings, SlackVariables
 from bots.slack.alerts import SlackAlertNotifier
 from bots.slack.channel import SlackChannel, SlackOptions
-from bots.slack.workspaces import InstalledWorkspaces, SingleWorkspace, SqlInstallationStore, SqlOAuthStateStore
+from bots.slack.workspaces import (
+    InstalledWorkspaces,
+    SingleFlightAuthorize,
+    SingleWorkspace,
+    SqlInstallationStore,
+    SqlOAuthStateStore,
+    TokenAuthorize,
+)
 
 log = logging.getLogger("agentbot.slack")
 
@@ -113,15 +122,24 @@ class SlackSettings(BaseModel):
         )
 
 
-def web_client(settings: SlackSettings) -> Any:
-    """The one Web API client: configurable base URL, and 429s retried after Retry-After."""
-    from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
-    from slack_sdk.web.async_client import AsyncWebClient
+def rate_limiter(database: Database | None, metrics: Any = None) -> RateLimiter:
+    """Slack's pauses on the bot's database, so that every worker honours a 429 any of them got."""
+    board = SqlPauseBoard(database) if database is not None else MemoryPauseBoard()
+    return RateLimiter(board, "slack", metrics)
 
-    return AsyncWebClient(
+
+def web_client(settings: SlackSettings, limiter: RateLimiter) -> Any:
+    """The one Web API client: configurable base URL; every call waits out its method's pause
+    (a 429 anywhere) and its pace, and a 429 is retried after the shared pause."""
+    from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
+
+    from bots.slack.ratelimits import PacedWebClient
+
+    return PacedWebClient(
+        limiter,
         token=settings.bot_token or None,
         base_url=settings.api_url,
-        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+        retry_handlers=[AsyncConnectionErrorRetryHandler()],
     )
 
 
@@ -142,9 +160,10 @@ def build_slack(
         env: the environment `build_app` reads (database URL, understanding mode).
         app_kwargs: passed to `build_app` (e.g. `data_source=`, `telemetry=`).
     """
-    client = web_client(settings)
     alerts = AlertFanout([LogNotifier()])
     app = build_app(config_dir, data_dir, db_url, alerts=alerts, env=env, **app_kwargs)
+    limiter = rate_limiter(app.storage.database, app.metrics)
+    client = web_client(settings, limiter)
     options = SlackOptions(
         signing_secret=settings.signing_secret,
         command=settings.command,
@@ -152,15 +171,19 @@ def build_slack(
         provider=f"{app.settings.understanding}",
         database=app.storage.database.url if app.storage.database is not None else "unknown",
     )
-    workspaces: SingleWorkspace | InstalledWorkspaces = SingleWorkspace(client, settings.admin_channel)
-    oauth = None
+    single = SingleWorkspace(client, settings.admin_channel)
+    workspaces: SingleWorkspace | InstalledWorkspaces = single
+    oauth, authorize = None, TokenAuthorize(single)
     if settings.oauth:
-        workspaces, oauth = _oauth(settings, app.storage.database, client)
+        workspaces, oauth = _oauth(settings, app.storage.database, client, limiter)
+        authorize = SingleFlightAuthorize(oauth.settings.authorize)
     alerts.notifiers.append(SlackAlertNotifier(workspaces))
-    return SlackChannel(app, workspaces, client, options, oauth=oauth)
+    return SlackChannel(app, workspaces, client, options, oauth=oauth, authorize=authorize)
 
 
-def _oauth(settings: SlackSettings, store: Database | None, client: Any) -> tuple[InstalledWorkspaces, Any]:
+def _oauth(
+    settings: SlackSettings, store: Database | None, client: Any, limiter: RateLimiter
+) -> tuple[InstalledWorkspaces, Any]:
     """bolt's OAuth flow with installations and states in the bot's database."""
     from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
     from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
@@ -177,7 +200,7 @@ def _oauth(settings: SlackSettings, store: Database | None, client: Any) -> tupl
         installation_store_bot_only=True,
         state_store=SqlOAuthStateStore(records),
     )
-    workspaces = InstalledWorkspaces(records, settings.api_url, retry_handlers=client.retry_handlers)
+    workspaces = InstalledWorkspaces(records, settings.api_url, limiter, retry_handlers=client.retry_handlers)
     return workspaces, AsyncOAuthFlow(client=client, settings=oauth_settings)
 
 

@@ -11,18 +11,23 @@ using bolt's per-request client.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
 from adapters.storage.slack_records import InstallationRow, SlackRecords, team_key
+from bots.ratelimits import RateLimiter
+from bots.slack.ratelimits import PacedWebClient
 from bots.slack.threads import Me
 
 log = logging.getLogger("agentbot.slack")
@@ -67,9 +72,17 @@ class SingleWorkspace:
 
     def __init__(self, client: Any, admin_channel: str = ""):
         self.workspace = Workspace(team_id="", client=client, admin_channel=admin_channel)
+        self._checked: asyncio.Future[Any] | None = None
+
+    async def checked(self) -> Any:
+        """The token's auth.test answer: asked once (one flight however many requests wait for
+        it), kept for the process's life; a failed check is asked again by the next caller."""
+        if self._checked is None or (self._checked.done() and self._checked.exception() is not None):
+            self._checked = asyncio.ensure_future(self.workspace.client.auth_test())
+        return await asyncio.shield(self._checked)
 
     async def start(self) -> None:
-        me = await self.workspace.client.auth_test()  # this also checks the token
+        me = await self.checked()  # this also checks the token
         self.workspace.me = Me(me.get("user_id", ""), me.get("bot_id", ""))
         self.workspace.team_id = me.get("team_id") or ""
         self.workspace.enterprise_id = me.get("enterprise_id") or ""
@@ -90,18 +103,66 @@ class SingleWorkspace:
         return False
 
 
+class TokenAuthorize(AsyncAuthorize):
+    """bolt's authorize for the one configured token, from its auth.test at start: no request
+    waits on a Web API call to be acked (bolt's own single-token check asks on each request until
+    its first answer lands, a storm when a burst arrives at once)."""
+
+    def __init__(self, workspace: SingleWorkspace):
+        self.workspace = workspace
+
+    async def __call__(  # type: ignore[override]
+        self, *, context: Any, enterprise_id: str | None, team_id: str | None, user_id: str | None, **_actor: Any
+    ) -> AuthorizeResult | None:
+        checked = await self.workspace.checked()
+        token = self.workspace.workspace.client.token
+        return AuthorizeResult.from_auth_test_response(
+            auth_test_response=checked, bot_token=token, bot_scopes=checked.headers.get("x-oauth-scopes")
+        )
+
+
+class SingleFlightAuthorize(AsyncAuthorize):
+    """bolt's installation-store authorize with one flight per installation: the requests of a
+    workspace that arrive together wait for one lookup and one auth.test, and its answer is then
+    kept per token (bolt's cache), so the ack path makes no Web API call after the first.
+
+    Args:
+        inner: bolt's `AsyncInstallationStoreAuthorize` (the OAuth flow's); its cache is turned on.
+    """
+
+    def __init__(self, inner: Any):
+        inner.cache_enabled = True
+        self.inner = inner
+        self._flights: dict[tuple[str | None, str | None], asyncio.Future[AuthorizeResult | None]] = {}
+
+    async def __call__(  # type: ignore[override]
+        self, *, context: Any, enterprise_id: str | None, team_id: str | None, user_id: str | None, **actor: Any
+    ) -> AuthorizeResult | None:
+        key = (enterprise_id, team_id)
+        flight = self._flights.get(key)
+        if flight is None:
+            flight = asyncio.ensure_future(
+                self.inner(context=context, enterprise_id=enterprise_id, team_id=team_id, user_id=user_id, **actor)
+            )
+            self._flights[key] = flight
+            flight.add_done_callback(lambda _f: self._flights.pop(key, None))
+        return await asyncio.shield(flight)
+
+
 class InstalledWorkspaces:
     """Every workspace that installed the app through OAuth, from the installations table.
 
     Args:
         records: Slack's records in the bot's database.
         api_url: the Web API base URL for the clients made per workspace.
+        limiter: Slack's shared pauses and pacing, which every workspace's client waits on.
         client_options: further `AsyncWebClient` arguments (retry handlers).
     """
 
-    def __init__(self, records: SlackRecords, api_url: str, **client_options: Any):
+    def __init__(self, records: SlackRecords, api_url: str, limiter: RateLimiter, **client_options: Any):
         self.records = records
         self.api_url = api_url
+        self.limiter = limiter
         self.client_options = client_options
         self._clients: dict[str, Any] = {}  # by token: a reinstall's new token gets a new client
 
@@ -133,10 +194,10 @@ class InstalledWorkspaces:
         return True
 
     def _client(self, token: str) -> Any:
-        from slack_sdk.web.async_client import AsyncWebClient
-
         if token not in self._clients:
-            self._clients[token] = AsyncWebClient(token=token, base_url=self.api_url, **self.client_options)
+            self._clients[token] = PacedWebClient(
+                self.limiter, token=token, base_url=self.api_url, **self.client_options
+            )
         return self._clients[token]
 
 

@@ -27,6 +27,20 @@ class ApiCall(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     ok: bool = True
     token: str = ""  # the bearer token the call carried: which workspace's install made it
+    at: float = Field(default_factory=time.monotonic)  # when it arrived
+    retry_after: float | None = None  # answered 429 with this Retry-After
+
+
+class RateLimitWindow(BaseModel):
+    """Every call to `methods` from `start` for `seconds` is answered 429 with `retry_after`."""
+
+    methods: frozenset[str]
+    start: float
+    seconds: float
+    retry_after: int
+
+    def covers(self, method: str, at: float) -> bool:
+        return method in self.methods and self.start <= at < self.start + self.seconds
 
 
 class Workspace(BaseModel):
@@ -61,6 +75,7 @@ class SlackStandIn:
         # Methods answered by another stand-in (apps.connections.open by the Socket Mode one).
         self.answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.workspaces: list[Workspace] = []  # installable through oauth.v2.access; auth.test knows their tokens
+        self.windows: list[RateLimitWindow] = []
         self.url = ""
 
     # Serving
@@ -114,6 +129,30 @@ class SlackStandIn:
 
     def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
         self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
+
+    def rate_limit(self, methods: set[str], seconds: float, retry_after: int = 5) -> RateLimitWindow:
+        """From now, for `seconds`, answer every call to `methods` 429 with `Retry-After`."""
+        window = RateLimitWindow(
+            methods=frozenset(methods), start=time.monotonic(), seconds=seconds, retry_after=retry_after
+        )
+        self.windows.append(window)
+        return window
+
+    def too_soon(self, in_flight: float = 0.0) -> list[ApiCall]:
+        """Calls that came sooner than `Retry-After` after a 429 on the same method and workspace
+        (token): what Slack counts against an app that does not slow down. A call arriving within
+        `in_flight` seconds of the 429 may have been sent before it (by another worker) and is not
+        counted."""
+        early: list[ApiCall] = []
+        refused_until: dict[tuple[str, str], tuple[float, float]] = {}
+        for call in sorted(self.calls, key=lambda c: c.at):
+            key = (call.method, call.token)
+            since, until = refused_until.get(key, (0.0, 0.0))
+            if since + in_flight <= call.at < until:
+                early.append(call)
+            if call.retry_after is not None and call.at + call.retry_after > until:
+                refused_until[key] = (call.at, call.at + call.retry_after)
+        return early
 
     def refused_calls(self) -> list[str]:
         """Every recorded call Slack would not take as sent: a method slack_sdk's `AsyncWebClient`
@@ -177,6 +216,14 @@ class SlackStandIn:
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or str(params.get("token", ""))
         params.pop("client_secret", None)  # never recorded, like a token
+        window = next((w for w in self.windows if w.covers(method, time.monotonic())), None)
+        if window is not None:
+            self.calls.append(
+                ApiCall(method=method, params=params, ok=False, token=token, retry_after=window.retry_after)
+            )
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": str(window.retry_after)}
+            )
         queued = self.failures.get(method)
         if queued:
             status, body = queued.pop(0)
