@@ -330,7 +330,7 @@ class LeasedInbox(EventInbox, SessionQueue, Protocol):
 
 
 # Where an outgoing message stands before a send (Outbox.begin).
-Begun = Literal["new", "pending", "sending", "sent"]
+Begun = Literal["new", "pending", "sending", "sent", "skipped"]
 
 
 class Outbox(Protocol):
@@ -349,6 +349,15 @@ class Outbox(Protocol):
 
     async def ref(self, message_id: str) -> str | None:
         """The platform id recorded for a sent message."""
+        ...
+
+    async def unshown_pre(self, event_key: str) -> tuple[list[OutboundMessage], bool]:
+        """The event's pre-messages recorded but never marked sent, and whether any of its
+        answers was sent already (then showing them now would put them after their answer)."""
+        ...
+
+    async def skip(self, message_id: str) -> None:
+        """Record that a message is left out on purpose (never sent, never retried)."""
         ...
 
 

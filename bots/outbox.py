@@ -5,6 +5,11 @@ Every message of a channel event has a stable id (agent/context/log.py). Before 
 where the message stands: new (a pre-message or notice, recorded now, before it goes out), pending
 (an answer the turn committed), sending (an earlier attempt may have posted it: the platform is
 asked first) or sent (skipped). After the send the platform's id for it is recorded.
+
+A refused send (a 429 that outlasted its retries, an outage) leaves the event to be run again, and
+the message is posted then, pre-messages included: a refusal means the platform showed nothing. A
+pre-message is left out only when its answer is already in the thread (it would read after its
+answer); that is recorded in the outbox (`skipped`) and counted, never silent.
 """
 
 from __future__ import annotations
@@ -35,6 +40,12 @@ class Sender(Protocol):
         ...
 
 
+class SkippedPreMessages(Protocol):
+    """Where pre-messages left out on purpose are counted (`/metrics`)."""
+
+    def pre_message_skipped(self, channel: str) -> None: ...
+
+
 class OutboxReply:
     """The `reply` callable of a stored channel event: each message is shown once.
 
@@ -43,23 +54,45 @@ class OutboxReply:
         sender: the platform half (Slack's ThreadSender, Discord's targets).
         event_key: the inbox key of the event being answered.
         session_key: the conversation the event belongs to.
+        metrics: counts pre-messages left out because their answer was shown first.
+        channel: the metrics label ("slack", "discord").
     """
 
-    def __init__(self, outbox: Outbox, sender: Sender, event_key: str, session_key: str):
+    def __init__(
+        self,
+        outbox: Outbox,
+        sender: Sender,
+        event_key: str,
+        session_key: str,
+        metrics: SkippedPreMessages | None = None,
+        channel: str = "",
+    ):
         self.outbox, self.sender = outbox, sender
         self.event_key, self.session_key = event_key, session_key
+        self.metrics, self.channel = metrics, channel
 
     async def __call__(self, message: OutboundMessage) -> None:
         if not message.id:
             message = message.model_copy(update={"id": f"{self.event_key}:{message.kind}"})
         state = await self.outbox.begin(message, self.event_key, self.session_key)
-        if state == "sent" or (state == "sending" and message.kind == "pre"):
-            return  # shown before this (re-)run; a pre-message is never repeated
+        if state in ("sent", "skipped"):
+            return  # shown before this (re-)run
+        # An earlier attempt may have posted it (the platform is looked at first) or been refused.
         await self._deliver(message, recovering=state == "sending")
 
     async def resend(self) -> int:
         """An event whose turn committed but whose answers were not all marked sent (a crash, a
-        platform outage): send the rest, in order, checking the platform for each first."""
+        platform outage): send the rest, in order, checking the platform for each first. A
+        pre-message never shown goes first, unless an answer is in the thread already."""
+        pre, answered = await self.outbox.unshown_pre(self.event_key)
+        for message in pre:
+            if answered:
+                await self.outbox.skip(message.id)
+                if self.metrics is not None:
+                    self.metrics.pre_message_skipped(self.channel)
+                log.warning("pre-message %s not shown: its answer went out first", message.id)
+            else:
+                await self._deliver(message, recovering=True)
         unsent = await self.outbox.unsent(self.event_key)
         for message in unsent:
             await self._deliver(message, recovering=True)

@@ -36,7 +36,7 @@ async def read_backlog(store: Database) -> Backlog:
             select(func.count()).where(handoff_queue.c.status.in_(("requested", "claimed")))
         ).scalar_one()
         unsent, oldest = conn.execute(
-            select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status != "sent")
+            select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status.notin_(("sent", "skipped")))
         ).one()
         unfinished, retrying = conn.execute(
             select(func.count(), func.count().filter(inbox.c.attempts > 0)).where(inbox.c.status != "done")

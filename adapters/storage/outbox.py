@@ -102,6 +102,31 @@ class SqlOutbox:
 
         return await self.store.run(unit, what="read unsent messages")  # type: ignore[no-any-return]
 
+    async def unshown_pre(self, event_key: str) -> tuple[list[OutboundMessage], bool]:
+        """The event's pre-messages recorded but not marked sent, and whether an answer went out."""
+        await self.store.ensure_schema()
+
+        def unit(conn: Connection) -> tuple[list[OutboundMessage], bool]:
+            rows = conn.execute(
+                select(outbox.c.body)
+                .where(outbox.c.event_key == event_key, outbox.c.kind == "pre", outbox.c.status == "sending")
+                .order_by(outbox.c.created_at, outbox.c.id)
+            ).all()
+            answered = conn.execute(
+                select(outbox.c.id)
+                .where(outbox.c.event_key == event_key, outbox.c.seq >= 0, outbox.c.status == "sent")
+                .limit(1)
+            ).first()
+            return [OutboundMessage.model_validate_json(r.body) for r in rows], answered is not None
+
+        return await self.store.run(unit, what="read unshown pre-messages")  # type: ignore[no-any-return]
+
+    async def skip(self, message_id: str) -> None:
+        def unit(conn: Connection) -> None:
+            conn.execute(update(outbox).where(outbox.c.id == message_id).values(status="skipped", sent_at=utcnow()))
+
+        await self.store.run(unit, what="skip a message")
+
     async def ref(self, message_id: str) -> str | None:
         """The platform id recorded for a sent message (a Discord anchor, for instance)."""
         await self.store.ensure_schema()

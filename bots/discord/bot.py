@@ -13,7 +13,7 @@ import logging
 import re
 import socket
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import discord
 import yarl
@@ -31,7 +31,7 @@ from bots.discord.delivery import ChannelTarget, ChoiceButton, FollowupTarget, R
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, session_key, thread_name
 from bots.discord.gateway import EventGuard, InteractionChannels, SkippedEvents
 from bots.dispatch import DeliveryFailed, Dispatcher
-from bots.outbox import OutboxReply
+from bots.outbox import OutboxReply, SkippedPreMessages
 
 log = logging.getLogger("agentbot.discord")
 
@@ -49,13 +49,18 @@ discord.VoiceClient.warn_nacl = False
 discord.VoiceClient.warn_dave = False
 
 
+class DiscordMetrics(SkippedEvents, SkippedPreMessages, Protocol):
+    """What the Discord channel counts (`/metrics`)."""
+
+
 class DiscordBot(SlashCommands, discord.Client):
     """
     Args:
         settings: token, guild, admins, endpoints (read from the environment by the caller).
         app: the application (router, store, data, settings, and the inbox for exactly-once intake).
         admin_alerts: the admin-channel notifier in the router's alert fanout; bound to this client.
-        metrics: counts gateway events the library could not read (`/metrics`).
+        metrics: counts gateway events the library could not read and pre-messages left out
+            because their answer was shown first (`/metrics`).
     """
 
     def __init__(
@@ -63,7 +68,7 @@ class DiscordBot(SlashCommands, discord.Client):
         settings: DiscordSettings,
         app: App,
         admin_alerts: DiscordAdminAlerts | None = None,
-        metrics: SkippedEvents | None = None,
+        metrics: DiscordMetrics | None = None,
         **sharding: Any,
     ):
         point_at(settings.api_base, settings.gateway_url)
@@ -88,6 +93,7 @@ class DiscordBot(SlashCommands, discord.Client):
         # Each gateway event is parsed on its own: an unreadable one is skipped, not the connection's end.
         self.interaction_channels = InteractionChannels()
         self.event_guard = EventGuard(self.interaction_channels, metrics)
+        self.metrics = metrics
         self.event_guard.install(self._connection.parsers)
         self._checked_guilds = set()
         # One gateway session per shard and host: a restart under this name takes its conversations
@@ -181,7 +187,9 @@ class DiscordBot(SlashCommands, discord.Client):
     async def _run(self, stored: InboxEvent) -> None:
         ev = DiscordEvent.model_validate(stored.payload)
         target, thread_id = await self._where(stored.key, ev)
-        reply = OutboxReply(self.outbox, target, stored.key, session_key(ev.guild_id, thread_id))
+        reply = OutboxReply(
+            self.outbox, target, stored.key, session_key(ev.guild_id, thread_id), self.metrics, "discord"
+        )
         if stored.status == "committed":
             await reply.resend()  # the turn committed; only its answers are left to send
             return
@@ -298,7 +306,7 @@ def make_bot(
     settings: DiscordSettings,
     app: App,
     admin_alerts: DiscordAdminAlerts | None = None,
-    metrics: SkippedEvents | None = None,
+    metrics: DiscordMetrics | None = None,
 ) -> DiscordBot:
     """One connection when the settings name no shards; else the shards they name (0: Discord's count)."""
     if settings.shard_count is None:

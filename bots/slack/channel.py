@@ -31,7 +31,7 @@ from agent.domain.types import ChannelContext, ChannelType, Interaction, Message
 from agent.errors import ConfigError, StorageError
 from agent.interfaces import Reply
 from bots.dispatch import DeliveryFailed, Dispatcher
-from bots.outbox import OutboxReply, Sender
+from bots.outbox import OutboxReply, Sender, SkippedPreMessages
 from bots.slack import assistant
 from bots.slack.commands import FAILED, SlashCommand
 from bots.slack.delivery import ThreadReply, answered_blocks, escape
@@ -93,6 +93,7 @@ class SlackChannel:
         oauth: bolt's `AsyncOAuthFlow` when the app is installed through OAuth (many workspaces).
         authorize: bolt's authorize step (`workspaces.TokenAuthorize`, `SingleFlightAuthorize`);
             None leaves it to bolt.
+        metrics: counts pre-messages left out because their answer was shown first.
     """
 
     def __init__(
@@ -104,6 +105,7 @@ class SlackChannel:
         *,
         oauth: Any = None,
         authorize: Any = None,
+        metrics: SkippedPreMessages | None = None,
     ):
         from slack_bolt.async_app import AsyncApp
         from slack_bolt.listener_matcher.async_listener_matcher import AsyncCustomListenerMatcher
@@ -122,6 +124,7 @@ class SlackChannel:
             settle_seconds=app.settings.inbox_settle_seconds,
         )
         self.outbox = storage.outbox
+        self.metrics = metrics
         self.records = SlackRecords(storage.database)
         self.thread_contexts = assistant.SqlThreadContextStore(self.records)
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
@@ -342,7 +345,7 @@ class SlackChannel:
         viewing = await self._assistant_thread(ev)
         status = assistant.AssistantThreadReply(thread, ws.client) if viewing is not None else None
         sender: Sender = status or thread
-        reply = OutboxReply(self.outbox, sender, event.key, ev.session_key)
+        reply = OutboxReply(self.outbox, sender, event.key, ev.session_key, self.metrics, "slack")
         if event.status == "committed":
             await reply.resend()  # the turn ran and committed; only its answers are left to send
             return

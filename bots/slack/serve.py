@@ -20,7 +20,8 @@ from agent.interfaces import Database
 from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app
-from bots.ratelimits import MemoryPauseBoard, RateLimiter
+from bots.metrics import PrometheusMetrics
+from bots.ratelimits import MemoryPauseBoard, RateLimiter, RateLimitMetrics
 from bots.reload import reloading
 from bots.serving import BindAddress, add_health_routes, bind_address, settle_heap
 from bots.settings import DeploySettings, SlackVariables
@@ -122,7 +123,7 @@ class SlackSettings(BaseModel):
         )
 
 
-def rate_limiter(database: Database | None, metrics: Any = None) -> RateLimiter:
+def rate_limiter(database: Database | None, metrics: RateLimitMetrics | None = None) -> RateLimiter:
     """Slack's pauses on the bot's database, so that every worker honours a 429 any of them got."""
     board = SqlPauseBoard(database) if database is not None else MemoryPauseBoard()
     return RateLimiter(board, "slack", metrics)
@@ -161,8 +162,11 @@ def build_slack(
         app_kwargs: passed to `build_app` (e.g. `data_source=`, `telemetry=`).
     """
     alerts = AlertFanout([LogNotifier()])
-    app = build_app(config_dir, data_dir, db_url, alerts=alerts, env=env, **app_kwargs)
-    limiter = rate_limiter(app.storage.database, app.metrics)
+    metrics: PrometheusMetrics = app_kwargs.pop("metrics", None) or PrometheusMetrics()
+    app = build_app(config_dir, data_dir, db_url, alerts=alerts, env=env, metrics=metrics, **app_kwargs)
+    if metrics.store is None:
+        metrics.store = app.storage.database  # the backlog gauges read the app's database at each scrape
+    limiter = rate_limiter(app.storage.database, metrics)
     client = web_client(settings, limiter)
     options = SlackOptions(
         signing_secret=settings.signing_secret,
@@ -173,12 +177,13 @@ def build_slack(
     )
     single = SingleWorkspace(client, settings.admin_channel)
     workspaces: SingleWorkspace | InstalledWorkspaces = single
-    oauth, authorize = None, TokenAuthorize(single)
+    oauth = None
+    authorize: TokenAuthorize | SingleFlightAuthorize = TokenAuthorize(single)
     if settings.oauth:
         workspaces, oauth = _oauth(settings, app.storage.database, client, limiter)
         authorize = SingleFlightAuthorize(oauth.settings.authorize)
     alerts.notifiers.append(SlackAlertNotifier(workspaces))
-    return SlackChannel(app, workspaces, client, options, oauth=oauth, authorize=authorize)
+    return SlackChannel(app, workspaces, client, options, oauth=oauth, authorize=authorize, metrics=metrics)
 
 
 def _oauth(

@@ -184,3 +184,48 @@ async def test_a_reference_that_belongs_to_another_conversation_is_never_skipped
     sessions = await store.fetch("SELECT id FROM sessions")
     await store.aclose()
     assert [t.session_id for t in tickets] == ["s-1"] and [s.id for s in sessions] == ["s-1"]
+
+
+async def test_a_refused_pre_message_is_posted_when_its_event_runs_again(db_url: str, slack: SlackStandIn) -> None:
+    """A 429 means Slack posted nothing: the pre-message goes out on the re-run, once."""
+    from bots.dispatch import DeliveryFailed
+
+    store = SqlStore(db_url)
+    outbox = SqlOutbox(store)
+    await store.ensure_schema()
+    thread = ThreadReply(_client(slack), CHANNEL, "1700000001.000100", "slack:T:C:1")
+    reply = OutboxReply(outbox, thread, "Ev1", "slack:T:C:1")
+    pre = OutboundMessage(kind="pre", text="Checking order O-12345...", id="Ev1:p0")
+    slack.fail_next("chat.postMessage", 400, {"ok": False, "error": "ratelimited"})
+    with pytest.raises(DeliveryFailed):
+        await reply(pre)
+    await reply(pre)  # the event's re-run
+    await reply(pre)  # and another: it is in the thread now
+    await store.aclose()
+    assert [p["text"] for p in in_thread(slack, CHANNEL, "1700000001.000100")] == ["Checking order O-12345..."]
+
+
+async def test_a_pre_message_whose_answer_went_out_is_skipped_and_counted(db_url: str, slack: SlackStandIn) -> None:
+    store = SqlStore(db_url)
+    outbox = SqlOutbox(store)
+    await store.ensure_schema()
+    thread = ThreadReply(_client(slack), CHANNEL, "1700000001.000100", "slack:T:C:1")
+    counted: list[str] = []
+
+    class Counts:
+        def pre_message_skipped(self, channel: str) -> None:
+            counted.append(channel)
+
+    reply = OutboxReply(outbox, thread, "Ev1", "slack:T:C:1", Counts(), "slack")
+    pre = OutboundMessage(kind="pre", text="Checking order O-12345...", id="Ev1:p0")
+    first, second = (OutboundMessage(kind="answer", text=t, id=f"Ev1:{n}") for n, t in enumerate(["Shipped.", "More?"]))
+    await SqlInbox(store).accept(InboxEvent(key="Ev1", session_key="slack:T:C:1", payload={}))
+    await outbox.begin(pre, "Ev1", "slack:T:C:1")  # recorded, then the post was refused
+    await store.run(commit_event, "Ev1", "slack:T:C:1", [first, second], utcnow(), what="commit")
+    await reply(first)  # the first answer went out; the second did not
+    assert await reply.resend() == 1
+    statuses = await rows(db_url, "SELECT id, status FROM outbox ORDER BY id")
+    await store.aclose()
+    assert [p["text"] for p in in_thread(slack, CHANNEL, "1700000001.000100")] == ["Shipped.", "More?"]
+    assert [tuple(r) for r in statuses] == [("Ev1:0", "sent"), ("Ev1:1", "sent"), ("Ev1:p0", "skipped")]
+    assert counted == ["slack"]
