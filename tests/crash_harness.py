@@ -60,6 +60,8 @@ class Worker:
             # to ~50 ms between deliveries sent 1-5 ms apart; a real deployment sets this to its
             # own delivery jitter (shipped: 50 ms).
             "AGENTBOT_INBOX_SETTLE_MS": "250",
+            # This checkout's code, whatever checkout the `agentbot` package was installed from.
+            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
         }
         env.pop("SLACK_APP_TOKEN", None)
         self.starts += 1
