@@ -16,7 +16,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Enum, Gauge, Histogram, generate_latest
 
-from adapters.storage.backlog import read_backlog
+from adapters.storage.backlog import WaitingEvents, read_backlog
 from agent.domain.records import TelemetryEvent
 from agent.interfaces import Database
 from agent.llm.breaker import CircuitBreaker
@@ -33,6 +33,8 @@ CONFIRMATIONS = {
 # An intent id is a config name; anything else (or past this many distinct ones) is counted as "other".
 _INTENT_ID = re.compile(r"[a-z0-9_]{1,64}")
 MAX_INTENTS = 200
+_WORKSPACE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+MAX_WORKSPACES = 50
 _METHOD = re.compile(r"[A-Za-z0-9_.{}/ -]{1,80}")
 
 
@@ -86,6 +88,18 @@ class PrometheusMetrics:
         self.inbox_unfinished = Gauge("agentbot_inbox_unfinished_events", "Channel events not yet done", registry=r)
         self.inbox_retrying = Gauge(
             "agentbot_inbox_retrying_events", "Unfinished events whose delivery failed at least once", registry=r
+        )
+        self.waiting = Gauge(
+            "agentbot_inbox_waiting_events",
+            "Channel events not yet answered, per workspace (the busiest ones; the rest as other)",
+            ["workspace"],
+            registry=r,
+        )
+        self.waiting_age = Gauge(
+            "agentbot_inbox_oldest_waiting_age_seconds",
+            "How long the workspace's oldest unanswered event has waited",
+            ["workspace"],
+            registry=r,
         )
         self.gateway_skipped = Counter(
             "agentbot_gateway_events_skipped",
@@ -160,6 +174,21 @@ class PrometheusMetrics:
         self.llm_tokens.labels("output").inc(usage.get("tokens_out", 0))
         self.llm_cost.inc(max(0.0, usage.get("cost", 0.0)))
 
+    def _waiting(self, waiting: list[WaitingEvents]) -> None:
+        # A workspace id is the platform's team or guild id, not personal; the busiest ones are
+        # labelled and the rest summed as "other", so a bot in many workspaces keeps few series.
+        events: dict[str, int] = {}
+        oldest: dict[str, float] = {}
+        for n, w in enumerate(waiting):
+            label = w.workspace if n < MAX_WORKSPACES and _WORKSPACE.fullmatch(w.workspace) else "other"
+            events[label] = events.get(label, 0) + w.events
+            oldest[label] = max(oldest.get(label, 0.0), w.oldest_seconds)
+        self.waiting.clear()
+        self.waiting_age.clear()
+        for label, count in events.items():
+            self.waiting.labels(label).set(count)
+            self.waiting_age.labels(label).set(oldest[label])
+
     def watch(self, breaker: CircuitBreaker) -> None:
         """Report this breaker's state at every scrape."""
         self._breakers.append(breaker)
@@ -176,4 +205,5 @@ class PrometheusMetrics:
             self.outbox_age.set(backlog.outbox_oldest_unsent_seconds)
             self.inbox_unfinished.set(backlog.inbox_unfinished)
             self.inbox_retrying.set(backlog.inbox_retrying)
+            self._waiting(backlog.waiting)
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from adapters.storage.backlog import read_backlog
 from adapters.storage.operator import OperatorViews
 from adapters.storage.review import SqlReview
 from agent.app import App
@@ -54,6 +55,7 @@ class OperatorPages:
         self.app = app
         self.settings = settings
         self.auth = AdminAuth(settings.token.get_secret_value())
+        self.database = app.storage.database
         self.views = OperatorViews(app.storage.database)
         self.review = SqlReview(app.storage.database)
         self.redactor = redactor
@@ -185,8 +187,16 @@ class OperatorPages:
         conversations = await self.views.conversations(workspace)
         open_handoffs = sum(1 for c in conversations if c.handoff in ("requested", "claimed"))
         waiting = sum((await self.review.counts(workspace)).values())
+        backlog = next((w for w in (await read_backlog(self.database)).waiting if w.workspace == workspace), None)
         return await self.page(
-            request, who, "overview.html", today=today, days=days, open_handoffs=open_handoffs, waiting=waiting
+            request,
+            who,
+            "overview.html",
+            today=today,
+            days=days,
+            open_handoffs=open_handoffs,
+            waiting=waiting,
+            backlog=backlog,
         )
 
     async def conversations(self, request: web.Request, who: Principal) -> web.StreamResponse:

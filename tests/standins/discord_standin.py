@@ -81,6 +81,9 @@ class StandInDiscord(GatewayHalf):
         self.followup_of: dict[str, str] = {}  # follow-up message id -> its interaction id
         self.acknowledged: set[str] = set()  # interactions that got their one response
         self.identified = asyncio.Event()
+        # (start, seconds, retry_after): message posts in this window are answered 429 (`rate_limit`)
+        self.limited: tuple[float, float, float] | None = None
+        self.refused: list[Call] = []
         # Called with (path, body) after a POST was answered internally, before the reply goes
         # out: a crash test kills the bot here to leave a message posted but unacknowledged.
         self.on_post: list[Callable[[str, dict[str, Any]], None]] = []
@@ -148,6 +151,18 @@ class StandInDiscord(GatewayHalf):
         self.calls.append(
             Call(method=request.method, path=path, query=dict(request.query), body=body, at=time.monotonic())
         )
+        if self._limited(request.method, path):
+            assert self.limited is not None
+            self.refused.append(self.calls[-1])
+            retry_after = self.limited[2]
+            # Like Discord: the wait in the body, the bucket in headers, and Cloudflare's Via header
+            # (without it discord.py takes a 429 for a ban and does not retry).
+            headers = {"Content-Type": "application/json", "Via": "1.1 google", "X-RateLimit-Limit": "5",
+                       "X-RateLimit-Remaining": "0", "X-RateLimit-Reset-After": str(retry_after),
+                       "X-RateLimit-Bucket": "standin-messages", "X-RateLimit-Scope": "user",
+                       "Retry-After": str(int(retry_after))}  # fmt: skip
+            body429 = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
+            return web.Response(status=429, body=json.dumps(body429).encode(), headers=headers)
         parts = path.strip("/").split("/")
         handler = self._route(request.method, parts)
         if handler is None:
@@ -289,6 +304,20 @@ class StandInDiscord(GatewayHalf):
         return thread
 
     # what tests look at
+
+    def rate_limit(self, seconds: float, retry_after: float) -> float:
+        """From now, for `seconds`, every message post (channel messages, follow-ups) is answered
+        429 with `retry_after`; returns when the window ends (time.monotonic)."""
+        start = time.monotonic()
+        self.limited = (start, seconds, retry_after)
+        return start + seconds
+
+    def _limited(self, method: str, path: str) -> bool:
+        if self.limited is None or method != "POST":
+            return False
+        start, seconds, _ = self.limited
+        posting = path.rstrip("/").endswith("/messages") or path.startswith("/webhooks/")
+        return posting and start <= time.monotonic() < start + seconds
 
     def posted(self, channel_id: str) -> list[dict[str, Any]]:
         """Messages the bot posted in a channel or thread (follow-ups included), oldest first."""
