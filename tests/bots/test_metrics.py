@@ -66,3 +66,28 @@ async def test_the_counters_move_as_the_conversation_goes(db_url: str, slack: Sl
             if label in LABEL_VALUES:
                 assert v in LABEL_VALUES[label], (name, label, v)
             assert "O-" not in v and "U0" not in v and CHANNEL not in v  # no ids, no user text
+
+
+async def test_the_backlog_is_shown_per_workspace_with_its_oldest_age(db_url: str) -> None:
+    from adapters.storage.inbox import SqlInbox
+    from adapters.storage.sql import SqlStore
+    from agent.domain.records import InboxEvent
+    from bots.metrics import PrometheusMetrics
+
+    store = SqlStore(db_url)
+    inbox = SqlInbox(store)
+    for key, session in [("a1", "slack:T1:C1:1.1"), ("a2", "slack:T1:C1:1.1"), ("b1", "discord:42:7")]:
+        await inbox.accept(InboxEvent(key=key, session_key=session, payload={}))
+    await inbox.finish("a2")
+    await inbox.accept(InboxEvent(key="a3", session_key="slack:T1:C2:2.2", payload={}))
+    metrics = PrometheusMetrics(store)
+    body, _ = await metrics.exposition()
+    await store.aclose()
+    found = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body.decode())
+        for s in family.samples
+    }
+    assert found[("agentbot_inbox_waiting_events", (("workspace", "T1"),))] == 2
+    assert found[("agentbot_inbox_waiting_events", (("workspace", "42"),))] == 1
+    assert found[("agentbot_inbox_oldest_waiting_age_seconds", (("workspace", "T1"),))] >= 0
