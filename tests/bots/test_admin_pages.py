@@ -145,3 +145,18 @@ async def test_one_workspace_at_a_time_and_nothing_secret_or_personal_shown(db_u
         assert secret not in everything  # ...with nothing secret or personal in them
     assert "T0OTHER" in pages[0] and "slack:T0OTHER" not in pages[1]  # the other workspace is named, not shown
     assert "slack:T0OTHER:C9:2.2" in other and "slack:T0SHOP" not in other
+
+
+async def test_the_overview_shows_a_backlog_when_messages_wait(db_url: str) -> None:
+    from agent.domain.records import InboxEvent
+
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    async with served(db_url) as (app, url), aiohttp.ClientSession(headers=bearer) as http:
+        await said(app, "where is O-12345", "slack:T0SHOP:C1:1.3")
+        async with http.get(url + "/admin?ws=T0SHOP") as r:
+            assert r.status == 200 and "waiting to be answered" not in await r.text()
+        assert app.storage.inbox is not None
+        for n in range(3):  # a rate-limited platform leaves these unanswered for now
+            await app.storage.inbox.accept(InboxEvent(key=f"Ev{n}", session_key="slack:T0SHOP:C1:1.3", payload={}))
+        async with http.get(url + "/admin?ws=T0SHOP") as r:
+            assert "3 messages waiting to be answered" in await r.text()

@@ -84,6 +84,7 @@ async def _workers(db_url: str, tmp: Path, count: int, kill_at: int | None = Non
             burst.on_ack.append(kill)
         drained = await burst.run(lambda: _open(db_url), within=180.0)
         r = burst.result(drained, await _skipped(db_url))
+        assert kill_at is None or workers[0].starts == 2, "the worker was not killed"
     finally:
         for w in workers:
             w.stop()
