@@ -94,7 +94,8 @@ def _embedded(config: BotConfig, inventory: FileInventory) -> Embedded:
     return _fitted_reader(banks.model_dump_json(), kinds, tuple(store_words), masks, politeness)
 
 
-# Fitted models kept between starts, beside the default database (adapters/nlu/lexical.py).
+# Fitted models kept between starts, beside the default database, and read memory-mapped by every
+# worker on the machine (adapters/nlu/arrays.py).
 MODEL_CACHE = Path("var/models")
 
 
@@ -113,7 +114,7 @@ def _fitted_reader(
     from adapters.nlu.wordllama import WordLlamaScorer
 
     fitted = NluBanks.model_validate_json(banks)
-    vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
+    vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k, cache=MODEL_CACHE)
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
     scorer = AveragedScorer([vectors, LexicalScorer(cache=MODEL_CACHE)])
     polite = Politeness(list(politeness[0]), list(politeness[1]))
