@@ -53,14 +53,15 @@ class ArrayFolder:
     def path(self, key: str) -> Path:
         return self.root / f"{self.kind}-{key}"
 
-    def load(self, key: str, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+    def load(self, key: str, names: tuple[str, ...], whole: tuple[str, ...] = ()) -> dict[str, np.ndarray] | None:
         """The arrays `names` kept under `key`, memory-mapped read-only; None when there are none
-        or a file is unreadable (logged: the caller makes them again)."""
+        or a file is unreadable (logged: the caller makes them again). Those named in `whole` are
+        read whole by every message (read ahead), the others a few rows at a time."""
         folder = self.path(key)
         if not folder.is_dir():
             return None
         try:
-            arrays = {name: _mapped(folder / f"{name}.npy") for name in names}
+            arrays = {name: _mapped(folder / f"{name}.npy", by_row=name not in whole) for name in names}
         except Exception as e:  # noqa: BLE001 - whatever a damaged file raises, the model is made again
             log.warning("making the %s model again: %s is unreadable (%s)", self.kind, folder, e)
             shutil.rmtree(folder, ignore_errors=True)  # so that it is written whole again
@@ -69,7 +70,7 @@ class ArrayFolder:
             os.utime(folder)  # used now: the last to go when the folder is pruned
         return arrays
 
-    def save(self, key: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def save(self, key: str, arrays: dict[str, np.ndarray], whole: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
         """Keeps `arrays` under `key` and returns them memory-mapped from there, so the process
         that made them shares them too; when they cannot be written, returns them as given."""
         folder = self.path(key)
@@ -90,7 +91,7 @@ class ArrayFolder:
             log.warning("the %s model is not kept (%s): the next start makes it again", self.kind, e)
             return arrays
         self._prune()
-        return self.load(key, tuple(arrays)) or arrays
+        return self.load(key, tuple(arrays), whole) or arrays
 
     def _prune(self) -> None:
         """Banks edited again and again leave a folder each: all but the `KEPT` most recently used go."""
@@ -101,12 +102,13 @@ class ArrayFolder:
                 shutil.rmtree(old, ignore_errors=True)
 
 
-def _mapped(path: Path) -> np.ndarray:
+def _mapped(path: Path, by_row: bool) -> np.ndarray:
     """The array in `path`, memory-mapped read-only.
 
-    The map is marked as read at random (madvise): a message reads a few rows of a table, and the
-    kernel's read-ahead would otherwise fill the page cache with large folios that every fault
-    then maps whole (8 MB of the lexical weights mapped for one message, against 4 KB a row).
+    An array read `by_row` is marked as read at random (madvise): a message reads a few rows of a
+    table, and the kernel's read-ahead would otherwise fill the page cache with large folios that
+    every fault then maps whole (8 MB of the lexical weights mapped for one message, against 4 KB
+    a row). One read whole is read ahead.
     """
     with path.open("rb") as file:
         major, minor = np.lib.format.read_magic(file)
@@ -121,7 +123,7 @@ def _mapped(path: Path) -> np.ndarray:
         if offset + count * dtype.itemsize > os.fstat(file.fileno()).st_size:
             raise ValueError(f"{path.name} is shorter than its header says")
         mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-    mapped.madvise(mmap.MADV_RANDOM)
+    mapped.madvise(mmap.MADV_RANDOM if by_row else mmap.MADV_WILLNEED)
     return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
 
 

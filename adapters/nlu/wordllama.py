@@ -123,11 +123,13 @@ class WordLlamaScorer:
         if not sentences:
             return np.zeros((0, self.table.shape[1]), dtype=np.float32)
         key = digest(FORMAT, self._table_key, sentences)
-        kept = self._folder.load(key, ("vectors",)) if self._folder is not None else None
+        kept = self._folder.load(key, ("vectors",), whole=("vectors",)) if self._folder is not None else None
         if kept is not None and kept["vectors"].shape == (len(sentences), self.table.shape[1]):
             return kept["vectors"]
         vectors = np.stack([self.embed(s) for s in sentences])
-        return self._folder.save(key, {"vectors": vectors})["vectors"] if self._folder is not None else vectors
+        if self._folder is None:
+            return vectors
+        return self._folder.save(key, {"vectors": vectors}, whole=("vectors",))["vectors"]
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
