@@ -6,6 +6,7 @@ the router reaches into the router's own collaborators.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +44,8 @@ class App:
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
         metrics: the operators' metrics, served on `/metrics` by the serving processes.
         reload: reads the project's banks again and swaps the understanding in between turns.
+        warmups: the app's first-time work (the model's pages, the demo data), done once by
+            `warm_up` before the app serves, so that no first turn waits for it.
     """
 
     router: AgentRouter
@@ -57,11 +60,22 @@ class App:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     metrics: MetricsExport | None = None
     reload: BankReload | None = None
+    warmups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _warm: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    _warmed: bool = field(default=False, init=False, repr=False)
 
     @property
     def store(self) -> SessionStore:
         """The session store (state, history, each turn's writes): `storage.sessions`."""
         return self.storage.sessions
+
+    async def warm_up(self) -> None:
+        """Does the first-time work once; callers arriving while it runs wait for that one run."""
+        async with self._warm:
+            if not self._warmed:
+                for warm in self.warmups:
+                    await warm()
+                self._warmed = True
 
     async def aclose(self) -> None:
         for close in self.closers:
@@ -69,6 +83,7 @@ class App:
         await self.router.aclose()
 
     async def __aenter__(self) -> App:
+        await self.warm_up()
         return self
 
     async def __aexit__(self, *exc: object) -> None:

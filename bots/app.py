@@ -94,7 +94,8 @@ def _embedded(config: BotConfig, inventory: FileInventory) -> Embedded:
     return _fitted_reader(banks.model_dump_json(), kinds, tuple(store_words), masks, politeness)
 
 
-# Fitted models kept between starts, beside the default database (adapters/nlu/lexical.py).
+# Fitted models kept between starts, beside the default database, and read memory-mapped by every
+# worker on the machine (adapters/nlu/arrays.py).
 MODEL_CACHE = Path("var/models")
 
 
@@ -113,7 +114,7 @@ def _fitted_reader(
     from adapters.nlu.wordllama import WordLlamaScorer
 
     fitted = NluBanks.model_validate_json(banks)
-    vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k)
+    vectors = WordLlamaScorer(fitted.embedding.dimensions, fitted.embedding.top_k, cache=MODEL_CACHE)
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
     scorer = AveragedScorer([vectors, LexicalScorer(cache=MODEL_CACHE)])
     polite = Politeness(list(politeness[0]), list(politeness[1]))
@@ -122,9 +123,48 @@ def _fitted_reader(
 
 
 async def check_store(app: App) -> None:
-    """Fail at startup, not on the first message: the database answers and its schema is current."""
+    """Fail at startup, not on the first message: the database answers and its schema is current.
+    Then the app does its first-time work (entering the app does it too), before it serves."""
     if app.storage.database is not None:
         await app.storage.database.ensure_schema()
+    await app.warm_up()
+
+
+# How many sentences of each intent and move are read before serving: enough to touch the model's
+# pages and fill its columns for the common words; more would only lengthen start-up.
+WARM_SENTENCES = 2
+
+
+def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) -> list[Callable[[], Awaitable[None]]]:
+    """What a first turn would otherwise do while its user waits, and every turn arriving with it
+    again: read messages through the model (its memory-mapped pages, each new word's column),
+    build the pydantic models that wait for their first use, and read the demo's first day."""
+    banks = load_banks(Path(project.config.directory), project.config.intents)
+    sentences = [s for bank in (banks.intents, banks.moves) for said in bank.values() for s in said[:WARM_SENTENCES]]
+
+    async def read() -> None:
+        for sentence in sentences:
+            rules.read(sentence)
+        _complete_models()
+
+    async def demo_day() -> None:
+        if storage.demo is not None:
+            await storage.demo.demo_started_on(project.clock().date())
+
+    return [read, demo_day]
+
+
+def _complete_models() -> None:
+    """Pydantic builds a model whose fields name a class defined after it on its first use (the
+    conversation's Goal: 16 ms of a first turn); here, the app's own models are all built."""
+    from pydantic import BaseModel
+
+    pending = list(BaseModel.__subclasses__())
+    while pending:
+        model = pending.pop()
+        pending += model.__subclasses__()
+        if model.__module__.split(".")[0] in ("agent", "adapters", "bots") and not model.__pydantic_complete__:
+            model.model_rebuild()
 
 
 @dataclass
@@ -218,6 +258,7 @@ def build_app(
     seen = observers(project, storage, telemetry, alerts, tracer, metrics)
     agents = build_understanding(project, storage, gateway, llm, seen)
     app = assemble(project, storage, data, gateway, agents, seen)
+    app.warmups += first_time_work(project, storage, agents.rules)
 
     def rebuild() -> tuple:
         """The understanding from the project's config as it is on disk now (reloaded banks)."""

@@ -8,18 +8,15 @@ scored with the fitted vocabulary and weights directly, without scikit-learn's p
 
 Importing scikit-learn and fitting took about 4 s of every process start (half of it the import), so
 a fitted model is kept in `cache` (the app's `var/models`) under a digest of its sentences, seed
-and scikit-learn's version: a worker that restarts on the same banks loads the same arrays.
+and scikit-learn's version: a worker that restarts on the same banks loads the same arrays. They
+are read memory-mapped (adapters/nlu/arrays.py): the weights, 15 MB for the shipped banks, are one
+copy in the machine's page cache for every worker, of which a process touches only the rows of the
+words it meets.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
-import logging
 import math
-import os
-import re
 from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
@@ -27,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from adapters.nlu.arrays import ArrayFolder, digest
 from agent.text import Runs
 
 # scikit-learn's token pattern is r"(?u)\b\w\w+\b": the runs of word characters two or more long.
 _WORDS = Runs(r"\w", shortest=2)
 FOLDS = 5
-FORMAT = 1  # of the cached file; a change of what is kept changes it
-KEPT = 4  # fitted models kept in the cache folder, the most recently used
-log = logging.getLogger("agentbot.nlu")
+FORMAT = 2  # of the cached arrays; a change of what is kept changes it
+KEPT = ("labels", "terms", "idf", "weights", "bias", "data", "indices", "indptr")
 
 
 class LexicalScorer:
@@ -48,6 +45,7 @@ class LexicalScorer:
     def __init__(self, seed: int = 0, cache: Path | None = None):
         self.seed = seed
         self.cache = cache
+        self._folder = ArrayFolder(cache, "lexical") if cache is not None else None
         self.labels: list[str] = []
         self._vocabulary: dict[str, int] = {}
         self._idf = np.zeros(0, dtype=np.float32)
@@ -62,11 +60,11 @@ class LexicalScorer:
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
-        path = self._cached(examples)
-        if path is None or not self._load(path):
+        key = self._key(examples)
+        if self._folder is None or not self._load(self._folder.load(key, KEPT)):
             self._fit(examples)
-            if path is not None:
-                self._save(path)
+            if self._folder is not None:
+                self._load(self._folder.save(key, self._arrays()))
 
     def _fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
@@ -81,59 +79,34 @@ class LexicalScorer:
         self._sentences = rows
         self._rows = {"data": rows.data, "indices": rows.indices, "indptr": rows.indptr}
 
-    def _cached(self, examples: list[tuple[str, str]]) -> Path | None:
-        if self.cache is None:
-            return None
-        key = json.dumps([FORMAT, self.seed, version("scikit-learn"), examples], ensure_ascii=False)
-        return self.cache / f"lexical-{hashlib.sha256(key.encode()).hexdigest()[:32]}.npz"
+    def _key(self, examples: list[tuple[str, str]]) -> str:
+        return digest(FORMAT, self.seed, version("scikit-learn"), examples)
 
-    def _load(self, path: Path) -> bool:
-        """The model fitted on these sentences before; False when there is none or it is unreadable."""
-        try:
-            # Opened here so that the file is closed when numpy fails on a damaged one.
-            with path.open("rb") as file, np.load(file, allow_pickle=False) as kept:
-                arrays = {name: kept[name] for name in kept.files}
-            labels, terms = arrays["labels"].tolist(), arrays["terms"].tolist()
-            weights, bias, idf = arrays["weights"], arrays["bias"], arrays["idf"]
-            if weights.shape != (len(terms), len(labels)) or bias.shape != (len(labels),) or idf.shape != (len(terms),):
-                raise ValueError(f"arrays of {weights.shape}, {bias.shape}, {idf.shape}")
-        except (FileNotFoundError, NotADirectoryError):
+    def _arrays(self) -> dict[str, np.ndarray]:
+        terms = sorted(self._vocabulary, key=self._vocabulary.__getitem__)
+        return {
+            "labels": np.array(self.labels),
+            "terms": np.array(terms),
+            "idf": self._idf,
+            "weights": self._weights,
+            "bias": self._bias,
+            **self._rows,
+        }
+
+    def _load(self, arrays: dict[str, np.ndarray] | None) -> bool:
+        """Takes the model from `arrays` (kept ones, memory-mapped); False when there are none or
+        they do not fit together."""
+        if arrays is None:
             return False
-        except Exception as e:  # noqa: BLE001 - whatever a damaged file raises, the model is fitted again
-            log.warning("fitting the lexical model again: %s is unreadable (%s)", path, e)
+        labels, terms = arrays["labels"].tolist(), arrays["terms"].tolist()
+        weights, bias, idf = arrays["weights"], arrays["bias"], arrays["idf"]
+        if weights.shape != (len(terms), len(labels)) or bias.shape != (len(labels),) or idf.shape != (len(terms),):
             return False
         self.labels, self._weights, self._bias, self._idf = labels, weights, bias, idf
         self._vocabulary = {term: n for n, term in enumerate(terms)}
         self._rows = {name: arrays[name] for name in ("data", "indices", "indptr")}
         self._sentences = None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # used now: the last to go when the folder is pruned
         return True
-
-    def _save(self, path: Path) -> None:
-        terms = sorted(self._vocabulary, key=self._vocabulary.__getitem__)
-        part = path.with_name(f"{path.stem}.{os.getpid()}.part.npz")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with part.open("wb") as out:
-                np.savez(
-                    out,
-                    labels=np.array(self.labels),
-                    terms=np.array(terms),
-                    idf=self._idf,
-                    weights=self._weights,
-                    bias=self._bias,
-                    data=self._rows["data"],
-                    indices=self._rows["indices"],
-                    indptr=self._rows["indptr"],
-                )
-            os.replace(part, path)  # whole or not at all: two workers may write it at once
-        except OSError as e:
-            with contextlib.suppress(OSError):
-                part.unlink(missing_ok=True)
-            log.warning("the fitted lexical model is not kept (%s): the next start fits it again", e)
-            return
-        _prune(path.parent)
 
     def _fitted(self, examples: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -212,14 +185,3 @@ class LexicalScorer:
         finally:
             self.fit(examples)
         return [s or {} for s in out]
-
-
-_KEPT_NAME = re.compile(r"lexical-[0-9a-f]{32}\.npz")
-
-
-def _prune(folder: Path) -> None:
-    """Banks edited again and again leave a file each: all but the `KEPT` most recently used go."""
-    with contextlib.suppress(OSError):
-        kept = [p for p in folder.iterdir() if _KEPT_NAME.fullmatch(p.name)]
-        for old in sorted(kept, key=lambda p: p.stat().st_mtime, reverse=True)[KEPT:]:
-            old.unlink(missing_ok=True)

@@ -2,6 +2,12 @@
 
 The table has 256 columns; it was trained so that its leading columns are a smaller model of their
 own (Matryoshka training), so `dimensions=128` reads with the first half of each row.
+
+Given a cache folder (the app's `var/models`), the table's columns in use (16 MB as float32) and
+the bank sentences' vectors are kept there as .npy files and read memory-mapped
+(adapters/nlu/arrays.py): one copy for every worker on the machine, of which a process touches
+only the rows of the tokens it meets, and a start on the same banks reads no safetensors file and
+embeds no sentence.
 """
 
 from __future__ import annotations
@@ -10,10 +16,13 @@ import functools
 import importlib.util
 import math
 from collections import OrderedDict
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from adapters.nlu.arrays import ArrayFolder, digest
 
 # How many tokens' similarity columns are kept (a 16-bit integer per bank sentence each, 12 KB for
 # the shipped banks): about 25 MB once a process has met that many tokens. Twice as many took
@@ -23,6 +32,7 @@ COLUMNS = 2048
 # The files of wordllama's model in its wheel (its `l2_supercat` configuration).
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
+FORMAT = 1  # of the cached arrays; a change of what is kept changes it
 
 
 class WordLlamaScorer:
@@ -33,14 +43,9 @@ class WordLlamaScorer:
         top_k: how many of a label's closest sentences are averaged (1 = nearest example).
     """
 
-    def __init__(self, dimensions: int = 128, top_k: int = 2):
-        self.tokenizer, table = _shipped_model()
-        self.table = np.ascontiguousarray(table[:, :dimensions], dtype=np.float32)
-        # The tokenizer joins no piece across a space: no token has "\u2581" (its space) after a
-        # first character, but for runs of it alone. A text of single spaces is then tokenized
-        # word by word, each word's ids remembered (most words recur; the tokenizer's call costs more).
-        vocab = self.tokenizer.get_vocab()
-        self._by_word = not any("\u2581" in k[1:] and k.strip("\u2581") for k in vocab)
+    def __init__(self, dimensions: int = 128, top_k: int = 2, cache: Path | None = None):
+        self._folder = ArrayFolder(cache, "wordllama") if cache is not None else None
+        self.tokenizer, self.table, self._words, self._by_word = self._model(dimensions)
         self._word_ids = functools.lru_cache(maxsize=16384)(self._encoded)
         # Knowledge-base titles and headings are compared again on every search; their vectors are kept.
         self._unit = functools.lru_cache(maxsize=4096)(self.embed)
@@ -60,11 +65,26 @@ class WordLlamaScorer:
         self._any_single = False
         self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
 
+    def _model(self, dimensions: int) -> tuple[Any, np.ndarray, set[str], bool]:
+        """The tokenizer, the table's leading `dimensions` columns as float32, the tokenizer's whole
+        words and whether it tokenizes word by word: from the cache folder where they are kept."""
+        from tokenizers import Tokenizer
+
+        tokenizer_file, weights = _shipped_files()
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._table_key = digest(FORMAT, version("wordllama"), str(weights), dimensions)
+        names = ("table", "words", "by_word")
+        kept = self._folder.load(self._table_key, names) if self._folder is not None else None
+        if kept is None:
+            kept = _table(weights, dimensions, tokenizer)
+            if self._folder is not None:
+                kept = self._folder.save(self._table_key, kept)
+        return tokenizer, kept["table"], set(kept["words"].tolist()), bool(kept["by_word"])
+
     def words(self) -> set[str]:
         """Whole English words of five letters or more in the model's tokenizer: common enough that
         a typo repair must leave them alone ("think" is not a misspelt "thank")."""
-        vocab = self.tokenizer.get_vocab()
-        return {k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 4}
+        return set(self._words)
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
         self.labels = sorted({label for label, _ in examples})
@@ -90,12 +110,26 @@ class WordLlamaScorer:
             dtype=np.intp,
         )
         # The bank's vectors in label order only; `_position` is each sentence's row there.
-        self._by_label = np.stack([self.embed(examples[n][1]) for n in self._order.tolist()])
+        self._by_label = self._bank_vectors([examples[n][1] for n in self._order.tolist()])
         self._position = np.argsort(self._order)
         # Pages of the slab are taken from the system only as columns fill them.
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.int16)
         self._scale = np.zeros(COLUMNS, dtype=np.float32)
         self._rows = OrderedDict()
+
+    def _bank_vectors(self, sentences: list[str]) -> np.ndarray:
+        """The sentences' embeddings, one row each: kept in the cache folder under a digest of the
+        sentences and the table, so banks changed by a label or an edit are embedded again."""
+        if not sentences:
+            return np.zeros((0, self.table.shape[1]), dtype=np.float32)
+        key = digest(FORMAT, self._table_key, sentences)
+        kept = self._folder.load(key, ("vectors",), whole=("vectors",)) if self._folder is not None else None
+        if kept is not None and kept["vectors"].shape == (len(sentences), self.table.shape[1]):
+            return kept["vectors"]
+        vectors = np.stack([self.embed(s) for s in sentences])
+        if self._folder is None:
+            return vectors
+        return self._folder.save(key, {"vectors": vectors}, whole=("vectors",))["vectors"]
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -234,20 +268,30 @@ class WordLlamaScorer:
         return out
 
 
-def _shipped_model() -> tuple[Any, np.ndarray]:
-    """The tokenizer and 16-bit embedding table that wordllama's wheel ships, read as wordllama's
-    loader reads them. The package itself is not imported: it brings an HTTP client, pydantic
-    models and compiled clustering code, 29 MB of a process that needs two files."""
-    from safetensors import safe_open
-    from tokenizers import Tokenizer
-
+def _shipped_files() -> tuple[Path, Path]:
+    """The tokenizer file and the folder of the 16-bit embedding table that wordllama's wheel
+    ships. The package itself is not imported: it brings an HTTP client, pydantic models and
+    compiled clustering code, 29 MB of a process that needs two files."""
     spec = importlib.util.find_spec("wordllama")
     for folder in map(Path, (spec.submodule_search_locations or []) if spec else []):
         tokenizer, weights = folder / _TOKENIZER, folder / _WEIGHTS
         if tokenizer.is_file() and weights.is_file():
-            with safe_open(str(weights), framework="np") as f:
-                table = f.get_tensor("embedding.weight")
-            return Tokenizer.from_file(str(tokenizer)), table
+            return tokenizer, weights
     raise RuntimeError(
         "rules understanding needs the model files of wordllama 0.4: pip install 'wordllama>=0.4.0.post1,<0.5'"
     )
+
+
+def _table(weights: Path, dimensions: int, tokenizer: Any) -> dict[str, np.ndarray]:
+    """The arrays kept for the model: the table's leading columns as float32, read as wordllama's
+    loader reads them, the tokenizer's whole words, and whether it tokenizes word by word."""
+    from safetensors import safe_open
+
+    with safe_open(str(weights), framework="np") as f:
+        table = np.ascontiguousarray(f.get_tensor("embedding.weight")[:, :dimensions], dtype=np.float32)
+    vocab = tokenizer.get_vocab()
+    # The tokenizer joins no piece across a space: no token has "\u2581" (its space) after a first
+    # character, but for runs of it alone. A text of single spaces is then tokenized word by word.
+    by_word = not any("\u2581" in k[1:] and k.strip("\u2581") for k in vocab)
+    words = sorted({k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 4})
+    return {"table": table, "words": np.array(words), "by_word": np.array(by_word)}

@@ -7,6 +7,7 @@ reads the tools, the policy engine and the handoff sweep need, over the same dat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -76,6 +77,7 @@ class SqlRecords(OnDatabase):
     def __init__(self, database: Database):
         super().__init__(database)
         self._demo_start: tuple[date, float] | None = None  # the demo's first day, and when it was read
+        self._demo_read = asyncio.Lock()  # one read at a time: turns arriving together share it
 
     async def list_tasks(self, owner: str) -> list[TaskRecord]:
         def unit(conn: Connection) -> list[TaskRecord]:
@@ -204,7 +206,13 @@ class SqlRecords(OnDatabase):
         demo reset` while the bot runs) is seen within that time."""
         if self._demo_start is not None and time.monotonic() - self._demo_start[1] < DEMO_START_FRESH_S:
             return self._demo_start[0]
+        async with self._demo_read:
+            # Fifty turns meeting a fresh (or stale) day would otherwise each read it.
+            if self._demo_start is not None and time.monotonic() - self._demo_start[1] < DEMO_START_FRESH_S:
+                return self._demo_start[0]
+            return await self._read_demo_start(today)
 
+    async def _read_demo_start(self, today: date) -> date:
         def unit(conn: Connection) -> date:
             found = SELECT_DEMO_START.first(conn, {})
             if found is None:

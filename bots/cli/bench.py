@@ -14,27 +14,43 @@ To compare two setups (a database, a worker count, a store's config), run it onc
 alternate two checkouts in the same minutes: a shared machine moves between runs. Each process
 settles its heap as the servers do (bots/serving.py). "conc p99" is the loaded p99: a turn's
 latency with `--concurrency` sessions in flight on one event loop.
+
+Beside the latencies it reports each process's memory (peak RSS, and PSS/USS, which count pages
+the workers share, such as the model's memory-mapped arrays, once between them), how a fresh
+process fares when `--concurrency` conversations meet it at once (its first 100 turns against the
+warm loaded p50), and the start-up time of `agentbot chat -m` on one core, process start to answer.
+With `--workers N`, a one-worker run of the shipped settings is the measure of one worker's memory.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from bots.cli.bench_run import PHASES, Config, run_config, traces_bytes
+from bots.cli.bench_run import COLD_TURNS, PHASES, Config, run_config, traces_bytes
+
+ONE_WORKER = "shipped, one worker"
+STARTUP_MESSAGE = "where is O-12345"
 
 
 def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> list[Config]:
     sqlite = not args.db_url or args.db_url.startswith("sqlite")
-    runs = [("shipped", True, "normal"), ("tracing off", False, "normal")]
+    runs = [("shipped", True, "normal", args.workers), ("tracing off", False, "normal", args.workers)]
     if sqlite:
-        runs.append(("synchronous=FULL", True, "full"))
+        runs.append(("synchronous=FULL", True, "full", args.workers))
+    if args.workers > 1:
+        runs.append((ONE_WORKER, True, "normal", 1))
     out = []
-    for label, tracing, synchronous in runs:
+    for label, tracing, synchronous, workers in runs:
         slug = label.replace(" ", "-").replace("=", "-") + f"-r{round_no}"
         out.append(
             Config(
@@ -45,7 +61,7 @@ def configurations(args: argparse.Namespace, tmp: Path, round_no: int = 0) -> li
                 synchronous=synchronous,
                 conversations=args.conversations,
                 concurrency=args.concurrency,
-                workers=args.workers,
+                workers=workers,
                 config_dir=str(args.config_dir) if args.config_dir else None,
                 data_dir=str(args.data_dir) if args.data_dir else None,
             )
@@ -72,6 +88,8 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             )
             runs.setdefault(config.label, []).append(result)
     report["configurations"] = {label: median_of(results) for label, results in runs.items()}
+    report["startup"] = startup(args, tmp)
+    report["memory"] = memory_summary(report["configurations"])
     shipped, off = report["configurations"]["shipped"], report["configurations"]["tracing off"]
     on_rate, off_rate = shipped["concurrent"]["turns_per_s"], off["concurrent"]["turns_per_s"]
     report["ratios"] = {
@@ -81,6 +99,56 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         ),
     }
     return report
+
+
+def startup(args: argparse.Namespace, tmp: Path, runs: int = 3) -> dict[str, Any]:
+    """`agentbot chat -m` in a new process pinned to one core, from start to its answer: the
+    median of `runs` wall times, and of their CPU times (steadier on a shared machine)."""
+    command = [sys.executable, "-m", "bots.cli", "chat", "-m", STARTUP_MESSAGE]
+    command += ["--db-url", args.db_url or f"sqlite+aiosqlite:///{tmp / 'startup.db'}"]
+    for flag, value in (("--config-dir", args.config_dir), ("--data-dir", args.data_dir)):
+        if value:
+            command += [flag, str(value)]
+    core = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    walls, cpus = [], []
+    for _ in range(runs + 1):  # the first run may make the model's cache files: not counted
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        out = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=(lambda: os.sched_setaffinity(0, {core})) if core is not None else None,  # noqa: PLW1509
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if out.returncode != 0:
+            raise RuntimeError(f"agentbot chat failed: {out.stderr[-2000:]}")
+        walls.append(wall)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return {
+        "command": f"agentbot chat -m {STARTUP_MESSAGE!r}, on one core",
+        "wall_s": round(statistics.median(walls[1:]), 3),
+        "cpu_s": round(statistics.median(cpus[1:]), 3),
+    }
+
+
+def memory_summary(configurations: dict[str, Any]) -> dict[str, Any]:
+    """The shipped workers' PSS together against one worker's (the one-worker run with several)."""
+    shipped = configurations["shipped"]
+    alone = configurations.get(ONE_WORKER, shipped)
+    total = round(sum(m["pss_mb"] for m in shipped["memory"]), 1)
+    one = max((m["pss_mb"] for m in alone["memory"]), default=0.0)
+    return {
+        "peak_rss_mb": shipped["peak_rss_mb"],
+        "workers": len(shipped["memory"]),
+        "pss_mb_by_worker": [m["pss_mb"] for m in shipped["memory"]],
+        "uss_mb_by_worker": [m["uss_mb"] for m in shipped["memory"]],
+        "pss_mb_total": total,
+        "one_worker_pss_mb": one,
+        "total_over_one": round(total / one, 2) if one else None,
+    }
 
 
 def median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -96,6 +164,8 @@ def median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
         }
     out["trace_bytes_per_conversation"] = statistics.median(r["trace_bytes_per_conversation"] for r in results)
     out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in results)
+    out["cold"] = {key: statistics.median(r["cold"][key] for r in results) for key in results[0]["cold"]}
+    out["ready_s"] = statistics.median(r["ready_s"] or 0.0 for r in results)
     out["turns_per_s_by_round"] = [r["concurrent"]["turns_per_s"] for r in results]
     return out
 
@@ -173,6 +243,26 @@ def print_report(report: dict[str, Any]) -> None:
         if r["concurrent"]["p50_ms"]
     )
     print(f"loaded p99 / loaded p50 (target <= 3x): {loaded}")
+    cold = "; ".join(
+        f"{label} {r['cold']['max_ms']:,.1f} ms = {r['cold']['max_ms'] / r['concurrent']['p50_ms']:.1f}x"
+        for label, r in report["configurations"].items()
+        if r["concurrent"]["p50_ms"]
+    )
+    sessions = report["concurrency"]
+    print(f"a fresh process's first {COLD_TURNS} turns, {sessions} sessions: slowest / warm loaded p50 (<= 5x): {cold}")
+    mem = report["memory"]
+    print(
+        f"memory, shipped: peak RSS {mem['peak_rss_mb']:.1f} MiB; PSS by worker "
+        f"{', '.join(f'{v:.1f}' for v in mem['pss_mb_by_worker'])} MiB (USS "
+        f"{', '.join(f'{v:.1f}' for v in mem['uss_mb_by_worker'])}), together {mem['pss_mb_total']:.1f} MiB = "
+        f"{mem['total_over_one']}x one worker's {mem['one_worker_pss_mb']:.1f} MiB"
+    )
+    up = report["startup"]
+    ready = report["configurations"]["shipped"]["ready_s"]
+    print(
+        f"start-up: {up['command']}: {up['wall_s']:.2f} s wall, {up['cpu_s']:.2f} s CPU (median); "
+        f"a bench worker was ready {ready:.2f} s after it started"
+    )
     print(
         f"conc p50/p99: per-turn latency with {report['concurrency']} sessions in flight on one event loop; "
         "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"

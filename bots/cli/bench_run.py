@@ -28,6 +28,9 @@ from bots.serving import settle_heap
 
 TURNS = ("I want to check my order", "O-12345")
 PHASES = ("counted", "sequential", "concurrent")  # statements and rows are counted in the first only
+# A fresh process meeting this many conversations at once (a restart under traffic) is timed on
+# its first COLD_TURNS turns, before any other phase has warmed it.
+COLD_TURNS = 100
 
 
 class Config(BaseModel):
@@ -59,6 +62,48 @@ class Phase(BaseModel):
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+class Memory(BaseModel):
+    """A process's memory (/proc/<pid>/smaps_rollup), in MiB. PSS divides each shared page by the
+    processes that map it (the model's memory-mapped arrays, libraries), so several workers' PSS
+    adds up to what they take together; USS is what the process alone holds."""
+
+    rss_mb: float
+    pss_mb: float
+    pss_anon_mb: float
+    pss_file_mb: float
+    uss_mb: float
+    peak_rss_mb: float
+
+
+def memory() -> Memory | None:
+    """This process's memory now, or None where the system has no smaps_rollup."""
+    try:
+        lines = Path("/proc/self/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return None
+    kb = {p[0].rstrip(":"): int(p[1]) for p in (line.split() for line in lines[1:]) if len(p) >= 2}
+    mb = {k: round(v / 1024, 1) for k, v in kb.items()}
+    return Memory(
+        rss_mb=mb["Rss"],
+        pss_mb=mb["Pss"],
+        pss_anon_mb=mb.get("Pss_Anon", 0.0),
+        pss_file_mb=mb.get("Pss_File", 0.0),
+        uss_mb=round((kb["Private_Clean"] + kb["Private_Dirty"]) / 1024, 1),
+        # The kernel updates its high-water mark lazily: it can trail the RSS just read.
+        peak_rss_mb=max(mb["Rss"], round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)),
+    )
+
+
+def seconds_since_start() -> float | None:
+    """How long ago the kernel started this process (from /proc), or None without /proc."""
+    try:
+        started = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+    return round(uptime - started / os.sysconf("SC_CLK_TCK"), 3)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -156,9 +201,12 @@ async def db_bytes(app: App) -> int | None:
     return int(rows[0].n)
 
 
-async def run_phase(app: App, counter: Counter | None, prefix: str, count: int, concurrency: int) -> Phase:
-    """`count` conversations, `concurrency` at a time; statements and rows only with a counter."""
-    latencies: list[float] = []
+async def run_phase(
+    app: App, counter: Counter | None, prefix: str, count: int, concurrency: int, latencies: list[float] | None = None
+) -> Phase:
+    """`count` conversations, `concurrency` at a time; statements and rows only with a counter.
+    Each turn's latency is appended to `latencies` (given) in the order the turns ended."""
+    latencies = [] if latencies is None else latencies
     todo = list(range(count))
     before = await db_bytes(app)
     statements, rows = (counter.statements, await counter.rows()) if counter is not None else (0, 0)
@@ -199,8 +247,19 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
     counter = Counter()
     out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
+        # Entering the app warmed it (the model, the banks, the demo data): the process is ready.
+        out["ready_s"] = seconds_since_start()
         settle_heap()  # as the Slack and Discord servers do
         tag = f"{config.label}-w{worker}"
+        # The first turns of a fresh process that meets `concurrency` conversations at once.
+        cold: list[float] = []
+        sessions = max(1, config.concurrency // config.workers)
+        await run_phase(app, None, f"{tag}-cold", COLD_TURNS // len(TURNS), sessions, cold)
+        out["cold"] = {
+            "turns": len(cold),
+            "p50_ms": round(percentile(cold, 0.5) * 1000, 3),
+            "max_ms": round(max(cold) * 1000, 3),
+        }
         await run_phase(app, None, f"{tag}-warm", 50, 1)
         await counter.attach(app)
         out["counted"] = await run_phase(app, counter, f"{tag}-count", 50, 1)
@@ -214,6 +273,11 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
             app, None, f"{tag}-conc", share, max(1, config.concurrency // config.workers)
         )
         out["started"] = time.time()
+        if barrier is not None:  # every worker alive and warm when each reads its memory
+            await asyncio.to_thread(barrier.wait, 600)
+        out["memory"] = memory()
+        if barrier is not None:  # none exits (unmapping what the others share) before all have read
+            await asyncio.to_thread(barrier.wait, 600)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return out
 
@@ -257,6 +321,7 @@ def run_config(config: Config) -> dict[str, Any]:
         for phase in PHASES:
             report[phase] = report[phase].model_dump()
         report.pop("started")
+        report["memory"] = [report["memory"].model_dump()] if report["memory"] else []
         return report
     return combine([got[w] for w in range(config.workers)])
 
@@ -277,6 +342,13 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "counted": parts[0]["counted"].model_dump(),
         "sequential": parts[0]["sequential"].model_dump(),
         "concurrent": concurrent.model_dump(),
+        "cold": {
+            "turns": sum(p["cold"]["turns"] for p in parts),
+            "p50_ms": max(p["cold"]["p50_ms"] for p in parts),
+            "max_ms": max(p["cold"]["max_ms"] for p in parts),
+        },
+        "ready_s": max(p["ready_s"] or 0.0 for p in parts),
+        "memory": [p["memory"].model_dump() for p in parts if p["memory"] is not None],
         "peak_rss_mb": max(p["peak_rss_mb"] for p in parts),
         "workers": len(parts),
     }

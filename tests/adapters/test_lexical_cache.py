@@ -35,20 +35,32 @@ def fitted(cache: Path | None, examples: list[tuple[str, str]] = EXAMPLES) -> Le
 
 def test_a_second_start_loads_the_same_model(tmp_path: Path) -> None:
     first = fitted(tmp_path / "models")
-    [kept] = (tmp_path / "models").glob("lexical-*.npz")
+    [kept] = (tmp_path / "models").glob("lexical-*")
     again = NoFit(cache=tmp_path / "models")
     again.fit(EXAMPLES)
     assert again.labels == first.labels
     for text in MESSAGES:
         assert again.scores(text) == first.scores(text)
         assert again.similarities(text) == first.similarities(text)
-    assert list((tmp_path / "models").iterdir()) == [kept]  # no partial file left beside it
+    assert list((tmp_path / "models").iterdir()) == [kept]  # no partial folder left beside it
+    assert not again._weights.flags.writeable  # read from the kept file, shared with other workers
+
+
+def test_the_kept_arrays_are_mapped_not_copied(tmp_path: Path) -> None:
+    fitted(tmp_path)
+    again = NoFit(cache=tmp_path)
+    again.fit(EXAMPLES)
+    [kept] = tmp_path.glob("lexical-*")
+    mapped = Path("/proc/self/maps").read_text() if Path("/proc/self/maps").exists() else None
+    if mapped is None:
+        pytest.skip("no /proc to list a process's mapped files")
+    assert str(kept / "weights.npy") in mapped
 
 
 def test_other_sentences_are_another_model(tmp_path: Path) -> None:
     fitted(tmp_path)
     more = fitted(tmp_path, [*EXAMPLES, ("greeting", "hiya")])
-    assert len(list(tmp_path.glob("lexical-*.npz"))) == 2
+    assert len(list(tmp_path.glob("lexical-*"))) == 2
     assert more.scores("hiya")["greeting"] > fitted(None).scores("hiya")["greeting"]
 
 
@@ -58,9 +70,10 @@ def test_an_unreadable_file_is_fitted_again_and_replaced(
 ) -> None:
     plain = fitted(None)
     fitted(tmp_path)
-    [kept] = tmp_path.glob("lexical-*.npz")
-    whole = kept.read_bytes()
-    kept.write_bytes(b"not a model" if damage == "garbage" else whole[: len(whole) // 2])
+    [kept] = tmp_path.glob("lexical-*")
+    weights = kept / "weights.npy"  # the largest of the model's arrays
+    whole = weights.read_bytes()
+    weights.write_bytes(b"not a model" if damage == "garbage" else whole[: len(whole) // 2])
     repaired = fitted(tmp_path)
     assert repaired.scores(MESSAGES[0]) == plain.scores(MESSAGES[0])
     assert "unreadable" in caplog.text
@@ -78,5 +91,5 @@ def test_a_cache_that_cannot_be_written_only_costs_a_fit(tmp_path: Path, caplog:
 def test_only_the_most_recently_used_models_are_kept(tmp_path: Path) -> None:
     for n in range(6):
         fitted(tmp_path, [*EXAMPLES, ("greeting", f"hello number {n}")])
-    assert len(list(tmp_path.glob("lexical-*.npz"))) == 4
+    assert len(list(tmp_path.glob("lexical-*"))) == 4
     NoFit(cache=tmp_path).fit([*EXAMPLES, ("greeting", "hello number 5")])  # the newest is among them

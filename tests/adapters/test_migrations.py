@@ -206,3 +206,46 @@ async def test_stage_rows_become_one_row_per_turn_and_read_back_the_same(tmp_pat
         (i, s, p, ms) for i, s, p, ms, _ in stages
     ]
     assert [r.span_id for r in view] == [e.span_id for e in events]
+
+
+def test_a_revision_is_its_file_number_so_the_newest_number_is_head() -> None:
+    """Start-up reads 'current' without Alembic when the database holds the highest-numbered
+    revision: that only holds while every script's revision is its file's number."""
+    from alembic.script import ScriptDirectory
+
+    from adapters.storage.migrate import alembic_config, newest_numbered
+
+    for script in ScriptDirectory.from_config(alembic_config()).walk_revisions():
+        assert Path(script.path).name.startswith(f"{script.revision}_"), script.path
+    assert newest_numbered() == head_revision()
+
+
+def test_a_current_database_is_checked_without_importing_alembic(tmp_path: Path) -> None:
+    """Alembic costs a process ~17 MB; a worker whose database is current never imports it."""
+    import subprocess
+    import sys
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'current.db'}"
+    asyncio.run(_migrated(url))
+    check = (
+        "import asyncio, sys\n"
+        "from adapters.storage.sql import SqlStore\n"
+        "async def main():\n"
+        f"    store = SqlStore({url!r})\n"
+        "    try:\n"
+        "        status = await store.schema_status()\n"
+        "    finally:\n"
+        "        await store.aclose()\n"
+        "    print(status.behind, any(m.split('.')[0] == 'alembic' for m in sys.modules))\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True, cwd=Path.cwd())
+    assert out.stdout.split() == ["False", "False"]
+
+
+async def _migrated(url: str) -> None:
+    store = SqlStore(url, migrate=True)
+    try:
+        await store.ensure_schema()
+    finally:
+        await store.aclose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,9 +101,10 @@ def test_scores_on_a_random_table_and_bank_are_the_definitions(seed: int, monkey
     # seven sentences (some sentences twice, so a label's best occurs twice), and a slab of a few
     # columns, so that columns are given up, kept again, and a long message reads the whole bank.
     rng = np.random.default_rng(seed)
-    tokenizer, shipped = wordllama._shipped_model()
-    table = rng.standard_normal((len(shipped), 128)).astype(np.float32)
-    monkeypatch.setattr(wordllama, "_shipped_model", lambda: (tokenizer, table))
+    shipped = wordllama._table
+    kept = shipped(wordllama._shipped_files()[1], 128, WordLlamaScorer().tokenizer)
+    table = rng.standard_normal(kept["table"].shape).astype(np.float32)
+    monkeypatch.setattr(wordllama, "_table", lambda *_: {**kept, "table": table})
     monkeypatch.setattr(wordllama, "COLUMNS", int(rng.integers(4, 40)))
     top_k = int(rng.integers(1, 4))
     scorer = WordLlamaScorer(dimensions=128, top_k=top_k)
@@ -143,3 +145,30 @@ def test_a_reading_process_does_not_import_the_wordllama_package() -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_cached_model_reads_the_same_scores_from_files_every_worker_maps(tmp_path: Path) -> None:
+    plain = WordLlamaScorer()
+    plain.fit(EXAMPLES)
+    WordLlamaScorer(cache=tmp_path).fit(EXAMPLES)  # the first start writes the arrays
+    kept = WordLlamaScorer(cache=tmp_path)
+    kept.fit(EXAMPLES)
+    for text in [*MESSAGES, LONG]:
+        assert kept.scores(text) == plain.scores(text)
+        assert kept.similarities(text) == plain.similarities(text)
+    assert kept.words() == plain.words()
+    # Read from the files, not copied: the table and the bank's vectors are the page cache's pages.
+    maps = Path("/proc/self/maps").read_text()
+    assert not kept.table.flags.writeable and not kept._by_label.flags.writeable
+    assert sum(str(tmp_path) in line for line in maps.splitlines()) >= 2
+
+
+def test_banks_changed_by_a_label_are_embedded_again(tmp_path: Path) -> None:
+    WordLlamaScorer(cache=tmp_path).fit(EXAMPLES)
+    labelled = [*EXAMPLES, ("greeting", "good morning to you")]
+    kept = WordLlamaScorer(cache=tmp_path)
+    kept.fit(labelled)
+    plain = WordLlamaScorer()
+    plain.fit(labelled)
+    assert kept.scores("good morning") == plain.scores("good morning")
+    assert len(list(tmp_path.glob("wordllama-*"))) == 3  # the table, and the vectors of each bank

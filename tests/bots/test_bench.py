@@ -45,6 +45,16 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
     assert configs["shipped"]["trace_bytes_per_conversation"] > 0  # a trace file per conversation
     assert configs["tracing off"]["trace_bytes_per_conversation"] == 0
     assert {"tracing_cost_of_throughput", "tracing_cost_of_cpu"} <= set(report["ratios"])
+    for config in configs.values():
+        # A fresh process's first turns, all 4 sessions at once, before any other phase warmed it.
+        assert config["cold"]["turns"] == 100 and 0 < config["cold"]["p50_ms"] <= config["cold"]["max_ms"]
+        assert config["ready_s"] > 0
+        [memory] = config["memory"]  # read from /proc/self/smaps_rollup
+        assert 0 < memory["uss_mb"] <= memory["pss_mb"] <= memory["rss_mb"] <= memory["peak_rss_mb"]
+    summary = report["memory"]
+    assert summary["workers"] == 1 and summary["total_over_one"] == 1.0
+    assert summary["peak_rss_mb"] == configs["shipped"]["peak_rss_mb"]
+    assert report["startup"]["wall_s"] >= report["startup"]["cpu_s"] * 0.5 > 0
 
     table = bench("--conversations", "5", "--concurrency", "2", "--rounds", "1")
     assert table.returncode == 0, table.stderr
@@ -58,6 +68,11 @@ def test_two_workers_share_one_database() -> None:
     shipped = configs["shipped"]
     assert shipped["workers"] == 2
     assert shipped["concurrent"]["turns"] == 16  # 8 conversations split over two processes
+    # Each worker read its memory while both were alive; one worker alone is the measure of one.
+    assert len(shipped["memory"]) == 2 and len(configs["shipped, one worker"]["memory"]) == 1
+    summary = json.loads(out.stdout)["memory"]
+    assert summary["pss_mb_total"] == pytest.approx(sum(summary["pss_mb_by_worker"]), abs=0.2)
+    assert summary["total_over_one"] == pytest.approx(summary["pss_mb_total"] / summary["one_worker_pss_mb"], abs=0.01)
 
 
 def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
