@@ -45,10 +45,6 @@ def _upper(value: Any) -> Any:
     return value.strip().upper() if isinstance(value, str) else value
 
 
-def _strip(value: Any) -> Any:
-    return value.strip() if isinstance(value, str) else value
-
-
 Words = Annotated[list[str], BeforeValidator(_words)]
 Ids = Annotated[set[int], BeforeValidator(_words)]
 Port = Annotated[int, Field(ge=1, le=65535)]

@@ -178,6 +178,3 @@ def print_report(report: dict[str, Any]) -> None:
         "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"
     )
 
-
-def _n(value: Any) -> str:
-    return "-" if value is None else f"{value:,}"
