@@ -51,7 +51,7 @@ from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
-from bots.alerts import AlertFanout, LogNotifier
+from bots.alerts import AlertFanout, LogNotifier, Titled
 from bots.metrics import PrometheusMetrics
 from bots.secrets import scrubber
 from bots.settings import DeploySettings, run_settings
@@ -329,7 +329,7 @@ def observers(
     redactor = scrubber(env, project.config.intents.redaction.params, [project.db_url])
     return Observers(
         telemetry=[s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None],
-        alerts=alerts or AlertFanout([LogNotifier()]),
+        alerts=Titled(alerts or AlertFanout([LogNotifier()]), project.config.agents.alerts),
         tracer=tracer or make_tracer(settings, project.db_url, project.deploy.observability.otlp_endpoint, redactor),
         metrics=metrics or PrometheusMetrics(storage.database),
         redactor=redactor,

@@ -284,8 +284,18 @@ class AgentSpec(Strict):
     constitution: str = ""
 
 
+class AlertTitle(Strict):
+    """How every admin channel titles one kind of alert."""
+
+    title: str = Field(min_length=1)
+    icon: str = ""  # an emoji code (`:eyes:`) shown before the title where the channel draws them (Slack)
+
+
 class AgentsFile(Strict):
     agents: dict[str, AgentSpec]
+    # The admin alerts' titles by kind (`CoreAlert` and the kinds tools declare); a kind without one
+    # is shown by its name.
+    alerts: dict[str, AlertTitle] = Field(default_factory=dict)
     # The project's own tool modules, beyond agentbot's and installed packages' (`agentbot.tools`
     # entry points): a dotted module name, or a `.py` file relative to the project folder.
     tool_modules: list[str] = Field(default_factory=list)
