@@ -277,7 +277,7 @@ class IntentsFile(Strict):
 
 
 class AgentSpec(Strict):
-    planner: str  # a name in the planner registry (agent/planners/registry.py)
+    planner: str  # a planner some module declares with @planner (agent/planners/registry.py)
     description: str = ""
     priority: int = 10
     tools: list[str] = Field(default_factory=list)
