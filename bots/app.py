@@ -19,12 +19,11 @@ from adapters.telemetry.sinks import FanoutSink, LogSink
 from agent.app import App
 from agent.config.files import load_config, load_yaml_model
 from agent.config.intents import IntentsRegistry
-from agent.config.schema import BotConfig, Settings
+from agent.config.schema import BotConfig, Settings, UnderstandingMode
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.domain.catalog import StoreSettings, load_store_settings
 from agent.domain.types import Clock, utcnow
-from agent.errors import ConfigError
 from agent.interfaces import (
     AlertNotifier,
     Classifier,
@@ -48,6 +47,7 @@ from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts
 from agent.understanding.banks import NluBanks, load_banks
+from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
@@ -66,8 +66,6 @@ from bots.wiring import (
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
     from adapters.telemetry.otel import OTelTracer
-
-UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
 class Embedded(NamedTuple):
@@ -246,12 +244,6 @@ def load_project(
     deploy = DeploySettings.from_env(env)
     config = load_config(resolve_dir(config_dir, "config", deploy))
     settings = run_settings(config.settings, deploy, understanding=understanding, provider=provider, model=model)
-    if settings.understanding not in UNDERSTANDING_MODES:
-        raise ConfigError(
-            str(Path(config.directory) / "settings.yaml"),
-            f"unknown understanding mode {settings.understanding!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
-            field="understanding",
-        )
     # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
     config = config.model_copy(update={"settings": settings})
     data_path = resolve_dir(data_dir, "data", deploy)
@@ -358,26 +350,26 @@ def build_understanding(
     rules = RulesClassifier(config, reader=embedded_reader(config, project.inventory))
     templates = TemplatePlanner(config, project.store.currency)
     planners = build_planners(PlannerNeeds(config, project.store, templates))
-    if settings.understanding == "rules":
+    # The one place the understanding mode is chosen.
+    if settings.understanding is UnderstandingMode.RULES:
         return Understanding(rules, rules, templates, planners)
-    from bots.llm_wiring import llm_understanding
+    from bots.llm_wiring import llm_agents, llm_calls
 
-    classifier, llm_agents, closers = llm_understanding(
-        settings.understanding,
+    calls, closers = llm_calls(
         settings.llm,
-        config,
-        rules,
-        planners,
-        gateway,
         project.deploy.llm,
-        currency=project.store.currency,
         llm=llm,
         tracer=seen.tracer,
         alerts=seen.alerts,
         spend=storage.spend,
         metrics=seen.metrics,
     )
-    return Understanding(classifier, rules, templates, llm_agents or planners, closers)
+    reader = LLMClassifier(calls, rules)
+    if settings.understanding is UnderstandingMode.CASCADE:
+        cascade = CascadeClassifier(rules, reader, settings.llm.cascade_threshold)
+        return Understanding(cascade, rules, templates, planners, closers)
+    agents = llm_agents(calls, settings.llm, config, planners, gateway, currency=project.store.currency)
+    return Understanding(reader, rules, templates, agents or planners, closers)
 
 
 def assemble(

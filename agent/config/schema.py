@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 import yaml
@@ -350,8 +351,16 @@ class LLMSettings(Strict):
     daily_budget_per_channel: float | None = Field(None, ge=0)  # dollars per channel and UTC day; None = unlimited
 
 
+class UnderstandingMode(StrEnum):
+    """How messages are read; the composition root (bots/app.py) builds each mode in one place."""
+
+    RULES = "rules"  # the embedded model over the example banks, offline
+    LLM = "llm"  # the LLM reads every message, and agents with a constitution plan with it
+    CASCADE = "cascade"  # the embedded model first, the LLM when it is unsure
+
+
 class Settings(Strict):
-    understanding: str = "rules"  # rules (offline), llm or cascade; AGENTBOT_UNDERSTANDING overrides it
+    understanding: UnderstandingMode = UnderstandingMode.RULES  # AGENTBOT_UNDERSTANDING overrides it
     database_url: str = "sqlite+aiosqlite:///var/agentbot.db"  # any SQLAlchemy async URL; AGENTBOT_DB_URL overrides it
     history_limit: int = Field(20, ge=0)  # the thread's latest messages loaded with each turn
     max_message_chars: int = Field(4000, ge=1)  # a longer message is refused (messages.too_long)

@@ -108,7 +108,7 @@ def test_an_agent_must_name_its_planner(config_dir: Path) -> None:
 
 
 def test_unknown_understanding_mode(db_url: str) -> None:
-    with pytest.raises(ConfigError, match="unknown understanding mode 'psychic'"):
+    with pytest.raises(ConfigError, match="understanding: Input should be 'rules', 'llm' or 'cascade'"):
         build_app(REPO / "config", REPO / "data", db_url, understanding="psychic")
 
 
