@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
@@ -42,9 +42,8 @@ from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.redaction import Redactor
 from agent.tools.gateway import ToolGateway
-from agent.tools.knowledge import Troubleshooting
 from agent.tools.registry import ToolDeps, find_tools
-from agent.tools.section_fit import KnowledgeSettings
+from agent.tools.section_fit import FitThresholds, KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
@@ -283,7 +282,7 @@ def build_tools(project: Project, storage: Storage, data: DataSource, releases: 
         tasks=storage.tasks,
         tickets=storage.tickets,
         risk_reports=storage.risk_reports,
-        troubleshooting=troubleshooting(project),
+        **troubleshooting(project),
     )
     tools = find_tools(deps, config.agents.tool_modules, Path(config.directory).parent)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
@@ -294,17 +293,23 @@ def build_tools(project: Project, storage: Storage, data: DataSource, releases: 
     return gateway
 
 
-def troubleshooting(project: Project) -> Troubleshooting | None:
-    """Knowledge-base fixes chosen by meaning for the device and symptom; without calibrated
-    thresholds (config/knowledge.yaml) no fix is known to fit a device problem."""
+class TroubleshootingDeps(TypedDict, total=False):
+    meaning: MeaningSimilarity
+    device_words: tuple[str, ...]
+    fit: FitThresholds
+
+
+def troubleshooting(project: Project) -> TroubleshootingDeps:
+    """What knowledge-base fixes are chosen by meaning with, for the device and symptom; without
+    calibrated thresholds (config/knowledge.yaml) no fix is known to fit a device problem."""
     config = project.config
     fit_path = Path(config.directory) / "knowledge.yaml"
     if not fit_path.exists():
-        return None
+        return {}
     fit = load_yaml_model(fit_path, KnowledgeSettings)
     device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
     meaning = _embedded(config, project.inventory).meaning
-    return Troubleshooting(project.inventory, device_words, meaning, fit.thresholds)
+    return {"meaning": meaning, "device_words": tuple(device_words), "fit": fit.thresholds}
 
 
 def observers(
