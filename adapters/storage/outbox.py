@@ -66,6 +66,7 @@ class SqlOutbox(OnDatabase):
     async def begin(self, message: OutboundMessage, event_key: str, session_key: str) -> Begun:
         """Where this message stands before a send. A message the turn did not commit (a
         pre-message, a notice) is recorded here first, as `sending`, and reported `new`."""
+
         def unit(conn: Connection) -> Begun:
             status = conn.execute(SELECT_STATUS, {"b_id": message.id}).scalar()
             if status is None:
@@ -83,6 +84,7 @@ class SqlOutbox(OnDatabase):
 
     async def unsent(self, event_key: str) -> list[OutboundMessage]:
         """The event's committed answers not yet marked sent, in the order the turn produced them."""
+
         def unit(conn: Connection) -> list[OutboundMessage]:
             rows = conn.execute(SELECT_UNSENT, {"b_key": event_key}).all()
             return [OutboundMessage.model_validate_json(r.body) for r in rows]
@@ -91,6 +93,7 @@ class SqlOutbox(OnDatabase):
 
     async def ref(self, message_id: str) -> str | None:
         """The platform id recorded for a sent message (a Discord anchor, for instance)."""
+
         def unit(conn: Connection) -> str | None:
             return conn.execute(select(outbox.c.ref).where(outbox.c.id == message_id)).scalar()  # type: ignore[no-any-return]
 
