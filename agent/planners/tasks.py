@@ -13,8 +13,9 @@ import re
 
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import TurnLog
+from agent.interfaces import Planner, TurnLog
 from agent.planners.generic import TemplatePlanner
+from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render
 from agent.text import STOPWORDS, stem
 
@@ -105,3 +106,8 @@ def _named(listed: ToolResult, words: set[str]) -> dict | None:
     best = max((n for n, _ in scored), default=0)
     found = [t for n, t in scored if n == best]
     return found[0] if best and len(found) == 1 else None
+
+
+@planner("tasks")
+def task_planner(needs: PlannerNeeds) -> Planner:
+    return TaskPlanner(needs.config)

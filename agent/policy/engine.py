@@ -22,11 +22,6 @@ _MISSING = object()
 _PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
 
 
-class AllowAllPolicy:
-    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision:
-        return PolicyDecision(allowed=True, rule="allow_all")
-
-
 class Facts:
     """The values one tool call's rules may read, looked up on first use."""
 

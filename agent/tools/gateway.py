@@ -81,6 +81,9 @@ class ToolGateway:
             if undeclared := {e.kind for e in output.effects} - set(tool.records):
                 # What storage forgets and reports on comes from the declaration: it must be whole.
                 raise ToolError(tool.name, f"wrote undeclared records {sorted(undeclared)}", code="undeclared_record")
+            if unheard := {a.kind for a in output.alerts} - set(tool.alerts):
+                # Admin channels title an alert by its kind: a tool names the kinds it raises.
+                raise ToolError(tool.name, f"raised undeclared alerts {sorted(unheard)}", code="undeclared_alert")
             return ToolResult(
                 tool=tool.name,
                 success=True,

@@ -9,7 +9,6 @@ import pytest
 
 from adapters.memory.zep import METADATA_KEY
 from adapters.storage.sql import SqlStore
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.conversation.preferences import PreferenceExtractor, merge
 from agent.domain.contexts import Preferences, ToolContext
@@ -18,6 +17,7 @@ from agent.planners.budget_words import parse_budget
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO, say
+from tests.standins.telemetry import CollectingSink
 from tests.zep_standin import zep_standin
 
 
