@@ -8,6 +8,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent.domain.types import Constraints
+from agent.understanding import levels
 
 # libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
 SafeLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
@@ -325,7 +326,8 @@ class LLMSettings(Strict):
     context_window: int | None = Field(None, ge=512)  # else the provider's default for the model
     answer_reserve_tokens: int = Field(1024, ge=64)  # kept free in the window for the answer
     history_strategy: str = Field("truncate", pattern="^(truncate|summarize)$")  # older history: dropped or summarized
-    cascade_threshold: float = Field(0.75, ge=0, le=1)  # rules at or above this skip the LLM
+    # Rules at or above this skip the LLM; by default the level at which understanding acts unasked.
+    cascade_threshold: float = Field(levels.SURE, ge=0, le=1)
     phrase_answers: bool = True  # the LLM words the final answer (grounding-checked)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)

@@ -34,7 +34,8 @@ from agent.domain.types import Classification, Option, OutboundMessage
 from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
 from agent.text import STOPWORDS
 from agent.understanding.reading import Reading
-from agent.understanding.rules import STRONG, RulesClassifier
+from agent.understanding.levels import GIVEN
+from agent.understanding.rules import RulesClassifier
 
 # A click, once read, goes on as the words it stands for: no button action is left on the message.
 _TYPED = {"action": None, "action_hash": None, "choice": None}
@@ -149,7 +150,7 @@ class Clarifier:
         if len(picked) == 1 and not any(c.isdigit() for c in text):
             return picked[0].value  # "a ticket please": the words of one choice offered
         said = self.reader.said(reading, ctx.eligible)
-        if said.intent_id is not None and said.intent_id not in asked.intents and said.confidence >= STRONG:
+        if said.intent_id is not None and said.intent_id not in asked.intents and said.sure:
             return None  # "add 2 apples to my list": plainly a request of its own, whatever number it holds
         if len(picked) == 1:
             return picked[0].value
@@ -183,7 +184,7 @@ class Clarifier:
         # The asking turn recorded what was offered (`clarify`); this one records the pick.
         chosen = {"chosen": value, "asked_about": asked.text}
         if value == SOMETHING_ELSE:
-            t.emit("intent_classified", {"intent_id": None, "confidence": 1.0} | chosen)
+            t.emit("intent_classified", {"intent_id": None, "confidence": GIVEN} | chosen)
             await ctx.out.send(self._nothing_meant(ctx))
             t.emit("response_generated", {"message": m.clarify_none, "clarification": SOMETHING_ELSE})
             return Settled(ctx=ctx, handled=True)
@@ -198,7 +199,7 @@ class Clarifier:
             if slot not in params and (spec_of := self.reader.slot(slot)) is not None and spec_of.from_request
         }
         params |= {k: v for k, v in described.items() if v is not None}
-        cls = Classification(intent_id=value, params=params, confidence=1.0)
+        cls = Classification(intent_id=value, params=params, confidence=GIVEN)
         # The turn goes on as if the customer had said that request in the message asked about.
         # The request is the one picked, not a reading of these words: the turn holds no reading.
         original = ctx.interaction.model_copy(update={"text": asked.text} | _TYPED)

@@ -27,6 +27,7 @@ from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfi
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
 from agent.text import Answer
+from agent.understanding.levels import GIVEN
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."
@@ -139,7 +140,7 @@ class Confirmations:
         t.decided.approved = pending.action_hash
         t.emit("confirmation_accepted", {"tool": pending.tool, "action_hash": pending.action_hash})
         return Resolution(
-            outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=1.0, fills_slot=True)
+            outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=GIVEN, fills_slot=True)
         )
 
     @staticmethod
@@ -162,7 +163,7 @@ class Confirmations:
         goal = me.goals.get(pending.goal_id or "")
         if changes and cls.intent_id in (None, pending.intent_id) and goal is not None:
             self._reactivate(me, goal.id)
-            update = Classification(intent_id=goal.intent_id, params=changes, confidence=1.0, fills_slot=True)
+            update = Classification(intent_id=goal.intent_id, params=changes, confidence=GIVEN, fills_slot=True)
             return Resolution(outcome="continue", cls=update)
         return Resolution(outcome="continue")
 

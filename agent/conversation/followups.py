@@ -20,9 +20,8 @@ from agent.config.schema import FollowUp, IntentSpec
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification
 from agent.text import STOPWORDS
+from agent.understanding import levels
 
-# Below this confidence, a message with a clear pointer at an open goal's items is read as a follow-up.
-SURE = 0.75
 _WORD = re.compile(r"[a-z0-9][a-z0-9-]*|#\d", re.I)
 
 
@@ -82,7 +81,7 @@ class ItemMention:
 
 
 def redirect(
-    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
+    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec]
 ) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
     A new search of the active goal's own kind (its own category) clears the earlier one's slots,
@@ -110,7 +109,8 @@ def redirect(
     # A refinement names the recommendation's own values ("a mouse instead", "under 2000").
     own = cls.intent_id == goal.intent_id and not any(k in cls.params for k in spec.required_params)
     if mention.strong or mention.data:
-        if not (cls.intent_id in (None, rule.intent) or own or cls.confidence < sure):
+        # Short of sure, a message with a clear pointer at the items is read as a follow-up.
+        if not (cls.intent_id in (None, rule.intent) or own or not cls.sure):
             return cls  # another request, plainly ("where is O-12345?")
     elif not (cls.intent_id == rule.intent or own):
         # "it" alone, in a message not read as a question about an item, points at nothing listed
@@ -128,7 +128,7 @@ def redirect(
         params["sku"] = _last_discussed(me, rule, goal.slots.get("listed_turn", 0)) or skus[0]
     if yes_no:
         params["yes_no"] = True
-    return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, sure))
+    return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, levels.SURE))
 
 
 def _question(text: str, rule: FollowUp) -> tuple[str, bool]:

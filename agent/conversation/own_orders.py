@@ -25,7 +25,8 @@ from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
 from agent.interfaces import DataSource
 from agent.text import STOPWORDS
-from agent.understanding.rules import STRONG, Said
+from agent.understanding.levels import ANSWERED
+from agent.understanding.rules import Said
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 
@@ -239,26 +240,26 @@ class OwnOrders:
         goal = ctx.me.active_goal
         if goal is None or not goal.missing or goal.missing[0] not in self.owned or not ctx.state.customer_id:
             return None
-        if said.intent_id not in (None, goal.intent_id) and said.confidence >= STRONG:
+        if said.intent_id not in (None, goal.intent_id) and said.sure:
             return None  # "recommend me a keyboard" is a request of its own
         text = ctx.interaction.text
         picked = self.names.chosen(text, goal.choices)
         slot = goal.missing[0]
         if len(picked) == 1:
             params = {slot: picked[0].value}
-            return SlotAnswer(Classification(intent_id=goal.intent_id, params=params, confidence=0.9, fills_slot=True))
+            return SlotAnswer(Classification(intent_id=goal.intent_id, params=params, confidence=ANSWERED, fills_slot=True))
         if len(picked) > 1:
             # "both of them": the first answers the question, each other one is a request of its own,
             # queued behind it (each asks for its own yes when its turn comes).
             first, *rest = picked
             answer = Classification(
-                intent_id=goal.intent_id, params={slot: first.value}, confidence=0.9, fills_slot=True
+                intent_id=goal.intent_id, params={slot: first.value}, confidence=ANSWERED, fills_slot=True
             )
-            more = [Classification(intent_id=goal.intent_id, params={slot: c.value}, confidence=0.9) for c in rest]
+            more = [Classification(intent_id=goal.intent_id, params={slot: c.value}, confidence=ANSWERED) for c in rest]
             return Several([answer, *more])
         if self.names.named(text, await self._orders(ctx)).said:
             # Named by its items: looked up when the request is acted on (`resolve`), as a new one would be.
-            return Request(Classification(intent_id=goal.intent_id, confidence=0.9))
+            return Request(Classification(intent_id=goal.intent_id, confidence=ANSWERED))
         return None
 
 

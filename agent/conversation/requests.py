@@ -20,11 +20,6 @@ from agent.interfaces import Classifier, TurnLog
 from agent.understanding.reading import Reading
 from agent.understanding.splitter import RequestSplitter
 
-# A part counts as a request of its own only when understood surely, at the level where the offline
-# classifier acts without asking (understanding/rules.py STRONG): "I bought a keyboard last week" is
-# context, not a request.
-SURE = 0.75
-
 
 def splitter_for(slots: dict[str, SlotSpec]) -> RequestSplitter:
     """A splitter that treats several values of a `one_request_each` slot as several requests."""
@@ -124,7 +119,7 @@ def _request(cls: Classification, eligible: list[Intent], slots: dict[str, SlotS
     intent needs ("where are O-35791"); "I bought a keyboard last week" is context."""
     intent = next((i for i in eligible if i.id == cls.intent_id), None)
     needed = intent.required_params if intent else []
-    return cls.confidence >= SURE or any(p in cls.params and not _free_text(p, slots) for p in needed)
+    return cls.sure or any(p in cls.params and not _free_text(p, slots) for p in needed)
 
 
 def _free_text(slot: str, slots: dict[str, SlotSpec]) -> bool:

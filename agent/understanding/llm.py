@@ -21,6 +21,7 @@ from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.llm.models import LLMRequest
+from agent.understanding import levels
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
 from agent.understanding.reading import TOPIC_SEP, Reading
 from agent.understanding.rules import RulesClassifier
@@ -306,10 +307,11 @@ class CascadeClassifier:
     Args:
         rules: the offline classifier.
         llm: consulted when the rules find no intent or score below `threshold`.
-        threshold: the rules' confidence at or above which their answer stands.
+        threshold: the rules' confidence at or above which their answer stands (settings
+            `cascade_threshold`; by default sure, agent/understanding/levels.py).
     """
 
-    def __init__(self, rules: RulesClassifier, llm: LLMClassifier, threshold: float = 0.75):
+    def __init__(self, rules: RulesClassifier, llm: LLMClassifier, threshold: float = levels.SURE):
         self.rules = rules
         self.llm = llm
         self.threshold = threshold

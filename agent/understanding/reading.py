@@ -19,6 +19,7 @@ from typing import Any
 from agent.interfaces import ExampleScorer
 from agent.text import Runs
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
+from agent.understanding import levels
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
 from agent.understanding.scores import LabelOrder, LabelScores
@@ -56,6 +57,27 @@ class Reading:
     changes: bool = False  # it says it changes something ("instead", "make it", "the other one")
     # A reply move that only leads into more ("No. the freezing"): each sentence's own move.
     sentence_moves: tuple[str | None, ...] = ()
+    # The banks' calibrated levels the reading was decided at (config/nlu.yaml): what the level
+    # questions below measure it by. None only for a reading made by hand (a test).
+    banks: NluBanks | None = None
+
+    def sure_for(self, intent: str | None) -> bool:
+        """The reading names `intent` at its action gate: the bot may act on it without asking."""
+        return intent is not None and self.intent == intent and self.confidence >= self._gate(intent)
+
+    @property
+    def sure(self) -> bool:
+        """The reading names its intent at that intent's action gate."""
+        return self.sure_for(self.intent)
+
+    def level(self) -> float:
+        """The reading's confidence in its intent on the one scale every understanding mode
+        answers on (agent/understanding/levels.py): its threshold is FLOOR, its gate SURE."""
+        threshold = self.banks.threshold if self.banks is not None else 0.0
+        return levels.calibrated(self.confidence, threshold, self._gate(self.intent))
+
+    def _gate(self, intent: str | None) -> float:
+        return self.banks.gate(intent) if self.banks is not None else levels.GIVEN
 
     @property
     def out_of_scope(self) -> bool:
@@ -243,8 +265,9 @@ class BankReader:
                 entities=entities,
                 scores=scores,
                 move=move,
+                banks=banks,
             )
-        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move)
+        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move, banks=banks)
 
 
 def bare_reply(text: str) -> bool:

@@ -14,18 +14,16 @@ from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.interfaces import TurnLog
 from agent.text import Normalizer, clean, sentences
 from agent.understanding.banks import NluBanks, OutOfScopeTopic
+from agent.understanding import levels
 from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor
-
-# Above this, a message that also carries the awaited slot is read as a new request, not an answer.
-STRONG = 0.75
 
 
 @dataclass(frozen=True)
 class Said:
     """The message's reading as decided among the intents the conversation may use: the intent and
-    how surely (on this classifier's scale, STRONG meaning sure), its words besides the typed
+    how surely (on the one scale of agent/understanding/levels.py), its words besides the typed
     values, and how closely it reads like one of its intent's examples."""
 
     reading: Reading
@@ -41,6 +39,20 @@ class Said:
     @property
     def changes(self) -> bool:
         return self.reading.changes
+
+    @property
+    def sure(self) -> bool:
+        """Understood surely as its intent: a new request, even while the bot waits for a value."""
+        return levels.sure(self.confidence)
+
+    @property
+    def likely(self) -> bool:
+        return levels.likely(self.confidence)
+
+    @property
+    def reads_like_example(self) -> bool:
+        """Its words are, for the most part, the words of one of its intent's examples."""
+        return levels.sure(self.like_example)
 
 
 class _IntentModel:
@@ -60,17 +72,15 @@ class RulesClassifier:
     Args:
         config: the loaded bot config; intents.yaml supplies slots and vocabulary.
         reader: the embedded understanding (typed values, the model over the example banks).
-        threshold: this classifier's confidence for the banks' threshold (see `_calibrated`).
     """
 
-    def __init__(self, config: BotConfig, reader: BankReader, threshold: float = 0.5):
+    def __init__(self, config: BotConfig, reader: BankReader):
         self.reader = reader
         self.banks: NluBanks = reader.banks
         vocab = config.intents.vocabulary
         self.norm = Normalizer(vocab.synonyms, vocab.filler)
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
-        self.threshold = threshold
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
 
@@ -85,18 +95,6 @@ class RulesClassifier:
             if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
         ]
         return owners[0] if len(owners) == 1 else None
-
-    def _calibrated(self, reading: Reading) -> float:
-        """The reading's confidence on this classifier's scale: the level at which the banks act on
-        the intent without asking (its action gate, else `confident`) is STRONG (where a new request
-        overrides an awaited answer, a part of a message counts as a request of its own, and cascade
-        needs no LLM); the banks' `threshold` is this classifier's threshold."""
-        low = self.banks.threshold
-        high = self.banks.gate(reading.intent)
-        score = reading.confidence
-        if score >= high:
-            return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
-        return self.threshold + (STRONG - self.threshold) * max(0.0, score - low) / max(1e-9, high - low)
 
     def _changes(self, text: str) -> bool:
         """Whether the message says it changes something ("instead", "the other one", "make it")."""
@@ -137,16 +135,16 @@ class RulesClassifier:
         params = dict(reading.values)
         chat = reading.intent is not None and self.models[reading.intent].spec.kind == "chat"
         if reading.intent is not None and not (chat and (owner := self.owner(params, intents, lookups=False))):
-            return reading.intent, self._calibrated(reading), params
+            return reading.intent, reading.level(), params
         if chat:
             # "greetings friend, where is O-12345? many thanks": small talk around an ID is the ID's request.
-            return owner, self.threshold + 0.1, params
+            return owner, levels.OWNED, params
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
         owner = self.owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
         if owner is not None and reading.scores.get(owner, 0.0) < max(reading.topic_scores().values(), default=0.0):
             owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
-        return owner, (self.threshold + 0.1 if owner else 0.0), params
+        return owner, (levels.OWNED if owner else 0.0), params
 
     # What the other understanding modes (an LLM's prompt, the cascade) take from this one: the
     # same banks, slots and readings, through these methods and not through its parts.
@@ -248,8 +246,7 @@ class RulesClassifier:
         # Below the gate, an action that would run now is asked about first. One that still needs a
         # value asks for it, and one with a confirmation of its own asks that: the question is the check.
         runs_now = not missing and not spec.templates.confirm
-        gate = self.banks.gate(intent_id)
-        unsure = reading.intent == intent_id and reading.confidence < gate and runs_now
+        unsure = reading.intent == intent_id and not reading.sure and runs_now
         offer = spec.templates.offer if unsure and spec.templates.offer and not clarify else None
         return Classification(
             intent_id=intent_id,
