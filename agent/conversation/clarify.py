@@ -33,8 +33,8 @@ from agent.conversation.session import Choice, Clarification, PendingConfirmatio
 from agent.domain.types import Classification, Option, OutboundMessage
 from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
 from agent.text import STOPWORDS
-from agent.understanding.reading import Reading
 from agent.understanding.levels import GIVEN
+from agent.understanding.reading import Reading
 from agent.understanding.rules import RulesClassifier
 
 # A click, once read, goes on as the words it stands for: no button action is left on the message.

@@ -80,9 +80,7 @@ class ItemMention:
         return self.strong or self.pointing or self.data
 
 
-def redirect(
-    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec]
-) -> Classification:
+def redirect(me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec]) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
     A new search of the active goal's own kind (its own category) clears the earlier one's slots,
     answered or still asking for a budget, so nothing of the old search ("quiet") carries into the

@@ -247,7 +247,9 @@ class OwnOrders:
         slot = goal.missing[0]
         if len(picked) == 1:
             params = {slot: picked[0].value}
-            return SlotAnswer(Classification(intent_id=goal.intent_id, params=params, confidence=ANSWERED, fills_slot=True))
+            return SlotAnswer(
+                Classification(intent_id=goal.intent_id, params=params, confidence=ANSWERED, fills_slot=True)
+            )
         if len(picked) > 1:
             # "both of them": the first answers the question, each other one is a request of its own,
             # queued behind it (each asks for its own yes when its turn comes).

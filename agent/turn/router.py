@@ -272,21 +272,17 @@ class AgentRouter:
         understanding; anything else is understood, then interpreted against the state. Returns
         the context completed with the customer and the intents they may use (None for the move
         when the choice question answered the message itself)."""
-        p = self.p
-        if ctx.interaction.action is None:
-            ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
         reached = False
         if ctx.me.clarification is not None or ctx.interaction.action == "choose":
-            ctx, reached = await self._reach(ctx), True
+            ctx, reached = await self._reach(self._read(ctx)), True
             settled = await self.clarifier.settle(ctx)
             if settled.handled:
                 return None, settled.ctx
             ctx = settled.ctx
             if settled.chosen is not None:
                 return moves.Request(settled.chosen), ctx
-            if ctx.reading is None and ctx.interaction.action is None:
-                # A click on an order offered goes on as its ID typed: read as typed words are.
-                ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
+        # A click on an order offered goes on as its ID typed: read here as typed words are.
+        ctx = self._read(ctx)
         heard = self._heard(ctx)
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
@@ -296,11 +292,18 @@ class AgentRouter:
         if move is None:
             move = await self._answered(ctx, heard)
         if move is None:
-            found = await self.requests.understand(self.p.classifier, ctx)
+            found = await self.requests.understand(self.p.classifier, self.p.reader, ctx)
             if found[0].notice:
                 await ctx.out.send(OutboundMessage(kind="notice", text=found[0].notice))
             move = moves.interpret(ctx, found, heard, self.p.registry.specs, self.p.registry.slots)
         return move, ctx
+
+    def _read(self, ctx: TurnContext) -> TurnContext:
+        """The context with the typed message's one reading (a click has none); every later step
+        and every understanding mode takes it, none reads the text again."""
+        if ctx.reading is not None or ctx.interaction.action is not None:
+            return ctx
+        return replace(ctx, reading=self.p.reader.read(ctx.interaction.text))
 
     async def _reach(self, ctx: TurnContext) -> TurnContext:
         """The context completed with the customer and the intents they may use here."""

@@ -18,8 +18,8 @@ from typing import Any
 
 from agent.interfaces import ExampleScorer
 from agent.text import Runs
-from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding import levels
+from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
 from agent.understanding.scores import LabelOrder, LabelScores

@@ -9,12 +9,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.config.schema import BotConfig, IntentSpec, SlotSpec
-from agent.conversation.session import SessionState, Speaker
-from agent.domain.types import Classification, Intent, Interaction, Message
-from agent.interfaces import TurnLog
+from agent.context.turn import TurnContext
+from agent.domain.types import Classification, Intent
 from agent.text import Normalizer, clean, sentences
-from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding import levels
+from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import BankReader, Reading, problem_summary
 from agent.understanding.slots import SlotExtractor
@@ -194,18 +193,9 @@ class RulesClassifier:
         like = model.example_score(tokens) if model is not None else 0.0
         return Said(reading, intent_id, confidence, tokens, like)
 
-    async def classify(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification:
-        text = interaction.text
-        reading = self.among(reading or self.read(text), intents)
+    async def classify(self, ctx: TurnContext) -> Classification:
+        text, intents = ctx.interaction.text, ctx.eligible
+        reading = self.among(ctx.read, intents)
         intent_id, confidence, params = self.score(reading, intents)
         rest = reading.rest
         candidates = candidates_of(reading, [i.id for i in intents])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent.config.files import load_config
+from agent.understanding import levels
 from agent.understanding.banks import load_banks
 from agent.understanding.reading import Reading
-from agent.understanding import levels
 from bots.cli.nlu import calibrated
 from tests.helpers import REPO, rules_classifier
 
