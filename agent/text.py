@@ -39,6 +39,24 @@ class Runs:
         return runs if self.shortest == 1 else [r for r in runs if len(r) >= self.shortest]
 
 
+# A word: letters and digits, with inner hyphens ("wi-fi", "x-17") and apostrophes ("don't"),
+# or a number after "#" ("#2"); the apostrophes are dropped from the word read ("dont", "im"), as
+# the stop words and the banks' tokens spell them.
+_WORD = re.compile(r"#\d+|[^\W_]+(?:['\u2019-][^\W_]+)*")
+_APOSTROPHES = str.maketrans("", "", "'\u2019")
+
+
+def written(text: str) -> list[str]:
+    """The words of a text as it writes them (case and apostrophes kept): what `words` reads."""
+    return _WORD.findall(text)
+
+
+def words(text: str) -> list[str]:
+    """The one way a text splits into words, everywhere a step compares words (a reply with the
+    list it picks from, a question with the items it asks about): lower case, apostrophes dropped."""
+    return [w.translate(_APOSTROPHES) for w in _WORD.findall(text.lower())]
+
+
 word_runs = Runs(r"\w")
 _lower_words = Runs("[a-z0-9]")
 

@@ -19,7 +19,6 @@ A click on a question that is no longer open does nothing and says so. A click o
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -32,7 +31,7 @@ from agent.conversation.own_orders import OrderNames
 from agent.conversation.session import Choice, Clarification, PendingConfirmation, SessionState
 from agent.domain.types import Classification, Option, OutboundMessage
 from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
-from agent.text import STOPWORDS
+from agent.text import STOPWORDS, words
 from agent.understanding.levels import GIVEN
 from agent.understanding.reading import Reading
 from agent.understanding.rules import RulesClassifier
@@ -59,7 +58,7 @@ def question_id(interaction_id: str) -> str:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in STOPWORDS and len(w) > 2}
+    return {w for w in words(text) if w not in STOPWORDS and len(w) > 2}
 
 
 class Clarifier:

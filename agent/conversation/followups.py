@@ -19,36 +19,30 @@ from typing import Any
 from agent.config.schema import FollowUp, IntentSpec
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification
-from agent.text import STOPWORDS
+from agent.text import STOPWORDS, words
 from agent.understanding import levels
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9-]*|#\d", re.I)
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
 
 
 def says(text: str, phrases: Iterable[str]) -> list[str]:
     """The phrases of a word list that the text says, as whole words, longest first."""
-    low = " ".join(_words(text))
+    said = f" {' '.join(words(text))} "
     ordered = sorted(phrases, key=len, reverse=True)
-    return [p for p in ordered if re.search(rf"(?<!\S){re.escape(p.lower())}(?!\S)", low)]
+    return [p for p in ordered if (phrase := " ".join(words(p))) and f" {phrase} " in said]
 
 
 def _name_words(items: list[dict]) -> list[set[str]]:
     """Per item, the name words that tell it apart from the others (a brand, a model number)."""
-    names = [set(_words(str(i.get("name", "")))) for i in items]
+    names = [set(words(str(i.get("name", "")))) for i in items]
     return [{w for w in n if len(w) > 1 and sum(w in m for m in names) == 1} for n in names]
 
 
 def _data_words(items: list[dict]) -> set[str]:
     """Words of the listed items' attributes, labels and values ("wireless", "colours", "black")."""
-    words: set[str] = set()
+    found: set[str] = set()
     for i in items:
         for label, value in (i.get("attributes") or {}).items():
-            words |= set(_words(f"{label} {value}"))
-    return {w for w in words if len(w) > 2 and not w.isdigit()} - STOPWORDS
+            found |= set(words(f"{label} {value}"))
+    return {w for w in found if len(w) > 2 and not w.isdigit()} - STOPWORDS
 
 
 class ItemMention:
@@ -59,7 +53,7 @@ class ItemMention:
         self.pointing = bool(says(text, rule.pointing))
         # A word of the items' data or of what the store lists about items ("wireless", "back").
         listed = [*items, {"attributes": dict.fromkeys(labels, "")}]
-        self.data = bool(set(_words(text)) & _data_words(listed))
+        self.data = bool(set(words(text)) & _data_words(listed))
         self.index: int | None = None
         self.rank: list[str] | None = None  # [field, "lowest" | "highest"]
         if found := says(text, rule.ordinals):
@@ -67,10 +61,10 @@ class ItemMention:
             if -len(items) <= (place - 1 if place > 0 else place) < len(items):
                 self.index = place - 1 if place > 0 else len(items) + place
             self.strong = True
-        for order, words in (("lowest", rule.lowest), ("highest", rule.highest)):
-            if self.rank is None and (found := says(text, words)):
-                self.rank, self.strong = [words[found[0]], order], True
-        said = set(_words(text))
+        for order, ranking in (("lowest", rule.lowest), ("highest", rule.highest)):
+            if self.rank is None and (found := says(text, ranking)):
+                self.rank, self.strong = [ranking[found[0]], order], True
+        said = set(words(text))
         named = [n for n, distinct in enumerate(_name_words(items)) if distinct & said]
         if len(named) == 1 and self.index is None:
             self.index, self.strong = named[0], True
@@ -133,7 +127,7 @@ def _question(text: str, rule: FollowUp) -> tuple[str, bool]:
     """What the message asks about the item, without the words that point at it, and whether it is
     a yes/no question (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
     clauses = [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
-    yes_no = [c for c in clauses if _words(c)[:1] and _words(c)[0] in {w.lower() for w in rule.yes_no}]
+    yes_no = [c for c in clauses if words(c)[:1] and words(c)[0] in {w.lower() for w in rule.yes_no}]
     asked = " ".join(yes_no or clauses)
     for phrase in says(asked, [*rule.pointing, *rule.ordinals, *rule.lowest, *rule.highest]):
         asked = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", asked, flags=re.I)

@@ -12,7 +12,6 @@ after asking about a mouse's order refunds the keyboard's order or nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,15 +23,9 @@ from agent.conversation.moves import Request, Several, SlotAnswer
 from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
 from agent.interfaces import DataSource
-from agent.text import STOPWORDS
+from agent.text import STOPWORDS, words
 from agent.understanding.levels import ANSWERED
 from agent.understanding.rules import Said
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 def _forms(word: str) -> set[str]:
@@ -79,23 +72,23 @@ class OrderNames:
 
     def item_words(self, order: dict[str, Any]) -> set[str]:
         """The words that name one order: its items' kinds, brands and distinctive name words."""
-        words: set[str] = set()
+        found: set[str] = set()
         for item in order.get("items") or []:
             name = str(item.get("name", "") if isinstance(item, dict) else item).lower()
             kind = self.kind_of.get(name) or next((k for n, k in self.kind_of.items() if n in name), None)
             if kind:
-                words |= {w for w, k in self.kind_words.items() if k == kind}
-            words |= {w for w in _words(name) if (len(w) >= 3 or any(c.isdigit() for c in w)) and w not in STOPWORDS}
-        return words
+                found |= {w for w, k in self.kind_words.items() if k == kind}
+            found |= {w for w in words(name) if (len(w) >= 3 or any(c.isdigit() for c in w)) and w not in STOPWORDS}
+        return found
 
     def store_words(self, text: str) -> list[str]:
         """The words of the message that name something the store sells: a kind, a brand."""
-        return [w for w in _words(text) if w in self.kind_words or w in self.brands]
+        return [w for w in words(text) if w in self.kind_words or w in self.brands]
 
     def named(self, text: str, orders: list[dict[str, Any]]) -> Named:
         """The customer's orders the message names by item, brand or kind."""
-        words = set(_words(text))
-        per_order = [(o, words & self.item_words(o)) for o in orders]
+        said_words = set(words(text))
+        per_order = [(o, said_words & self.item_words(o)) for o in orders]
         said = self.store_words(text)
         if not said and not any(hits for _, hits in per_order):
             return Named(False, [], [])
@@ -111,8 +104,8 @@ class OrderNames:
         c = self.choosing
         if says(text, c.all):
             return list(choices)
-        words = set(_words(text))
-        by_name = [ch for ch in choices if words & set(ch.words) - _shared(choices)]
+        said = set(words(text))
+        by_name = [ch for ch in choices if said & set(ch.words) - _shared(choices)]
         if len(by_name) == 1:
             return by_name
         if found := says(text, c.ordinals):

@@ -18,6 +18,7 @@ from agent.conversation import goals, notices
 from agent.conversation.session import Goal, Speaker
 from agent.domain.types import Classification, Intent
 from agent.interfaces import Classifier
+from agent.text import words
 from agent.understanding.reading import Reading
 from agent.understanding.rules import RulesClassifier
 from agent.understanding.splitter import RequestSplitter
@@ -50,7 +51,8 @@ class Requests:
         """The message's requests in the order made: one classification, or one per request; the
         whole message is understood from its reading, each part of it from the part's own, read
         once here by `reader` (the embedded model every understanding mode reads with)."""
-        slots, pointing = self.registry.slots, frozenset(self.registry.vocabulary.pointing)
+        slots = self.registry.slots
+        pointing = frozenset(" ".join(words(p)) for p in self.registry.vocabulary.pointing)
         goal = ctx.me.active_goal
         # An awaited description is one answer, however many sentences it has.
         awaited_text = bool(goal and goal.missing and _free_text(goal.missing[0], slots))
@@ -121,7 +123,7 @@ def _points_back(
     named = False
     for part, cls in zip(parts, found, strict=True):
         typed = any(v and k in slots and slots[k].pattern and not slots[k].free_text for k, v in cls.params.items())
-        if named and not typed and set(re.findall(r"[a-z']+", part.lower())) & pointing:
+        if named and not typed and set(words(part)) & pointing:
             return True
         named = named or typed
     return False

@@ -9,21 +9,19 @@ is the one open task whose title shares the most of them.
 
 from __future__ import annotations
 
-import re
-
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
 from agent.interfaces import TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.render import render
-from agent.text import STOPWORDS, stem
+from agent.text import STOPWORDS, stem, words
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
 EMPTY = "Your list is empty."
 
 
 def _words(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS}
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
 class TaskPlanner(TemplatePlanner):
