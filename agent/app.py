@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from agent.config.schema import Settings
 from agent.domain.catalog import StoreSettings
+from agent.domain.types import Intent
 from agent.interfaces import (
     AlertNotifier,
     DataSource,
@@ -23,6 +24,7 @@ from agent.interfaces import (
 )
 from agent.review.reload import BankReload
 from agent.turn.router import AgentRouter
+from agent.turn.understanding import Understanding
 
 
 @dataclass
@@ -57,6 +59,16 @@ class App:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     metrics: MetricsExport | None = None
     reload: BankReload | None = None
+
+    @property
+    def understanding(self) -> Understanding:
+        """How the bot reads messages now (its banks and their figures included); a reload replaces it."""
+        return self.router.understanding
+
+    @property
+    def intents(self) -> dict[str, Intent]:
+        """The intents the bot serves, by id."""
+        return self.router.intents
 
     @property
     def store(self) -> SessionStore:

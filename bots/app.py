@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -27,11 +27,9 @@ from agent.domain.types import Clock, utcnow
 from agent.errors import ConfigError
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     LLMProvider,
     MeaningSimilarity,
-    Planner,
     ReleaseSource,
     Storage,
     TelemetrySink,
@@ -47,6 +45,7 @@ from agent.tools.knowledge import Troubleshooting
 from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts
+from agent.turn.understanding import Understanding
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
@@ -156,17 +155,6 @@ class Observers:
     redactor: Redactor
 
 
-@dataclass
-class Understanding:
-    """How messages are read (the classifier) and who plans each agent's goals."""
-
-    classifier: Classifier
-    rules: RulesClassifier  # the embedded model, which reads replies and answers in every mode
-    templates: TemplatePlanner
-    planners: dict[str, Planner]
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-
-
 def build_app(
     config_dir: str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -219,11 +207,10 @@ def build_app(
     agents = build_understanding(project, storage, gateway, llm, seen)
     app = assemble(project, storage, data, gateway, agents, seen)
 
-    def rebuild() -> tuple:
+    def rebuild() -> Understanding:
         """The understanding from the project's config as it is on disk now (reloaded banks)."""
         fresh = load_project(config_dir, data_dir, db_url, env, understanding, provider=provider, model=model)
-        built = build_understanding(fresh, storage, gateway, llm, seen)
-        return built.classifier, built.rules, built.templates, built.planners, built.closers
+        return build_understanding(fresh, storage, gateway, llm, seen)
 
     from bots.reload import Reloader
 
@@ -377,7 +364,7 @@ def build_understanding(
         spend=storage.spend,
         metrics=seen.metrics,
     )
-    return Understanding(classifier, rules, templates, llm_agents or planners, closers)
+    return Understanding(classifier, rules, templates, llm_agents or planners, tuple(closers))
 
 
 def assemble(
@@ -393,9 +380,7 @@ def assemble(
     executor = traced_tools(gateway, seen.tracer)
     parts = RouterParts(
         registry=IntentsRegistry(config),
-        classifier=agents.classifier,
-        planner=agents.templates,
-        planners=agents.planners,
+        understanding=agents,
         preferences=preference_recorder(project, storage),
         policy=policy,
         executor=executor,
@@ -411,7 +396,6 @@ def assemble(
         currency=project.store.currency,
         redactor=seen.redactor,
         metrics=seen.metrics,
-        reader=agents.rules,
         clock=project.clock,
     )
     return App(
@@ -424,7 +408,7 @@ def assemble(
         tools=executor,
         tracer=seen.tracer,
         storefront=project.store,
-        closers=agents.closers,
+        closers=list(agents.closers),
         metrics=seen.metrics,
     )
 
