@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Literal
 
 from agent.config.schema import Messages
@@ -55,6 +56,13 @@ def words(text: str) -> list[str]:
     """The one way a text splits into words, everywhere a step compares words (a reply with the
     list it picks from, a question with the items it asks about): lower case, apostrophes dropped."""
     return [w.translate(_APOSTROPHES) for w in _WORD.findall(text.lower())]
+
+
+def says(text: str, phrases: Iterable[str]) -> list[str]:
+    """The phrases of a word list that the text says, as whole words, longest first."""
+    said = f" {' '.join(words(text))} "
+    ordered = sorted(phrases, key=len, reverse=True)
+    return [p for p in ordered if (phrase := " ".join(words(p))) and f" {phrase} " in said]
 
 
 word_runs = Runs(r"\w")

@@ -89,13 +89,8 @@ class FollowUp(Strict):
     intent: str
     items_slot: str  # the goal's slot that lists the items it proposed
     slot: str
-    # The words that point at the listed items are the store's data, not code:
-    # a word or phrase -> the item's place in the list (1 = first, -1 = last): "second": 2.
-    ordinals: dict[str, int] = Field(default_factory=dict)
-    # A word or phrase -> the field whose lowest / highest value picks the item: "cheaper": price.
-    lowest: dict[str, str] = Field(default_factory=dict)
-    highest: dict[str, str] = Field(default_factory=dict)
-    # Words that stand for an item just mentioned ("is it wireless?", "that one").
+    # An item is picked by place, name or figure with the vocabulary's `choosing` words, as
+    # every list the bot offers is. Words that stand for an item just mentioned ("is it wireless?", "that one").
     pointing: list[str] = Field(default_factory=list)
     # Words that open a yes/no question ("is", "does"): one the data does not answer gets "I don't know".
     yes_no: list[str] = Field(default_factory=list)
@@ -154,14 +149,23 @@ class IntentSpec(Strict):
 
 
 class Choosing(Strict):
-    """Words that pick from a list the bot just offered ("the second one", "the cheaper one", "both")."""
+    """Words that pick from any list the bot just offered (the orders of "which order?", the items
+    of a recommendation, the requests of "Did you mean ...?"): "the second one", "the cheaper
+    one", "both" (agent/understanding/picking.py reads them)."""
 
     ordinals: dict[str, int] = Field(default_factory=dict)  # word -> place; -1 is the last
-    lowest: list[str] = Field(default_factory=list)  # the one with the lowest amount
-    highest: list[str] = Field(default_factory=list)
+    # A word or phrase -> the figure whose lowest / highest value picks ("cheaper": price,
+    # "lightest": weight); a plain list of words means the price.
+    lowest: dict[str, str] = Field(default_factory=dict)
+    highest: dict[str, str] = Field(default_factory=dict)
     all: list[str] = Field(default_factory=list)
     # "none of those", "something else": picks none of the choices a clarifying question offered.
     none: list[str] = Field(default_factory=list)
+
+    @field_validator("lowest", "highest", mode="before")
+    @classmethod
+    def _priced(cls, value: object) -> object:
+        return dict.fromkeys(value, "price") if isinstance(value, list) else value
 
 
 class Vocabulary(Strict):

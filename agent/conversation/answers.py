@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent.config.schema import IntentSpec, SlotSpec
-from agent.conversation.followups import says
 from agent.conversation.moves import Change, SlotAnswer
 from agent.conversation.session import Goal, PendingConfirmation
 from agent.domain.types import Classification
+from agent.text import says
 from agent.understanding.levels import ANSWERED
 from agent.understanding.rules import Said
 from agent.understanding.slots import SlotExtractor

@@ -25,14 +25,13 @@ from dataclasses import dataclass, replace
 from agent.config.schema import Choosing, IntentSpec, Messages
 from agent.context.turn import TurnContext
 from agent.conversation.confirmations import BUTTONS, STILL_WAITING
-from agent.conversation.followups import says
 from agent.conversation.handoff import handoff_intent
-from agent.conversation.own_orders import OrderNames
-from agent.conversation.session import Choice, Clarification, PendingConfirmation, SessionState
+from agent.conversation.session import Clarification, PendingConfirmation, SessionState
 from agent.domain.types import Classification, Option, OutboundMessage
 from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
-from agent.text import STOPWORDS, words
+from agent.text import STOPWORDS, says, words
 from agent.understanding.levels import GIVEN
+from agent.understanding.picking import Offered, chosen
 from agent.understanding.reading import Reading
 from agent.understanding.rules import RulesClassifier
 
@@ -57,8 +56,8 @@ def question_id(interaction_id: str) -> str:
     return "q" + hashlib.blake2b(interaction_id.encode(), digest_size=5).hexdigest()
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in words(text) if w not in STOPWORDS and len(w) > 2}
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in words(text) if w not in STOPWORDS and len(w) > 2)
 
 
 class Clarifier:
@@ -79,7 +78,6 @@ class Clarifier:
         self.messages = messages
         self.choosing = choosing
         self.reader = reader
-        self.picks = OrderNames({}, {}, choosing)  # picks from a list by name or place
 
     def label(self, intent_id: str) -> str:
         spec = self.specs.get(intent_id)
@@ -144,15 +142,14 @@ class Clarifier:
         if says(text, self.choosing.none):
             return SOMETHING_ELSE
         options = self.options(asked.intents)
-        choices = [Choice(value=o.value, label=o.label, words=sorted(_words(o.label))) for o in options]
-        picked = self.picks.chosen(text, choices)
+        picked = [options[n].value for n in chosen(text, [Offered(_words(o.label)) for o in options], self.choosing)]
         if len(picked) == 1 and not any(c.isdigit() for c in text):
-            return picked[0].value  # "a ticket please": the words of one choice offered
+            return picked[0]  # "a ticket please": the words of one choice offered
         said = self.reader.said(reading, ctx.eligible)
         if said.intent_id is not None and said.intent_id not in asked.intents and said.sure:
             return None  # "add 2 apples to my list": plainly a request of its own, whatever number it holds
         if len(picked) == 1:
-            return picked[0].value
+            return picked[0]
         if said.values:
             return None  # "where is O-12345?" names values of its own: a request of its own
         if said.reading.move in ("refusal", "cancel"):

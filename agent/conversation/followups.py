@@ -13,27 +13,19 @@ rules and llm mode.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
-from agent.config.schema import FollowUp, IntentSpec
+from agent.config.schema import Choosing, FollowUp, IntentSpec
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification
-from agent.text import STOPWORDS, words
+from agent.text import STOPWORDS, says, words
 from agent.understanding import levels
+from agent.understanding.picking import Offered, pick
 
 
-def says(text: str, phrases: Iterable[str]) -> list[str]:
-    """The phrases of a word list that the text says, as whole words, longest first."""
-    said = f" {' '.join(words(text))} "
-    ordered = sorted(phrases, key=len, reverse=True)
-    return [p for p in ordered if (phrase := " ".join(words(p))) and f" {phrase} " in said]
-
-
-def _name_words(items: list[dict]) -> list[set[str]]:
-    """Per item, the name words that tell it apart from the others (a brand, a model number)."""
-    names = [set(words(str(i.get("name", "")))) for i in items]
-    return [{w for w in n if len(w) > 1 and sum(w in m for m in names) == 1} for n in names]
+def _offered(items: list[dict]) -> list[Offered]:
+    """The listed items as a reply picks them: by their name words (a brand, a model number)."""
+    return [Offered(frozenset(w for w in words(str(i.get("name", ""))) if len(w) > 1)) for i in items]
 
 
 def _data_words(items: list[dict]) -> set[str]:
@@ -48,33 +40,25 @@ def _data_words(items: list[dict]) -> set[str]:
 class ItemMention:
     """What a message says about the listed items: which one it points at and how sure that is."""
 
-    def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str]):
-        self.strong = False  # an ordinal, a lowest/highest word or a name
+    def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str], choosing: Choosing):
         self.pointing = bool(says(text, rule.pointing))
         # A word of the items' data or of what the store lists about items ("wireless", "back").
         listed = [*items, {"attributes": dict.fromkeys(labels, "")}]
         self.data = bool(set(words(text)) & _data_words(listed))
-        self.index: int | None = None
-        self.rank: list[str] | None = None  # [field, "lowest" | "highest"]
-        if found := says(text, rule.ordinals):
-            place = rule.ordinals[found[0]]
-            if -len(items) <= (place - 1 if place > 0 else place) < len(items):
-                self.index = place - 1 if place > 0 else len(items) + place
-            self.strong = True
-        for order, ranking in (("lowest", rule.lowest), ("highest", rule.highest)):
-            if self.rank is None and (found := says(text, ranking)):
-                self.rank, self.strong = [ranking[found[0]], order], True
-        said = set(words(text))
-        named = [n for n, distinct in enumerate(_name_words(items)) if distinct & said]
-        if len(named) == 1 and self.index is None:
-            self.index, self.strong = named[0], True
+        picked = pick(text, _offered(items), choosing)
+        self.strong = picked.strong  # a place, a lowest/highest word or a name
+        # By place first, else by name; a figure word is ranked by the planner over the items' data.
+        self.index: int | None = picked.place if picked.place is not None else picked.named
+        self.rank: list[str] | None = list(picked.ranked) if picked.ranked is not None else None
 
     @property
     def about_items(self) -> bool:
         return self.strong or self.pointing or self.data
 
 
-def redirect(me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec]) -> Classification:
+def redirect(
+    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec], choosing: Choosing
+) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
     A new search of the active goal's own kind (its own category) clears the earlier one's slots,
     answered or still asking for a budget, so nothing of the old search ("quiet") carries into the
@@ -93,7 +77,8 @@ def redirect(me: Speaker, text: str, cls: Classification, specs: dict[str, Inten
     items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
     if not items:
         return cls
-    mention = ItemMention(text, rule, items, [str(label) for label in goal.slots.get("attribute_labels") or []])
+    labels = [str(label) for label in goal.slots.get("attribute_labels") or []]
+    mention = ItemMention(text, rule, items, labels, choosing)
     if not mention.about_items:
         return cls
     if cls.intent_id in specs and specs[cls.intent_id].kind == "chat":
@@ -108,7 +93,7 @@ def redirect(me: Speaker, text: str, cls: Classification, specs: dict[str, Inten
         # "it" alone, in a message not read as a question about an item, points at nothing listed
         # ("i called the bank, tick it off").
         return cls
-    asked, yes_no = _question(text, rule)
+    asked, yes_no = _question(text, rule, choosing)
     params: dict[str, Any] = {rule.slot: text, "question": asked}
     skus = [str(i.get("sku")) for i in items]
     if mention.rank is not None:
@@ -123,13 +108,13 @@ def redirect(me: Speaker, text: str, cls: Classification, specs: dict[str, Inten
     return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, levels.SURE))
 
 
-def _question(text: str, rule: FollowUp) -> tuple[str, bool]:
+def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]:
     """What the message asks about the item, without the words that point at it, and whether it is
     a yes/no question (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
     clauses = [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
     yes_no = [c for c in clauses if words(c)[:1] and words(c)[0] in {w.lower() for w in rule.yes_no}]
     asked = " ".join(yes_no or clauses)
-    for phrase in says(asked, [*rule.pointing, *rule.ordinals, *rule.lowest, *rule.highest]):
+    for phrase in says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest]):
         asked = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", asked, flags=re.I)
     return " ".join(asked.split()), bool(yes_no)
 

@@ -18,13 +18,13 @@ from typing import Any
 
 from agent.config.schema import Choosing, IntentSpec, Messages, SlotSpec
 from agent.context.turn import TurnContext
-from agent.conversation.followups import says
 from agent.conversation.moves import Request, Several, SlotAnswer
 from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
 from agent.interfaces import DataSource
 from agent.text import STOPWORDS, words
 from agent.understanding.levels import ANSWERED
+from agent.understanding.picking import Offered, chosen
 from agent.understanding.rules import Said
 
 
@@ -99,30 +99,12 @@ class OrderNames:
     def chosen(self, text: str, choices: list[Choice]) -> list[Choice]:
         """The choices a reply picks from the list just offered: by name ("the one by that brand"), by place
         ("the second one"), by price ("the cheaper one") or all of them ("both"); none if it picks none."""
-        if not choices:
-            return []
-        c = self.choosing
-        if says(text, c.all):
-            return list(choices)
-        said = set(words(text))
-        by_name = [ch for ch in choices if said & set(ch.words) - _shared(choices)]
-        if len(by_name) == 1:
-            return by_name
-        if found := says(text, c.ordinals):
-            place = c.ordinals[found[0]]
-            index = place - 1 if place > 0 else len(choices) + place
-            return [choices[index]] if 0 <= index < len(choices) else []
-        if says(text, c.lowest):
-            return [min(choices, key=lambda ch: ch.amount)]
-        if says(text, c.highest):
-            return [max(choices, key=lambda ch: ch.amount)]
-        return by_name if len(by_name) < len(choices) else []
+        return [choices[n] for n in chosen(text, [offered(c) for c in choices], self.choosing)]
 
 
-def _shared(choices: Iterable[Choice]) -> set[str]:
-    """Words every choice has ("mouse" when both are mice): they pick none of them."""
-    sets = [set(ch.words) for ch in choices]
-    return set.intersection(*sets) if sets else set()
+def offered(choice: Choice) -> Offered:
+    """A choice as a reply picks it: by its words, or by its amount ("the cheaper one", "the smaller order")."""
+    return Offered(frozenset(choice.words), {"price": choice.amount, "amount": choice.amount})
 
 
 def choice_of(order: dict[str, Any], words: set[str]) -> Choice:

@@ -62,12 +62,14 @@ class TaskPlanner(TemplatePlanner):
     def _naming(self, request: AgentRequest) -> set[str]:
         """The words of the request that could name a task: not the request's own words ("mark",
         "done"), which its description and question in config/intents.yaml use, nor the words that
-        point at something listed ("the first one"; the follow-ups' ordinals and pointing words)."""
+        point at something listed ("the first one"; the picking ordinals and the follow-ups' pointing words)."""
         spec = self.specs[request.intent.id]
         own = [spec.description, *spec.templates.ask.values(), *spec.goal_name, *spec.examples]
+        if any(other.follow_up is not None for other in self.specs.values()):
+            own += list(self.choosing.ordinals)
         for other in self.specs.values():
             if other.follow_up is not None:
-                own += [*other.follow_up.ordinals, *other.follow_up.pointing]
+                own += other.follow_up.pointing
         return _words(request.text) - _words(" ".join(own))
 
     def _by_title(self, request: AgentRequest, lookup: str) -> Plan:

@@ -391,7 +391,8 @@ class AgentRouter:
         if settled.outcome == "handled":
             return settled.results
         read = settled.cls or cls
-        if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs)) is not read:
+        choosing = p.registry.vocabulary.choosing
+        if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs, choosing)) is not read:
             t.decided.intent = t.decided.intent or cls.intent_id  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(me)
         if pending is not None and pending.kind == "offer" and cls.intent_id == pending.intent_id:
