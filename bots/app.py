@@ -421,5 +421,7 @@ def preference_recorder(project: Project, storage: Storage) -> PreferenceRecorde
     extractor = PreferenceExtractor(
         project.inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
         slots["feature"].values if "feature" in slots else [],
+        project.config.intents.vocabulary.preferences,
+        project.config.intents.vocabulary.thousands,
     )
     return PreferenceRecorder(storage.preferences, extractor)

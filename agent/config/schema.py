@@ -38,6 +38,11 @@ class SlotSpec(Strict):
     # A request that says more than its intent's trigger words fills this slot with the whole
     # message ("my headphones arrived broken" is already the ticket's summary).
     from_request: bool = False
+    # For a `from_request` description: the words that only ask for the thing (a pattern, "can you
+    # open a ticket about"), left out of the value, and the words that describe nothing ("i have an
+    # issue"): a request of only these asks for the value instead of giving it.
+    request_words: str | None = None
+    no_content: list[str] = Field(default_factory=list)
     values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
     # A reply that sets no limit on the value asked for ("no budget", "price doesn't matter"):
     # the slot is filled with `ANY`, which the intent's planner reads as no limit.
@@ -168,6 +173,19 @@ class Choosing(Strict):
         return dict.fromkeys(value, "price") if isinstance(value, list) else value
 
 
+class PreferenceWords(Strict):
+    """How people say what they like and how they want answers (vocabulary `preferences`): each a
+    pattern, read in the few words before a brand or feature ("not a fan of <brand>"), just after
+    a brand ("<brand> is overpriced"), or anywhere in the message (`brief`, `detailed`)."""
+
+    dislike: str | None = None
+    dislike_after: str | None = None
+    like: str | None = None
+    must: str | None = None  # before a feature: it is required ("it must be wireless")
+    brief: str | None = None
+    detailed: str | None = None
+
+
 class Vocabulary(Strict):
     synonyms: dict[str, str] = Field(default_factory=dict)
     filler: list[str] = Field(default_factory=list)
@@ -185,6 +203,9 @@ class Vocabulary(Strict):
     # that says one and names no value of its own is about what an earlier part named.
     pointing: list[str] = Field(default_factory=list)
     choosing: Choosing = Field(default_factory=Choosing)
+    preferences: PreferenceWords = Field(default_factory=PreferenceWords)
+    # Words after a number that multiply it by a thousand in an amount ("35k", "2 grand").
+    thousands: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):

@@ -46,7 +46,7 @@ def _support(needs: PlannerNeeds) -> Planner:
 
 
 def _sales(needs: PlannerNeeds) -> Planner:
-    return SalesPlanner(needs.store, needs.templates)
+    return SalesPlanner(needs.store, needs.templates, needs.config.intents.vocabulary.thousands)
 
 
 def _tasks(needs: PlannerNeeds) -> Planner:

@@ -9,6 +9,7 @@ and remembers what it recommended in the goal's slots so "the one you just recom
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from agent.config.schema import ANY
@@ -40,13 +41,15 @@ class SalesPlanner:
     Args:
         store: the store's settings (currency, how many options to recommend).
         questions: the planner whose templates phrase questions (the template planner).
+        thousands: the words that make a budget's number thousands ("35k"; vocabulary `thousands`).
     """
 
     reads_preferences = True  # disliked brands and budgets shape its recommendations
 
-    def __init__(self, store: StoreSettings, questions: Planner):
+    def __init__(self, store: StoreSettings, questions: Planner, thousands: Sequence[str] = ()):
         self.store = store
         self.questions = questions
+        self.thousands = thousands
         said = sorted(store.inventory.attribute_words, key=len, reverse=True)
         self._attribute_words = re.compile(r"\b(" + "|".join(map(re.escape, said)) + r")\b", re.I) if said else None
 
@@ -77,7 +80,7 @@ class SalesPlanner:
         slots = dict(goal.slots)
         notes: list[str] = []
         if slots.get("budget") not in (None, "", ANY) and not isinstance(slots["budget"], int | float):
-            amount = parse_budget(slots["budget"])
+            amount = parse_budget(slots["budget"], self.thousands)
             plan.slots_patch["budget"] = amount
             slots["budget"] = amount
             if amount is None:

@@ -15,7 +15,7 @@ from agent.text import Normalizer, clean, sentences
 from agent.understanding import levels
 from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding.doubt import unsure_between
-from agent.understanding.reading import BankReader, Reading, problem_summary
+from agent.understanding.reading import BankReader, Describing, Reading
 from agent.understanding.slots import SlotExtractor
 
 
@@ -80,6 +80,12 @@ class RulesClassifier:
         self.norm = Normalizer(vocab.synonyms, vocab.filler)
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
+        # The slots whose value a request describes in its own words (a ticket's problem).
+        self.describing = {
+            name: Describing(spec, reader.politeness)
+            for name, spec in config.intents.slots.items()
+            if spec.request_words or spec.no_content
+        }
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
 
@@ -182,7 +188,8 @@ class RulesClassifier:
     def described(self, slot: str, text: str) -> str | None:
         """A value the request itself gives (a ticket's problem, a policy question), or None."""
         polite = self.reader.politeness
-        return problem_summary(text, polite) if slot == "summary" else polite.plain(text)
+        describing = self.describing.get(slot)
+        return describing(text) if describing is not None else polite.plain(text)
 
     def said(self, reading: Reading, intents: list[Intent]) -> Said:
         """The reading decided among the conversation's intents, before any classifier."""
@@ -217,9 +224,9 @@ class RulesClassifier:
         clarify = unsure_between(reading, self.banks, choosable, params, takes) if reading.intent == intent_id else []
         keep = model.params.union(*(self.models[i].params for i in clarify))
         params = {k: v for k, v in params.items() if k in keep}
-        polite = self.reader.politeness
-        if "summary" in params and (summary := problem_summary(text, polite)) is not None:
-            params["summary"] = summary  # the problem, without the request words and sign-off
+        for name, describing in self.describing.items():
+            if name in params and (description := describing(text)) is not None:
+                params[name] = description  # the problem, without the request words and sign-off
         for p in spec.required_params:
             slot = self.slots.specs[p]
             if p in params:
