@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from agent.config.schema import Messages
@@ -63,6 +64,53 @@ def says(text: str, phrases: Iterable[str]) -> list[str]:
     said = f" {' '.join(words(text))} "
     ordered = sorted(phrases, key=len, reverse=True)
     return [p for p in ordered if (phrase := " ".join(words(p))) and f" {phrase} " in said]
+
+
+def phrase_finder(phrases: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern that finds any of `phrases` as whole words, the longest first (group 1 is the
+    phrase as written in the text); None for no phrases."""
+    ordered = sorted({p for p in phrases if p}, key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(map(re.escape, ordered)) + r")\b", re.I) if ordered else None
+
+
+def without(text: str, phrases: Iterable[str]) -> str:
+    """The text with each of `phrases` taken out where it stands as whole words, spaces tidied."""
+    for phrase in phrases:
+        text = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", text, flags=re.I)
+    return " ".join(text.split())
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a message, split at sentence and clause punctuation ("by the way, is it wireless?")."""
+    return [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
+
+
+# A placeholder of the config's templates: `{name}`, `{fact.name}`, `{amount|money}`.
+_PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One placeholder of a template: the value it names and the filter it asks for ("" for none)."""
+
+    name: str
+    filter: str
+
+
+def placeholders(template: str) -> list[Placeholder]:
+    """The placeholders of a template, in order: the one reading of the templates' syntax."""
+    return [Placeholder(m.group(1), m.group(2) or "") for m in _PLACEHOLDER.finditer(template)]
+
+
+def fill(template: str, text_of: Callable[[Placeholder], str | None]) -> str:
+    """The template with each placeholder replaced by `text_of` it; one it gives None for stays
+    as written, so a typo shows rather than failing a turn."""
+
+    def sub(m: re.Match[str]) -> str:
+        text = text_of(Placeholder(m.group(1), m.group(2) or ""))
+        return m.group(0) if text is None else text
+
+    return _PLACEHOLDER.sub(sub, template)
 
 
 word_runs = Runs(r"\w")

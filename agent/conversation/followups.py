@@ -12,13 +12,12 @@ rules and llm mode.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agent.config.schema import Choosing, FollowUp, IntentSpec
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification
-from agent.text import STOPWORDS, says, words
+from agent.text import STOPWORDS, clauses, says, without, words
 from agent.understanding import levels
 from agent.understanding.picking import Offered, pick
 
@@ -111,12 +110,11 @@ def redirect(
 def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]:
     """What the message asks about the item, without the words that point at it, and whether it is
     a yes/no question (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
-    clauses = [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
-    yes_no = [c for c in clauses if words(c)[:1] and words(c)[0] in {w.lower() for w in rule.yes_no}]
-    asked = " ".join(yes_no or clauses)
-    for phrase in says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest]):
-        asked = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", asked, flags=re.I)
-    return " ".join(asked.split()), bool(yes_no)
+    said = clauses(text)
+    yes_no = [c for c in said if words(c)[:1] and words(c)[0] in {w.lower() for w in rule.yes_no}]
+    asked = " ".join(yes_no or said)
+    pointing = says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest])
+    return without(asked, pointing), bool(yes_no)
 
 
 def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:

@@ -18,6 +18,7 @@ from agent.domain.types import Classification
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory
 from agent.planners.budget_words import parse_budget
+from agent.text import phrase_finder
 
 log = logging.getLogger("agentbot.preferences")
 
@@ -71,10 +72,8 @@ class PreferenceExtractor:
         self.thousands = thousands
         self.brands = {b.lower(): b for b in brands if b}
         self.features = [f for f in features if f]
-        names = sorted(self.brands, key=len, reverse=True)
-        self._brand_rx = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b", re.I) if names else None
-        words = sorted(self.features, key=len, reverse=True)
-        self._feature_rx = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.I) if words else None
+        self._brand_rx = phrase_finder(self.brands)
+        self._feature_rx = phrase_finder(self.features)
 
     def extract(self, text: str, budget: object = None) -> Preferences:
         update = Preferences()

@@ -19,7 +19,7 @@ from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
-from agent.text import stem, words, written
+from agent.text import phrase_finder, stem, words, written
 from agent.tools.inventory import GENERIC_WORDS
 
 # The attribute that lists what an item is known for (a tag list): a tag it lacks says nothing.
@@ -50,8 +50,7 @@ class SalesPlanner:
         self.store = store
         self.questions = questions
         self.thousands = thousands
-        said = sorted(store.inventory.attribute_words, key=len, reverse=True)
-        self._attribute_words = re.compile(r"\b(" + "|".join(map(re.escape, said)) + r")\b", re.I) if said else None
+        self._attribute_words = phrase_finder(store.inventory.attribute_words)
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.questions.question(intent_id, slot)
