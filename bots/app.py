@@ -390,7 +390,9 @@ def assemble(
         settings=project.settings,
         telemetry=FanoutSink([*seen.telemetry, seen.metrics]),
         alerts=seen.alerts,
-        confirmations=Confirmations(storage.sessions, project.settings.confirmation_ttl_seconds),
+        confirmations=Confirmations(
+            storage.sessions, project.settings.confirmation_ttl_seconds, config.intents.messages
+        ),
         handoffs=storage.handoffs,
         tracer=seen.tracer,
         currency=project.store.currency,

@@ -222,6 +222,8 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "nudge_open": ["goal"],
     "which_order": ["choices"],
     "clarify": ["choices"],
+    "still_waiting": ["prompt"],
+    "handoff_claimed": ["actor"],
     "no_such_order": ["what"],
 }
 
@@ -268,6 +270,27 @@ class Messages(Strict):
     clarify_gone: str = "That question isn't open any more, so nothing was done. What can I help you with?"
     # A click on a question someone else of the thread was asked: said to the clicker alone.
     clarify_not_yours: str = "Only the person who was asked can choose here, so nothing has changed."
+    # The yes/no question before an action (agent/conversation/confirmations.py): `confirm_default`
+    # when the intent words none of its own, `confirm_suffix` after every one.
+    confirm_default: str = "This needs your confirmation before I go ahead."
+    confirm_suffix: str = "Please confirm or cancel."
+    confirm_cancelled: str = "Okay, I've cancelled that; nothing was changed."
+    confirm_expired: str = (
+        "That request waited too long for a confirmation, so I didn't carry it out. "
+        "Just ask again if you still want it."
+    )
+    confirm_nothing: str = "There's nothing waiting for your confirmation right now."
+    confirm_not_yours: str = "Only the person who asked for this can confirm or cancel it, so nothing has changed."
+    # {prompt} is the open yes/no question, asked again after something else was answered.
+    still_waiting: str = "Still waiting on your earlier request: {prompt}"
+    not_followed: str = "Sorry, I didn't follow."
+    holding: str = "No rush, nothing happens until you say so."
+    # A person's part of the conversation (agent/conversation/handoff.py); {actor} who joined.
+    handoff_waiting: str = "A human support agent has been asked to join; they'll reply here."
+    handoff_claimed: str = "{actor} from our support team has joined and will take it from here."
+    handoff_someone: str = "Someone"
+    handoff_released: str = "I'm back in this conversation. What else can I help you with?"
+    no_handoff: str = "There is no open handoff in this conversation."
 
 
 class AssistantPrompt(Strict):

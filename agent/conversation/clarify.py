@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from agent.config.schema import Choosing, IntentSpec, Messages
 from agent.context.turn import TurnContext
-from agent.conversation.confirmations import BUTTONS, STILL_WAITING
+from agent.conversation.confirmations import BUTTONS
 from agent.conversation.handoff import handoff_intent
 from agent.conversation.session import Clarification, PendingConfirmation, SessionState
 from agent.domain.types import Classification, Option, OutboundMessage
@@ -164,7 +164,7 @@ class Clarifier:
         me, m = ctx.me, self.messages
         pending = me.pending_confirmation
         if pending is not None and pending.kind == "tool":
-            text = f"{m.clarify_none} {STILL_WAITING.format(prompt=pending.prompt)}"
+            text = f"{m.clarify_none} {m.still_waiting.format(prompt=pending.prompt)}"
             return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
         handoff = handoff_intent(ctx.eligible)
         if handoff is None:

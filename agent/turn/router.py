@@ -247,7 +247,7 @@ class AgentRouter:
         """Read -> interpret -> act: everything of the turn that runs under its deadline."""
         state, t = ctx.state, ctx.t
         if state.handoff is not None and state.handoff.active:
-            if notice := handoff.acknowledgement(state):
+            if notice := handoff.acknowledgement(state, self._p.messages):
                 await ctx.out.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not ctx.out.outbound})
             return [], None, None
