@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from agent.config.schema import Settings
 from agent.domain.catalog import StoreSettings
+from agent.domain.types import Intent
 from agent.interfaces import (
     AlertNotifier,
     DataSource,
@@ -24,6 +25,7 @@ from agent.interfaces import (
 )
 from agent.review.reload import BankReload
 from agent.turn.router import AgentRouter
+from agent.turn.understanding import Understanding
 
 
 @dataclass
@@ -63,6 +65,16 @@ class App:
     warmups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _warm: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _warmed: bool = field(default=False, init=False, repr=False)
+
+    @property
+    def understanding(self) -> Understanding:
+        """How the bot reads messages now (its banks and their figures included); a reload replaces it."""
+        return self.router.understanding
+
+    @property
+    def intents(self) -> dict[str, Intent]:
+        """The intents the bot serves, by id."""
+        return self.router.intents
 
     @property
     def store(self) -> SessionStore:

@@ -7,14 +7,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from agent.conversation.session import SessionState, Speaker
+from agent.conversation.session import SessionState
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
 from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, TicketRecord, ToolRecord, TurnRecord
 from agent.domain.types import (
     Alert,
     Classification,
-    Intent,
     Interaction,
     Message,
     OutboundMessage,
@@ -27,7 +26,7 @@ from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
 
 if TYPE_CHECKING:  # the log's and the reading's own modules read these Protocols at import
     from agent.context.log import TurnDecisions
-    from agent.understanding.reading import Reading
+    from agent.context.turn import TurnContext
 
 # The channel's way to deliver a message while the turn is still running.
 Reply = Callable[[OutboundMessage], Awaitable[None]]
@@ -224,19 +223,9 @@ class TurnLog(Protocol):
 class Classifier(Protocol):
     """Understanding: which intent, which parameters, and whether the message answers a question."""
 
-    async def classify(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification:
-        """`turn` None: outside a turn (a unit test); nothing is recorded. `reading`: the message's
-        one reading (agent/understanding/reading.py), which every mode understands it from;
-        None: read here."""
+    async def classify(self, ctx: TurnContext) -> Classification:
+        """The message of `ctx` understood among the intents it may use (`ctx.eligible`), from its
+        one reading (`ctx.read`, agent/understanding/reading.py), never from the text again."""
         ...
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from agent.config.schema import Messages
@@ -37,6 +39,78 @@ class Runs:
             return self.rx.findall(text)  # type: ignore[no-any-return]
         runs = text.encode("ascii").translate(self._table).decode("ascii").split()
         return runs if self.shortest == 1 else [r for r in runs if len(r) >= self.shortest]
+
+
+# A word: letters and digits, with inner hyphens ("wi-fi", "x-17") and apostrophes ("don't"),
+# or a number after "#" ("#2"); the apostrophes are dropped from the word read ("dont", "im"), as
+# the stop words and the banks' tokens spell them.
+_WORD = re.compile(r"#\d+|[^\W_]+(?:['\u2019-][^\W_]+)*")
+_APOSTROPHES = str.maketrans("", "", "'\u2019")
+
+
+def written(text: str) -> list[str]:
+    """The words of a text as it writes them (case and apostrophes kept): what `words` reads."""
+    return _WORD.findall(text)
+
+
+def words(text: str) -> list[str]:
+    """The one way a text splits into words, everywhere a step compares words (a reply with the
+    list it picks from, a question with the items it asks about): lower case, apostrophes dropped."""
+    return [w.translate(_APOSTROPHES) for w in _WORD.findall(text.lower())]
+
+
+def says(text: str, phrases: Iterable[str]) -> list[str]:
+    """The phrases of a word list that the text says, as whole words, longest first."""
+    said = f" {' '.join(words(text))} "
+    ordered = sorted(phrases, key=len, reverse=True)
+    return [p for p in ordered if (phrase := " ".join(words(p))) and f" {phrase} " in said]
+
+
+def phrase_finder(phrases: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern that finds any of `phrases` as whole words, the longest first (group 1 is the
+    phrase as written in the text); None for no phrases."""
+    ordered = sorted({p for p in phrases if p}, key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(map(re.escape, ordered)) + r")\b", re.I) if ordered else None
+
+
+def without(text: str, phrases: Iterable[str]) -> str:
+    """The text with each of `phrases` taken out where it stands as whole words, spaces tidied."""
+    for phrase in phrases:
+        text = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", text, flags=re.I)
+    return " ".join(text.split())
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a message, split at sentence and clause punctuation ("by the way, is it wireless?")."""
+    return [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
+
+
+# A placeholder of the config's templates: `{name}`, `{fact.name}`, `{amount|money}`.
+_PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One placeholder of a template: the value it names and the filter it asks for ("" for none)."""
+
+    name: str
+    filter: str
+
+
+def placeholders(template: str) -> list[Placeholder]:
+    """The placeholders of a template, in order: the one reading of the templates' syntax."""
+    return [Placeholder(m.group(1), m.group(2) or "") for m in _PLACEHOLDER.finditer(template)]
+
+
+def fill(template: str, text_of: Callable[[Placeholder], str | None]) -> str:
+    """The template with each placeholder replaced by `text_of` it; one it gives None for stays
+    as written, so a typo shows rather than failing a turn."""
+
+    def sub(m: re.Match[str]) -> str:
+        text = text_of(Placeholder(m.group(1), m.group(2) or ""))
+        return m.group(0) if text is None else text
+
+    return _PLACEHOLDER.sub(sub, template)
 
 
 word_runs = Runs(r"\w")

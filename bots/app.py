@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
@@ -26,11 +26,9 @@ from agent.domain.catalog import StoreSettings, load_store_settings
 from agent.domain.types import Clock, utcnow
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     LLMProvider,
     MeaningSimilarity,
-    Planner,
     ReleaseSource,
     Storage,
     TelemetrySink,
@@ -45,6 +43,7 @@ from agent.tools.gateway import ToolGateway
 from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import FitThresholds, KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts
+from agent.turn.understanding import Understanding
 from agent.understanding.banks import NluBanks, load_banks
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.politeness import Politeness
@@ -193,17 +192,6 @@ class Observers:
     redactor: Redactor
 
 
-@dataclass
-class Understanding:
-    """How messages are read (the classifier) and who plans each agent's goals."""
-
-    classifier: Classifier
-    rules: RulesClassifier  # the embedded model, which reads replies and answers in every mode
-    templates: TemplatePlanner
-    planners: dict[str, Planner]
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-
-
 def build_app(
     config_dir: str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -257,11 +245,10 @@ def build_app(
     app = assemble(project, storage, data, gateway, agents, seen)
     app.warmups += first_time_work(project, storage, agents.rules)
 
-    def rebuild() -> tuple:
+    def rebuild() -> Understanding:
         """The understanding from the project's config as it is on disk now (reloaded banks)."""
         fresh = load_project(config_dir, data_dir, db_url, env, understanding, provider=provider, model=model)
-        built = build_understanding(fresh, storage, gateway, llm, seen)
-        return built.classifier, built.rules, built.templates, built.planners, built.closers
+        return build_understanding(fresh, storage, gateway, llm, seen)
 
     from bots.reload import Reloader
 
@@ -413,9 +400,9 @@ def build_understanding(
     reader = LLMClassifier(calls, rules)
     if settings.understanding is UnderstandingMode.CASCADE:
         cascade = CascadeClassifier(rules, reader, settings.llm.cascade_threshold)
-        return Understanding(cascade, rules, templates, planners, closers)
+        return Understanding(cascade, rules, templates, planners, tuple(closers))
     agents = llm_agents(calls, settings.llm, config, planners, gateway, currency=project.store.currency)
-    return Understanding(reader, rules, templates, agents or planners, closers)
+    return Understanding(reader, rules, templates, agents or planners, tuple(closers))
 
 
 def assemble(
@@ -431,9 +418,7 @@ def assemble(
     executor = traced_tools(gateway, seen.tracer)
     parts = RouterParts(
         registry=IntentsRegistry(config),
-        classifier=agents.classifier,
-        planner=agents.templates,
-        planners=agents.planners,
+        understanding=agents,
         preferences=preference_recorder(project, storage),
         policy=policy,
         executor=executor,
@@ -443,13 +428,14 @@ def assemble(
         settings=project.settings,
         telemetry=FanoutSink([*seen.telemetry, seen.metrics]),
         alerts=seen.alerts,
-        confirmations=Confirmations(storage.sessions, project.settings.confirmation_ttl_seconds),
+        confirmations=Confirmations(
+            storage.sessions, project.settings.confirmation_ttl_seconds, config.intents.messages
+        ),
         handoffs=storage.handoffs,
         tracer=seen.tracer,
         currency=project.store.currency,
         redactor=seen.redactor,
         metrics=seen.metrics,
-        reader=agents.rules,
         clock=project.clock,
     )
     return App(
@@ -462,7 +448,7 @@ def assemble(
         tools=executor,
         tracer=seen.tracer,
         storefront=project.store,
-        closers=agents.closers,
+        closers=list(agents.closers),
         metrics=seen.metrics,
     )
 
@@ -475,5 +461,7 @@ def preference_recorder(project: Project, storage: Storage) -> PreferenceRecorde
     extractor = PreferenceExtractor(
         project.inventory.distinct("brand") + (slots["brand"].values if "brand" in slots else []),
         slots["feature"].values if "feature" in slots else [],
+        project.config.intents.vocabulary.preferences,
+        project.config.intents.vocabulary.thousands,
     )
     return PreferenceRecorder(storage.preferences, extractor)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agent.app import App
 from agent.review.reload import BankFigures, ReloadReport
+from agent.turn.understanding import Understanding
 
 log = logging.getLogger("agentbot.reload")
 
@@ -39,12 +40,12 @@ class Reloader:
     Args:
         app: the running app; its router, and its closers (an LLM client built for the old
             understanding is closed once the new one is in).
-        build: builds (classifier, rules, templates, planners, closers) from the project's config as
-            it is on disk now; called on a worker thread.
+        build: builds the understanding from the project's config as it is on disk now; called
+            on a worker thread.
         config_dir: the project's config folder, where the stamp file is watched.
     """
 
-    def __init__(self, app: App, build: Callable[[], tuple], config_dir: str | Path):
+    def __init__(self, app: App, build: Callable[[], Understanding], config_dir: str | Path):
         self.app = app
         self.build = build
         self.config_dir = Path(config_dir)
@@ -54,14 +55,14 @@ class Reloader:
         self._closers = list(app.closers)  # the understanding's own, as built with the app
 
     def figures(self) -> BankFigures:
-        return BankFigures.of(self.app.router.p.reader.reader.banks)
+        return BankFigures.of(self.app.understanding.banks)
 
     async def reload(self, why: str = "") -> ReloadReport:
         async with self._one_at_a_time:
             before = self.figures()
-            classifier, rules, templates, planners, closers = await asyncio.to_thread(self.build)
-            await self.app.router.use_understanding(classifier, rules, templates, planners)
-            old, self._closers = self._closers, list(closers)
+            fresh = await asyncio.to_thread(self.build)
+            await self.app.router.use_understanding(fresh)
+            old, self._closers = self._closers, list(fresh.closers)
             self.app.closers[:] = [c for c in self.app.closers if c not in old] + self._closers
             for close in old:
                 await close()

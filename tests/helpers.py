@@ -10,7 +10,19 @@ import uuid
 from pathlib import Path
 
 from agent.config.files import load_config
-from agent.domain.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.context.turn import TurnContext
+from agent.conversation.session import SessionState, Speaker
+from agent.domain.types import (
+    AgentResponse,
+    ChannelContext,
+    ChannelType,
+    Classification,
+    Intent,
+    Interaction,
+    Message,
+    OutboundMessage,
+)
+from agent.interfaces import Classifier
 from agent.turn.router import AgentRouter
 from agent.understanding.rules import RulesClassifier
 
@@ -93,3 +105,16 @@ class Asks:
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.template.replace("{slot}", slot)
+
+
+async def classify(
+    classifier: Classifier,
+    rules: RulesClassifier,
+    said: Interaction,
+    intents: list[Intent],
+    state: SessionState | None = None,
+    me: Speaker | None = None,
+    history: list[Message] | None = None,
+) -> Classification:
+    """`said` read once by `rules` (as a turn reads it), then understood by `classifier`."""
+    return await classifier.classify(TurnContext.alone(said, rules.read(said.text), intents, state, me, history))

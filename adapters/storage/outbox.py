@@ -93,8 +93,6 @@ class SqlOutbox(OnDatabase):
 
     async def unshown_pre(self, event_key: str) -> tuple[list[OutboundMessage], bool]:
         """The event's pre-messages recorded but not marked sent, and whether an answer went out."""
-        await self.store.ensure_schema()
-
         def unit(conn: Connection) -> tuple[list[OutboundMessage], bool]:
             rows = conn.execute(
                 select(outbox.c.body)
@@ -108,13 +106,13 @@ class SqlOutbox(OnDatabase):
             ).first()
             return [OutboundMessage.model_validate_json(r.body) for r in rows], answered is not None
 
-        return await self.store.run(unit, what="read unshown pre-messages")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read unshown pre-messages")
 
     async def skip(self, message_id: str) -> None:
         def unit(conn: Connection) -> None:
             conn.execute(update(outbox).where(outbox.c.id == message_id).values(status="skipped", sent_at=utcnow()))
 
-        await self.store.run(unit, what="skip a message")
+        await self._run(unit, what="skip a message")
 
     async def ref(self, message_id: str) -> str | None:
         """The platform id recorded for a sent message (a Discord anchor, for instance)."""

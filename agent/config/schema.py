@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent.domain.types import Constraints
+from agent.understanding import levels
 
 # libyaml's parser when PyYAML was built with it (the wheels are), else the pure-Python one.
 SafeLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
@@ -38,6 +39,11 @@ class SlotSpec(Strict):
     # A request that says more than its intent's trigger words fills this slot with the whole
     # message ("my headphones arrived broken" is already the ticket's summary).
     from_request: bool = False
+    # For a `from_request` description: the words that only ask for the thing (a pattern, "can you
+    # open a ticket about"), left out of the value, and the words that describe nothing ("i have an
+    # issue"): a request of only these asks for the value instead of giving it.
+    request_words: str | None = None
+    no_content: list[str] = Field(default_factory=list)
     values: list[str] = Field(default_factory=list)  # lookup list (case-insensitive)
     # A reply that sets no limit on the value asked for ("no budget", "price doesn't matter"):
     # the slot is filled with `ANY`, which the intent's planner reads as no limit.
@@ -89,13 +95,8 @@ class FollowUp(Strict):
     intent: str
     items_slot: str  # the goal's slot that lists the items it proposed
     slot: str
-    # The words that point at the listed items are the store's data, not code:
-    # a word or phrase -> the item's place in the list (1 = first, -1 = last): "second": 2.
-    ordinals: dict[str, int] = Field(default_factory=dict)
-    # A word or phrase -> the field whose lowest / highest value picks the item: "cheaper": price.
-    lowest: dict[str, str] = Field(default_factory=dict)
-    highest: dict[str, str] = Field(default_factory=dict)
-    # Words that stand for an item just mentioned ("is it wireless?", "that one").
+    # An item is picked by place, name or figure with the vocabulary's `choosing` words, as
+    # every list the bot offers is. Words that stand for an item just mentioned ("is it wireless?", "that one").
     pointing: list[str] = Field(default_factory=list)
     # Words that open a yes/no question ("is", "does"): one the data does not answer gets "I don't know".
     yes_no: list[str] = Field(default_factory=list)
@@ -154,14 +155,36 @@ class IntentSpec(Strict):
 
 
 class Choosing(Strict):
-    """Words that pick from a list the bot just offered ("the second one", "the cheaper one", "both")."""
+    """Words that pick from any list the bot just offered (the orders of "which order?", the items
+    of a recommendation, the requests of "Did you mean ...?"): "the second one", "the cheaper
+    one", "both" (agent/understanding/picking.py reads them)."""
 
     ordinals: dict[str, int] = Field(default_factory=dict)  # word -> place; -1 is the last
-    lowest: list[str] = Field(default_factory=list)  # the one with the lowest amount
-    highest: list[str] = Field(default_factory=list)
+    # A word or phrase -> the figure whose lowest / highest value picks ("cheaper": price,
+    # "lightest": weight); a plain list of words means the price.
+    lowest: dict[str, str] = Field(default_factory=dict)
+    highest: dict[str, str] = Field(default_factory=dict)
     all: list[str] = Field(default_factory=list)
     # "none of those", "something else": picks none of the choices a clarifying question offered.
     none: list[str] = Field(default_factory=list)
+
+    @field_validator("lowest", "highest", mode="before")
+    @classmethod
+    def _priced(cls, value: object) -> object:
+        return dict.fromkeys(value, "price") if isinstance(value, list) else value
+
+
+class PreferenceWords(Strict):
+    """How people say what they like and how they want answers (vocabulary `preferences`): each a
+    pattern, read in the few words before a brand or feature ("not a fan of <brand>"), just after
+    a brand ("<brand> is overpriced"), or anywhere in the message (`brief`, `detailed`)."""
+
+    dislike: str | None = None
+    dislike_after: str | None = None
+    like: str | None = None
+    must: str | None = None  # before a feature: it is required ("it must be wireless")
+    brief: str | None = None
+    detailed: str | None = None
 
 
 class Vocabulary(Strict):
@@ -181,6 +204,9 @@ class Vocabulary(Strict):
     # that says one and names no value of its own is about what an earlier part named.
     pointing: list[str] = Field(default_factory=list)
     choosing: Choosing = Field(default_factory=Choosing)
+    preferences: PreferenceWords = Field(default_factory=PreferenceWords)
+    # Words after a number that multiply it by a thousand in an amount ("35k", "2 grand").
+    thousands: list[str] = Field(default_factory=list)
 
 
 class Redaction(Strict):
@@ -197,6 +223,8 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "nudge_open": ["goal"],
     "which_order": ["choices"],
     "clarify": ["choices"],
+    "still_waiting": ["prompt"],
+    "handoff_claimed": ["actor"],
     "no_such_order": ["what"],
 }
 
@@ -243,6 +271,27 @@ class Messages(Strict):
     clarify_gone: str = "That question isn't open any more, so nothing was done. What can I help you with?"
     # A click on a question someone else of the thread was asked: said to the clicker alone.
     clarify_not_yours: str = "Only the person who was asked can choose here, so nothing has changed."
+    # The yes/no question before an action (agent/conversation/confirmations.py): `confirm_default`
+    # when the intent words none of its own, `confirm_suffix` after every one.
+    confirm_default: str = "This needs your confirmation before I go ahead."
+    confirm_suffix: str = "Please confirm or cancel."
+    confirm_cancelled: str = "Okay, I've cancelled that; nothing was changed."
+    confirm_expired: str = (
+        "That request waited too long for a confirmation, so I didn't carry it out. "
+        "Just ask again if you still want it."
+    )
+    confirm_nothing: str = "There's nothing waiting for your confirmation right now."
+    confirm_not_yours: str = "Only the person who asked for this can confirm or cancel it, so nothing has changed."
+    # {prompt} is the open yes/no question, asked again after something else was answered.
+    still_waiting: str = "Still waiting on your earlier request: {prompt}"
+    not_followed: str = "Sorry, I didn't follow."
+    holding: str = "No rush, nothing happens until you say so."
+    # A person's part of the conversation (agent/conversation/handoff.py); {actor} who joined.
+    handoff_waiting: str = "A human support agent has been asked to join; they'll reply here."
+    handoff_claimed: str = "{actor} from our support team has joined and will take it from here."
+    handoff_someone: str = "Someone"
+    handoff_released: str = "I'm back in this conversation. What else can I help you with?"
+    no_handoff: str = "There is no open handoff in this conversation."
 
 
 class AssistantPrompt(Strict):
@@ -336,7 +385,8 @@ class LLMSettings(Strict):
     context_window: int | None = Field(None, ge=512)  # else the provider's default for the model
     answer_reserve_tokens: int = Field(1024, ge=64)  # kept free in the window for the answer
     history_strategy: str = Field("truncate", pattern="^(truncate|summarize)$")  # older history: dropped or summarized
-    cascade_threshold: float = Field(0.75, ge=0, le=1)  # rules at or above this skip the LLM
+    # Rules at or above this skip the LLM; by default the level at which understanding acts unasked.
+    cascade_threshold: float = Field(levels.SURE, ge=0, le=1)
     phrase_answers: bool = True  # the LLM words the final answer (grounding-checked)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)

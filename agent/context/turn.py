@@ -12,6 +12,7 @@ from agent.conversation.preferences import TurnPreferences
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.contexts import TurnReads
 from agent.domain.types import Intent, Interaction, Message, utcnow
+from agent.redaction import Redactor
 from agent.understanding.reading import Reading
 
 
@@ -33,3 +34,30 @@ class TurnContext:
     reading: Reading | None = None
     reads: TurnReads | None = None  # the business data as this attempt reads it (the router's)
     now: datetime = field(default_factory=utcnow)  # the turn's time, from the app's clock
+
+    @property
+    def read(self) -> Reading:
+        """The message's one reading. Understanding is only ever asked about a typed message the
+        turn has read (a click is answered by what it clicks); being asked about one it has not
+        is a bug in the turn, never a reason to read the text again."""
+        if self.reading is None:
+            raise ValueError("a message is understood only after the turn has read it")
+        return self.reading
+
+    @classmethod
+    def alone(
+        cls,
+        interaction: Interaction,
+        reading: Reading,
+        eligible: list[Intent],
+        state: SessionState | None = None,
+        me: Speaker | None = None,
+        history: list[Message] | None = None,
+    ) -> TurnContext:
+        """A message read outside a conversation's turn (an evaluation, a test): a fresh session,
+        a log that records nowhere and an output that sends nowhere."""
+        state = state or SessionState(session_id=interaction.session_key)
+        redactor = Redactor()
+        t = Turn(interaction, interaction.session_key, None, redactor)
+        out = TurnOutput(interaction.id, redactor, None, [])
+        return cls(interaction, state, me or Speaker(), history or [], t, out, eligible=eligible, reading=reading)

@@ -12,17 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from agent.config.schema import IntentSpec, SlotSpec
-from agent.conversation.followups import says
 from agent.conversation.moves import Change, SlotAnswer
 from agent.conversation.session import Goal, PendingConfirmation
 from agent.domain.types import Classification
-from agent.understanding.rules import STRONG, Said
+from agent.text import says
+from agent.understanding.levels import ANSWERED
+from agent.understanding.rules import Said
 from agent.understanding.slots import SlotExtractor
-
-# Halfway from the rules classifier's threshold (0.5) to STRONG: on its calibrated scale, a reading
-# halfway from the banks' threshold to the intent's action gate. A question about one of the
-# customer's own things read at least this surely is that request, not a free-text answer.
-LIKELY = 0.625
 
 # At most this many words name a value in words ("the one about the plumber"); a longer reply is a
 # request of its own.
@@ -53,7 +49,7 @@ class Answers:
         values = {k: v for k, v in said.values.items() if k in pending.params}
         if not values:
             return None
-        return Change(Classification(intent_id=pending.intent_id, params=values, confidence=0.9, fills_slot=True))
+        return Change(Classification(intent_id=pending.intent_id, params=values, confidence=ANSWERED, fills_slot=True))
 
     def answer(self, goal: Goal | None, said: Said, text: str, direct: Any = None) -> SlotAnswer | None:
         """The awaited slot's value when the message gives it and is not another request: small talk
@@ -63,7 +59,7 @@ class Answers:
             return None
         awaited = goal.missing[0]
         if direct is not None:  # nothing but a value of the awaited kind ("O-46802" to "which order?")
-            return _answer(goal, {awaited: direct}, 0.9)
+            return _answer(goal, {awaited: direct}, ANSWERED)
         spec = self.slots.specs.get(awaited)
         free_text = spec is not None and spec.free_text
         own = said.intent_id in (None, goal.intent_id)
@@ -84,18 +80,18 @@ class Answers:
             values = {awaited: value}
         if awaited not in values:
             return self._in_words(goal, spec, said, text)
-        return _answer(goal, values, max(said.confidence, 0.9))
+        return _answer(goal, values, max(said.confidence, ANSWERED))
 
     @staticmethod
     def _in_words(goal: Goal, spec: SlotSpec | None, said: Said, text: str) -> SlotAnswer | None:
         """ "the plumber one" to "Which task? Tell me its number.": a short reply that names the value
         in words (config/intents.yaml `named_by`) goes to the waiting request, whose planner looks
         the words up, unless it plainly asks for something else."""
-        if spec is None or not spec.named_by or said.confidence >= STRONG:
+        if spec is None or not spec.named_by or said.sure:
             return None
         if not 0 < said.reading.words_besides_values <= NAMING_WORDS:
             return None
-        return _answer(goal, {}, 0.9) if says(text, spec.named_by) else None
+        return _answer(goal, {}, ANSWERED) if says(text, spec.named_by) else None
 
     def _restated(self, goal: Goal, awaited: str, said: Said, text: str) -> bool:
         """ "my headphones have no sound" to "which device?": the request again, with another of its
@@ -123,20 +119,21 @@ class Answers:
         it asks about one of the customer's own things and names one ("has my keyboard arrived?")."""
         spec = self.slots.specs.get(awaited)
         if spec is None or not spec.free_text:
-            return said.confidence >= STRONG
+            return said.sure
         other = self.specs[said.intent_id or ""]
         takes = set(other.required_params) | set(other.optional_params)
         waiting = self.specs[goal.intent_id]
         own = set(waiting.required_params) | set(waiting.optional_params)
         typed = {k for k in said.values if k in takes and not self.slots.specs[k].free_text}
-        sure = said.confidence >= STRONG
+        sure = said.sure
         asked = sure or text.rstrip().endswith("?")
         needed = asked and typed & set(other.required_params)
         owned = any(self.slots.specs[k].owned for k in other.required_params if k in self.slots.specs)
         names_a_thing = any(self.slots.specs[k].values for k in said.values if k in self.slots.specs)
-        likely = said.confidence >= LIKELY and text.rstrip().endswith("?")
+        # A question about one of the customer's own things read likely is that request.
+        likely = said.likely and text.rstrip().endswith("?")
         acts = (sure and bool(other.templates.offer)) or ((sure or likely) and owned and names_a_thing)
-        return bool(typed - own) or bool(needed) or said.like_example >= STRONG or acts
+        return bool(typed - own) or bool(needed) or said.reads_like_example or acts
 
 
 def _answer(goal: Goal, values: dict[str, Any], confidence: float) -> SlotAnswer:

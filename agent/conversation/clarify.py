@@ -19,22 +19,21 @@ A click on a question that is no longer open does nothing and says so. A click o
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from agent.config.schema import Choosing, IntentSpec, Messages
 from agent.context.turn import TurnContext
-from agent.conversation.confirmations import BUTTONS, STILL_WAITING
-from agent.conversation.followups import says
+from agent.conversation.confirmations import BUTTONS
 from agent.conversation.handoff import handoff_intent
-from agent.conversation.own_orders import OrderNames
-from agent.conversation.session import Choice, Clarification, PendingConfirmation, SessionState
+from agent.conversation.session import Clarification, PendingConfirmation, SessionState
 from agent.domain.types import Classification, Option, OutboundMessage
 from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
-from agent.text import STOPWORDS
+from agent.text import STOPWORDS, says, words
+from agent.understanding.levels import GIVEN
+from agent.understanding.picking import Offered, chosen
 from agent.understanding.reading import Reading
-from agent.understanding.rules import STRONG, RulesClassifier
+from agent.understanding.rules import RulesClassifier
 
 # A click, once read, goes on as the words it stands for: no button action is left on the message.
 _TYPED = {"action": None, "action_hash": None, "choice": None}
@@ -57,8 +56,8 @@ def question_id(interaction_id: str) -> str:
     return "q" + hashlib.blake2b(interaction_id.encode(), digest_size=5).hexdigest()
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in STOPWORDS and len(w) > 2}
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in words(text) if w not in STOPWORDS and len(w) > 2)
 
 
 class Clarifier:
@@ -79,7 +78,6 @@ class Clarifier:
         self.messages = messages
         self.choosing = choosing
         self.reader = reader
-        self.picks = OrderNames({}, {}, choosing)  # picks from a list by name or place
 
     def label(self, intent_id: str) -> str:
         spec = self.specs.get(intent_id)
@@ -144,15 +142,14 @@ class Clarifier:
         if says(text, self.choosing.none):
             return SOMETHING_ELSE
         options = self.options(asked.intents)
-        choices = [Choice(value=o.value, label=o.label, words=sorted(_words(o.label))) for o in options]
-        picked = self.picks.chosen(text, choices)
+        picked = [options[n].value for n in chosen(text, [Offered(_words(o.label)) for o in options], self.choosing)]
         if len(picked) == 1 and not any(c.isdigit() for c in text):
-            return picked[0].value  # "a ticket please": the words of one choice offered
+            return picked[0]  # "a ticket please": the words of one choice offered
         said = self.reader.said(reading, ctx.eligible)
-        if said.intent_id is not None and said.intent_id not in asked.intents and said.confidence >= STRONG:
+        if said.intent_id is not None and said.intent_id not in asked.intents and said.sure:
             return None  # "add 2 apples to my list": plainly a request of its own, whatever number it holds
         if len(picked) == 1:
-            return picked[0].value
+            return picked[0]
         if said.values:
             return None  # "where is O-12345?" names values of its own: a request of its own
         if said.reading.move in ("refusal", "cancel"):
@@ -167,7 +164,7 @@ class Clarifier:
         me, m = ctx.me, self.messages
         pending = me.pending_confirmation
         if pending is not None and pending.kind == "tool":
-            text = f"{m.clarify_none} {STILL_WAITING.format(prompt=pending.prompt)}"
+            text = f"{m.clarify_none} {m.still_waiting.format(prompt=pending.prompt)}"
             return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
         handoff = handoff_intent(ctx.eligible)
         if handoff is None:
@@ -183,7 +180,7 @@ class Clarifier:
         # The asking turn recorded what was offered (`clarify`); this one records the pick.
         chosen = {"chosen": value, "asked_about": asked.text}
         if value == SOMETHING_ELSE:
-            t.emit("intent_classified", {"intent_id": None, "confidence": 1.0} | chosen)
+            t.emit("intent_classified", {"intent_id": None, "confidence": GIVEN} | chosen)
             await ctx.out.send(self._nothing_meant(ctx))
             t.emit("response_generated", {"message": m.clarify_none, "clarification": SOMETHING_ELSE})
             return Settled(ctx=ctx, handled=True)
@@ -198,7 +195,7 @@ class Clarifier:
             if slot not in params and (spec_of := self.reader.slot(slot)) is not None and spec_of.from_request
         }
         params |= {k: v for k, v in described.items() if v is not None}
-        cls = Classification(intent_id=value, params=params, confidence=1.0)
+        cls = Classification(intent_id=value, params=params, confidence=GIVEN)
         # The turn goes on as if the customer had said that request in the message asked about.
         # The request is the one picked, not a reading of these words: the turn holds no reading.
         original = ctx.interaction.model_copy(update={"text": asked.text} | _TYPED)

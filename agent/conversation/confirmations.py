@@ -21,25 +21,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from agent.config.schema import Messages
 from agent.context.turn import TurnContext
 from agent.conversation import goals
 from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
 from agent.text import Answer
+from agent.understanding.levels import GIVEN
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
-ASK_SUFFIX = "Please confirm or cancel."
-CANCELLED = "Okay, I've cancelled that; nothing was changed."
-EXPIRED = (
-    "That request waited too long for a confirmation, so I didn't carry it out. Just ask again if you still want it."
-)
-NOTHING = "There's nothing waiting for your confirmation right now."
-DEFAULT_PROMPT = "This needs your confirmation before I go ahead."
-NOT_YOURS = "Only the person who asked for this can confirm or cancel it, so nothing has changed."
-STILL_WAITING = "Still waiting on your earlier request: {prompt}"
-NOT_FOLLOWED = "Sorry, I didn't follow."
-HOLDING = "No rush, nothing happens until you say so."
 
 
 class Resolution(BaseModel):
@@ -66,6 +57,7 @@ class Confirmations:
     Args:
         store: where the tool ledger is read, to answer a repeated confirm with the first result.
         ttl_seconds: how long a confirmation stays open.
+        messages: what the bot says about its yes/no questions (`confirm_*`, `still_waiting`).
         clock: the current UTC time; tests pass their own.
     """
 
@@ -73,9 +65,11 @@ class Confirmations:
         self,
         store: SessionStore,
         ttl_seconds: float,
+        messages: Messages,
         clock: Callable[[], datetime] = utcnow,
     ):
         self.store = store
+        self.messages = messages
         self.ttl = timedelta(seconds=ttl_seconds)
         self.clock = clock
 
@@ -83,7 +77,8 @@ class Confirmations:
         """Hold the action and ask; a different action replaces an earlier open question."""
         me, t = ctx.me, ctx.t
         digest = action_hash(ctx.state.session_id, call.tool_name, call.params)
-        text = f"{prompt or DEFAULT_PROMPT} {ASK_SUFFIX}"
+        m = self.messages
+        text = f"{prompt or m.confirm_default} {m.confirm_suffix}"
         me.pending_confirmation = PendingConfirmation(
             kind="tool",
             intent_id=intent_id,
@@ -103,14 +98,14 @@ class Confirmations:
         me, t, interaction = ctx.me, ctx.t, ctx.interaction
         pending = me.pending_confirmation
         if answer is not None and self._someone_elses(ctx):
-            await ctx.out.send(OutboundMessage(kind="notice", text=NOT_YOURS, private=True))
+            await ctx.out.send(OutboundMessage(kind="notice", text=self.messages.confirm_not_yours, private=True))
             t.emit("confirmation_refused", {"reason": "not_the_requester", "answer": answer})
             return Resolution(outcome="handled")
         if pending is None or pending.kind != "tool":
             if interaction.action == "confirm":
                 return Resolution(outcome="handled", results=await self._replay(ctx))
             if interaction.action == "cancel":
-                await self._say(ctx, NOTHING, "none_open")
+                await self._say(ctx, self.messages.confirm_nothing, "none_open")
                 return Resolution(outcome="handled")
             return Resolution(outcome="continue")
         if pending.expires_at is not None and pending.expires_at <= self.clock():
@@ -119,13 +114,13 @@ class Confirmations:
             self._drop_goal(me, pending)
             if answer is None:
                 return Resolution(outcome="continue")
-            await self._say(ctx, EXPIRED, "expired")
+            await self._say(ctx, self.messages.confirm_expired, "expired")
             return Resolution(outcome="handled")
         if answer == "no":
             me.pending_confirmation = None
             self._drop_goal(me, pending)
             t.emit("confirmation_cancelled", {"tool": pending.tool, "action_hash": pending.action_hash})
-            await self._say(ctx, CANCELLED, "cancelled")
+            await self._say(ctx, self.messages.confirm_cancelled, "cancelled")
             return Resolution(outcome="handled")
         if answer != "yes":
             return self._not_an_answer(me, pending, cls)
@@ -133,13 +128,13 @@ class Confirmations:
         goal = me.goals.get(pending.goal_id or "")
         if goal is None or goal.status in (GoalStatus.done, GoalStatus.failed):
             me.pending_confirmation = None
-            await self._say(ctx, EXPIRED, "goal_gone")
+            await self._say(ctx, self.messages.confirm_expired, "goal_gone")
             return Resolution(outcome="handled")
         self._reactivate(me, goal.id)
         t.decided.approved = pending.action_hash
         t.emit("confirmation_accepted", {"tool": pending.tool, "action_hash": pending.action_hash})
         return Resolution(
-            outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=1.0, fills_slot=True)
+            outcome="run", cls=Classification(intent_id=goal.intent_id, reply="yes", confidence=GIVEN, fills_slot=True)
         )
 
     @staticmethod
@@ -162,7 +157,7 @@ class Confirmations:
         goal = me.goals.get(pending.goal_id or "")
         if changes and cls.intent_id in (None, pending.intent_id) and goal is not None:
             self._reactivate(me, goal.id)
-            update = Classification(intent_id=goal.intent_id, params=changes, confidence=1.0, fills_slot=True)
+            update = Classification(intent_id=goal.intent_id, params=changes, confidence=GIVEN, fills_slot=True)
             return Resolution(outcome="continue", cls=update)
         return Resolution(outcome="continue")
 
@@ -185,7 +180,7 @@ class Confirmations:
         pending, t = ctx.me.pending_confirmation, ctx.t
         if pending is None or pending.kind != "tool" or any("confirm" in m.buttons for m in ctx.out.outbound):
             return
-        text = STILL_WAITING.format(prompt=pending.prompt)
+        text = self.messages.still_waiting.format(prompt=pending.prompt)
         await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "restated"})
 
@@ -240,7 +235,7 @@ class Confirmations:
         pending, t = ctx.me.pending_confirmation, ctx.t
         if pending is None or pending.kind != "tool":
             return False
-        text = f"{HOLDING if waiting else NOT_FOLLOWED} {pending.prompt}"
+        text = f"{self.messages.holding if waiting else self.messages.not_followed} {pending.prompt}"
         await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "reminded"})
         return True
@@ -249,7 +244,7 @@ class Confirmations:
         t, done = ctx.t, ctx.me.confirmed_action
         previous = await self.store.ledger_get(done.hash or "") if done else None
         if previous is None:
-            await self._say(ctx, NOTHING, "none_open")
+            await self._say(ctx, self.messages.confirm_nothing, "none_open")
             return []
         replayed = previous.model_copy(update={"replayed": True})
         t.emit("tool_execute", {"tool": replayed.tool, "ok": replayed.success, "replayed": True, "time_ms": 0.0})

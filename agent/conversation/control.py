@@ -5,7 +5,6 @@ with no meaning (emoji, "hmm") gets a short nudge that names what is pending.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from agent.config.schema import Messages, Vocabulary
@@ -15,9 +14,9 @@ from agent.conversation.moves import Cancel, ControlMove, Goodbye, Unclear
 from agent.conversation.notices import GoalNames, resume
 from agent.conversation.session import Goal
 from agent.domain.types import OutboundMessage
+from agent.text import words
 
 Kind = Literal["cancel", "farewell", "empty"]
-_WORD = re.compile(r"[a-z0-9']+")
 
 
 class Control:
@@ -29,14 +28,14 @@ class Control:
     """
 
     def __init__(self, vocabulary: Vocabulary, messages: Messages, names: GoalNames):
-        self.empty = {w for p in vocabulary.empty for w in _WORD.findall(p.lower())}
+        self.empty = {w for p in vocabulary.empty for w in words(p)}
         self.messages = messages
         self.names = names
 
     def says_nothing(self, text: str) -> bool:
         """No word with a meaning: an emoji, "hmm", "lol"."""
-        words = _WORD.findall(text.lower().replace("\u2019", "'"))
-        return not words or all(w in self.empty for w in words)
+        said = words(text)
+        return not said or all(w in self.empty for w in said)
 
     async def answer(self, move: ControlMove, ctx: TurnContext) -> None:
         kind: Kind = "cancel" if isinstance(move, Cancel) else "farewell" if isinstance(move, Goodbye) else "empty"

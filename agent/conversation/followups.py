@@ -12,69 +12,43 @@ rules and llm mode.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from typing import Any
 
-from agent.config.schema import FollowUp, IntentSpec
+from agent.config.schema import Choosing, FollowUp, IntentSpec
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification
-from agent.text import STOPWORDS
-
-# Below this confidence, a message with a clear pointer at an open goal's items is read as a follow-up.
-SURE = 0.75
-_WORD = re.compile(r"[a-z0-9][a-z0-9-]*|#\d", re.I)
+from agent.text import STOPWORDS, clauses, says, without, words
+from agent.understanding import levels
+from agent.understanding.picking import Offered, pick
 
 
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def says(text: str, phrases: Iterable[str]) -> list[str]:
-    """The phrases of a word list that the text says, as whole words, longest first."""
-    low = " ".join(_words(text))
-    ordered = sorted(phrases, key=len, reverse=True)
-    return [p for p in ordered if re.search(rf"(?<!\S){re.escape(p.lower())}(?!\S)", low)]
-
-
-def _name_words(items: list[dict]) -> list[set[str]]:
-    """Per item, the name words that tell it apart from the others (a brand, a model number)."""
-    names = [set(_words(str(i.get("name", "")))) for i in items]
-    return [{w for w in n if len(w) > 1 and sum(w in m for m in names) == 1} for n in names]
+def _offered(items: list[dict]) -> list[Offered]:
+    """The listed items as a reply picks them: by their name words (a brand, a model number)."""
+    return [Offered(frozenset(w for w in words(str(i.get("name", ""))) if len(w) > 1)) for i in items]
 
 
 def _data_words(items: list[dict]) -> set[str]:
     """Words of the listed items' attributes, labels and values ("wireless", "colours", "black")."""
-    words: set[str] = set()
+    found: set[str] = set()
     for i in items:
         for label, value in (i.get("attributes") or {}).items():
-            words |= set(_words(f"{label} {value}"))
-    return {w for w in words if len(w) > 2 and not w.isdigit()} - STOPWORDS
+            found |= set(words(f"{label} {value}"))
+    return {w for w in found if len(w) > 2 and not w.isdigit()} - STOPWORDS
 
 
 class ItemMention:
     """What a message says about the listed items: which one it points at and how sure that is."""
 
-    def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str]):
-        self.strong = False  # an ordinal, a lowest/highest word or a name
+    def __init__(self, text: str, rule: FollowUp, items: list[dict], labels: list[str], choosing: Choosing):
         self.pointing = bool(says(text, rule.pointing))
         # A word of the items' data or of what the store lists about items ("wireless", "back").
         listed = [*items, {"attributes": dict.fromkeys(labels, "")}]
-        self.data = bool(set(_words(text)) & _data_words(listed))
-        self.index: int | None = None
-        self.rank: list[str] | None = None  # [field, "lowest" | "highest"]
-        if found := says(text, rule.ordinals):
-            place = rule.ordinals[found[0]]
-            if -len(items) <= (place - 1 if place > 0 else place) < len(items):
-                self.index = place - 1 if place > 0 else len(items) + place
-            self.strong = True
-        for order, words in (("lowest", rule.lowest), ("highest", rule.highest)):
-            if self.rank is None and (found := says(text, words)):
-                self.rank, self.strong = [words[found[0]], order], True
-        said = set(_words(text))
-        named = [n for n, distinct in enumerate(_name_words(items)) if distinct & said]
-        if len(named) == 1 and self.index is None:
-            self.index, self.strong = named[0], True
+        self.data = bool(set(words(text)) & _data_words(listed))
+        picked = pick(text, _offered(items), choosing)
+        self.strong = picked.strong  # a place, a lowest/highest word or a name
+        # By place first, else by name; a figure word is ranked by the planner over the items' data.
+        self.index: int | None = picked.place if picked.place is not None else picked.named
+        self.rank: list[str] | None = list(picked.ranked) if picked.ranked is not None else None
 
     @property
     def about_items(self) -> bool:
@@ -82,7 +56,7 @@ class ItemMention:
 
 
 def redirect(
-    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec], sure: float = SURE
+    me: Speaker, text: str, cls: Classification, specs: dict[str, IntentSpec], choosing: Choosing
 ) -> Classification:
     """The classification to act on: a follow-up about the open goal's items, or `cls` unchanged.
     A new search of the active goal's own kind (its own category) clears the earlier one's slots,
@@ -102,7 +76,8 @@ def redirect(
     items = [i for i in goal.slots.get(rule.items_slot) or [] if isinstance(i, dict)]
     if not items:
         return cls
-    mention = ItemMention(text, rule, items, [str(label) for label in goal.slots.get("attribute_labels") or []])
+    labels = [str(label) for label in goal.slots.get("attribute_labels") or []]
+    mention = ItemMention(text, rule, items, labels, choosing)
     if not mention.about_items:
         return cls
     if cls.intent_id in specs and specs[cls.intent_id].kind == "chat":
@@ -110,13 +85,14 @@ def redirect(
     # A refinement names the recommendation's own values ("a mouse instead", "under 2000").
     own = cls.intent_id == goal.intent_id and not any(k in cls.params for k in spec.required_params)
     if mention.strong or mention.data:
-        if not (cls.intent_id in (None, rule.intent) or own or cls.confidence < sure):
+        # Short of sure, a message with a clear pointer at the items is read as a follow-up.
+        if not (cls.intent_id in (None, rule.intent) or own or not cls.sure):
             return cls  # another request, plainly ("where is O-12345?")
     elif not (cls.intent_id == rule.intent or own):
         # "it" alone, in a message not read as a question about an item, points at nothing listed
         # ("i called the bank, tick it off").
         return cls
-    asked, yes_no = _question(text, rule)
+    asked, yes_no = _question(text, rule, choosing)
     params: dict[str, Any] = {rule.slot: text, "question": asked}
     skus = [str(i.get("sku")) for i in items]
     if mention.rank is not None:
@@ -128,18 +104,17 @@ def redirect(
         params["sku"] = _last_discussed(me, rule, goal.slots.get("listed_turn", 0)) or skus[0]
     if yes_no:
         params["yes_no"] = True
-    return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, sure))
+    return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, levels.SURE))
 
 
-def _question(text: str, rule: FollowUp) -> tuple[str, bool]:
+def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]:
     """What the message asks about the item, without the words that point at it, and whether it is
     a yes/no question (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
-    clauses = [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
-    yes_no = [c for c in clauses if _words(c)[:1] and _words(c)[0] in {w.lower() for w in rule.yes_no}]
-    asked = " ".join(yes_no or clauses)
-    for phrase in says(asked, [*rule.pointing, *rule.ordinals, *rule.lowest, *rule.highest]):
-        asked = re.sub(rf"(?<![\w#-]){re.escape(phrase)}(?![\w-])", " ", asked, flags=re.I)
-    return " ".join(asked.split()), bool(yes_no)
+    said = clauses(text)
+    yes_no = [c for c in said if words(c)[:1] and words(c)[0] in {w.lower() for w in rule.yes_no}]
+    asked = " ".join(yes_no or said)
+    pointing = says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest])
+    return without(asked, pointing), bool(yes_no)
 
 
 def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:

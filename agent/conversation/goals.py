@@ -19,8 +19,6 @@ from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification, Intent, utcnow
 from agent.planners.render import render
 
-# The confidence at which understanding acts without asking (understanding/rules.py STRONG).
-SURE = 0.75
 # Finished goals kept in the state for context; older ones are dropped so the row stays small.
 KEEP_FINISHED = 8
 FINISHED = (GoalStatus.done, GoalStatus.failed, GoalStatus.cancelled, GoalStatus.abandoned)
@@ -67,7 +65,7 @@ def _new(me: Speaker, cls: Classification, intent: Intent, asks: Asks) -> Goal:
         priority=intent.priority,
         slots=params,
         touched_turn=me.turns,
-        sure=cls.confidence >= SURE or cls.fills_slot,
+        sure=cls.sure or cls.fills_slot,
     )
     refresh(goal, intent, asks)
     me.goals[goal.id] = goal

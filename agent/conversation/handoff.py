@@ -11,14 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from agent.config.schema import Messages
 from agent.conversation.session import Handoff, SessionState
 from agent.domain.types import Alert, Intent, Message, SideEffect, utcnow
 
 Action = Literal["claim", "release"]
 
-WAITING = "A human support agent has been asked to join; they'll reply here."
-CLAIMED = "{actor} from our support team has joined and will take it from here."
-RELEASED = "I'm back in this conversation. What else can I help you with?"
 # Admin-side actions a channel renders as buttons on the alert: Claim, then Resume bot.
 CLAIM, RESUME = "claim", "release"
 
@@ -87,15 +85,15 @@ def realert(state: SessionState, history: list[Message], now: datetime) -> Alert
     return _alert(state, history, "handoff", summary)
 
 
-def acknowledgement(state: SessionState) -> str | None:
+def acknowledgement(state: SessionState, m: Messages) -> str | None:
     """While people have the conversation the bot says once that someone is coming, then nothing."""
     if state.handoff is None or state.handoff.status != "requested" or state.handoff.acknowledged:
         return None
     state.handoff.acknowledged = True
-    return WAITING
+    return m.handoff_waiting
 
 
-def control(state: SessionState, action: Action, actor: str) -> str | None:
+def control(state: SessionState, action: Action, actor: str, m: Messages) -> str | None:
     """Apply an admin's claim or release; the notice for the thread, or None if nothing changed."""
     handoff = state.handoff
     if handoff is None or not handoff.active:
@@ -104,9 +102,9 @@ def control(state: SessionState, action: Action, actor: str) -> str | None:
     handoff.by, handoff.updated_at = actor, utcnow()
     if action == "release":
         handoff.acknowledged = False
-        return RELEASED
+        return m.handoff_released
     handoff.acknowledged = True
-    return CLAIMED.format(actor=actor or "Someone")
+    return m.handoff_claimed.format(actor=actor or m.handoff_someone)
 
 
 def handoff_intent(eligible: list[Intent]) -> str | None:

@@ -17,6 +17,7 @@ from agent.context.turn import TurnContext
 from agent.conversation.session import PendingConfirmation
 from agent.domain.types import Classification
 from agent.text import Answer as YesNo
+from agent.understanding.levels import GIVEN
 from agent.understanding.reading import bare_reply
 
 
@@ -184,9 +185,9 @@ def interpret(
 def classification(move: Move) -> Classification:
     """The classification a move is acted on with."""
     if isinstance(move, Assent):
-        return move.cls or Classification(intent_id=None, reply="yes", confidence=1.0)
+        return move.cls or Classification(intent_id=None, reply="yes", confidence=GIVEN)
     if isinstance(move, Refusal):
-        return Classification(intent_id=None, reply="no", confidence=1.0)
+        return Classification(intent_id=None, reply="no", confidence=GIVEN)
     if isinstance(move, Several):
         return move.found[0]
     if isinstance(move, SlotAnswer | Change | Chat | Request):
@@ -201,4 +202,4 @@ def yes_or_no(move: Move) -> YesNo | None:
 
 def _offered(pending: PendingConfirmation) -> Classification:
     """An offer made because understanding was unsure carries the request's values."""
-    return Classification(intent_id=pending.intent_id, params=pending.params, reply="yes", confidence=1.0)
+    return Classification(intent_id=pending.intent_id, params=pending.params, reply="yes", confidence=GIVEN)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agent.config.schema import IntentSpec, Messages
@@ -12,8 +11,7 @@ from agent.conversation.handoff import handoff_intent
 from agent.conversation.session import Goal, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage
 from agent.planners.render import render
-
-_LEFTOVER = re.compile(r"\{\w+(?:\|\w+)?\}")
+from agent.text import placeholders
 
 
 class GoalNames:
@@ -27,9 +25,8 @@ class GoalNames:
     def __call__(self, goal: Goal) -> str:
         spec = self.specs.get(goal.intent_id)
         for template in spec.goal_name if spec else []:
-            text = render(template, goal.slots)
-            if not _LEFTOVER.search(text):
-                return text
+            if all(goal.slots.get(p.name) is not None for p in placeholders(template)):
+                return render(template, goal.slots)
         return self.default
 
 

@@ -12,26 +12,20 @@ after asking about a mouse's order refunds the keyboard's order or nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent.config.schema import Choosing, IntentSpec, Messages, SlotSpec
 from agent.context.turn import TurnContext
-from agent.conversation.followups import says
 from agent.conversation.moves import Request, Several, SlotAnswer
 from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
 from agent.interfaces import DataSource
-from agent.text import STOPWORDS
-from agent.understanding.rules import STRONG, Said
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+from agent.text import STOPWORDS, words
+from agent.understanding.levels import ANSWERED
+from agent.understanding.picking import Offered, chosen
+from agent.understanding.rules import Said
 
 
 def _forms(word: str) -> set[str]:
@@ -78,23 +72,23 @@ class OrderNames:
 
     def item_words(self, order: dict[str, Any]) -> set[str]:
         """The words that name one order: its items' kinds, brands and distinctive name words."""
-        words: set[str] = set()
+        found: set[str] = set()
         for item in order.get("items") or []:
             name = str(item.get("name", "") if isinstance(item, dict) else item).lower()
             kind = self.kind_of.get(name) or next((k for n, k in self.kind_of.items() if n in name), None)
             if kind:
-                words |= {w for w, k in self.kind_words.items() if k == kind}
-            words |= {w for w in _words(name) if (len(w) >= 3 or any(c.isdigit() for c in w)) and w not in STOPWORDS}
-        return words
+                found |= {w for w, k in self.kind_words.items() if k == kind}
+            found |= {w for w in words(name) if (len(w) >= 3 or any(c.isdigit() for c in w)) and w not in STOPWORDS}
+        return found
 
     def store_words(self, text: str) -> list[str]:
         """The words of the message that name something the store sells: a kind, a brand."""
-        return [w for w in _words(text) if w in self.kind_words or w in self.brands]
+        return [w for w in words(text) if w in self.kind_words or w in self.brands]
 
     def named(self, text: str, orders: list[dict[str, Any]]) -> Named:
         """The customer's orders the message names by item, brand or kind."""
-        words = set(_words(text))
-        per_order = [(o, words & self.item_words(o)) for o in orders]
+        said_words = set(words(text))
+        per_order = [(o, said_words & self.item_words(o)) for o in orders]
         said = self.store_words(text)
         if not said and not any(hits for _, hits in per_order):
             return Named(False, [], [])
@@ -105,30 +99,12 @@ class OrderNames:
     def chosen(self, text: str, choices: list[Choice]) -> list[Choice]:
         """The choices a reply picks from the list just offered: by name ("the one by that brand"), by place
         ("the second one"), by price ("the cheaper one") or all of them ("both"); none if it picks none."""
-        if not choices:
-            return []
-        c = self.choosing
-        if says(text, c.all):
-            return list(choices)
-        words = set(_words(text))
-        by_name = [ch for ch in choices if words & set(ch.words) - _shared(choices)]
-        if len(by_name) == 1:
-            return by_name
-        if found := says(text, c.ordinals):
-            place = c.ordinals[found[0]]
-            index = place - 1 if place > 0 else len(choices) + place
-            return [choices[index]] if 0 <= index < len(choices) else []
-        if says(text, c.lowest):
-            return [min(choices, key=lambda ch: ch.amount)]
-        if says(text, c.highest):
-            return [max(choices, key=lambda ch: ch.amount)]
-        return by_name if len(by_name) < len(choices) else []
+        return [choices[n] for n in chosen(text, [offered(c) for c in choices], self.choosing)]
 
 
-def _shared(choices: Iterable[Choice]) -> set[str]:
-    """Words every choice has ("mouse" when both are mice): they pick none of them."""
-    sets = [set(ch.words) for ch in choices]
-    return set.intersection(*sets) if sets else set()
+def offered(choice: Choice) -> Offered:
+    """A choice as a reply picks it: by its words, or by its amount ("the cheaper one", "the smaller order")."""
+    return Offered(frozenset(choice.words), {"price": choice.amount, "amount": choice.amount})
 
 
 def choice_of(order: dict[str, Any], words: set[str]) -> Choice:
@@ -239,26 +215,28 @@ class OwnOrders:
         goal = ctx.me.active_goal
         if goal is None or not goal.missing or goal.missing[0] not in self.owned or not ctx.state.customer_id:
             return None
-        if said.intent_id not in (None, goal.intent_id) and said.confidence >= STRONG:
+        if said.intent_id not in (None, goal.intent_id) and said.sure:
             return None  # "recommend me a keyboard" is a request of its own
         text = ctx.interaction.text
         picked = self.names.chosen(text, goal.choices)
         slot = goal.missing[0]
         if len(picked) == 1:
             params = {slot: picked[0].value}
-            return SlotAnswer(Classification(intent_id=goal.intent_id, params=params, confidence=0.9, fills_slot=True))
+            return SlotAnswer(
+                Classification(intent_id=goal.intent_id, params=params, confidence=ANSWERED, fills_slot=True)
+            )
         if len(picked) > 1:
             # "both of them": the first answers the question, each other one is a request of its own,
             # queued behind it (each asks for its own yes when its turn comes).
             first, *rest = picked
             answer = Classification(
-                intent_id=goal.intent_id, params={slot: first.value}, confidence=0.9, fills_slot=True
+                intent_id=goal.intent_id, params={slot: first.value}, confidence=ANSWERED, fills_slot=True
             )
-            more = [Classification(intent_id=goal.intent_id, params={slot: c.value}, confidence=0.9) for c in rest]
+            more = [Classification(intent_id=goal.intent_id, params={slot: c.value}, confidence=ANSWERED) for c in rest]
             return Several([answer, *more])
         if self.names.named(text, await self._orders(ctx)).said:
             # Named by its items: looked up when the request is acted on (`resolve`), as a new one would be.
-            return Request(Classification(intent_id=goal.intent_id, confidence=0.9))
+            return Request(Classification(intent_id=goal.intent_id, confidence=ANSWERED))
         return None
 
 

@@ -11,25 +11,22 @@ from __future__ import annotations
 import logging
 import re
 
+from agent.config.schema import PreferenceWords
 from agent.conversation.session import SessionState
 from agent.domain.contexts import Preferences
 from agent.domain.types import Classification
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory
 from agent.planners.budget_words import parse_budget
+from agent.text import phrase_finder
 
 log = logging.getLogger("agentbot.preferences")
 
-_NEGATIVE = re.compile(
-    r"\b(?:don'?t|do not|doesn'?t|never|not|no|hate|dislike|avoid|anything but|except|without|not a fan of|"
-    r"can'?t stand|stay away from|bad experience with)\b[^.;!?]{0,30}$",
-    re.I,
-)
-_POSITIVE = re.compile(r"\b(?:prefer|love|like|fan of|only|big fan|go with|stick with)\b[^.;!?]{0,25}$", re.I)
-_BRIEF = re.compile(
-    r"\b(?:keep it (?:short|brief)|short answers?|be brief|tl;?dr|just the (?:top|best) (?:one|pick))\b", re.I
-)
-_DETAILED = re.compile(r"\b(?:more detail|in detail|detailed|compare (?:them|all)|full comparison)\b", re.I)
+_NEVER = re.compile(r"(?!)")  # a pattern the config leaves out matches nothing
+
+
+def _pattern(text: str | None) -> re.Pattern[str]:
+    return re.compile(text, re.I) if text else _NEVER
 
 
 _EMPTY = Preferences()
@@ -63,15 +60,20 @@ class PreferenceExtractor:
     Args:
         brands: brand names the store knows (drawn from the inventory).
         features: feature words customers ask for (the `feature` slot's values).
+        said: how people say they like or dislike something, and how they want answers
+            (config/intents.yaml vocabulary `preferences`).
+        thousands: the words that make a budget's number thousands (vocabulary `thousands`).
     """
 
-    def __init__(self, brands: list[str], features: list[str]):
+    def __init__(self, brands: list[str], features: list[str], said: PreferenceWords, thousands: list[str]):
+        self.dislike, self.dislike_after = _pattern(said.dislike), _pattern(said.dislike_after)
+        self.like, self.must = _pattern(said.like), _pattern(said.must)
+        self.brief, self.detailed = _pattern(said.brief), _pattern(said.detailed)
+        self.thousands = thousands
         self.brands = {b.lower(): b for b in brands if b}
         self.features = [f for f in features if f]
-        names = sorted(self.brands, key=len, reverse=True)
-        self._brand_rx = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b", re.I) if names else None
-        words = sorted(self.features, key=len, reverse=True)
-        self._feature_rx = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.I) if words else None
+        self._brand_rx = phrase_finder(self.brands)
+        self._feature_rx = phrase_finder(self.features)
 
     def extract(self, text: str, budget: object = None) -> Preferences:
         update = Preferences()
@@ -80,24 +82,20 @@ class PreferenceExtractor:
                 before = text[max(0, m.start() - 40) : m.start()]
                 brand = self.brands[m.group(1).lower()]
                 after = text[m.end() : m.end() + 25]
-                if _NEGATIVE.search(before) or re.match(
-                    r"\s*(?:is|are)?\s*(?:bad|terrible|awful|sucks?|overpriced)\b", after, re.I
-                ):
+                if self.dislike.search(before) or self.dislike_after.match(after):
                     update.disliked_brands.append(brand)
-                elif _POSITIVE.search(before):
+                elif self.like.search(before):
                     update.preferred_brands.append(brand)
         if self._feature_rx:
             for m in self._feature_rx.finditer(text):
-                if _POSITIVE.search(text[max(0, m.start() - 40) : m.start()]) or re.search(
-                    r"\bmust be\s*$", text[: m.start()], re.I
-                ):
+                if self.like.search(text[max(0, m.start() - 40) : m.start()]) or self.must.search(text[: m.start()]):
                     update.preferred_features.append(m.group(1).lower())
-        amount = parse_budget(budget) if budget not in (None, "") else None
+        amount = parse_budget(budget, self.thousands) if budget not in (None, "") else None
         if amount is not None:
             update.budget_range = (0.0, amount)
-        if _BRIEF.search(text):
+        if self.brief.search(text):
             update.communication_style = "brief"
-        elif _DETAILED.search(text):
+        elif self.detailed.search(text):
             update.communication_style = "detailed"
         return update
 

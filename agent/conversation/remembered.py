@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent.config.schema import SlotSpec, Vocabulary
-from agent.conversation.followups import says
 from agent.conversation.session import GoalStatus, Speaker
 from agent.domain.types import Classification, Intent
+from agent.text import says
 
 # How many of a speaker's turns back a goal counts as recent.
 RECENT_TURNS = 4

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, SlotSpec
 from agent.context.turn import TurnContext
 from agent.conversation import goals, notices
-from agent.conversation.session import Goal, SessionState, Speaker
-from agent.domain.types import Classification, Intent, Interaction, Message
-from agent.interfaces import Classifier, TurnLog
+from agent.conversation.session import Goal, Speaker
+from agent.domain.types import Classification, Intent
+from agent.interfaces import Classifier
+from agent.text import words
 from agent.understanding.reading import Reading
+from agent.understanding.rules import RulesClassifier
 from agent.understanding.splitter import RequestSplitter
-
-# A part counts as a request of its own only when understood surely, at the level where the offline
-# classifier acts without asking (understanding/rules.py STRONG): "I bought a keyboard last week" is
-# context, not a request.
-SURE = 0.75
 
 
 def splitter_for(slots: dict[str, SlotSpec]) -> RequestSplitter:
@@ -47,21 +45,39 @@ class Requests:
         self.names = names
         self.splitter = splitter_for(registry.slots)
 
-    async def understand(self, classifier: Classifier, ctx: TurnContext) -> list[Classification]:
-        """The message's requests in the order made: one classification, or one per request."""
-        return await understand(
-            classifier,
-            self.splitter,
-            self.registry.slots,
-            ctx.interaction,
-            ctx.eligible,
-            ctx.state,
-            ctx.me,
-            ctx.history,
-            ctx.t,
-            ctx.reading,
-            frozenset(self.registry.vocabulary.pointing),
-        )
+    async def understand(
+        self, classifier: Classifier, reader: RulesClassifier, ctx: TurnContext
+    ) -> list[Classification]:
+        """The message's requests in the order made: one classification, or one per request; the
+        whole message is understood from its reading, each part of it from the part's own, read
+        once here by `reader` (the embedded model every understanding mode reads with)."""
+        slots = self.registry.slots
+        pointing = frozenset(" ".join(words(p)) for p in self.registry.vocabulary.pointing)
+        goal = ctx.me.active_goal
+        # An awaited description is one answer, however many sentences it has.
+        awaited_text = bool(goal and goal.missing and _free_text(goal.missing[0], slots))
+        parts = [] if awaited_text else self.splitter.split(ctx.interaction.text)
+        found: list[Classification] = []
+        tasks: list[Classification] = []
+        kinds = {i.id: i.kind for i in ctx.eligible}
+        if len(parts) > 1:
+            found = [await classifier.classify(_part(ctx, p, reader.read(p))) for p in parts]
+            tasks = [c for c in found if kinds.get(c.intent_id or "") == "task" and _request(c, ctx.eligible, slots)]
+            others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
+            own = not _dependent(tasks, ctx.eligible, slots) and not _points_back(parts, found, slots, pointing)
+            if len(tasks) > 1 and others_chat and _distinct(tasks) and own:
+                return tasks
+        whole = await classifier.classify(ctx)
+
+        def aside(cls: Classification) -> bool:
+            return _unplaced(cls) or kinds.get(cls.intent_id or "") == "chat"
+
+        if aside(whole) and len(tasks) == 1 and all(c in tasks or aside(c) for c in found):
+            # "Where's O-12345? mail me at alice@example.com", "greetings friend, where is O-12345?
+            # many thanks": the one request is what the message asks; the rest (a greeting, thanks,
+            # contact details) is politeness or an aside.
+            return tasks
+        return [whole]
 
     async def queue(self, ctx: TurnContext, rest: list[Classification], asks: goals.Asks) -> None:
         """Later requests of the message wait while the bot waits for the user; the user is told."""
@@ -69,49 +85,9 @@ class Requests:
         await ctx.out.send(notices.queued([self.names(g) for g in queued], self.messages))
 
 
-async def understand(
-    classifier: Classifier,
-    splitter: RequestSplitter,
-    slots: dict[str, SlotSpec],
-    interaction: Interaction,
-    eligible: list[Intent],
-    state: SessionState,
-    me: Speaker,
-    history: list[Message],
-    turn: TurnLog | None = None,
-    reading: Reading | None = None,
-    pointing: frozenset[str] = frozenset(),
-) -> list[Classification]:
-    """The message's requests in the order made: one classification, or one per request; the whole
-    message is understood from its `reading`, each part of it from its own (`pointing`: the words
-    that point back at something already named)."""
-    goal = me.active_goal
-    # An awaited description is one answer, however many sentences it has.
-    parts = [] if goal and goal.missing and _free_text(goal.missing[0], slots) else splitter.split(interaction.text)
-    found: list[Classification] = []
-    tasks: list[Classification] = []
-    kinds = {i.id: i.kind for i in eligible}
-    if len(parts) > 1:
-        found = [
-            await classifier.classify(interaction.model_copy(update={"text": p}), eligible, state, me, history, turn)
-            for p in parts
-        ]
-        tasks = [c for c in found if kinds.get(c.intent_id or "") == "task" and _request(c, eligible, slots)]
-        others_chat = all(c in tasks or (c.intent_id and kinds.get(c.intent_id) == "chat") for c in found)
-        own = not _dependent(tasks, eligible, slots) and not _points_back(parts, found, slots, pointing)
-        if len(tasks) > 1 and others_chat and _distinct(tasks) and own:
-            return tasks
-    whole = await classifier.classify(interaction, eligible, state, me, history, turn, reading)
-
-    def aside(cls: Classification) -> bool:
-        return _unplaced(cls) or kinds.get(cls.intent_id or "") == "chat"
-
-    if aside(whole) and len(tasks) == 1 and all(c in tasks or aside(c) for c in found):
-        # "Where's O-12345? mail me at alice@example.com", "greetings friend, where is O-12345?
-        # many thanks": the one request is what the message asks; the rest (a greeting, thanks,
-        # contact details) is politeness or an aside.
-        return tasks
-    return [whole]
+def _part(ctx: TurnContext, text: str, reading: Reading) -> TurnContext:
+    """The turn as if the message were only this part of it, with the part's own reading."""
+    return replace(ctx, interaction=ctx.interaction.model_copy(update={"text": text}), reading=reading)
 
 
 def _unplaced(cls: Classification) -> bool:
@@ -124,7 +100,7 @@ def _request(cls: Classification, eligible: list[Intent], slots: dict[str, SlotS
     intent needs ("where are O-35791"); "I bought a keyboard last week" is context."""
     intent = next((i for i in eligible if i.id == cls.intent_id), None)
     needed = intent.required_params if intent else []
-    return cls.confidence >= SURE or any(p in cls.params and not _free_text(p, slots) for p in needed)
+    return cls.sure or any(p in cls.params and not _free_text(p, slots) for p in needed)
 
 
 def _free_text(slot: str, slots: dict[str, SlotSpec]) -> bool:
@@ -147,7 +123,7 @@ def _points_back(
     named = False
     for part, cls in zip(parts, found, strict=True):
         typed = any(v and k in slots and slots[k].pattern and not slots[k].free_text for k, v in cls.params.items())
-        if named and not typed and set(re.findall(r"[a-z']+", part.lower())) & pointing:
+        if named and not typed and set(words(part)) & pointing:
             return True
         named = named or typed
     return False

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.understanding import levels
+
 # The current UTC time, injected where a turn's dates come from (the app's, the policy engine's).
 Clock = Callable[[], datetime]
 
@@ -151,6 +153,16 @@ class Classification(Model):
     # Unsure between these intents (the likeliest first, `intent_id` among them): the bot asks which
     # one was meant instead of acting on any (agent/conversation/clarify.py).
     clarify: list[str] = Field(default_factory=list)
+
+    # How sure, asked by name: the scale and its levels have one home (agent/understanding/levels.py).
+    @property
+    def sure(self) -> bool:
+        """Understood at the level where the bot acts without asking."""
+        return levels.sure(self.confidence)
+
+    @property
+    def likely(self) -> bool:
+        return levels.likely(self.confidence)
 
 
 # Plan steps: a discriminated union on `type`.

@@ -20,11 +20,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.conversation.session import SessionState, Speaker
+from agent.context.turn import TurnContext
 from agent.domain.types import Intent, Interaction
 from agent.errors import ConfigError
 from agent.interfaces import Classifier
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
+from agent.understanding.rules import RulesClassifier
 
 
 class NluCase(BaseModel):
@@ -123,11 +124,16 @@ def _plain(value: object) -> str:
 
 
 async def read_all(
-    cases: list[NluCase], classifier: Classifier, intents: list[Intent], gated: Collection[str]
+    cases: list[NluCase],
+    classifier: Classifier,
+    reader: RulesClassifier,
+    intents: list[Intent],
+    gated: Collection[str],
 ) -> list[NluResult]:
     """Read every case as a fresh conversation would.
 
     Args:
+        reader: reads each case once, as a turn does, before `classifier` understands it.
         gated: the intents whose tool changes something (those with an offer the action gate asks,
             as calibration counts them): acting on one by mistake is the costly error.
     """
@@ -141,9 +147,8 @@ async def read_all(
     confirmed = {i.id for i in intents if i.confirms}
     for n, case in enumerate(cases):
         interaction = Interaction(id=f"nlu-{n}", session_key=f"nlu-{n}", text=case.text)
-        state = SessionState(session_id=f"nlu-{n}")
         start, cpu = time.perf_counter(), time.thread_time()
-        cls = await classifier.classify(interaction, intents, state, Speaker(), [])
+        cls = await classifier.classify(TurnContext.alone(interaction, reader.read(case.text), intents))
         seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
         predicted = OUT_OF_SCOPE if cls.intent_id in unlabelled_chat else cls.intent_id or OUT_OF_SCOPE
         found = {k: str(v) for k, v in cls.params.items() if k in measured}

@@ -19,6 +19,7 @@ class TemplatePlanner:
         self.specs = {s.id: s for s in config.intents.intents}
         self.slots = config.intents.slots
         self.messages = config.intents.messages
+        self.choosing = config.intents.vocabulary.choosing
 
     def question(self, intent_id: str, slot: str) -> str:
         spec = self.specs.get(intent_id)

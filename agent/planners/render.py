@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from datetime import date
 from typing import Any
 
 from agent.domain.catalog import money
-
-_FIELD = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
+from agent.text import Placeholder, fill
 
 
 def _date(v: Any) -> str:
@@ -60,10 +58,8 @@ def render(template: str, values: dict[str, Any], currency: str = "$") -> str:
         currency: the store's currency symbol (config/store.yaml), for `{amount|money}`.
     """
 
-    def sub(m: re.Match[str]) -> str:
-        name, flt = m.group(1), m.group(2)
-        if name not in values or values[name] is None:
-            return m.group(0)
-        return filtered(values[name], flt or "", currency)
+    def text_of(p: Placeholder) -> str | None:
+        value = values.get(p.name)
+        return None if value is None else filtered(value, p.filter, currency)
 
-    return _FIELD.sub(sub, template)
+    return fill(template, text_of)

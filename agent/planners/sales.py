@@ -9,6 +9,7 @@ and remembers what it recommended in the goal's slots so "the one you just recom
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from agent.config.schema import ANY
@@ -19,7 +20,7 @@ from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.interfaces import Planner, TurnLog
 from agent.planners.budget_words import parse_budget
 from agent.planners.registry import PlannerNeeds, planner
-from agent.text import stem
+from agent.text import phrase_finder, stem, words, written
 from agent.tools.inventory import GENERIC_WORDS
 
 # The attribute that lists what an item is known for (a tag list): a tag it lacks says nothing.
@@ -41,15 +42,16 @@ class SalesPlanner:
     Args:
         store: the store's settings (currency, how many options to recommend).
         questions: the planner whose templates phrase questions (the template planner).
+        thousands: the words that make a budget's number thousands ("35k"; vocabulary `thousands`).
     """
 
     reads_preferences = True  # disliked brands and budgets shape its recommendations
 
-    def __init__(self, store: StoreSettings, questions: Planner):
+    def __init__(self, store: StoreSettings, questions: Planner, thousands: Sequence[str] = ()):
         self.store = store
         self.questions = questions
-        said = sorted(store.inventory.attribute_words, key=len, reverse=True)
-        self._attribute_words = re.compile(r"\b(" + "|".join(map(re.escape, said)) + r")\b", re.I) if said else None
+        self.thousands = thousands
+        self._attribute_words = phrase_finder(store.inventory.attribute_words)
 
     def question(self, intent_id: str, slot: str) -> str:
         return self.questions.question(intent_id, slot)
@@ -78,7 +80,7 @@ class SalesPlanner:
         slots = dict(goal.slots)
         notes: list[str] = []
         if slots.get("budget") not in (None, "", ANY) and not isinstance(slots["budget"], int | float):
-            amount = parse_budget(slots["budget"])
+            amount = parse_budget(slots["budget"], self.thousands)
             plan.slots_patch["budget"] = amount
             slots["budget"] = amount
             if amount is None:
@@ -342,11 +344,11 @@ class SalesPlanner:
             if label in attributes:
                 return f"The {item['name']} ({item['sku']}): {label} {attributes[label]}. {self._card(item)}"
             return f'I don\'t know that: our listing has nothing under "{label}" for {head}. {self._card(item)}'
-        words = list(dict.fromkeys(str(a["value"]) for a in asked if a.get("value")))
+        values = list(dict.fromkeys(str(a["value"]) for a in asked if a.get("value")))
         lines = []
-        for word in words:
+        for word in values:
             about = [a["attribute"] for a in asked if a.get("value") == word]
-            has = [a for a in about if word in _split(attributes.get(a, ""))]
+            has = [a for a in about if word in words(attributes.get(a, ""))]
             stated = [a for a in about if a in attributes and a != OPEN_ATTRIBUTE]
             if has:
                 lines.append(f"Yes, {head} is {word} ({has[0]}: {_listed(attributes[has[0]])}).")
@@ -363,24 +365,20 @@ def number(value: object) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _split(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
 def _listed(value: str) -> str:
-    return ", ".join(_split(value)) if " " in value.strip() else value
+    return ", ".join(words(value)) if " " in value.strip() else value
 
 
 def _name_words(items: list[dict]) -> list[set[str]]:
     """Per item, the name words only that item has (a brand, a model number)."""
-    names = [set(re.findall(r"[a-z0-9-]+", str(i.get("name", "")).lower())) for i in items]
+    names = [set(words(str(i.get("name", "")))) for i in items]
     return [{w for w in n if len(w) > 1 and sum(w in m for m in names) == 1} for n in names]
 
 
 def _named(recent: list[dict], text: str) -> dict | None:
     """The recommended item the text names by a word the others do not share ("is the <brand> any good?")."""
-    words = set(re.findall(r"[a-z0-9-]+", text.lower()))
-    named = [i for i, distinct in zip(recent, _name_words(recent), strict=True) if distinct & words]
+    said = set(words(text))
+    named = [i for i, distinct in zip(recent, _name_words(recent), strict=True) if distinct & said]
     return named[0] if len(named) == 1 else None
 
 
@@ -391,8 +389,8 @@ def _what(slots: dict[str, Any], brand: object) -> str:
 
 def _product_words(text: str) -> str:
     """The words of a question that name a product ("is the alienware x17 in stock?" -> "alienware x17")."""
-    words = [w for w in re.findall(r"[\w-]+", text) if w.lower() not in GENERIC_WORDS]
-    return " ".join(words) or text
+    named = [w for w in written(text) if w.lower() not in GENERIC_WORDS]
+    return " ".join(named) or text
 
 
 def _first(recent: list[dict], category: object) -> dict | None:
@@ -407,11 +405,11 @@ def _first(recent: list[dict], category: object) -> dict | None:
 def _only_reference(text: str, recent: list[dict]) -> bool:
     """True when the text names nothing beyond pointing back ("is it in stock?", "do you have that
     mouse?"): every word is a common word, a stock word or the kind of product just recommended."""
-    kinds = {stem(w) for i in recent for w in _split(str(i.get("category", "")))}
-    rest = {stem(w) for w in _split(text)} - {stem(w) for w in GENERIC_WORDS} - kinds
+    kinds = {stem(w) for i in recent for w in words(str(i.get("category", "")))}
+    rest = {stem(w) for w in words(text)} - {stem(w) for w in GENERIC_WORDS} - kinds
     return not any(len(w) > 1 for w in rest)
 
 
 @planner("sales")
 def sales_planner(needs: PlannerNeeds) -> Planner:
-    return SalesPlanner(needs.store, needs.templates)
+    return SalesPlanner(needs.store, needs.templates, needs.config.intents.vocabulary.thousands)

@@ -9,22 +9,20 @@ is the one open task whose title shares the most of them.
 
 from __future__ import annotations
 
-import re
-
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
 from agent.interfaces import Planner, TurnLog
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render
-from agent.text import STOPWORDS, stem
+from agent.text import STOPWORDS, stem, words
 
 NOT_FOUND = "I couldn't find task {task_number} on your list."
 EMPTY = "Your list is empty."
 
 
 def _words(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS}
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
 class TaskPlanner(TemplatePlanner):
@@ -65,12 +63,14 @@ class TaskPlanner(TemplatePlanner):
     def _naming(self, request: AgentRequest) -> set[str]:
         """The words of the request that could name a task: not the request's own words ("mark",
         "done"), which its description and question in config/intents.yaml use, nor the words that
-        point at something listed ("the first one"; the follow-ups' ordinals and pointing words)."""
+        point at something listed ("the first one"; the picking ordinals and the follow-ups' pointing words)."""
         spec = self.specs[request.intent.id]
         own = [spec.description, *spec.templates.ask.values(), *spec.goal_name, *spec.examples]
+        if any(other.follow_up is not None for other in self.specs.values()):
+            own += list(self.choosing.ordinals)
         for other in self.specs.values():
             if other.follow_up is not None:
-                own += [*other.follow_up.ordinals, *other.follow_up.pointing]
+                own += other.follow_up.pointing
         return _words(request.text) - _words(" ".join(own))
 
     def _by_title(self, request: AgentRequest, lookup: str) -> Plan:

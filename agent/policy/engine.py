@@ -7,7 +7,6 @@ the session, counters (refunds in the last 30 days) and per-tier limits.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,9 +16,9 @@ from agent.domain.types import PolicyDecision, ToolCall, utcnow
 from agent.interfaces import DataSource, RefundHistory
 from agent.planners.render import filtered
 from agent.policy.rules import Condition, Outcome, PolicyFile, Rule
+from agent.text import Placeholder, fill, placeholders
 
 _MISSING = object()
-_PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
 
 
 class Facts:
@@ -92,13 +91,14 @@ class Facts:
 
     async def render(self, template: str) -> str:
         """Fill `{fact.name}` and `{fact.name|money}` placeholders of a reason."""
-        out, last = [], 0
-        for m in _PLACEHOLDER.finditer(template):
-            value = await self.get(m.group(1))
-            name = m.group(2) or ""
-            out += [template[last : m.start()], "unknown" if value is None else filtered(value, name, self.currency)]
-            last = m.end()
-        return "".join([*out, template[last:]])
+        # Facts are looked up asynchronously (an order, a refund count): all of them first.
+        values = {p.name: await self.get(p.name) for p in placeholders(template)}
+
+        def text_of(p: Placeholder) -> str:
+            value = values[p.name]
+            return "unknown" if value is None else filtered(value, p.filter, self.currency)
+
+        return fill(template, text_of)
 
 
 def _number(v: Any) -> float | None:

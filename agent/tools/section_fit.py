@@ -12,7 +12,6 @@ when it is close enough. Each "close enough" is a threshold calibrated from labe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
@@ -20,8 +19,7 @@ from pydantic import BaseModel, Field
 from agent.config.schema import Strict
 from agent.domain.catalog import Item, KBSection
 from agent.interfaces import MeaningSimilarity
-
-_TOKEN = re.compile(r"[a-z0-9]+")
+from agent.text import words
 
 
 class FitThresholds(Strict):
@@ -54,7 +52,7 @@ class Fit(BaseModel):
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    return words(text)
 
 
 def without_model(symptom: str, *names: str | None) -> str:

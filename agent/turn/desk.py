@@ -24,8 +24,6 @@ from agent.turn.locks import SessionLocks
 
 log = logging.getLogger("agentbot.router")
 
-NO_HANDOFF = "There is no open handoff in this conversation."
-
 
 class HandoffDesk:
     """
@@ -69,9 +67,9 @@ class HandoffDesk:
         async with self.locks.hold(session_key):
             for _ in range(self.settings.commit_retries):
                 saved, _history = await self.store.load(session_key, 0)
-                notice = handoff.control(saved, action, actor) if saved else None
+                notice = handoff.control(saved, action, actor, self.messages) if saved else None
                 if saved is None or notice is None:
-                    return NO_HANDOFF
+                    return self.messages.no_handoff
                 t = self._turn(session_key, f"/{action}")
                 out = TurnOutput(t.interaction.id, self.redactor, reply, [])
                 t.emit("handoff_updated", {"action": action, "status": saved.handoff.status, "by": actor})  # type: ignore[union-attr]

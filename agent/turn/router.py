@@ -43,7 +43,6 @@ from agent.domain.types import (
 from agent.errors import AlreadyCommitted, InputError, StorageError, TurnDeadline, VersionConflict
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     HandoffQueue,
     Planner,
@@ -63,7 +62,7 @@ from agent.turn.attempts import deadline, settle_conflict
 from agent.turn.desk import HandoffDesk
 from agent.turn.gate import TurnGate
 from agent.turn.locks import SessionLocks
-from agent.understanding.rules import RulesClassifier
+from agent.turn.understanding import Understanding
 
 
 @dataclass
@@ -71,20 +70,15 @@ class RouterParts:
     """The collaborators of a router; `bots.build_app` (the composition root) fills it."""
 
     registry: IntentsRegistry
-    classifier: Classifier
-    planner: Planner  # the default agent; `planners` overrides it per agent name
+    understanding: Understanding  # the classifier, the embedded reading and the agents' planners
     policy: PolicyEngine
     executor: ToolExecutor
     store: SessionStore
     data: DataSource
     messages: Messages
     confirmations: Confirmations
-    # The embedded model: reply moves (yes, no, cancel, bye), typed values and the answer to an open
-    # question are read by it in every understanding mode, before any classifier runs.
-    reader: RulesClassifier
     settings: Settings = field(default_factory=Settings)
     telemetry: TelemetrySink | None = None
-    planners: dict[str, Planner] = field(default_factory=dict)
     alerts: AlertNotifier | None = None
     preferences: PreferenceRecorder | None = None  # cross-session customer preferences
     handoffs: HandoffQueue | None = None  # unclaimed handoffs, for `realert_unclaimed`
@@ -98,7 +92,7 @@ class RouterParts:
 
 class AgentRouter:
     def __init__(self, parts: RouterParts):
-        self.p = parts
+        self._p = parts
         self.redactor = parts.redactor or Redactor(parts.registry.redacted_params)
         self.locks = SessionLocks()
         s = parts.settings
@@ -112,28 +106,29 @@ class AgentRouter:
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
         self.requests = requests.Requests(parts.registry, parts.messages, self.names)
-        self.values = parts.reader.slots  # the embedded reading's slot patterns, compiled once
+        self.understanding = parts.understanding
+        self.values = parts.understanding.rules.slots  # the embedded reading's slot patterns, compiled once
         self.answers = Answers(parts.registry.specs, self.values)
         self.remembered = Remembered(parts.registry.slots, parts.registry.vocabulary)
         self.gate = TurnGate()  # turns run through it; reloaded understanding is swapped in between them
         aliases = {a: v for spec in parts.registry.slots.values() for a, v in spec.aliases.items()}
         self.own = own_orders.OwnOrders(
-            own_orders.OrderNames(parts.reader.reader.names, aliases, parts.registry.vocabulary.choosing),
+            own_orders.OrderNames(parts.understanding.reader.names, aliases, parts.registry.vocabulary.choosing),
             parts.registry.slots,
             parts.registry.specs,
             parts.data,
             parts.messages,
         )
         self.clarifier = Clarifier(
-            parts.registry.specs, parts.messages, parts.registry.vocabulary.choosing, parts.reader
+            parts.registry.specs, parts.messages, parts.registry.vocabulary.choosing, parts.understanding.rules
         )
 
     async def aclose(self) -> None:
-        await self.p.store.aclose()
-        if self.p.preferences is not None:
-            await self.p.preferences.aclose()
-        if self.p.tracer is not None:
-            await self.p.tracer.aclose()
+        await self._p.store.aclose()
+        if self._p.preferences is not None:
+            await self._p.preferences.aclose()
+        if self._p.tracer is not None:
+            await self._p.tracer.aclose()
 
     async def __aenter__(self) -> AgentRouter:
         return self
@@ -143,7 +138,7 @@ class AgentRouter:
 
     async def handle(self, interaction: Interaction, reply: Reply | None = None) -> AgentResponse:
         """Run one turn. Messages go to `reply` as soon as they exist; the response sums them up."""
-        metrics = self.p.metrics
+        metrics = self._p.metrics
         started, outcome = time.perf_counter(), "failed"
         try:
             async with self.gate.turn():
@@ -157,32 +152,32 @@ class AgentRouter:
         """The turn, and its outcome for the metrics: answered, refused or duplicate."""
         interaction = interaction.model_copy(update={"text": clean(interaction.text)})
         try:
-            check_input(interaction.text, self.p.messages, self.p.settings.max_message_chars)
+            check_input(interaction.text, self._p.messages, self._p.settings.max_message_chars)
         except InputError as e:
             return await self._refuse(interaction, e.user_message, reply), "refused"
         delivered: list[OutboundMessage] = []
         async with self.locks.hold(interaction.session_key):
-            with observed_turn(self.p.tracer, interaction) as trace:
-                for attempt in range(self.p.settings.commit_retries):
-                    t = Turn(interaction, interaction.session_key, self.p.telemetry, self.redactor, trace)
+            with observed_turn(self._p.tracer, interaction) as trace:
+                for attempt in range(self._p.settings.commit_retries):
+                    t = Turn(interaction, interaction.session_key, self._p.telemetry, self.redactor, trace)
                     out = TurnOutput(interaction.id, self.redactor, reply, delivered)
                     try:
                         response = await self._turn(interaction, t, out)
                     except TurnDeadline:
-                        return await self._refuse(interaction, self.p.messages.too_slow, reply), "refused"
+                        return await self._refuse(interaction, self._p.messages.too_slow, reply), "refused"
                     except AlreadyCommitted:  # another worker answered this event; nothing of this one was shown
                         key = interaction.session_key
                         return AgentResponse(text="", session_id=key, interaction_id=interaction.id), "duplicate"
                     except VersionConflict:
-                        if self.p.metrics is not None:
-                            self.p.metrics.commit_conflict()
-                        await settle_conflict(attempt, self.p.settings.commit_retries, interaction.from_inbox)
-                        if attempt + 1 == self.p.settings.commit_retries:
-                            return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
+                        if self._p.metrics is not None:
+                            self._p.metrics.commit_conflict()
+                        await settle_conflict(attempt, self._p.settings.commit_retries, interaction.from_inbox)
+                        if attempt + 1 == self._p.settings.commit_retries:
+                            return await self._refuse(interaction, self._p.messages.busy, reply), "refused"
                     except StorageError:
                         if interaction.from_inbox:
                             raise  # the event stays in the inbox; the channel retries it later
-                        return await self._refuse(interaction, self.p.messages.busy, reply), "refused"
+                        return await self._refuse(interaction, self._p.messages.busy, reply), "refused"
                     else:
                         await out.flush()
                         return response, "answered"
@@ -198,7 +193,7 @@ class AgentRouter:
         )
 
     async def _turn(self, interaction: Interaction, t: Turn, out: TurnOutput) -> AgentResponse:
-        p = self.p
+        p = self._p
         saved, history = await p.store.load(interaction.session_key, p.settings.history_limit)
         seeded = interaction.thread_history if saved is None else []
         if seeded:
@@ -252,7 +247,7 @@ class AgentRouter:
         """Read -> interpret -> act: everything of the turn that runs under its deadline."""
         state, t = ctx.state, ctx.t
         if state.handoff is not None and state.handoff.active:
-            if notice := handoff.acknowledgement(state):
+            if notice := handoff.acknowledgement(state, self._p.messages):
                 await ctx.out.send(OutboundMessage(kind="notice", text=notice))
             t.emit("response_generated", {"handoff": state.handoff.status, "silent": not ctx.out.outbound})
             return [], None, None
@@ -272,21 +267,17 @@ class AgentRouter:
         understanding; anything else is understood, then interpreted against the state. Returns
         the context completed with the customer and the intents they may use (None for the move
         when the choice question answered the message itself)."""
-        p = self.p
-        if ctx.interaction.action is None:
-            ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
         reached = False
         if ctx.me.clarification is not None or ctx.interaction.action == "choose":
-            ctx, reached = await self._reach(ctx), True
+            ctx, reached = await self._reach(self._read(ctx)), True
             settled = await self.clarifier.settle(ctx)
             if settled.handled:
                 return None, settled.ctx
             ctx = settled.ctx
             if settled.chosen is not None:
                 return moves.Request(settled.chosen), ctx
-            if ctx.reading is None and ctx.interaction.action is None:
-                # A click on an order offered goes on as its ID typed: read as typed words are.
-                ctx = replace(ctx, reading=p.reader.read(ctx.interaction.text))
+        # A click on an order offered goes on as its ID typed: read here as typed words are.
+        ctx = self._read(ctx)
         heard = self._heard(ctx)
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove):
@@ -296,15 +287,23 @@ class AgentRouter:
         if move is None:
             move = await self._answered(ctx, heard)
         if move is None:
-            found = await self.requests.understand(self.p.classifier, ctx)
+            u = self.understanding
+            found = await self.requests.understand(u.classifier, u.rules, ctx)
             if found[0].notice:
                 await ctx.out.send(OutboundMessage(kind="notice", text=found[0].notice))
-            move = moves.interpret(ctx, found, heard, self.p.registry.specs, self.p.registry.slots)
+            move = moves.interpret(ctx, found, heard, self._p.registry.specs, self._p.registry.slots)
         return move, ctx
+
+    def _read(self, ctx: TurnContext) -> TurnContext:
+        """The context with the typed message's one reading (a click has none); every later step
+        and every understanding mode takes it, none reads the text again."""
+        if ctx.reading is not None or ctx.interaction.action is not None:
+            return ctx
+        return replace(ctx, reading=self.understanding.rules.read(ctx.interaction.text))
 
     async def _reach(self, ctx: TurnContext) -> TurnContext:
         """The context completed with the customer and the intents they may use here."""
-        p, state = self.p, ctx.state
+        p, state = self._p, ctx.state
         customer = await (ctx.reads or p.data).get_customer(state.customer_id) if state.customer_id else None
         eligible = p.registry.for_session(ctx.interaction.context.channel_type.value, state, customer)
         ctx.t.emit("intents_eligible", {"eligible": [i.id for i in eligible]})
@@ -317,7 +316,7 @@ class AgentRouter:
         if ctx.interaction.action is not None or not requests.waiting(me):
             return None
         assert ctx.reading is not None  # a typed message, read in `_interpret`
-        said = self.p.reader.said(ctx.reading, ctx.eligible)
+        said = self.understanding.rules.said(ctx.read, ctx.eligible)
         return (
             self.answers.change(me.pending_confirmation, said)
             or await self.own.answer(ctx, said)
@@ -332,7 +331,8 @@ class AgentRouter:
             return moves.Heard(empty=False)
         goal = ctx.me.active_goal
         awaited = goal.missing[0] if goal is not None and goal.missing else None
-        value = self.values.direct_answer(awaited, text, self.p.reader.reader.politeness) if awaited else None
+        politeness = self.understanding.reader.politeness
+        value = self.values.direct_answer(awaited, text, politeness) if awaited else None
         if value is None and goal is not None and goal.choices:
             # A pick from the list the question offered ("the second one") is a value of the awaited kind.
             picked = self.own.names.chosen(text, goal.choices)
@@ -340,13 +340,13 @@ class AgentRouter:
         said = reading.move
         if said is not None and None in reading.sentence_moves:
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
-        spec = self.p.registry.slots.get(awaited) if awaited else None
+        spec = self._p.registry.slots.get(awaited) if awaited else None
         describes = spec is not None and spec.free_text and not spec.reply_pattern
         return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value, describes)
 
     async def _act(self, move: moves.Move, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
         """Act on each request of the move in order; later ones queue while the bot waits for the user."""
-        p = self.p
+        p = self._p
         cls = moves.classification(move)
         pref_update = None
         if p.preferences is not None:
@@ -363,16 +363,19 @@ class AgentRouter:
             results += await self._understood(ctx, move, more)
         return results, cls, pref_update
 
-    async def use_understanding(
-        self, classifier: Classifier, reader: RulesClassifier, planner: Planner, planners: dict[str, Planner]
-    ) -> None:
+    @property
+    def intents(self) -> dict[str, Intent]:
+        """Every intent of the registry, by id."""
+        return self._p.registry.intents
+
+    async def use_understanding(self, understanding: Understanding) -> None:
         """Read the next turns with understanding built afresh (reloaded banks): swapped in between
         turns, once the running ones have ended; turns arriving meanwhile wait for it."""
         async with self.gate.between_turns():
-            self.p.classifier, self.p.reader, self.p.planner, self.p.planners = classifier, reader, planner, planners
-            self.values = reader.slots
-            self.answers = Answers(self.p.registry.specs, self.values)
-            self.clarifier.reader = reader
+            self.understanding = understanding
+            self.values = understanding.rules.slots
+            self.answers = Answers(self._p.registry.specs, self.values)
+            self.clarifier.reader = understanding.rules
 
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
@@ -383,12 +386,13 @@ class AgentRouter:
         return await self.desk.realert_unclaimed(now)
 
     async def _understood(self, ctx: TurnContext, move: moves.Move, cls: Classification) -> list[ToolResult]:
-        p, me, t = self.p, ctx.me, ctx.t
+        p, me, t = self._p, ctx.me, ctx.t
         settled = await self.confirmations.resolve(ctx, moves.yes_or_no(move), cls)
         if settled.outcome == "handled":
             return settled.results
         read = settled.cls or cls
-        if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs)) is not read:
+        choosing = p.registry.vocabulary.choosing
+        if (cls := followups.redirect(me, ctx.interaction.text, read, p.registry.specs, choosing)) is not read:
             t.decided.intent = t.decided.intent or cls.intent_id  # the turn's intent is the follow-up's
         pending = self.confirmations.take_offer(me)
         if pending is not None and pending.kind == "offer" and cls.intent_id == pending.intent_id:
@@ -465,14 +469,15 @@ class AgentRouter:
         resumed = me.active_goal if goal.id != me.active_goal_id else None
         while resumed is not None and resumed.queued and not requests.waiting(me):
             resumed.queued, goal = False, resumed
-            intent = self.p.registry.intents[goal.intent_id]
+            intent = self._p.registry.intents[goal.intent_id]
             results += await self.acting.run(self._agent(intent), ctx, goal, intent)
             resumed = me.active_goal if goal.id != me.active_goal_id else None
         return goal, resumed, results
 
     def question(self, intent_id: str, slot: str) -> str:
         """The question for a missing slot, in the words of the intent's agent."""
-        return self._agent(self.p.registry.intents[intent_id]).question(intent_id, slot)
+        return self._agent(self._p.registry.intents[intent_id]).question(intent_id, slot)
 
     def _agent(self, intent: Intent) -> Planner:
-        return self.p.planners.get(intent.agent, self.p.planner)
+        u = self.understanding
+        return u.planners.get(intent.agent, u.templates)

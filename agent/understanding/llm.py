@@ -14,13 +14,14 @@ from dataclasses import replace
 from typing import Any
 
 from agent.config.schema import SlotSpec
-from agent.conversation.session import Goal, SessionState, Speaker
-from agent.domain.types import Classification, Intent, Interaction, Message
+from agent.context.turn import TurnContext
+from agent.conversation.session import Goal, Speaker
+from agent.domain.types import Classification, Intent
 from agent.errors import ProviderError, ProviderOutputInvalid
-from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.llm.models import LLMRequest
+from agent.understanding import levels
 from agent.understanding.banks import OUT_OF_SCOPE, OutOfScopeTopic
 from agent.understanding.reading import TOPIC_SEP, Reading
 from agent.understanding.rules import RulesClassifier
@@ -177,37 +178,18 @@ class LLMClassifier:
         self.calls = calls
         self.rules = rules
 
-    async def classify(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification:
-        reading = reading or self.rules.read(interaction.text)
-        if await self.calls.over_budget(state, turn):
-            cls = await self.rules.classify(interaction, intents, state, me, history, turn, reading)
-            return cls.model_copy(update={"notice": self.calls.budget_notice(state)})
-        return await self.ask(interaction, intents, state, me, history, turn, reading) or await self.rules.classify(
-            interaction, intents, state, me, history, turn, reading
-        )
+    async def classify(self, ctx: TurnContext) -> Classification:
+        if await self.calls.over_budget(ctx.state, ctx.t):
+            cls = await self.rules.classify(ctx)
+            return cls.model_copy(update={"notice": self.calls.budget_notice(ctx.state)})
+        return await self.ask(ctx) or await self.rules.classify(ctx)
 
-    async def ask(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification | None:
+    async def ask(self, ctx: TurnContext) -> Classification | None:
         """The model's classification, or None when the model could not give one (the caller
         falls back to the rules)."""
-        system = _system(intents, me, self.rules, reading or self.rules.read(interaction.text))
+        interaction, intents, state, me, turn = ctx.interaction, ctx.eligible, ctx.state, ctx.me, ctx.t
+        history = ctx.history
+        system = _system(intents, me, self.rules, ctx.read)
         messages = await history_messages(
             self.calls, state, turn, system, history, [{"role": "user", "content": interaction.text}]
         )
@@ -222,8 +204,7 @@ class LLMClassifier:
                 response = await self.calls.generate("classify", state, again, turn)
                 return self._read(response.content, intents, me, interaction.text)
         except ProviderError as e:
-            if turn is not None:
-                turn.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
+            turn.emit("llm_fallback", {"purpose": "classify", "error": e.kind, "to": "rules"}, level="warn")
             return None
 
     def _read(self, content: str | None, intents: list[Intent], me: Speaker, text: str) -> Classification:
@@ -306,26 +287,18 @@ class CascadeClassifier:
     Args:
         rules: the offline classifier.
         llm: consulted when the rules find no intent or score below `threshold`.
-        threshold: the rules' confidence at or above which their answer stands.
+        threshold: the rules' confidence at or above which their answer stands (settings
+            `cascade_threshold`; by default sure, agent/understanding/levels.py).
     """
 
-    def __init__(self, rules: RulesClassifier, llm: LLMClassifier, threshold: float = 0.75):
+    def __init__(self, rules: RulesClassifier, llm: LLMClassifier, threshold: float = levels.SURE):
         self.rules = rules
         self.llm = llm
         self.threshold = threshold
 
-    async def classify(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification:
-        reading = reading or self.rules.read(interaction.text)
-        cls = await self.rules.classify(interaction, intents, state, me, history, turn, reading)
+    async def classify(self, ctx: TurnContext) -> Classification:
+        intents, state, turn, reading = ctx.eligible, ctx.state, ctx.t, ctx.read
+        cls = await self.rules.classify(ctx)
         if cls.intent_id is not None and cls.confidence >= self.threshold:
             return cls
         if cls.intent_id is not None and cls.params and self.rules.only_values(reading):
@@ -336,8 +309,8 @@ class CascadeClassifier:
             # O-12345?"): the banks mask the ID, so their confidence leaves out what it says.
             return cls
         if await self.llm.calls.over_budget(state, turn):
-            return await self.llm.classify(interaction, intents, state, me, history, turn, reading)
-        asked = await self.llm.ask(interaction, intents, state, me, history, turn, reading)
+            return await self.llm.classify(ctx)
+        asked = await self.llm.ask(ctx)
         if asked is not None:
             return asked
         kinds = {i.id: i.kind for i in intents}
@@ -346,9 +319,6 @@ class CascadeClassifier:
         if cls.intent_id is not None and kinds.get(cls.intent_id) == "task":
             # The rules only guessed and the model is down: ask what the user means rather than
             # act on a guess (the router's unknown-intent answer asks them to rephrase).
-            if turn is not None:
-                turn.emit(
-                    "llm_fallback", {"purpose": "classify", "to": "clarify", "guess": cls.intent_id}, level="warn"
-                )
+            turn.emit("llm_fallback", {"purpose": "classify", "to": "clarify", "guess": cls.intent_id}, level="warn")
             return Classification(intent_id=None, confidence=cls.confidence)
         return cls

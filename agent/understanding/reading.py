@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agent.config.schema import SlotSpec
 from agent.interfaces import ExampleScorer
 from agent.text import Runs
+from agent.understanding import levels
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
@@ -30,6 +32,7 @@ MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
 _LETTERS = Runs("[a-z']")
+_ALNUM = Runs("[a-z0-9]")
 
 
 @dataclass(slots=True)
@@ -56,6 +59,27 @@ class Reading:
     changes: bool = False  # it says it changes something ("instead", "make it", "the other one")
     # A reply move that only leads into more ("No. the freezing"): each sentence's own move.
     sentence_moves: tuple[str | None, ...] = ()
+    # The banks' calibrated levels the reading was decided at (config/nlu.yaml): what the level
+    # questions below measure it by. None only for a reading made by hand (a test).
+    banks: NluBanks | None = None
+
+    def sure_for(self, intent: str | None) -> bool:
+        """The reading names `intent` at its action gate: the bot may act on it without asking."""
+        return intent is not None and self.intent == intent and self.confidence >= self._gate(intent)
+
+    @property
+    def sure(self) -> bool:
+        """The reading names its intent at that intent's action gate."""
+        return self.sure_for(self.intent)
+
+    def level(self) -> float:
+        """The reading's confidence in its intent on the one scale every understanding mode
+        answers on (agent/understanding/levels.py): its threshold is FLOOR, its gate SURE."""
+        threshold = self.banks.threshold if self.banks is not None else 0.0
+        return levels.calibrated(self.confidence, threshold, self._gate(self.intent))
+
+    def _gate(self, intent: str | None) -> float:
+        return self.banks.gate(intent) if self.banks is not None else levels.GIVEN
 
     @property
     def out_of_scope(self) -> bool:
@@ -71,36 +95,31 @@ class Reading:
         return sum(1 for w in _LETTERS((self.core or self.entities.masked).lower()) if w not in VALUE_WORDS)
 
 
-# The request words of a ticket: what is left after them is the problem ("open a ticket: the box was empty").
-_TICKET_ASK = re.compile(
-    r"\b(?:(?:can|could|would) you |please |i(?: want| need| would like|'d like|’d like| wish) to |i wanna |"
-    r"let'?s |pls )*"
-    r"(?:(?:open|file|raise|create|log|make|put in|start|submit|lodge|report)(?: me)? (?:a |an )?(?:new )?(?:support )?"
-    r"(?:ticket|complaint|case|report|problem|issue|claim)(?: for (?:me|that|this|it))?|complain)"
-    r"(?: (?:about|for|regarding|re|on))?\b[\s:,.\-]*",
-    re.I,
-)
+class Describing:
+    """What a request that asks for a description says of it (a slot's `request_words` and
+    `no_content` in config/intents.yaml): the description is what is left after the words that
+    only ask ("can you open a ticket about"), unless it says nothing of its own ("i have an issue").
 
+    Args:
+        spec: the described slot.
+        politeness: the greetings and sign-offs left out first.
+    """
 
-# Words that say there is a problem without saying which ("i have an issue", "something is wrong").
-_NO_CONTENT = frozenset(
-    re.findall(
-        r"\w+",
-        "i im d ll a an the there is s it have has got get having my me some something with to want need would like "
-        "report problem problems issue issues wrong help please a bit small quick",
-    )
-)
+    def __init__(self, spec: SlotSpec, politeness: Politeness):
+        self.asking = re.compile(spec.request_words, re.I) if spec.request_words else None
+        self.no_content = frozenset(w for phrase in spec.no_content for w in _ALNUM(phrase.lower()))
+        self.politeness = politeness
 
-
-def problem_summary(text: str, politeness: Politeness) -> str | None:
-    """The problem a ticket request describes, without the request words; None when only asked for one."""
-    request = politeness.plain(text)
-    rest = _TICKET_ASK.sub(" ", request)
-    rest = re.sub(r"^(?:and|so|but|because|that|,|:|-)\s+", "", " ".join(rest.split()).strip(" ,.;:-?!"), flags=re.I)
-    words = re.findall(r"[a-z0-9]+", rest.lower())
-    if len(words) < 3 or not set(words) - _NO_CONTENT:
-        return None
-    return rest[0].upper() + rest[1:]
+    def __call__(self, text: str) -> str | None:
+        """The description the request gives, without the request words; None when it only asks."""
+        rest = self.politeness.plain(text)
+        if self.asking is not None:
+            rest = self.asking.sub(" ", rest)
+        rest = " ".join(rest.split()).strip(" ,.;:-?!")
+        found = _ALNUM(rest.lower())
+        if len(found) < 3 or not set(found) - self.no_content:
+            return None
+        return rest[0].upper() + rest[1:]
 
 
 class BankReader:
@@ -243,8 +262,9 @@ class BankReader:
                 entities=entities,
                 scores=scores,
                 move=move,
+                banks=banks,
             )
-        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move)
+        return Reading(intent=best, confidence=score, entities=entities, scores=scores, move=move, banks=banks)
 
 
 def bare_reply(text: str) -> bool:

@@ -9,23 +9,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.config.schema import BotConfig, IntentSpec, SlotSpec
-from agent.conversation.session import SessionState, Speaker
-from agent.domain.types import Classification, Intent, Interaction, Message
-from agent.interfaces import TurnLog
+from agent.context.turn import TurnContext
+from agent.domain.types import Classification, Intent
 from agent.text import Normalizer, clean, sentences
+from agent.understanding import levels
 from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding.doubt import unsure_between
-from agent.understanding.reading import BankReader, Reading, problem_summary
+from agent.understanding.reading import BankReader, Describing, Reading
 from agent.understanding.slots import SlotExtractor
-
-# Above this, a message that also carries the awaited slot is read as a new request, not an answer.
-STRONG = 0.75
 
 
 @dataclass(frozen=True)
 class Said:
     """The message's reading as decided among the intents the conversation may use: the intent and
-    how surely (on this classifier's scale, STRONG meaning sure), its words besides the typed
+    how surely (on the one scale of agent/understanding/levels.py), its words besides the typed
     values, and how closely it reads like one of its intent's examples."""
 
     reading: Reading
@@ -41,6 +38,20 @@ class Said:
     @property
     def changes(self) -> bool:
         return self.reading.changes
+
+    @property
+    def sure(self) -> bool:
+        """Understood surely as its intent: a new request, even while the bot waits for a value."""
+        return levels.sure(self.confidence)
+
+    @property
+    def likely(self) -> bool:
+        return levels.likely(self.confidence)
+
+    @property
+    def reads_like_example(self) -> bool:
+        """Its words are, for the most part, the words of one of its intent's examples."""
+        return levels.sure(self.like_example)
 
 
 class _IntentModel:
@@ -60,17 +71,21 @@ class RulesClassifier:
     Args:
         config: the loaded bot config; intents.yaml supplies slots and vocabulary.
         reader: the embedded understanding (typed values, the model over the example banks).
-        threshold: this classifier's confidence for the banks' threshold (see `_calibrated`).
     """
 
-    def __init__(self, config: BotConfig, reader: BankReader, threshold: float = 0.5):
+    def __init__(self, config: BotConfig, reader: BankReader):
         self.reader = reader
         self.banks: NluBanks = reader.banks
         vocab = config.intents.vocabulary
         self.norm = Normalizer(vocab.synonyms, vocab.filler)
         self.slots = SlotExtractor(config.intents.slots)
         self.models = {s.id: _IntentModel(s, self.norm) for s in config.intents.intents}
-        self.threshold = threshold
+        # The slots whose value a request describes in its own words (a ticket's problem).
+        self.describing = {
+            name: Describing(spec, reader.politeness)
+            for name, spec in config.intents.slots.items()
+            if spec.request_words or spec.no_content
+        }
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
 
@@ -85,18 +100,6 @@ class RulesClassifier:
             if ids & set(i.required_params) and (m := self.models.get(i.id)) and m.spec.bare_id_starts
         ]
         return owners[0] if len(owners) == 1 else None
-
-    def _calibrated(self, reading: Reading) -> float:
-        """The reading's confidence on this classifier's scale: the level at which the banks act on
-        the intent without asking (its action gate, else `confident`) is STRONG (where a new request
-        overrides an awaited answer, a part of a message counts as a request of its own, and cascade
-        needs no LLM); the banks' `threshold` is this classifier's threshold."""
-        low = self.banks.threshold
-        high = self.banks.gate(reading.intent)
-        score = reading.confidence
-        if score >= high:
-            return STRONG + (1.0 - STRONG) * (score - high) / max(1e-9, 1.0 - high)
-        return self.threshold + (STRONG - self.threshold) * max(0.0, score - low) / max(1e-9, high - low)
 
     def _changes(self, text: str) -> bool:
         """Whether the message says it changes something ("instead", "the other one", "make it")."""
@@ -137,16 +140,16 @@ class RulesClassifier:
         params = dict(reading.values)
         chat = reading.intent is not None and self.models[reading.intent].spec.kind == "chat"
         if reading.intent is not None and not (chat and (owner := self.owner(params, intents, lookups=False))):
-            return reading.intent, self._calibrated(reading), params
+            return reading.intent, reading.level(), params
         if chat:
             # "greetings friend, where is O-12345? many thanks": small talk around an ID is the ID's request.
-            return owner, self.threshold + 0.1, params
+            return owner, levels.OWNED, params
         # A value with hardly a word besides ("O-12345", "and o-56789?") belongs to the one intent
         # that owns it (intents.yaml's bare_id_starts); with more words, the model's reading stands.
         owner = self.owner(params, intents, lookups=False) if reading.words_besides_values <= 2 else None
         if owner is not None and reading.scores.get(owner, 0.0) < max(reading.topic_scores().values(), default=0.0):
             owner = None  # "cancel O-12345": the model places it nearer a topic this bot cannot serve
-        return owner, (self.threshold + 0.1 if owner else 0.0), params
+        return owner, (levels.OWNED if owner else 0.0), params
 
     # What the other understanding modes (an LLM's prompt, the cascade) take from this one: the
     # same banks, slots and readings, through these methods and not through its parts.
@@ -185,7 +188,8 @@ class RulesClassifier:
     def described(self, slot: str, text: str) -> str | None:
         """A value the request itself gives (a ticket's problem, a policy question), or None."""
         polite = self.reader.politeness
-        return problem_summary(text, polite) if slot == "summary" else polite.plain(text)
+        describing = self.describing.get(slot)
+        return describing(text) if describing is not None else polite.plain(text)
 
     def said(self, reading: Reading, intents: list[Intent]) -> Said:
         """The reading decided among the conversation's intents, before any classifier."""
@@ -196,18 +200,9 @@ class RulesClassifier:
         like = model.example_score(tokens) if model is not None else 0.0
         return Said(reading, intent_id, confidence, tokens, like)
 
-    async def classify(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification:
-        text = interaction.text
-        reading = self.among(reading or self.read(text), intents)
+    async def classify(self, ctx: TurnContext) -> Classification:
+        text, intents = ctx.interaction.text, ctx.eligible
+        reading = self.among(ctx.read, intents)
         intent_id, confidence, params = self.score(reading, intents)
         rest = reading.rest
         candidates = candidates_of(reading, [i.id for i in intents])
@@ -229,9 +224,9 @@ class RulesClassifier:
         clarify = unsure_between(reading, self.banks, choosable, params, takes) if reading.intent == intent_id else []
         keep = model.params.union(*(self.models[i].params for i in clarify))
         params = {k: v for k, v in params.items() if k in keep}
-        polite = self.reader.politeness
-        if "summary" in params and (summary := problem_summary(text, polite)) is not None:
-            params["summary"] = summary  # the problem, without the request words and sign-off
+        for name, describing in self.describing.items():
+            if name in params and (description := describing(text)) is not None:
+                params[name] = description  # the problem, without the request words and sign-off
         for p in spec.required_params:
             slot = self.slots.specs[p]
             if p in params:
@@ -248,8 +243,7 @@ class RulesClassifier:
         # Below the gate, an action that would run now is asked about first. One that still needs a
         # value asks for it, and one with a confirmation of its own asks that: the question is the check.
         runs_now = not missing and not spec.templates.confirm
-        gate = self.banks.gate(intent_id)
-        unsure = reading.intent == intent_id and reading.confidence < gate and runs_now
+        unsure = reading.intent == intent_id and not reading.sure and runs_now
         offer = spec.templates.offer if unsure and spec.templates.offer and not clarify else None
         return Classification(
             intent_id=intent_id,

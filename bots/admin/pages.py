@@ -218,7 +218,7 @@ class OperatorPages:
             conversation=conversation,
             turns=turns,
             items=self._offered(items),
-            intents=sorted(self.app.router.p.registry.intents),
+            intents=sorted(self.app.intents),
         )
 
     async def handoffs(self, request: web.Request, who: Principal) -> web.StreamResponse:
@@ -245,7 +245,7 @@ class OperatorPages:
         groups: dict[str, list[ReviewItem]] = {}
         for item in items:
             groups.setdefault(item.reading.nearest or "", []).append(item)
-        intents = sorted(self.app.router.p.registry.intents)
+        intents = sorted(self.app.intents)
         return await self.page(
             request, who, "review.html", groups=groups, intents=intents, applied=request.query.get("applied", "")
         )
@@ -253,7 +253,7 @@ class OperatorPages:
     def _offered(self, items: list[ReviewItem]) -> list[ReviewItem]:
         from bots.learning import with_candidates
 
-        return with_candidates(items, self.app.router.p.reader.reader)
+        return with_candidates(items, self.app.understanding.reader)
 
     async def label(self, request: web.Request, who: Principal) -> web.StreamResponse:
         from bots.learning import label

@@ -76,7 +76,7 @@ class ConfiguredUnderstanding:
     def measure(self, corpus: Path) -> NluReport:
         """Read every line of a labelled corpus and report."""
         cases = load_corpus(corpus)
-        result = report(asyncio.run(read_all(cases, self.classifier, self.intents, self.gated)))
+        result = report(asyncio.run(read_all(cases, self.classifier, self.classifier, self.intents, self.gated)))
         result.corpus = str(corpus)
         result.load_seconds = {"model_and_banks": round(self.load_seconds, 4)}
         result.bank_overlap = overlap(cases, [s for _, s in self.reader.banks.examples()])

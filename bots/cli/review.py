@@ -96,7 +96,7 @@ async def purge(app: App, review: SqlReview) -> int:
 def items_with_candidates(app: App, items: list[ReviewItem]) -> list[ReviewItem]:
     from bots.learning import with_candidates
 
-    return with_candidates(items, app.router.p.reader.reader)
+    return with_candidates(items, app.understanding.reader)
 
 
 def label_of(words: list[str]) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent.config.files import load_config
+from agent.understanding import levels
 from agent.understanding.banks import load_banks
 from agent.understanding.reading import Reading
-from agent.understanding.rules import STRONG
 from bots.cli.nlu import calibrated
 from tests.helpers import REPO, rules_classifier
 
@@ -32,7 +32,7 @@ def test_the_shipped_levels_are_the_ones_calibrate_writes(store: str) -> None:
 
 
 def test_a_reading_is_sure_at_its_intents_own_gate() -> None:
-    """Sure (STRONG on the classifier's scale) is where the bot acts on that intent without asking:
+    """Sure (`levels.SURE` on the one scale) is where the bot acts on that intent without asking:
     a ticket read between its own gate and the level pooled over all guarded intents is sure (it
     also counts as a request of its own in a message that makes two); an intent with no gate of its
     own is sure from the pooled level."""
@@ -41,7 +41,11 @@ def test_a_reading_is_sure_at_its_intents_own_gate() -> None:
     gate = banks.gates["create_ticket"]
     assert gate < banks.confident, "the shipped banks no longer show the case; pick another gated intent"
     between = (gate + banks.confident) / 2
-    assert rules._calibrated(Reading(intent="create_ticket", confidence=between)) >= STRONG
-    assert rules._calibrated(Reading(intent="create_ticket", confidence=gate - 0.01)) < STRONG
-    assert rules._calibrated(Reading(intent="order_status", confidence=between)) < STRONG
-    assert rules._calibrated(Reading(intent="order_status", confidence=banks.confident)) >= STRONG
+
+    def read(intent: str, confidence: float) -> Reading:
+        return Reading(intent=intent, confidence=confidence, banks=banks)
+
+    assert read("create_ticket", between).sure and levels.sure(read("create_ticket", between).level())
+    assert not read("create_ticket", gate - 0.01).sure and not levels.sure(read("create_ticket", gate - 0.01).level())
+    assert not read("order_status", between).sure and not levels.sure(read("order_status", between).level())
+    assert read("order_status", banks.confident).sure and levels.sure(read("order_status", banks.confident).level())

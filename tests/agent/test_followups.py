@@ -30,14 +30,20 @@ def _state(slots: dict | None = None) -> Speaker:
     return state
 
 
+CHOOSING = load_config(REPO / "config").intents.vocabulary.choosing
+
+
 def test_no_word_for_pointing_at_items_is_written_in_the_core() -> None:
     """Ordinals, cheapest/lighter words and pointing words are config data: none is a string in agent/."""
     words: set[str] = set()
     for config in (REPO / "config", REPO / "config" / "stores" / "outdoor"):
-        for spec in load_config(config).intents.intents:
+        intents = load_config(config).intents
+        c = intents.vocabulary.choosing
+        words |= {*c.ordinals, *c.lowest, *c.highest}
+        for spec in intents.intents:
             if rule := spec.follow_up:
-                listed = {*rule.ordinals, *rule.lowest, *rule.highest, *rule.pointing}
-                words |= listed - {"it", "that", "this", rule.items_slot}  # a slot's name is no pointing word
+                # A slot's name is no pointing word.
+                words |= set(rule.pointing) - {"it", "that", "this", rule.items_slot}
     assert words
     for path in sorted((REPO / "agent").rglob("*.py")):
         lines = path.read_text(encoding="utf-8").lower().splitlines()
@@ -50,16 +56,15 @@ def test_no_word_for_pointing_at_items_is_written_in_the_core() -> None:
 
 def test_a_store_that_words_its_lists_differently_is_understood_by_them() -> None:
     """A phrase nobody wrote in the shipped lists works once the store's config says it."""
-    specs = {s.id: s for s in load_config(REPO / "config").intents.intents}
-    rule = specs["recommend_item"].follow_up
-    assert rule is not None
+    intents = load_config(REPO / "config").intents
+    specs, choosing = {s.id: s for s in intents.intents}, intents.vocabulary.choosing
     unsure = Classification(intent_id=None, confidence=0.2)
-    assert redirect(_state(), "the runner-up, please", unsure, specs).intent_id is None
-    rule.ordinals["runner-up"] = 2
-    rule.lowest["featherweight"] = "weight"
-    got = redirect(_state(), "the runner-up, please", unsure, specs)
+    assert redirect(_state(), "the runner-up, please", unsure, specs, choosing).intent_id is None
+    choosing.ordinals["runner-up"] = 2
+    choosing.lowest["featherweight"] = "weight"
+    got = redirect(_state(), "the runner-up, please", unsure, specs, choosing)
     assert got.intent_id == "check_stock" and got.params["sku"] == "B-2"
-    got = redirect(_state(), "which one is the featherweight?", unsure, specs)
+    got = redirect(_state(), "which one is the featherweight?", unsure, specs, choosing)
     assert got.params["skus"] == ["A-1", "B-2"] and got.params["rank"] == ["weight", "lowest"]
 
 
@@ -67,10 +72,10 @@ def test_a_new_category_clears_the_answered_search() -> None:
     specs = {s.id: s for s in load_config(REPO / "config").intents.intents}
     state = _state()
     laptop = Classification(intent_id="recommend_item", params={"category": "laptop", "budget": "25k"}, confidence=0.9)
-    assert redirect(state, "I need a laptop for uni, budget around 25k", laptop, specs) is laptop
+    assert redirect(state, "I need a laptop for uni, budget around 25k", laptop, specs, CHOOSING) is laptop
     goal = state.active_goal
     assert goal is not None and goal.slots == {} and not goal.answered  # no "gaming" carried over
     refine = Classification(intent_id="recommend_item", params={"budget": "800"}, confidence=0.9)
     state = _state()
-    redirect(state, "anything under 800?", refine, specs)
+    redirect(state, "anything under 800?", refine, specs, CHOOSING)
     assert state.active_goal is not None and state.active_goal.slots["feature"] == "gaming"  # a refinement keeps it

@@ -24,7 +24,7 @@ from agent.llm.grounding import ungrounded
 from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
-from tests.helpers import REPO, rules_classifier
+from tests.helpers import REPO, classify, rules_classifier
 from tests.standins.scripted import ScriptedProvider
 
 ORDER = {"order_id": "O-12345", "status": "in_transit", "eta": "2025-10-20", "amount": 1299.0, "carrier": "UPS"}
@@ -167,14 +167,14 @@ async def test_llm_classifier_normalizes_ids_and_falls_back_to_rules_on_bad_outp
     llm = LLMClassifier(LLMCalls(provider, LLMSettings()), rules)
     state, me = SessionState(session_id="s"), Speaker()
     ask = Interaction(id="i", text="where is it, o 12345", session_key="s")
-    cls = await llm.classify(ask, _intents(), state, me, [])
+    cls = await classify(llm, rules, ask, _intents(), state, me, [])
     assert (cls.intent_id, cls.params, cls.missing) == ("order_status", {"order_id": "O-12345"}, [])
     # Not JSON: asked once more, then the rules answer instead, and the turn goes on.
-    cls = await llm.classify(ask, _intents(), state, me, [])
+    cls = await classify(llm, rules, ask, _intents(), state, me, [])
     assert (cls.intent_id, cls.params) == ("order_status", {"order_id": "O-12345"})
     assert provider.requests[2].messages[-1]["content"].startswith("That answer was not one JSON object")
     # A value that is not an order ID is not guessed at: the bot will ask for it.
-    cls = await llm.classify(Interaction(id="i", text="my order", session_key="s"), _intents(), state, me, [])
+    cls = await classify(llm, rules, Interaction(id="i", text="my order", session_key="s"), _intents(), state, me, [])
     assert (cls.params, cls.missing) == ({}, ["order_id"])
     system = provider.requests[0].messages[0]["content"]
     assert "- order_status:" in system and provider.requests[0].response_format["name"] == "classification"
@@ -194,7 +194,9 @@ async def test_llm_classifier_prompt_carries_the_active_goal_and_awaited_slot() 
     )
     state, me = SessionState(session_id="s"), Speaker(goals={"g": goal}, active_goal_id="g")
     history = [Message(role="user", text="check my order"), Message(role="agent", text="What's your order ID?")]
-    cls = await llm.classify(Interaction(id="i", text="it's 34567", session_key="s"), _intents(), state, me, history)
+    cls = await classify(
+        llm, rules, Interaction(id="i", text="it's 34567", session_key="s"), _intents(), state, me, history
+    )
     assert cls.fills_slot and cls.params == {"order_id": "O-34567"}
     sent = provider.requests[0].messages
     assert "waiting for `order_id`" in sent[0]["content"]
@@ -210,7 +212,7 @@ async def test_the_prompt_leads_with_the_bank_sentences_nearest_the_message() ->
     llm = LLMClassifier(LLMCalls(provider, LLMSettings()), rules)
     state, me = SessionState(session_id="s"), Speaker()
     for text in ("has my stuff shipped yet", "what's the weather like in Paris"):
-        await llm.classify(Interaction(id="i", text=text, session_key="s"), _intents(), state, me, [])
+        await classify(llm, rules, Interaction(id="i", text=text, session_key="s"), _intents(), state, me, [])
     blocks = [
         r.messages[0]["content"].split("most like this one, by the answers the reading ranks")[1]
         for r in provider.requests
@@ -232,10 +234,10 @@ async def test_cascade_calls_the_llm_only_when_the_rules_are_unsure() -> None:
     # Sure readings, a bare ID, and a reading the named ID's owner agrees with ask nothing. ("Check
     # my order" reads just under the banks' calibrated confidence, so issue 24 has it ask.)
     for text in ("where is my order O-12345", "o-12345", "Where's O-12345?", "TRACK MY PACKAGE please"):
-        await cascade.classify(Interaction(id="i", text=text, session_key="s"), _intents(), state, me, [])
+        await classify(cascade, rules, Interaction(id="i", text=text, session_key="s"), _intents(), state, me, [])
     assert provider.requests == []
     # (The earlier example, "has the thing I bought left the warehouse?", reads surely since the
     # store's banks name items in status questions.)
     asked = Interaction(id="i", text="is the stuff from last week anywhere near me yet?", session_key="s")
-    cls = await cascade.classify(asked, _intents(), state, me, [])
+    cls = await classify(cascade, rules, asked, _intents(), state, me, [])
     assert cls.intent_id == "order_status" and len(provider.requests) == 1

@@ -10,10 +10,11 @@ import pytest
 
 from agent.config.files import load_config
 from agent.config.intents import IntentsRegistry
-from agent.conversation.session import SessionState, Speaker
+from agent.conversation.session import Speaker
 from agent.domain.types import IntentContext
 from agent.text import Normalizer, Runs, stem
 from tests.helpers import REPO, interaction, rules_classifier
+from tests.helpers import classify as understood
 
 CONFIG = load_config(REPO / "config")
 CLASSIFIER = rules_classifier()
@@ -21,7 +22,7 @@ INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
 
 
 async def classify(text: str, me: Speaker | None = None):
-    return await CLASSIFIER.classify(interaction(text), INTENTS, SessionState(session_id="s"), me or Speaker(), [])
+    return await understood(CLASSIFIER, CLASSIFIER, interaction(text), INTENTS, me=me)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import pytest
 from adapters.memory.zep import METADATA_KEY
 from adapters.storage.sql import SqlStore
 from agent.app import App
+from agent.config.files import load_config
 from agent.conversation.preferences import PreferenceExtractor, merge
 from agent.domain.contexts import Preferences, ToolContext
 from agent.domain.types import ToolCall
@@ -20,22 +21,27 @@ from tests.helpers import REPO, say
 from tests.standins.telemetry import CollectingSink
 from tests.zep_standin import zep_standin
 
+THOUSANDS = load_config(REPO / "config").intents.vocabulary.thousands
+
 
 @pytest.mark.parametrize(
     ("text", "amount"),
     [("1500", 1500), ("35k", 35000), ("$1,200", 1200), ("under 800", 800), ("1.5k baht", 1500), ("฿ 32,990", 32990)],
 )
 def test_budgets_parse(text: str, amount: float) -> None:
-    assert parse_budget(text) == amount
+    assert parse_budget(text, THOUSANDS) == amount
 
 
 @pytest.mark.parametrize("text", ["", "cheap", "0", "-"])
 def test_no_budget_in_text(text: str) -> None:
-    assert parse_budget(text) is None
+    assert parse_budget(text, THOUSANDS) is None
 
 
 def test_preferences_stated_in_ordinary_words() -> None:
-    x = PreferenceExtractor(["Razer", "Logitech", "HP", "Apple"], ["wireless", "quiet"])
+    vocabulary = load_config(REPO / "config").intents.vocabulary
+    x = PreferenceExtractor(
+        ["Razer", "Logitech", "HP", "Apple"], ["wireless", "quiet"], vocabulary.preferences, vocabulary.thousands
+    )
     got = x.extract(
         "Recommend a mouse, but not Razer please. I prefer Logitech, and it must be wireless. Keep it short"
     )

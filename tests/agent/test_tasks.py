@@ -6,10 +6,9 @@ import pytest
 
 from agent.config.files import load_config
 from agent.config.intents import IntentsRegistry
-from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import IntentContext
 from bots.app import build_app
-from tests.helpers import REPO, interaction, rules_classifier, say
+from tests.helpers import REPO, classify, interaction, rules_classifier, say
 
 CONFIG = load_config(REPO / "config")
 CLASSIFIER = rules_classifier()
@@ -39,7 +38,7 @@ INTENTS = IntentsRegistry(CONFIG).get_eligible(IntentContext(channel="console"))
     ],
 )
 async def test_task_and_refund_phrasings(text: str, intent: str, params: dict) -> None:
-    cls = await CLASSIFIER.classify(interaction(text), INTENTS, SessionState(session_id="s"), Speaker(), [])
+    cls = await classify(CLASSIFIER, CLASSIFIER, interaction(text), INTENTS)
     assert cls.intent_id == intent
     assert cls.params == params
 

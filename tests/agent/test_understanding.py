@@ -17,7 +17,7 @@ from agent.understanding import entities
 from agent.understanding.banks import OUT_OF_SCOPE, load_banks
 from agent.understanding.entities import EntityReader
 from agent.understanding.politeness import Politeness
-from agent.understanding.reading import BankReader, problem_summary
+from agent.understanding.reading import BankReader, Describing
 from agent.understanding.slots import Pattern, TextFacts
 from agent.understanding.spelling import Speller
 from bots.cli.nlu import measure_all, reader_for
@@ -135,18 +135,17 @@ def test_typo_repair_leaves_names_inside_a_sentence_alone() -> None:
 
 
 def test_a_ticket_summary_is_the_problem_not_the_request() -> None:
-    vocabulary = load_config(REPO / "config").intents.vocabulary
-    polite = Politeness(vocabulary.openers, vocabulary.closers)
-    assert problem_summary("Hi! Can you open a ticket: the box was empty. Thanks!", polite) == "The box was empty"
-    assert problem_summary("I want to open a ticket", polite) is None
-    assert problem_summary("please file a complaint about the scratched monitor", polite) == "The scratched monitor"
+    intents = load_config(REPO / "config").intents
+    vocabulary = intents.vocabulary
+    problem_summary = Describing(intents.slots["summary"], Politeness(vocabulary.openers, vocabulary.closers))
+    assert problem_summary("Hi! Can you open a ticket: the box was empty. Thanks!") == "The box was empty"
+    assert problem_summary("I want to open a ticket") is None
+    assert problem_summary("please file a complaint about the scratched monitor") == "The scratched monitor"
     # Complaining in other words is the request too, not the problem.
     said = "I want to complain, my keyboard arrived with missing keys"
-    assert problem_summary(said, polite) == "My keyboard arrived with missing keys"
-    assert (
-        problem_summary("I'd like to file a claim: the webcam arrived cracked", polite) == "The webcam arrived cracked"
-    )
-    assert problem_summary("I want to complain", polite) is None
+    assert problem_summary(said) == "My keyboard arrived with missing keys"
+    assert problem_summary("I'd like to file a claim: the webcam arrived cracked") == "The webcam arrived cracked"
+    assert problem_summary("I want to complain") is None
 
 
 @pytest.mark.parametrize(
