@@ -28,6 +28,8 @@ class SlotSpec(Strict):
     pattern: str | None = None  # regex; group 1 (or the whole match) is the value
     format: str = "{0}"  # how the captured value is normalized, e.g. "O-{0}"
     upper: bool = False
+    # The value is a number written as people write amounts: its thousands separators go ("2,500" -> "2500").
+    number: bool = False
     # When the bot has just asked for this slot, a reply matching this fills it too.
     reply_pattern: str | None = None
     free_text: bool = False  # any reply to the question fills it

@@ -27,6 +27,7 @@ from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfi
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
 from agent.text import Answer
+from agent.understanding.replies import YesNoAnswer
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 ASK_SUFFIX = "Please confirm or cancel."
@@ -40,6 +41,9 @@ NOT_YOURS = "Only the person who asked for this can confirm or cancel it, so not
 STILL_WAITING = "Still waiting on your earlier request: {prompt}"
 NOT_FOLLOWED = "Sorry, I didn't follow."
 HOLDING = "No rush, nothing happens until you say so."
+# A reply that is not plainly a yes or a no: what was understood, and the question again.
+UNSURE_BOTH = "I read both a yes and a no in that, so nothing has been done yet."
+UNSURE_CHANGE = "I can't make that change (“{change}”) to this request, so nothing has been done yet."
 
 
 class Resolution(BaseModel):
@@ -243,6 +247,18 @@ class Confirmations:
         text = f"{HOLDING if waiting else NOT_FOLLOWED} {pending.prompt}"
         await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "reminded"})
+        return True
+
+    async def unsure(self, ctx: TurnContext, answer: YesNoAnswer) -> bool:
+        """A reply that neither plainly agrees nor refuses: say what was understood and ask again,
+        with the buttons; nothing runs."""
+        pending, t = ctx.me.pending_confirmation, ctx.t
+        if pending is None or pending.kind != "tool":
+            return False
+        changes = answer.of_kind("change", "values")
+        said = UNSURE_CHANGE.format(change=changes[0].strip(" .!,")) if changes else UNSURE_BOTH
+        await ctx.out.send(self._question(f"{said} {pending.prompt}", pending))
+        t.emit("response_generated", {"confirmation": "unsure", "answer": answer.kind})
         return True
 
     async def _replay(self, ctx: TurnContext) -> list[ToolResult]:
