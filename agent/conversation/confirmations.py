@@ -42,7 +42,8 @@ STILL_WAITING = "Still waiting on your earlier request: {prompt}"
 NOT_FOLLOWED = "Sorry, I didn't follow."
 HOLDING = "No rush, nothing happens until you say so."
 # A reply that is not plainly a yes or a no: what was understood, and the question again.
-UNSURE_BOTH = "I read both a yes and a no in that, so nothing has been done yet."
+UNSURE_BOTH = "I read a yes, but also “{part}”, so nothing has been done yet."
+UNSURE = "I couldn't tell if that's a yes or a no, so nothing has been done yet."
 UNSURE_CHANGE = "I can't make that change (“{change}”) to this request, so nothing has been done yet."
 
 
@@ -256,7 +257,13 @@ class Confirmations:
         if pending is None or pending.kind != "tool":
             return False
         changes = answer.of_kind("change", "values")
-        said = UNSURE_CHANGE.format(change=changes[0].strip(" .!,")) if changes else UNSURE_BOTH
+        doubts = answer.of_kind("refusal", "doubt")
+        if changes:
+            said = UNSURE_CHANGE.format(change=changes[0].strip(" .!,"))
+        elif doubts and answer.of_kind("assent"):
+            said = UNSURE_BOTH.format(part=doubts[0].strip(" .!,"))
+        else:
+            said = UNSURE
         await ctx.out.send(self._question(f"{said} {pending.prompt}", pending))
         t.emit("response_generated", {"confirmation": "unsure", "answer": answer.kind})
         return True

@@ -47,6 +47,9 @@ class BankFile(Strict):
     spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
     # Words that join the parts of a reply ("sure, but not today"): each part is read on its own.
     joins: list[str] = Field(default_factory=list)
+    # Words that bring in a condition on what went before ("yes, but ...", "as long as ..."):
+    # the part they start qualifies a yes, and a qualified yes is not one.
+    conditions: list[str] = Field(default_factory=list)
     # Words that give an action a quantity it did not have ("yes, for two"): a part with one is a change.
     quantities: list[str] = Field(default_factory=list)
 
@@ -75,6 +78,7 @@ class NluBanks(Strict):
     moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
     spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
     joins: list[str] = Field(default_factory=list)  # words that join the parts of a reply (BankFile)
+    conditions: list[str] = Field(default_factory=list)  # words that bring in a condition (BankFile)
     quantities: list[str] = Field(default_factory=list)  # words that give a quantity (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
@@ -113,6 +117,7 @@ class NluBanks(Strict):
         spelling = [*self.spelling, *other.spelling]
         joins = [*self.joins, *(j for j in other.joins if j not in self.joins)]
         quantities = [*self.quantities, *(q for q in other.quantities if q not in self.quantities)]
+        conditions = [*self.conditions, *(c for c in other.conditions if c not in self.conditions)]
         return self.model_copy(
             update={
                 "intents": intents,
@@ -121,6 +126,7 @@ class NluBanks(Strict):
                 "spelling": spelling,
                 "joins": joins,
                 "quantities": quantities,
+                "conditions": conditions,
             }
         )
 

@@ -74,7 +74,7 @@ class RulesClassifier:
         self.threshold = threshold
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
-        self.replies = ReplyReader(reader)
+        self.replies = ReplyReader(reader, vocab.change)
 
     def answer(self, text: str) -> YesNoAnswer:
         """The message read as a whole as the answer to an open yes/no question (agent/understanding/replies.py)."""
