@@ -12,8 +12,9 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 # data/clinc150 is the corpus the tests and `agentbot eval --nlu` measure with in a checkout (5 MB,
-# CC BY 3.0): a store's project has no use for it, so the wheel leaves it out.
-NOT_SHIPPED = ("__pycache__", "clinc150")
+# CC BY 3.0), data/sgd the replies `agentbot eval --replies` measures with (4 MB, CC BY-SA 4.0): a
+# store's project has no use for them, so the wheel leaves them out.
+NOT_SHIPPED = ("__pycache__", "clinc150", "sgd")
 
 
 class BuildWithDefaultProject(build_py):

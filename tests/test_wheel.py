@@ -41,6 +41,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "bots/defaults/config/intents.yaml" in names and "bots/defaults/data/orders.json" in names
     assert "adapters/storage/migrations/versions/0001_baseline.py" in names
     assert not [n for n in names if "clinc150" in n and not n.endswith("clinc150_train.yaml")], "the corpus stays home"
+    assert not [n for n in names if "/sgd/" in n or "sgd-replies" in n], "the replies corpus stays home"
     assert "bots/admin/templates/review.html" in names  # the operator page's templates
     assert not [n for n in names if n.startswith("tests/") or n.endswith("_standin.py")], "test doubles stay home"
     # Pure Python: one wheel for every platform, with nothing to compile at install.

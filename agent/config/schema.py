@@ -30,6 +30,8 @@ class SlotSpec(Strict):
     pattern: str | None = None  # regex; group 1 (or the whole match) is the value
     format: str = "{0}"  # how the captured value is normalized, e.g. "O-{0}"
     upper: bool = False
+    # The value is a number written as people write amounts: its thousands separators go ("2,500" -> "2500").
+    number: bool = False
     # When the bot has just asked for this slot, a reply matching this fills it too.
     reply_pattern: str | None = None
     free_text: bool = False  # any reply to the question fills it
@@ -224,6 +226,8 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "which_order": ["choices"],
     "clarify": ["choices"],
     "still_waiting": ["prompt"],
+    "confirm_unsure_both": ["part"],
+    "confirm_unsure_change": ["change"],
     "handoff_claimed": ["actor"],
     "no_such_order": ["what"],
 }
@@ -286,6 +290,10 @@ class Messages(Strict):
     still_waiting: str = "Still waiting on your earlier request: {prompt}"
     not_followed: str = "Sorry, I didn't follow."
     holding: str = "No rush, nothing happens until you say so."
+    # A reply that is neither plainly a yes nor a no: what was understood, then the question again.
+    confirm_unsure_both: str = "I read a yes, but also “{part}”, so nothing has been done yet."
+    confirm_unsure: str = "I couldn't tell if that's a yes or a no, so nothing has been done yet."
+    confirm_unsure_change: str = "I can't make that change (“{change}”) to this request, so nothing has been done yet."
     # A person's part of the conversation (agent/conversation/handoff.py); {actor} who joined.
     handoff_waiting: str = "A human support agent has been asked to join; they'll reply here."
     handoff_claimed: str = "{actor} from our support team has joined and will take it from here."

@@ -29,6 +29,7 @@ from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolRe
 from agent.interfaces import SessionStore
 from agent.text import Answer
 from agent.understanding.levels import GIVEN
+from agent.understanding.replies import YesNoAnswer
 
 BUTTONS: list[Literal["confirm", "cancel", "human"]] = ["confirm", "cancel"]
 
@@ -238,6 +239,24 @@ class Confirmations:
         text = f"{self.messages.holding if waiting else self.messages.not_followed} {pending.prompt}"
         await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "reminded"})
+        return True
+
+    async def unsure(self, ctx: TurnContext, answer: YesNoAnswer) -> bool:
+        """A reply that neither plainly agrees nor refuses: say what was understood and ask again,
+        with the buttons; nothing runs."""
+        pending, t = ctx.me.pending_confirmation, ctx.t
+        if pending is None or pending.kind != "tool":
+            return False
+        changes = answer.of_kind("change", "values")
+        doubts = answer.of_kind("refusal", "doubt")
+        if changes:
+            said = self.messages.confirm_unsure_change.format(change=changes[0].strip(" .!,"))
+        elif doubts and answer.of_kind("assent"):
+            said = self.messages.confirm_unsure_both.format(part=doubts[0].strip(" .!,"))
+        else:
+            said = self.messages.confirm_unsure
+        await ctx.out.send(self._question(f"{said} {pending.prompt}", pending))
+        t.emit("response_generated", {"confirmation": "unsure", "answer": answer.kind})
         return True
 
     async def _replay(self, ctx: TurnContext) -> list[ToolResult]:

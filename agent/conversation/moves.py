@@ -19,6 +19,7 @@ from agent.domain.types import Classification
 from agent.text import Answer as YesNo
 from agent.understanding.levels import GIVEN
 from agent.understanding.reading import bare_reply
+from agent.understanding.replies import YesNoAnswer
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,15 @@ class Cancel:
 @dataclass(frozen=True)
 class Goodbye:
     """Closes the conversation for now."""
+
+
+@dataclass(frozen=True)
+class Unsure:
+    """A reply to the open yes/no question that is not plainly a yes or a no ("sure, but no,
+    actually", "yes, and put it on my other card" when the action takes no card): nothing runs,
+    and the question is asked again with its buttons, saying what was understood."""
+
+    answer: YesNoAnswer
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,7 @@ class Several:
     found: list[Classification] = field(default_factory=list)
 
 
-Move = Assent | Refusal | Wait | Cancel | Goodbye | Unclear | SlotAnswer | Change | Chat | Request | Several
+Move = Assent | Refusal | Wait | Cancel | Goodbye | Unsure | Unclear | SlotAnswer | Change | Chat | Request | Several
 # The moves control answers by itself (agent/conversation/control.py), with nothing understood or run.
 ControlMove = Cancel | Goodbye | Unclear | Wait
 
@@ -108,6 +118,8 @@ class Heard:
     empty: bool = False  # no word with a meaning ("hmm", an emoji)
     value: Any = None  # the awaited slot's value, when the message is nothing but that value
     describes: bool = False  # the awaited slot takes a description in any words (a ticket's problem)
+    # The message read as a whole as the answer to the open yes/no question, when one is open.
+    answer: YesNoAnswer | None = None
 
 
 # What a classifier's own yes/no reply (an LLM's reading) is as a move.
@@ -127,6 +139,8 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
         if said == "unresolved":
             return Assent(cls=_offered(pending))  # "that didn't help" takes up the ticket offered for that case
         pending = None  # "ok" to "if that doesn't fix it, I can open a ticket" opens nothing
+    if pending is not None and pending.kind == "tool" and heard.answer is not None:
+        return _answered(heard.answer)
     if pending is not None or ctx.state.open_confirmations(interaction.speaker):
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"
@@ -198,6 +212,21 @@ def classification(move: Move) -> Classification:
 def yes_or_no(move: Move) -> YesNo | None:
     """The answer a move gives an open yes/no question."""
     return "yes" if isinstance(move, Assent) else "no" if isinstance(move, Refusal) else None
+
+
+def _answered(answer: YesNoAnswer) -> Move | None:
+    """The move an answer to the open yes/no question makes (agent/understanding/replies.py has
+    the one rule for what is a yes). A change is read against the waiting action by the caller;
+    a message that answers nothing is read as a request."""
+    if answer.kind == "yes":
+        return Assent()
+    if answer.kind == "no":
+        return Refusal()
+    if answer.kind == "wait":
+        return Wait()
+    if answer.kind == "unsure":
+        return Unsure(answer)
+    return None
 
 
 def _offered(pending: PendingConfirmation) -> Classification:

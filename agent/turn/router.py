@@ -256,6 +256,8 @@ class AgentRouter:
             return [], None, None  # the open question with choices answered it ("something else", a stale click)
         if isinstance(move, moves.Wait) and await self.confirmations.remind(ctx, waiting=True):
             return [], None, None
+        if isinstance(move, moves.Unsure) and await self.confirmations.unsure(ctx, move.answer):
+            return [], None, None
         if isinstance(move, moves.ControlMove):
             await self.ctl.answer(move, ctx)
             return [], None, None
@@ -280,12 +282,14 @@ class AgentRouter:
         ctx = self._read(ctx)
         heard = self._heard(ctx)
         move = moves.reply(ctx, heard)
-        if isinstance(move, moves.ControlMove):
+        if isinstance(move, moves.ControlMove | moves.Unsure):
             return move, ctx
         if not reached:
             ctx = await self._reach(ctx)
         if move is None:
             move = await self._answered(ctx, heard)
+        if move is None and heard.answer is not None and heard.answer.kind == "change":
+            move = moves.Unsure(heard.answer)  # a change the waiting action cannot take starts nothing new
         if move is None:
             u = self.understanding
             found = await self.requests.understand(u.classifier, u.rules, ctx)
@@ -342,7 +346,10 @@ class AgentRouter:
             said = None  # "No. the freezing" describes the problem; the "no" only leads into it
         spec = self._p.registry.slots.get(awaited) if awaited else None
         describes = spec is not None and spec.free_text and not spec.reply_pattern
-        return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value, describes)
+        pending = ctx.me.pending_confirmation
+        # While a yes/no question is open, the message is first read as a whole as its answer.
+        answer = self.understanding.rules.answer(text) if pending is not None and pending.kind == "tool" else None
+        return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value, describes, answer)
 
     async def _act(self, move: moves.Move, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
         """Act on each request of the move in order; later ones queue while the bot waits for the user."""

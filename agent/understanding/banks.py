@@ -18,7 +18,9 @@ from agent.errors import ConfigError
 
 OUT_OF_SCOPE = "out_of_scope"
 # What a short reply can do in the conversation, each with a bank of its own in nlu.yaml `moves`.
-MOVES = ("assent", "refusal", "wait", "cancel", "goodbye", "unresolved")
+# "change" asks for the action with other values ("make it for two instead"); it is read in the
+# parts of a reply to a yes/no question (agent/understanding/replies.py).
+MOVES = ("assent", "refusal", "wait", "cancel", "goodbye", "unresolved", "change")
 
 
 class OutOfScopeTopic(Strict):
@@ -43,6 +45,13 @@ class BankFile(Strict):
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)  # topic -> its answer and sentences
     moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
     spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
+    # Words that join the parts of a reply ("sure, but not today"): each part is read on its own.
+    joins: list[str] = Field(default_factory=list)
+    # Words that bring in a condition on what went before ("yes, but ...", "as long as ..."):
+    # the part they start qualifies a yes, and a qualified yes is not one.
+    conditions: list[str] = Field(default_factory=list)
+    # Words that give an action a quantity it did not have ("yes, for two"): a part with one is a change.
+    quantities: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -68,6 +77,9 @@ class NluBanks(Strict):
     out_of_scope: dict[str, OutOfScopeTopic] = Field(default_factory=dict)  # topic -> its answer and sentences
     moves: dict[str, list[str]] = Field(default_factory=dict)  # move (assent, refusal, wait, ...) -> replies
     spelling: list[str] = Field(default_factory=list)  # words typo repair knows besides the sentences
+    joins: list[str] = Field(default_factory=list)  # words that join the parts of a reply (BankFile)
+    conditions: list[str] = Field(default_factory=list)  # words that bring in a condition (BankFile)
+    quantities: list[str] = Field(default_factory=list)  # words that give a quantity (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""
@@ -103,8 +115,19 @@ class NluBanks(Strict):
         for move, sentences in other.moves.items():
             moves.setdefault(move, []).extend(sentences)
         spelling = [*self.spelling, *other.spelling]
+        joins = [*self.joins, *(j for j in other.joins if j not in self.joins)]
+        quantities = [*self.quantities, *(q for q in other.quantities if q not in self.quantities)]
+        conditions = [*self.conditions, *(c for c in other.conditions if c not in self.conditions)]
         return self.model_copy(
-            update={"intents": intents, "out_of_scope": topics, "moves": moves, "spelling": spelling}
+            update={
+                "intents": intents,
+                "out_of_scope": topics,
+                "moves": moves,
+                "spelling": spelling,
+                "joins": joins,
+                "quantities": quantities,
+                "conditions": conditions,
+            }
         )
 
 

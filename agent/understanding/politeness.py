@@ -67,6 +67,10 @@ class Politeness:
         stripped = self._no_closer(self._no_opener(masked.strip())).strip()
         return stripped or masked
 
+    def sign_off(self, text: str) -> bool:
+        """The text is nothing but a sign-off ("please.", "thanks!")."""
+        return not self._no_closer(text.strip()).strip(" ,.;:-!?")
+
     def plain(self, text: str) -> str:
         """The message without greeting and sign-off, as written: what a ticket or a search should say."""
         stripped = self._no_closer(self._no_opener(clean(text))).strip(" ,.;:-")

@@ -16,6 +16,7 @@ from agent.understanding import levels
 from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import BankReader, Describing, Reading
+from agent.understanding.replies import ReplyReader, YesNoAnswer
 from agent.understanding.slots import SlotExtractor
 
 
@@ -88,6 +89,11 @@ class RulesClassifier:
         }
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
+        self.replies = ReplyReader(reader, vocab.change)
+
+    def answer(self, text: str) -> YesNoAnswer:
+        """The message read as a whole as the answer to an open yes/no question (agent/understanding/replies.py)."""
+        return self.replies.read(text)
 
     def owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving

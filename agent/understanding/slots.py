@@ -156,6 +156,8 @@ class SlotExtractor:
         spec = self.specs[name]
         groups = [g for g in match.groups() if g is not None] or [match.group(0)]
         value = spec.format.format(*[g.strip() for g in groups])
+        if spec.number:
+            value = value.replace(",", "")
         return value.upper() if spec.upper else value
 
     def extract(self, text: str) -> tuple[dict[str, Any], str]:

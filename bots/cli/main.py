@@ -99,6 +99,13 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
         "(no file: the shipped corpus and CLINC150's val and test splits, when found)",
     )
     ev.add_argument(
+        "--replies",
+        metavar="CORPUS",
+        help="put each labelled reply (JSONL: text, label yes/no/other) after the store's own confirmation "
+        "question, in a conversation of its own, and report what ran",
+    )
+    ev.add_argument("--split", help="--replies: only the lines whose `source` starts with this (e.g. dev/)")
+    ev.add_argument(
         "--confusion-png", default="var/nlu-confusion.png", help="--nlu: where the heat map goes (needs matplotlib)"
     )
     ev.add_argument("--json", action="store_true")
@@ -169,6 +176,10 @@ def _print_results(results: list[ScenarioResult], summary: dict, out=sys.stdout)
 
 def run_eval(args: argparse.Namespace) -> int:
     """Metrics, baselines and the report live in bots/evaluate.py; this keeps the plain output."""
+    if args.replies is not None:
+        from bots.cli.replies import run_replies
+
+        return run_replies(args)
     if args.nlu is not None:
         from bots.cli.nlu import run_nlu
 

@@ -1,0 +1,200 @@
+"""A reply to the bot's own yes/no question, read as a whole.
+
+While a yes/no question is open ("Refund ฿3,290 for order O-23456? Please confirm or cancel."), a
+message is first an answer to it. People answer in more than one part: "Yes, but not at the
+moment", "That's right. What's the price?", "No, it's fine, I'll do it another day". The reply is
+split into its parts (sentences, and clauses at commas and at the joining words the banks list,
+`joins`), each part is read once by the embedded model against the move banks (assent, refusal,
+wait, cancel, change) and the chat intents (thanks, a greeting), and the parts are combined by one
+rule, `answer_of`, which is the only place that decides whether a reply is a yes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from agent.understanding.reading import MOVE, TOPIC_SEP, BankReader, bare_reply
+from agent.understanding.scores import LabelScores
+
+# What a reply answers: yes (the action may run), no (it is dropped), wait (nothing runs, the
+# question stays open), change (other values for the action), unsure (a yes and a no, or a yes
+# with something the action cannot take: asked again), none (no answer at all: a new request).
+AnswerKind = Literal["yes", "no", "wait", "change", "unsure", "none"]
+# What one part of a reply does.
+# "doubt" is a part the model reads as nearer a no than anything else, though under the level at
+# which it is sure: not enough to drop the action, too much to run it.
+PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt"]
+
+_REFUSING = {"refusal", "cancel"}
+_HOLDING = {"refusal", "cancel", "wait"}
+_CHANGE = "change"
+_MOVE = MOVE + TOPIC_SEP
+# A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price").
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
+_COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of a reply and what it does."""
+
+    text: str
+    kind: PartKind
+
+
+@dataclass(frozen=True, slots=True)
+class YesNoAnswer:
+    """A reply read as the answer to an open yes/no question."""
+
+    kind: AnswerKind
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def agrees(self) -> bool:
+        return self.kind == "yes"
+
+    def of_kind(self, *kinds: PartKind) -> list[str]:
+        """The parts of these kinds, as written ("what's the price?" of a yes that also asks)."""
+        return [p.text for p in self.parts if p.kind in kinds]
+
+
+def answer_of(parts: list[Part]) -> AnswerKind:
+    """The one rule that decides what a reply answers, from what its parts do.
+
+    A side effect runs only on a yes with nothing in it that refuses or defers: a refusal or a
+    deferral anywhere in the reply is not a yes: a refusal is a no, a deferral holds the action
+    ("Yes, but not at the moment"), and a refusal beside a yes, or a yes beside a part that leans
+    towards no, is unsure and asked again ("no issue, please do" reads "no issue" near a no). A yes
+    with new values or another wish ("yes, and make it ฿2,500") is a change; a yes followed by
+    thanks, a remark or a question stays a yes (the question is noted, not acted on).
+    """
+    kinds = [p.kind for p in parts]
+    agrees = "assent" in kinds
+    if "refusal" in kinds:
+        return "unsure" if agrees else "no"
+    if "wait" in kinds:
+        return "wait"
+    if "doubt" in kinds:
+        return "unsure" if agrees or "change" in kinds else "none"
+    if "change" in kinds or ("values" in kinds and agrees):
+        return "change"
+    if agrees:
+        return "yes"
+    if "values" in kinds:
+        return "change"  # "make it ฿2,500": new values, read against the action by the caller
+    return "none"
+
+
+class ReplyReader:
+    """Reads a reply against an open yes/no question.
+
+    Args:
+        reader: the embedded model over the banks (its move banks, calibrated `moves_at`, the
+            joining words and the quantity words).
+    """
+
+    def __init__(self, reader: BankReader, changes: list[str] | None = None):
+        self.reader = reader
+        # Words that say the action should be different ("change that", "instead"; intents.yaml
+        # vocabulary `change`): a part with them that is no yes, no and no wait is a change.
+        said = "|".join(r"\s+".join(map(re.escape, c.split())) for c in changes or [] if c.strip())
+        self._change = re.compile(rf"\b(?:{said})\b", re.I) if said else None
+        banks = reader.banks
+        conditions = [c.strip().lower() for c in banks.conditions if c.strip()]
+        joins = sorted({j.strip().lower() for j in banks.joins if j.strip()} | set(conditions), key=len, reverse=True)
+        words = "|".join(re.escape(j) for j in joins)
+        # A joining word starts a new part: "sounds great but not today" -> "sounds great", "not today".
+        self._joins = re.compile(rf"\s+(?=(?:{words})\b)", re.I) if joins else None
+        self._lead = re.compile(rf"(?:{words})\b[\s,]*", re.I)
+        ifs = "|".join(re.escape(c) for c in sorted(conditions, key=len, reverse=True))
+        self._condition = re.compile(rf"(?:{ifs})\b", re.I) if conditions else None
+        amounts = "|".join(re.escape(q.strip()) for q in reader.banks.quantities if q.strip())
+        self._quantity = re.compile(rf"\d|\b(?:{amounts})\b" if amounts else r"\d", re.I)
+
+    def parts(self, text: str) -> list[str]:
+        """The reply's parts: its sentences, split again at commas, dashes and joining words."""
+        out: list[str] = []
+        for sentence in _SENTENCE_END.split(text.strip()):
+            pieces = []
+            for clause in _COMMA.split(sentence):
+                pieces += self._joins.split(clause) if self._joins is not None else [clause]
+            pieces = [p.strip() for p in pieces if self._unjoined(p).strip(" .!;,")]
+            if len(pieces) > 1 and self.reader.politeness.sign_off(pieces[-1]):
+                # A sign-off on its own ("..., please.") belongs to the clause before it.
+                pieces[-2:] = [f"{pieces[-2]} {pieces[-1]}"]
+            out += pieces
+        return out
+
+    def _unjoined(self, part: str) -> str:
+        """The part without the joining word it starts with ("but not today" -> "not today")."""
+        part = part.strip()
+        if self._joins is not None and (m := self._lead.match(part)) is not None:
+            rest = part[m.end() :].strip()
+            return rest or part
+        return part
+
+    def part(self, text: str, last_of_question: bool) -> Part:
+        """What one part does. The clause a question ends with asks (or changes the action); an
+        earlier clause of the question sentence ("Sure, how long will it take?") is read like any
+        other part."""
+        # A part brought in by "but", "unless" or "as long as" qualifies the yes before it.
+        qualifies = self._condition is not None and self._condition.match(text) is not None
+        text = self._unjoined(text)
+        reading = self.reader.read(text)
+        move = reading.move
+        if move is None and not bare_reply(text):
+            # A part with a value ("make it ฿2,500") is still read for its move, on its masked words.
+            move = self.reader.decide(LabelScores.of(reading.scores), reading.entities).move
+        if move is None and not last_of_question and self._other_values(reading.scores):
+            move = "change"
+        if last_of_question:
+            # A question asks, unless it asks for the action with other values ("can you make it for two?").
+            return Part(text, "change" if move == "change" else "asks")
+        if move == "assent":
+            return Part(text, "assent")
+        if move in _REFUSING:
+            return Part(text, "refusal")
+        if move == "wait":
+            return Part(text, "wait")
+        if move == "change":
+            return Part(text, "change")
+        if self._quantity.search(text):
+            return Part(text, "values")
+        if self._change is not None and self._change.search(text):
+            return Part(text, "change")
+        if qualifies or self._leans_no(reading.scores):
+            return Part(text, "doubt")
+        return Part(text, "remark")
+
+    def _other_values(self, scores: Mapping[str, float]) -> bool:
+        """A statement nearer the change bank than any other move, at the change level, gives the
+        action a detail it did not have ("put it on my kitchen speaker", "one ticket please"),
+        even when a topic this bot does not serve lies nearer: that is how details of other
+        services read, and while a question is open they are details of the answer."""
+        moves = {k: v for k, v in scores.items() if k.startswith(_MOVE)}
+        if not moves:
+            return False
+        best = max(moves, key=moves.__getitem__)
+        level = self.reader.banks.moves_at.get(_CHANGE, 1.0)
+        return best == _MOVE + _CHANGE and moves[best] >= level
+
+    def _leans_no(self, scores: Mapping[str, float]) -> bool:
+        """Nearest of the moves to a refusal, a cancel or a wait, and at least as near as the banks'
+        in-scope threshold: a part that may well say no ("give me a day to decide")."""
+        moves = {k: v for k, v in scores.items() if k.startswith(_MOVE)}
+        if not moves:
+            return False
+        best = max(moves, key=moves.__getitem__)
+        return best.removeprefix(_MOVE) in _HOLDING and moves[best] >= self.reader.banks.threshold
+
+    def read(self, text: str) -> YesNoAnswer:
+        parts: list[Part] = []
+        for sentence in _SENTENCE_END.split(text.strip()):
+            clauses = self.parts(sentence)
+            asks = sentence.rstrip().endswith("?")
+            for n, clause in enumerate(clauses):
+                parts.append(self.part(clause, asks and n == len(clauses) - 1))
+        return YesNoAnswer(answer_of(parts), tuple(parts))
