@@ -46,6 +46,7 @@ class WordLlamaScorer:
         self._unit = functools.lru_cache(maxsize=4096)(self.embed)
         self.top_k = top_k
         self.labels: list[str] = []
+        self._examples: list[tuple[str, str]] = []
         self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         # The kept columns are rows of one array (`_slab`, each row times its `_scale`); `_rows` maps
         # a token to its row, the least recently used first.
@@ -67,6 +68,7 @@ class WordLlamaScorer:
         return {k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 4}
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
+        self._examples = list(examples)
         self.labels = sorted({label for label, _ in examples})
         rows: list[list[int]] = [[] for _ in self.labels]
         index = {label: i for i, label in enumerate(self.labels)}
@@ -96,6 +98,11 @@ class WordLlamaScorer:
         self._slab = np.empty((COLUMNS, len(examples)), dtype=np.int16)
         self._scale = np.zeros(COLUMNS, dtype=np.float32)
         self._rows = OrderedDict()
+
+    def add(self, examples: list[tuple[str, str]]) -> None:
+        """A label's score is the mean of its closest sentences: with the added ones among them it
+        is the model fitted on them all, and only messages near an added sentence read otherwise."""
+        self.fit([*self._examples, *examples])
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)

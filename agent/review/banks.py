@@ -22,14 +22,15 @@ from pathlib import Path
 import yaml
 
 from agent.errors import ConfigError
-from agent.understanding.banks import BankFile, NluBanks, normalized
+from agent.understanding.banks import OUT_OF_SCOPE, BankFile, NluBanks, normalized
+from agent.understanding.reading import TOPIC_SEP
 
 REVIEWED_FILE = "banks/reviewed.yaml"  # relative to the store's nlu.yaml
 DEFAULT_TOPIC = "reviewed"
 HEADER = (
     "# Sentences people labelled from real conversations (`agentbot review`, /admin/review).\n"
     "# One sentence a line, with where it came from. Edit or remove lines freely; then run\n"
-    "# `agentbot nlu calibrate` and `agentbot review apply`.\n"
+    "# `agentbot review apply` (a label moves no level; `agentbot nlu calibrate` does).\n"
 )
 _LINE = re.compile(r'^\s*-\s+(?P<sentence>"(?:[^"\\]|\\.)*"|[^#]*?)\s*(?:#\s*(?P<note>.*))?$')
 
@@ -82,6 +83,12 @@ class ReviewedBank:
         target.append(sentence)
         self.notes[sentence] = note
         return True
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The sentences as the reader labels them (an intent, or `out_of_scope/<topic>`), in the
+        order they were labelled within each label."""
+        out = [(label, s) for label, sentences in self.intents.items() for s in sentences]
+        return out + [(f"{OUT_OF_SCOPE}{TOPIC_SEP}{t}", s) for t, sentences in self.topics.items() for s in sentences]
 
     @property
     def sentences(self) -> int:

@@ -269,12 +269,10 @@ class OperatorPages:
                 self.settings.config_dir,
                 self.settings.data_dir,
                 corpora,
-                force=bool(form.get("force")),
             )
         except AgentbotError as e:
             return web.Response(status=400, text=f"400: {e}")
-        if outcome.kept or not outcome.added:
-            await self.review.settle(item.id, "labelled", chosen)
+        await self.review.settle(item.id, "labelled", chosen)
         return await self.page(request, who, "labelled.html", item=item, outcome=outcome, chosen=chosen)
 
     async def apply(self, request: web.Request, who: Principal) -> web.StreamResponse:

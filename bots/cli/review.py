@@ -28,7 +28,7 @@ from bots.app import build_app
 from bots.reload import answer_path, stamp_path
 from bots.wiring import resolve_dir
 
-# The project's own corpus, measured before a label is kept (`--corpus` names others).
+# The project's own corpus, whose sentences a label flips are shown (`--corpus` names others).
 OWN_CORPUS = Path("tests/nlu/corpus.jsonl")
 
 
@@ -40,8 +40,11 @@ def add_review_command(sub: argparse._SubParsersAction, common: Callable[[argpar
     review.add_argument("label", nargs="*", help="label: an intent id, `out-of-scope [TOPIC]`, or `skip`")
     review.add_argument("--json", action="store_true", help="list: print the items as JSON")
     review.add_argument("--workspace", help="list: only this workspace's items")
-    review.add_argument("--corpus", action="append", help="label: corpus to measure (default tests/nlu/corpus.jsonl)")
-    review.add_argument("--force", action="store_true", help="label: keep it even if a corpus reads worse")
+    review.add_argument(
+        "--corpus",
+        action="append",
+        help="label: corpus whose flipped sentences are shown (default: tests/nlu/corpus.jsonl)",
+    )
     review.add_argument("--wait", type=float, default=15.0, help="apply: seconds to wait for a running bot's answer")
 
 
@@ -72,13 +75,10 @@ async def _run(args: argparse.Namespace) -> int:
         from bots.learning import label
 
         corpora = [Path(c) for c in args.corpus] if args.corpus else [OWN_CORPUS]
-        outcome = await asyncio.to_thread(
-            label, item, chosen, args.config_dir, args.data_dir, corpora, force=args.force
-        )
-        if outcome.kept or not outcome.added:
-            await review.settle(item.id, "labelled", chosen)
+        outcome = await asyncio.to_thread(label, item, chosen, args.config_dir, args.data_dir, corpora)
+        await review.settle(item.id, "labelled", chosen)
         print("\n".join(outcome.lines()))
-        return 0 if outcome.kept or not outcome.added else 1
+        return 0
 
 
 def inbox(app: App) -> SqlReview:
