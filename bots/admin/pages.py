@@ -32,8 +32,6 @@ from agent.redaction import Redactor
 from agent.review.items import OUT_OF_SCOPE_LABEL, ReviewItem
 from bots.admin.auth import COOKIE, CSRF_FIELD, CSRF_HEADER, LOGIN_COOKIE, SESSION_HOURS, AdminAuth, Principal
 from bots.admin.settings import AdminSettings
-from bots.reload import stamp_path
-from bots.wiring import resolve_dir
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 NO_WORKSPACE = "-"  # the workspace filter's value for conversations without one (the console)
@@ -280,9 +278,8 @@ class OperatorPages:
         reload = self.app.reload
         if reload is None:
             return web.Response(status=409, text="409: this app cannot reload its banks")
-        report = await reload.reload("the operator page")
-        # Other processes on the project (a Slack worker beside `agentbot admin`) reload on the stamp.
-        stamp_path(resolve_dir(self.settings.config_dir, "config")).touch()
+        # This process now, the others on the project (a Slack worker beside `agentbot admin`) on the stamp.
+        report = await reload.apply("the operator page")
         raise web.HTTPSeeOther("/admin/review?" + urlencode({"ws": _ws_param(workspace), "applied": report.summary()}))
 
 
