@@ -4,6 +4,7 @@ CSRF token, one workspace at a time, and never a secret or an unmasked e-mail ad
 from __future__ import annotations
 
 import re
+import shutil
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,7 +31,11 @@ ODD_SECRET = "tea.kettle!42+moss"
 async def served(db_url: str, token: str = TOKEN, labels: Path | None = None) -> AsyncIterator[tuple[App, str]]:
     """The page over the shipped project; `labels` is where its buttons write (a copy, never the checkout)."""
     env = {"OPENAI_API_KEY": KEY, "SLACK_SIGNING_SECRET": ODD_SECRET}
-    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+    if labels is not None:  # the project is a copy: its stamp and banks are written there
+        shutil.copytree(
+            REPO / "config", labels, dirs_exist_ok=True, ignore=shutil.ignore_patterns("stores", ".reload*")
+        )
+    async with build_app(labels or REPO / "config", REPO / "data", db_url, env=env) as app:
         assert app.storage.database is not None
         settings = AdminSettings(token=SecretStr(token), config_dir=str(labels or REPO / "config"))
         async with serve_health(app.storage.database, app.metrics, "127.0.0.1", 0, AdminMount(app, settings)) as url:
