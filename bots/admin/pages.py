@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import multiprocessing
+from importlib import resources
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +35,18 @@ from bots.admin.auth import COOKIE, CSRF_FIELD, CSRF_HEADER, LOGIN_COOKIE, SESSI
 from bots.admin.settings import AdminSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Every /admin response: nothing runs but the page's own files (no inline script or style, nothing
+# from elsewhere), forms post only here, no other site frames it, and no address leaves in a Referer.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+STYLE = "static/admin.css"  # in this package; served at /admin/static/admin.css
 NO_WORKSPACE = "-"  # the workspace filter's value for conversations without one (the console)
 
 
@@ -73,7 +86,9 @@ class OperatorPages:
 
     def routes(self, web_app: web.Application) -> None:
         web_app.on_cleanup.append(self.aclose)
+        web_app.on_response_prepare.append(_secured)
         r = web_app.router
+        r.add_get("/admin/static/admin.css", self.style)
         r.add_get("/admin/login", self.login_form)
         r.add_post("/admin/login", self.login)
         r.add_post("/admin/logout", self.guarded(self.logout))
@@ -114,6 +129,10 @@ class OperatorPages:
         response = web.Response(text=body, content_type="text/html", status=status)
         response.set_cookie(LOGIN_COOKIE, nonce, httponly=True, samesite="Strict", secure=request.secure, path="/admin")
         return response
+
+    async def style(self, request: web.Request) -> web.StreamResponse:
+        css = (resources.files("bots.admin") / STYLE).read_text(encoding="utf-8")
+        return web.Response(text=css, content_type="text/css", headers={"Cache-Control": "max-age=3600"})
 
     async def login_form(self, request: web.Request) -> web.StreamResponse:
         return self._login_page(request)
@@ -281,6 +300,12 @@ class OperatorPages:
         # This process now, the others on the project (a Slack worker beside `agentbot admin`) on the stamp.
         report = await reload.apply("the operator page")
         raise web.HTTPSeeOther("/admin/review?" + urlencode({"ws": _ws_param(workspace), "applied": report.summary()}))
+
+
+async def _secured(request: web.Request, response: web.StreamResponse) -> None:
+    """The page's security headers on every /admin response: pages, redirects, 401, 403 and 404."""
+    if request.path == "/admin" or request.path.startswith("/admin/"):
+        response.headers.update(SECURITY_HEADERS)
 
 
 def _see_other(location: str) -> web.Response:
