@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import multiprocessing
-from importlib import resources
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
