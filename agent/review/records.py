@@ -77,7 +77,9 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
     }
     found: list[ReviewItem] = []
     kind: ReviewKind | None = None
-    if any(e.kind == "handoff" for e in record.effects):
+    if any(e.payload.get("requires_escalation") for e in events if e.stage == "policy_check"):
+        kind = "escalation"  # a policy asked for a person before an action runs
+    elif any(e.kind == "handoff" for e in record.effects):
         kind = "handoff"
     elif reading.clarify or reading.chosen:
         kind = "clarification"
@@ -86,9 +88,12 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
     if kind is not None:
         # A pick ("2") is reviewed with the message the question was about, which it says the meaning of.
         asked = next((str(e.payload["asked_about"]) for e in events if e.payload.get("asked_about")), None)
+        # One item per question: the pick completes the item its question left (by that turn's id),
+        # which holds what was offered (adapters/storage/review.py merges the choice into it).
+        question = _asking(history, asked) if kind == "clarification" and reading.chosen else None
         found.append(
             ReviewItem(
-                id=item_id(interaction, kind),
+                id=item_id(question or interaction, kind),
                 kind=kind,
                 text=redactor.text(asked if kind == "clarification" and asked else user.text),
                 interaction_id=interaction,
@@ -112,6 +117,13 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
                 )
             )
     return found
+
+
+def _asking(history: list[Message], asked: str | None) -> str | None:
+    """The interaction id of the customer's message a clarifying question was about."""
+    users = [m for m in reversed(history) if m.role == "user"]
+    found = next((m for m in users if asked is not None and m.text == asked), users[0] if users else None)
+    return str(found.metadata.get("interaction_id") or "") or None if found is not None else None
 
 
 def _missed_before(history: list[Message]) -> Message | None:
