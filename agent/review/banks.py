@@ -121,6 +121,18 @@ class ReviewedBank:
 _INCLUDE = re.compile(r"^include:[ \t]*\[(?P<names>[^\]\n]*)\]", re.M)
 
 
+def without_reviewed(nlu_path: Path) -> None:
+    """Drop the reviewed bank from nlu.yaml's one-line `include` (a new project starts without labels)."""
+    if not nlu_path.is_file():
+        return
+    text = nlu_path.read_text(encoding="utf-8")
+    m = _INCLUDE.search(text)
+    if m is None:
+        return
+    names = [n.strip() for n in m.group("names").split(",") if n.strip() and n.strip() != REVIEWED_FILE]
+    nlu_path.write_text(text[: m.start()] + "include: [" + ", ".join(names) + "]" + text[m.end() :], encoding="utf-8")
+
+
 def include_reviewed(nlu_path: Path) -> bool:
     """Make nlu.yaml include the reviewed bank; True when it had to be added."""
     if not nlu_path.is_file():

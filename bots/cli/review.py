@@ -25,6 +25,7 @@ from agent.domain.types import utcnow
 from agent.review.items import OUT_OF_SCOPE_LABEL, SKIP, ReviewItem
 from agent.review.reload import ReloadReport
 from bots.app import build_app
+from bots.cli.inspect import database_url, existing_database
 from bots.reload import answer_path, stamp_path
 from bots.wiring import resolve_dir
 
@@ -35,7 +36,13 @@ OWN_CORPUS = Path("tests/nlu/corpus.jsonl")
 def add_review_command(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
     review = sub.add_parser("review", help="messages the bot missed: list them, label them into the banks, apply")
     common(review)
-    review.add_argument("action", nargs="?", default="list", choices=["list", "label", "apply"])
+    review.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "label", "apply"],
+        help="list what waits (default), label one, or apply the labels to running bots",
+    )
     review.add_argument("item", nargs="?", help="label: the item's id (from the list)")
     review.add_argument("label", nargs="*", help="label: an intent id, `out-of-scope [TOPIC]`, or `skip`")
     review.add_argument("--json", action="store_true", help="list: print the items as JSON")
@@ -55,7 +62,9 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    async with build_app(args.config_dir, args.data_dir, args.db_url, env=os.environ) as app:
+    # The inbox is the bot's: listing or labelling never makes a new, empty database.
+    url = existing_database(database_url(args))
+    async with build_app(args.config_dir, args.data_dir, url, env=os.environ) as app:
         review = inbox(app)
         await purge(app, review)
         if args.action == "list":
