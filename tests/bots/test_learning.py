@@ -51,3 +51,33 @@ def test_a_label_moves_no_level_and_shows_the_corpus_sentences_it_flips(tmp_path
     assert "tell me a funny joke about penguins" in (config / "banks/reviewed.yaml").read_text(encoding="utf-8")
     after = (config / "nlu.yaml").read_text(encoding="utf-8")
     assert [m.group(0) for m in LEVEL.finditer(after)] == levels_text and levels_before
+
+
+def test_calibrate_says_every_level_it_moves() -> None:
+    from agent.config.files import load_config
+    from agent.understanding.banks import load_banks
+    from agent.understanding.calibration import Levels
+    from bots.cli.nlu import moved_levels
+
+    config = REPO / "config"
+    banks = load_banks(config, load_config(config).intents)
+    same = Levels(
+        threshold=banks.threshold,
+        margin=banks.margin,
+        confident=banks.confident,
+        gates=dict(banks.gates),
+        topic=banks.topic,
+        clarify=banks.clarify,
+        moves=dict(banks.moves_at),
+        in_scope_accuracy=1.0,
+        out_of_scope_recall=1.0,
+        sentences=1,
+        out_of_scope_sentences=0,
+    )
+    assert moved_levels(banks, same) == []
+    gate = sorted(banks.gates)[0]
+    moved = same.model_copy(update={"clarify": 0.02, "gates": banks.gates | {gate: 0.5}})
+    assert moved_levels(banks, moved) == [
+        f"clarify {banks.clarify} -> 0.02",
+        f"gates.{gate} {banks.gates[gate]} -> 0.5",
+    ]
