@@ -140,3 +140,17 @@ def test_the_inbox_keeps_one_item_per_question_with_what_was_offered_and_chosen(
     reading = ReviewReading.model_validate_json(rows[0].reading)
     assert reading.clarify == ["refund_request", "create_ticket"] and reading.chosen == "create_ticket"
     assert rows[0].nearest == "create_ticket"
+
+
+async def test_a_no_right_after_an_answer_marks_the_message_it_answered(app: App) -> None:
+    asked = "what is your return policy"
+    r, _ = await say(app.router, asked, session="rv-6")
+    assert "30 days" in r.text  # answered (and understood: nothing to review yet)
+    assert await waiting(app) == []
+    await say(app.router, "no, that's not what I meant", session="rv-6")
+    [item] = await waiting(app)
+    assert item.kind == "correction" and item.text == asked
+    assert item.followed_by == "no, that's not what I meant"
+    # A bare "no" with nothing answered before it marks nothing.
+    await say(app.router, "no", session="rv-7")
+    assert len(await waiting(app)) == 1
