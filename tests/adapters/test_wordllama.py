@@ -143,3 +143,13 @@ def test_a_reading_process_does_not_import_the_wordllama_package() -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_added_sentences_score_as_if_fitted_with_them() -> None:
+    added = [("greeting", "hiya, how are things"), ("refund", "send the money back for the broken kettle")]
+    learned, fitted = WordLlamaScorer(), WordLlamaScorer()
+    learned.fit(EXAMPLES)
+    learned.add(added)
+    fitted.fit([*EXAMPLES, *added])
+    for text in ["hiya there", "money back for the kettle", "where is my order"]:
+        assert learned.scores(text) == pytest.approx(fitted.scores(text))
