@@ -119,7 +119,7 @@ class TurnMetrics(Protocol):
     arrives as telemetry events. Must not block."""
 
     def turn_ended(self, channel: str, outcome: str, seconds: float) -> None:
-        """A turn ended. `outcome`: answered, refused (too long, too slow, busy), duplicate, failed."""
+        """A turn ended. `outcome`: answered, refused (empty, too slow, busy), too_long, duplicate, failed."""
 
     def commit_conflict(self) -> None:
         """A turn lost its optimistic lock on the session and is run again (or given up)."""
@@ -431,6 +431,12 @@ class ExampleScorer(Protocol):
     """
 
     def fit(self, examples: list[tuple[str, str]]) -> None: ...
+
+    def add(self, examples: list[tuple[str, str]]) -> None:
+        """Extend the fitted model with more (label, sentence) pairs without fitting it again: a
+        sentence a person labelled changes how it and the messages near it read, and nothing
+        else (a label new to the model is added too)."""
+        ...
 
     def scores(self, text: str) -> Mapping[str, float]: ...
 
