@@ -26,16 +26,15 @@ from agent.domain.catalog import StoreSettings, load_store_settings
 from agent.domain.types import Clock, utcnow
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     LLMProvider,
     MeaningSimilarity,
-    Planner,
     ReleaseSource,
     Storage,
     TelemetrySink,
     ToolExecutor,
 )
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
@@ -46,6 +45,7 @@ from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import FitThresholds, KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts
 from agent.understanding.banks import NluBanks, load_banks
+from agent.understanding.classifier import Classifier
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render

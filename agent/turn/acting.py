@@ -23,7 +23,8 @@ from agent.domain.types import (
     ToolCall,
     ToolResult,
 )
-from agent.interfaces import Planner, PolicyEngine, ToolExecutor
+from agent.interfaces import PolicyEngine, ToolExecutor
+from agent.planners.base import Planner
 from agent.planners.render import render
 
 

@@ -43,10 +43,8 @@ from agent.domain.types import (
 from agent.errors import AlreadyCommitted, InputError, StorageError, TurnDeadline, VersionConflict
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     HandoffQueue,
-    Planner,
     PolicyEngine,
     Reply,
     SessionStore,
@@ -55,6 +53,7 @@ from agent.interfaces import (
     Tracer,
     TurnMetrics,
 )
+from agent.planners.base import Planner
 from agent.redaction import Redactor
 from agent.review.records import misses
 from agent.text import check_input, clean
@@ -63,6 +62,7 @@ from agent.turn.attempts import deadline, settle_conflict
 from agent.turn.desk import HandoffDesk
 from agent.turn.gate import TurnGate
 from agent.turn.locks import SessionLocks
+from agent.understanding.classifier import Classifier
 from agent.understanding.rules import RulesClassifier
 
 
