@@ -9,15 +9,20 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent.conversation.session import SessionState
 from agent.domain.catalog import Item, KBSection
-from agent.domain.contexts import PolicyContext, Preferences, ToolContext
-from agent.domain.records import InboxEvent, TaskRecord, TelemetryEvent, TicketRecord, ToolRecord, TurnRecord
+from agent.domain.records import (
+    InboxEvent,
+    Preferences,
+    TaskRecord,
+    TelemetryEvent,
+    TicketRecord,
+    ToolRecord,
+    TurnRecord,
+)
 from agent.domain.types import (
     Alert,
     Interaction,
     Message,
     OutboundMessage,
-    PolicyDecision,
-    ToolCall,
     ToolResult,
 )
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
@@ -89,16 +94,6 @@ class LLMProvider(Protocol):
     async def aclose(self) -> None:
         """Release the provider's HTTP client (closed with the app)."""
         ...
-
-
-@runtime_checkable
-class PolicyEngine(Protocol):
-    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision: ...
-
-
-@runtime_checkable
-class ToolExecutor(Protocol):
-    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult: ...
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.conversation.session import Goal, SessionState, Speaker
-from agent.domain.records import ToolRecord
+from agent.domain.records import Preferences, ToolRecord
 from agent.domain.types import Intent, Message, ToolResult, utcnow
 from agent.errors import ToolError
 
@@ -109,14 +109,6 @@ class ToolContext(BaseModel):
         """Whose data this run touches: a customer's follows them; a guest's belongs to that guest in
         that conversation."""
         return self.customer_id or f"session:{self.session_id}" + (f":{self.speaker}" if self.speaker else "")
-
-
-class Preferences(BaseModel):
-    budget_range: tuple[float, float] | None = None
-    preferred_brands: list[str] = Field(default_factory=list)
-    disliked_brands: list[str] = Field(default_factory=list)
-    preferred_features: list[str] = Field(default_factory=list)
-    communication_style: str | None = None
 
 
 class AgentRequest(BaseModel):

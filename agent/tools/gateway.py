@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import json
 import time
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -114,3 +114,8 @@ class ToolGateway:
         if call.tool_name not in self.permissions.get(agent, frozenset()):
             raise ToolNotAllowed(call.tool_name, agent)
         return tool
+
+
+@runtime_checkable
+class ToolExecutor(Protocol):
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult: ...

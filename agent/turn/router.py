@@ -45,18 +45,18 @@ from agent.interfaces import (
     AlertNotifier,
     DataSource,
     HandoffQueue,
-    PolicyEngine,
     Reply,
     SessionStore,
     TelemetrySink,
-    ToolExecutor,
     Tracer,
     TurnMetrics,
 )
 from agent.planners.base import Planner
+from agent.policy.engine import PolicyEngine
 from agent.redaction import Redactor
 from agent.review.records import misses
 from agent.text import check_input, clean
+from agent.tools.gateway import ToolExecutor
 from agent.turn.acting import Acting
 from agent.turn.attempts import deadline, settle_conflict
 from agent.turn.desk import HandoffDesk
