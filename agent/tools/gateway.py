@@ -10,7 +10,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from agent.domain.contexts import OwnRecords, ToolContext
+from agent.context.reads import OwnRecords
+from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
 from agent.interfaces import SessionStore, ToolRecords

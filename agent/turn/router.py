@@ -16,6 +16,7 @@ from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
 from agent.context.log import Turn
 from agent.context.output import TurnOutput
+from agent.context.reads import TurnReads
 from agent.context.tracing import observed_turn
 from agent.context.turn import TurnContext
 from agent.conversation import followups, goals, handoff, moves, notices, own_orders, requests
@@ -26,7 +27,6 @@ from agent.conversation.control import Control
 from agent.conversation.preferences import PreferenceRecorder
 from agent.conversation.remembered import Remembered
 from agent.conversation.session import Goal, SessionState
-from agent.domain.contexts import TurnReads
 from agent.domain.records import TurnRecord
 from agent.domain.types import (
     AgentResponse,
