@@ -32,7 +32,6 @@ from agent.interfaces import (
     ReleaseSource,
     Storage,
     TelemetrySink,
-    ToolExecutor,
 )
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
@@ -40,7 +39,7 @@ from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.redaction import Redactor
 from agent.review.banks import ReviewedBank
-from agent.tools.gateway import ToolGateway
+from agent.tools.gateway import ToolExecutor, ToolGateway
 from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import FitThresholds, KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts

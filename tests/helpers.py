@@ -22,8 +22,8 @@ from agent.domain.types import (
     Message,
     OutboundMessage,
 )
-from agent.interfaces import Classifier
 from agent.turn.router import AgentRouter
+from agent.understanding.classifier import Classifier
 from agent.understanding.rules import RulesClassifier
 
 REPO = Path(__file__).resolve().parent.parent

@@ -238,7 +238,7 @@ class Confirmations:
             return False
         text = f"{self.messages.holding if waiting else self.messages.not_followed} {pending.prompt}"
         await ctx.out.send(self._question(text, pending))
-        t.emit("response_generated", {"confirmation": "reminded"})
+        t.emit("response_generated", {"confirmation": "held" if waiting else "reminded"})
         return True
 
     async def unsure(self, ctx: TurnContext, answer: YesNoAnswer) -> bool:

@@ -13,7 +13,7 @@ import re
 
 from agent.config.schema import PreferenceWords
 from agent.conversation.session import SessionState
-from agent.domain.contexts import Preferences
+from agent.domain.records import Preferences
 from agent.domain.types import Classification
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory

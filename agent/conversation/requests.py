@@ -17,8 +17,8 @@ from agent.context.turn import TurnContext
 from agent.conversation import goals, notices
 from agent.conversation.session import Goal, Speaker
 from agent.domain.types import Classification, Intent
-from agent.interfaces import Classifier
 from agent.text import words
+from agent.understanding.classifier import Classifier
 from agent.understanding.reading import Reading
 from agent.understanding.rules import RulesClassifier
 from agent.understanding.splitter import RequestSplitter

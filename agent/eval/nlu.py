@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field, ValidationError
 from agent.context.turn import TurnContext
 from agent.domain.types import Intent, Interaction
 from agent.errors import ConfigError
-from agent.interfaces import Classifier
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
+from agent.understanding.classifier import Classifier
 from agent.understanding.rules import RulesClassifier
 
 

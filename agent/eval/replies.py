@@ -24,7 +24,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agent.app import App
-from agent.conversation.confirmations import HOLDING
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
 from agent.errors import ConfigError
@@ -94,20 +93,20 @@ def load_cases(path: str | Path, split: str | None = None) -> list[ReplyCase]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        raise ConfigError(f"cannot read the replies corpus {path}: {e}") from e
+        raise ConfigError(str(path), f"cannot read the replies corpus: {e}") from e
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
-            raise ConfigError(f"{path}:{n}: not JSON ({e.msg})") from e
+            raise ConfigError(str(path), f"not JSON ({e.msg})", line=n) from e
         if "text" not in row:
             continue
         if split is not None and not str(row.get("source", "")).startswith(split):
             continue
         if row.get("label") not in LABELS:
-            raise ConfigError(f"{path}:{n}: label must be one of {', '.join(LABELS)}, not {row.get('label')!r}")
+            raise ConfigError(str(path), f"label must be one of {', '.join(LABELS)}, not {row.get('label')!r}", line=n)
         cases.append(ReplyCase(text=row["text"], label=row["label"], kind=row.get("kind") or row.get("acts") or ""))
     return cases
 
@@ -185,9 +184,10 @@ def _outcome(response: AgentResponse, events: list[TelemetryEvent], question: Ou
     if any(m.action_hash != question.action_hash for m in asked):
         return "changed"
     said = [e.payload.get("confirmation") for e in events if e.stage == "response_generated"]
+    if "held" in said:  # the action is held for later ("not now")
+        return "held"
     if "reminded" in said:
-        # The reminder says whether it holds the action for later ("not now") or did not follow.
-        return "held" if any(m.text.startswith(HOLDING) for m in response.messages) else "re-asked"
+        return "re-asked"
     if "intent_classified" in stages or "restated" in said:
         return "other request"
     return "re-asked"

@@ -15,10 +15,11 @@ from dataclasses import replace
 from typing import Any
 
 from agent.config.schema import LLMSettings
+from agent.context.log import TurnLog
 from agent.conversation.session import SessionState
 from agent.domain.types import Alert, CoreAlert
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
+from agent.interfaces import AlertNotifier, LLMProvider
 from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
 from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget

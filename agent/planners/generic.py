@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from agent.config.schema import BotConfig
+from agent.context.log import TurnLog
 from agent.conversation.session import Goal
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render
 

@@ -21,7 +21,7 @@ from agent.config.files import line_of
 from agent.config.schema import BotConfig
 from agent.domain.catalog import StoreSettings
 from agent.errors import ConfigError
-from agent.interfaces import Planner
+from agent.planners.base import Planner
 
 ENTRY_POINT_GROUP = "agentbot.planners"
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from agent.config.files import load_yaml_model
 from agent.config.schema import BotConfig
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner, settle_failure
 from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess

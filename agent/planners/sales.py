@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.config.schema import ANY
+from agent.context.log import TurnLog
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.catalog import StoreSettings, money
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.budget_words import parse_budget
 from agent.planners.registry import PlannerNeeds, planner
 from agent.text import phrase_finder, stem, words, written

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Offer, Plan, Respond, ToolCall
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.registry import PlannerNeeds, planner
 
 

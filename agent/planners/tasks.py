@@ -9,9 +9,10 @@ is the one open task whose title shares the most of them.
 
 from __future__ import annotations
 
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from agent.domain.contexts import PolicyContext
 from agent.domain.types import PolicyDecision, ToolCall, utcnow
@@ -207,3 +207,8 @@ class YamlPolicyEngine:
             params=facts.params if changed else None,
             facts=dict(facts.seen),
         )
+
+
+@runtime_checkable
+class PolicyEngine(Protocol):
+    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision: ...

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from agent.interfaces import Classifier, Planner
+from agent.planners.base import Planner
 from agent.understanding.banks import NluBanks
+from agent.understanding.classifier import Classifier
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
 

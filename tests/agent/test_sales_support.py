@@ -12,7 +12,8 @@ from adapters.storage.sql import SqlStore
 from agent.app import App
 from agent.config.files import load_config
 from agent.conversation.preferences import PreferenceExtractor, merge
-from agent.domain.contexts import Preferences, ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.records import Preferences
 from agent.domain.types import ToolCall
 from agent.planners.budget_words import parse_budget
 from agent.turn.router import AgentRouter
