@@ -59,11 +59,17 @@ def words(text: str) -> list[str]:
     return [w.translate(_APOSTROPHES) for w in _WORD.findall(text.lower())]
 
 
+@functools.lru_cache(maxsize=4096)
+def _phrase(phrase: str) -> str:
+    """A word list's phrase as its words (the lists are config: each is split once)."""
+    return " ".join(words(phrase))
+
+
 def says(text: str, phrases: Iterable[str]) -> list[str]:
     """The phrases of a word list that the text says, as whole words, longest first."""
     said = f" {' '.join(words(text))} "
     ordered = sorted(phrases, key=len, reverse=True)
-    return [p for p in ordered if (phrase := " ".join(words(p))) and f" {phrase} " in said]
+    return [p for p in ordered if (phrase := _phrase(p)) and f" {phrase} " in said]
 
 
 def phrase_finder(phrases: Iterable[str]) -> re.Pattern[str] | None:

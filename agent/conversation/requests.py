@@ -44,6 +44,7 @@ class Requests:
         self.messages = messages
         self.names = names
         self.splitter = splitter_for(registry.slots)
+        self.pointing = frozenset(" ".join(words(p)) for p in registry.vocabulary.pointing)
 
     async def understand(
         self, classifier: Classifier, reader: RulesClassifier, ctx: TurnContext
@@ -51,8 +52,7 @@ class Requests:
         """The message's requests in the order made: one classification, or one per request; the
         whole message is understood from its reading, each part of it from the part's own, read
         once here by `reader` (the embedded model every understanding mode reads with)."""
-        slots = self.registry.slots
-        pointing = frozenset(" ".join(words(p)) for p in self.registry.vocabulary.pointing)
+        slots, pointing = self.registry.slots, self.pointing
         goal = ctx.me.active_goal
         # An awaited description is one answer, however many sentences it has.
         awaited_text = bool(goal and goal.missing and _free_text(goal.missing[0], slots))

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.understanding import levels
+from agent.understanding.levels import Sureness
 
 # The current UTC time, injected where a turn's dates come from (the app's, the policy engine's).
 Clock = Callable[[], datetime]
@@ -133,7 +133,9 @@ class IntentContext(Model):
     session_id: str = ""
 
 
-class Classification(Model):
+class Classification(Model, Sureness):
+    """What understanding made of a message; how sure it is, asked by name (`sure`, `likely`)."""
+
     intent_id: str | None
     params: dict[str, Any] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
@@ -153,16 +155,6 @@ class Classification(Model):
     # Unsure between these intents (the likeliest first, `intent_id` among them): the bot asks which
     # one was meant instead of acting on any (agent/conversation/clarify.py).
     clarify: list[str] = Field(default_factory=list)
-
-    # How sure, asked by name: the scale and its levels have one home (agent/understanding/levels.py).
-    @property
-    def sure(self) -> bool:
-        """Understood at the level where the bot acts without asking."""
-        return levels.sure(self.confidence)
-
-    @property
-    def likely(self) -> bool:
-        return levels.likely(self.confidence)
 
 
 # Plan steps: a discriminated union on `type`.

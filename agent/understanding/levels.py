@@ -13,6 +13,8 @@ config/nlu.yaml through `agentbot nlu calibrate`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 # The rules classifier's reading at the banks' threshold: the least it names an intent at.
 FLOOR = 0.5
 # Sure: the reading is at the intent's action gate. A new request then overrides an awaited
@@ -39,6 +41,25 @@ def calibrated(score: float, threshold: float, gate: float) -> float:
     if score >= gate:
         return SURE + (GIVEN - SURE) * (score - gate) / max(1e-9, GIVEN - gate)
     return FLOOR + (SURE - FLOOR) * max(0.0, score - threshold) / max(1e-9, gate - threshold)
+
+
+class Sureness:
+    """How sure a classification is, asked by name: what `Classification` and `Said` answer from
+    their `confidence` on this scale."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # the class it is mixed into has the field (a model's must stay its own)
+        confidence: float
+
+    @property
+    def sure(self) -> bool:
+        """Understood at the level where the bot acts without asking (a new request, even while the
+        bot waits for a value)."""
+        return sure(self.confidence)
+
+    @property
+    def likely(self) -> bool:
+        return likely(self.confidence)
 
 
 def sure(confidence: float) -> bool:

@@ -21,7 +21,7 @@ from agent.understanding.slots import SlotExtractor
 
 
 @dataclass(frozen=True)
-class Said:
+class Said(levels.Sureness):
     """The message's reading as decided among the intents the conversation may use: the intent and
     how surely (on the one scale of agent/understanding/levels.py), its words besides the typed
     values, and how closely it reads like one of its intent's examples."""
@@ -39,15 +39,6 @@ class Said:
     @property
     def changes(self) -> bool:
         return self.reading.changes
-
-    @property
-    def sure(self) -> bool:
-        """Understood surely as its intent: a new request, even while the bot waits for a value."""
-        return levels.sure(self.confidence)
-
-    @property
-    def likely(self) -> bool:
-        return levels.likely(self.confidence)
 
     @property
     def reads_like_example(self) -> bool:
