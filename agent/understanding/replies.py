@@ -132,8 +132,7 @@ class ReplyReader:
         """The part without the joining word it starts with ("but not today" -> "not today")."""
         part = part.strip()
         if self._joins is not None and (m := self._lead.match(part)) is not None:
-            rest = part[m.end() :].strip()
-            return rest or part
+            return part[m.end() :].strip()
         return part
 
     def part(self, text: str, last_of_question: bool) -> Part:
@@ -165,7 +164,10 @@ class ReplyReader:
             return Part(text, "values")
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
-        if qualifies or self._leans_no(reading.scores):
+        leans = self._leans_no(reading.scores)
+        if qualifies and leans == "wait":
+            return Part(text, "wait")  # "sure, but not this week": the yes is put off
+        if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "remark")
 
@@ -181,14 +183,15 @@ class ReplyReader:
         level = self.reader.banks.moves_at.get(_CHANGE, 1.0)
         return best == _MOVE + _CHANGE and moves[best] >= level
 
-    def _leans_no(self, scores: Mapping[str, float]) -> bool:
-        """Nearest of the moves to a refusal, a cancel or a wait, and at least as near as the banks'
-        in-scope threshold: a part that may well say no ("give me a day to decide")."""
+    def _leans_no(self, scores: Mapping[str, float]) -> str | None:
+        """The refusal, cancel or wait a part is nearest of the moves to, at least as near as the
+        banks' in-scope threshold: a part that may well say no ("give me a day to decide")."""
         moves = {k: v for k, v in scores.items() if k.startswith(_MOVE)}
         if not moves:
-            return False
+            return None
         best = max(moves, key=moves.__getitem__)
-        return best.removeprefix(_MOVE) in _HOLDING and moves[best] >= self.reader.banks.threshold
+        name = best.removeprefix(_MOVE)
+        return name if name in _HOLDING and moves[best] >= self.reader.banks.threshold else None
 
     def read(self, text: str) -> YesNoAnswer:
         parts: list[Part] = []
