@@ -26,7 +26,9 @@ AnswerKind = Literal["yes", "no", "wait", "change", "unsure", "none"]
 # What one part of a reply does.
 # "doubt" is a part the model reads as nearer a no than anything else, though under the level at
 # which it is sure: not enough to drop the action, too much to run it.
-PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt"]
+# "condition" is a question brought in by "but" ("sure, but where's O-12345 first?"): it is asked
+# before anything runs.
+PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition"]
 
 _REFUSING = {"refusal", "cancel"}
 _HOLDING = {"refusal", "cancel", "wait"}
@@ -65,7 +67,8 @@ def answer_of(parts: list[Part]) -> AnswerKind:
     """The one rule that decides what a reply answers, from what its parts do.
 
     A side effect runs only on a yes with nothing in it that refuses or defers: a refusal or a
-    deferral anywhere in the reply is not a yes: a refusal is a no, a deferral holds the action
+    deferral anywhere in the reply is not a yes: a refusal is a no (with new values, a change),
+    a deferral holds the action
     ("Yes, but not at the moment"), and a refusal beside a yes, or a yes beside a part that leans
     towards no, is unsure and asked again ("no issue, please do" reads "no issue" near a no). A yes
     with new values or another wish ("yes, and make it ฿2,500") is a change; a yes followed by
@@ -73,19 +76,19 @@ def answer_of(parts: list[Part]) -> AnswerKind:
     """
     kinds = [p.kind for p in parts]
     agrees = "assent" in kinds
+    changes = "change" in kinds or "values" in kinds
     if "refusal" in kinds:
-        return "unsure" if agrees else "no"
+        # "no, make that $25 instead" refuses the action as asked and names the one wanted.
+        return "unsure" if agrees else "change" if changes else "no"
     if "wait" in kinds:
         return "wait"
+    if "condition" in kinds:
+        return "none"  # the question is a request of its own, answered first; the yes/no question stays open
     if "doubt" in kinds:
         return "unsure" if agrees or "change" in kinds else "none"
-    if "change" in kinds or ("values" in kinds and agrees):
-        return "change"
-    if agrees:
-        return "yes"
-    if "values" in kinds:
+    if changes:
         return "change"  # "make it ฿2,500": new values, read against the action by the caller
-    return "none"
+    return "yes" if agrees else "none"
 
 
 class ReplyReader:
@@ -150,8 +153,9 @@ class ReplyReader:
         if move is None and not last_of_question and self._other_values(reading.scores):
             move = "change"
         if last_of_question:
-            # A question asks, unless it asks for the action with other values ("can you make it for two?").
-            return Part(text, "change" if move == "change" else "asks")
+            # A question asks, unless it asks for the action with other values ("can you make it
+            # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
+            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks")
         if move == "assent":
             return Part(text, "assent")
         if move in _REFUSING:
