@@ -94,20 +94,21 @@ def load_cases(path: str | Path, split: str | None = None) -> list[ReplyCase]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        raise ConfigError(f"cannot read the replies corpus {path}: {e}") from e
+        raise ConfigError(str(path), f"cannot read the replies corpus: {e}") from e
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
-            raise ConfigError(f"{path}:{n}: not JSON ({e.msg})") from e
+            raise ConfigError(str(path), f"line {n}: not JSON ({e.msg})") from e
         if "text" not in row:
             continue
         if split is not None and not str(row.get("source", "")).startswith(split):
             continue
         if row.get("label") not in LABELS:
-            raise ConfigError(f"{path}:{n}: label must be one of {', '.join(LABELS)}, not {row.get('label')!r}")
+            wanted = ", ".join(LABELS)
+            raise ConfigError(str(path), f"line {n}: label must be one of {wanted}, not {row.get('label')!r}")
         cases.append(ReplyCase(text=row["text"], label=row["label"], kind=row.get("kind") or row.get("acts") or ""))
     return cases
 
