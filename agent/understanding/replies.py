@@ -26,7 +26,9 @@ AnswerKind = Literal["yes", "no", "wait", "change", "unsure", "none"]
 # What one part of a reply does.
 # "doubt" is a part the model reads as nearer a no than anything else, though under the level at
 # which it is sure: not enough to drop the action, too much to run it.
-PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt"]
+# "condition" is a question brought in by "but" ("sure, but where's O-12345 first?"): it is asked
+# before anything runs.
+PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition"]
 
 _REFUSING = {"refusal", "cancel"}
 _HOLDING = {"refusal", "cancel", "wait"}
@@ -65,7 +67,8 @@ def answer_of(parts: list[Part]) -> AnswerKind:
     """The one rule that decides what a reply answers, from what its parts do.
 
     A side effect runs only on a yes with nothing in it that refuses or defers: a refusal or a
-    deferral anywhere in the reply is not a yes: a refusal is a no, a deferral holds the action
+    deferral anywhere in the reply is not a yes: a refusal is a no (with new values, a change),
+    a deferral holds the action
     ("Yes, but not at the moment"), and a refusal beside a yes, or a yes beside a part that leans
     towards no, is unsure and asked again ("no issue, please do" reads "no issue" near a no). A yes
     with new values or another wish ("yes, and make it ฿2,500") is a change; a yes followed by
@@ -73,19 +76,19 @@ def answer_of(parts: list[Part]) -> AnswerKind:
     """
     kinds = [p.kind for p in parts]
     agrees = "assent" in kinds
+    changes = "change" in kinds or "values" in kinds
     if "refusal" in kinds:
-        return "unsure" if agrees else "no"
+        # "no, make that $25 instead" refuses the action as asked and names the one wanted.
+        return "unsure" if agrees else "change" if changes else "no"
     if "wait" in kinds:
         return "wait"
+    if "condition" in kinds:
+        return "none"  # the question is a request of its own, answered first; the yes/no question stays open
     if "doubt" in kinds:
         return "unsure" if agrees or "change" in kinds else "none"
-    if "change" in kinds or ("values" in kinds and agrees):
-        return "change"
-    if agrees:
-        return "yes"
-    if "values" in kinds:
+    if changes:
         return "change"  # "make it ฿2,500": new values, read against the action by the caller
-    return "none"
+    return "yes" if agrees else "none"
 
 
 class ReplyReader:
@@ -132,8 +135,7 @@ class ReplyReader:
         """The part without the joining word it starts with ("but not today" -> "not today")."""
         part = part.strip()
         if self._joins is not None and (m := self._lead.match(part)) is not None:
-            rest = part[m.end() :].strip()
-            return rest or part
+            return part[m.end() :].strip()
         return part
 
     def part(self, text: str, last_of_question: bool) -> Part:
@@ -151,8 +153,9 @@ class ReplyReader:
         if move is None and not last_of_question and self._other_values(reading.scores):
             move = "change"
         if last_of_question:
-            # A question asks, unless it asks for the action with other values ("can you make it for two?").
-            return Part(text, "change" if move == "change" else "asks")
+            # A question asks, unless it asks for the action with other values ("can you make it
+            # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
+            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks")
         if move == "assent":
             return Part(text, "assent")
         if move in _REFUSING:
@@ -165,7 +168,10 @@ class ReplyReader:
             return Part(text, "values")
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
-        if qualifies or self._leans_no(reading.scores):
+        leans = self._leans_no(reading.scores)
+        if qualifies and leans == "wait":
+            return Part(text, "wait")  # "sure, but not this week": the yes is put off
+        if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "remark")
 
@@ -181,14 +187,15 @@ class ReplyReader:
         level = self.reader.banks.moves_at.get(_CHANGE, 1.0)
         return best == _MOVE + _CHANGE and moves[best] >= level
 
-    def _leans_no(self, scores: Mapping[str, float]) -> bool:
-        """Nearest of the moves to a refusal, a cancel or a wait, and at least as near as the banks'
-        in-scope threshold: a part that may well say no ("give me a day to decide")."""
+    def _leans_no(self, scores: Mapping[str, float]) -> str | None:
+        """The refusal, cancel or wait a part is nearest of the moves to, at least as near as the
+        banks' in-scope threshold: a part that may well say no ("give me a day to decide")."""
         moves = {k: v for k, v in scores.items() if k.startswith(_MOVE)}
         if not moves:
-            return False
+            return None
         best = max(moves, key=moves.__getitem__)
-        return best.removeprefix(_MOVE) in _HOLDING and moves[best] >= self.reader.banks.threshold
+        name = best.removeprefix(_MOVE)
+        return name if name in _HOLDING and moves[best] >= self.reader.banks.threshold else None
 
     def read(self, text: str) -> YesNoAnswer:
         parts: list[Part] = []

@@ -1,0 +1,52 @@
+"""A reply to the bot's own yes/no question in the console, through a pseudo-terminal: the
+console has no buttons, so the typed answer is the whole of it. A "yes, but not now" runs
+nothing and keeps the question open; a later yes with thanks runs the refund once; a no in other
+words cancels."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pexpect
+
+from tests.bots.test_console import spawn
+
+
+def refunds(tmp_path: Path) -> list[tuple[str, float]]:
+    with sqlite3.connect(tmp_path / "console.db") as db:
+        return [tuple(r) for r in db.execute("SELECT order_id, amount FROM refunds")]
+
+
+def test_not_now_holds_and_a_yes_with_thanks_runs_the_refund_once(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--customer", "C-001")
+    child.expect_exact("you> ")
+    child.sendline("refund O-23456")
+    child.expect_exact("Refund ฿3,290 for order O-23456? Please confirm or cancel.")
+    child.expect_exact("you> ")
+    child.sendline("sure, but not this week")
+    child.expect_exact("No rush, nothing happens until you say so.")
+    child.expect_exact("you> ")
+    held = refunds(tmp_path)
+    child.sendline("yep that's the one, thanks so much!")
+    child.expect_exact("refunded ฿3,290 for order O-23456")
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert held == []
+    assert refunds(tmp_path) == [("O-23456", 3290.0)]
+
+
+def test_a_no_in_other_words_cancels(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--customer", "C-001")
+    child.expect_exact("you> ")
+    child.sendline("refund O-23456")
+    child.expect_exact("Please confirm or cancel.")
+    child.sendline("no, on second thought I'll hang on to it")
+    child.expect_exact("I've cancelled that; nothing was changed.")
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert refunds(tmp_path) == []

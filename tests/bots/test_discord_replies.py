@@ -1,0 +1,64 @@
+"""A reply to the bot's own yes/no question on Discord, through discord.py against the stand-in
+gateway and REST API: a typed yes with thanks runs the refund once, a typed "yes, but not now" runs
+nothing and keeps the question open with its buttons, and the Confirm button then runs it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.bots.discord_harness import ALICE, running_bot
+from tests.standins.discord_standin import StandInDiscord
+
+
+@pytest.fixture
+async def standin() -> AsyncIterator[StandInDiscord]:
+    server = await StandInDiscord().start()
+    yield server
+    await server.aclose()
+
+
+async def posted(standin: StandInDiscord, channel: str, count: int) -> list[str]:
+    await standin.wait_until(lambda: len(standin.posted(channel)) >= count)
+    await asyncio.sleep(0.05)  # anything more that would (wrongly) follow
+    return [m["content"] for m in standin.posted(channel)]
+
+
+async def asked(standin: StandInDiscord) -> str:
+    """/ask for the refund; returns the thread its confirmation question was asked in."""
+    await standin.slash("ask", {"question": "please refund order O-23456"}, ALICE)
+    threads = await standin.wait_until(lambda: standin.calls_to("POST", "/threads"))
+    thread = threads[0].path.split("/")[4]
+    (question,) = await posted(standin, thread, 1)
+    assert "฿3,290" in question and "confirm or cancel" in question
+    return thread
+
+
+async def test_a_typed_yes_with_thanks_runs_the_refund_once(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "yep that's the one, thanks so much!")
+        replies = await posted(standin, thread, 2)
+        refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
+    assert "refunded ฿3,290" in replies[-1]
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]
+
+
+async def test_a_typed_yes_but_not_now_runs_nothing_until_the_button(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "sure, but not this week")
+        replies = await posted(standin, thread, 2)
+        held = standin.posted(thread)[-1]
+        refunds_meanwhile = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+        custom_ids = [b["custom_id"] for b in held["components"][0]["components"]]
+        await standin.click(held, custom_ids[0], ALICE)
+        done = await posted(standin, thread, 3)
+        refunds = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+    assert refunds_meanwhile == []
+    assert "nothing happens until you say so" in replies[-1] and "O-23456" in replies[-1]
+    assert custom_ids == [f"agentbot:confirm:{ALICE['id']}", f"agentbot:cancel:{ALICE['id']}"]
+    assert "refunded ฿3,290" in done[-1]
+    assert [tuple(r) for r in refunds] == [("O-23456",)]
