@@ -363,7 +363,8 @@ class AgentRouter:
         describes = spec is not None and spec.free_text and not spec.reply_pattern
         pending = ctx.me.pending_confirmation
         # While a yes/no question is open, the message is first read as a whole as its answer.
-        answer = self.understanding.rules.answer(text) if pending is not None and pending.kind == "tool" else None
+        asked = pending is not None and pending.kind == "tool"
+        answer = self.understanding.rules.answer(text, pending.intent_id) if asked and pending else None
         return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value, describes, answer)
 
     async def _act(self, move: moves.Move, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:

@@ -99,8 +99,9 @@ class ReplyReader:
             joining words and the quantity words).
     """
 
-    def __init__(self, reader: BankReader, changes: list[str] | None = None):
+    def __init__(self, reader: BankReader, changes: list[str] | None = None, chat: frozenset[str] = frozenset()):
         self.reader = reader
+        self.chat = chat  # the intents of small talk (thanks, a greeting): a remark, never a request
         # Words that say the action should be different ("change that", "instead"; intents.yaml
         # vocabulary `change`): a part with them that is no yes, no and no wait is a change.
         said = "|".join(r"\s+".join(map(re.escape, c.split())) for c in changes or [] if c.strip())
@@ -138,7 +139,7 @@ class ReplyReader:
             return part[m.end() :].strip()
         return part
 
-    def part(self, text: str, last_of_question: bool) -> Part:
+    def part(self, text: str, last_of_question: bool, asked: str | None = None) -> Part:
         """What one part does. The clause a question ends with asks (or changes the action); an
         earlier clause of the question sentence ("Sure, how long will it take?") is read like any
         other part."""
@@ -152,23 +153,28 @@ class ReplyReader:
             move = self.reader.decide(LabelScores.of(reading.scores), reading.entities).move
         if move is None and not last_of_question and self._other_values(reading.scores):
             move = "change"
+        e = reading.entities
+        values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
         if last_of_question:
             # A question asks, unless it asks for the action with other values ("can you make it
             # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
-            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks")
+            if move == "change" or values:
+                return Part(text, "change")  # "can we make it three people at 5:15 pm?"
+            return Part(text, "condition" if qualifies else "asks")
         if move == "assent":
-            return Part(text, "assent")
+            # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes.
+            return Part(text, "doubt" if self._holds(reading.scores) else "assent")
         if move in _REFUSING:
             return Part(text, "refusal")
         if move == "wait":
             return Part(text, "wait")
         if move == "change":
             return Part(text, "change")
-        if self._quantity.search(text):
+        if values:
             return Part(text, "values")
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
-        leans = self._leans_no(reading.scores)
+        leans = self._leans_no(reading.scores) or self._holds(reading.scores)
         if qualifies and leans == "wait":
             return Part(text, "wait")  # "sure, but not this week": the yes is put off
         if qualifies or leans is not None:
@@ -187,6 +193,15 @@ class ReplyReader:
         level = self.reader.banks.moves_at.get(_CHANGE, 1.0)
         return best == _MOVE + _CHANGE and moves[best] >= level
 
+    def _holds(self, scores: Mapping[str, float]) -> str | None:
+        """A refusal, cancel or wait this part reaches at that move's own calibrated level (and at
+        least the in-scope threshold), though another move is nearer ("It can be done later." reads nearest a goodbye): a deferral
+        anywhere in a reply keeps it from being a yes."""
+        banks = self.reader.banks
+        floor = banks.threshold  # a move level under the in-scope threshold is not evidence on its own
+        held = [m for m in sorted(_HOLDING) if scores.get(_MOVE + m, 0.0) >= max(floor, banks.moves_at.get(m, 1.0))]
+        return held[0] if held else None
+
     def _leans_no(self, scores: Mapping[str, float]) -> str | None:
         """The refusal, cancel or wait a part is nearest of the moves to, at least as near as the
         banks' in-scope threshold: a part that may well say no ("give me a day to decide")."""
@@ -197,11 +212,12 @@ class ReplyReader:
         name = best.removeprefix(_MOVE)
         return name if name in _HOLDING and moves[best] >= self.reader.banks.threshold else None
 
-    def read(self, text: str) -> YesNoAnswer:
+    def read(self, text: str, asked: str | None = None) -> YesNoAnswer:
+        """The reply read part by part; `asked`: the intent of the action the question is about."""
         parts: list[Part] = []
         for sentence in _SENTENCE_END.split(text.strip()):
             clauses = self.parts(sentence)
             asks = sentence.rstrip().endswith("?")
             for n, clause in enumerate(clauses):
-                parts.append(self.part(clause, asks and n == len(clauses) - 1))
+                parts.append(self.part(clause, asks and n == len(clauses) - 1, asked))
         return YesNoAnswer(answer_of(parts), tuple(parts))

@@ -80,11 +80,13 @@ class RulesClassifier:
         }
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
-        self.replies = ReplyReader(reader, vocab.change)
+        chat = frozenset(spec.id for spec in config.intents.intents if spec.kind == "chat")
+        self.replies = ReplyReader(reader, vocab.change, chat)
 
-    def answer(self, text: str) -> YesNoAnswer:
-        """The message read as a whole as the answer to an open yes/no question (agent/understanding/replies.py)."""
-        return self.replies.read(text)
+    def answer(self, text: str, asked: str | None = None) -> YesNoAnswer:
+        """The message read as a whole as the answer to an open yes/no question about the intent
+        `asked` (agent/understanding/replies.py)."""
+        return self.replies.read(text, asked)
 
     def owner(self, params: dict, intents: list[Intent], lookups: bool = True) -> str | None:
         """The one intent that requires an id found in the message ("O-12345", "2.4.1"); money-moving
