@@ -63,9 +63,10 @@ class Politeness:
         return text[m.end() :] if m else text
 
     def core(self, masked: str) -> str:
-        """The request without greeting and sign-off (all of it when that is all there is)."""
+        """The request without greeting and sign-off (all of it when that is all there is, or when
+        only one word would be left: "good bye" is no "good" with a sign-off, "no thanks" no "no")."""
         stripped = self._no_closer(self._no_opener(masked.strip())).strip()
-        return stripped or masked
+        return stripped if len(stripped.split()) > 1 else masked.strip() or masked
 
     def sign_off(self, text: str) -> bool:
         """The text is nothing but a sign-off ("please.", "thanks!")."""
