@@ -314,9 +314,10 @@ class AgentRouter:
         return move, ctx
 
     def _read(self, ctx: TurnContext) -> TurnContext:
-        """The context with the typed message's one reading (a click has none); every later step
-        and every understanding mode takes it, none reads the text again."""
-        if ctx.reading is not None or ctx.interaction.action is not None:
+        """The context with the message's one reading; every later step and every understanding
+        mode takes it, none reads the text again. A click that answers a question (confirm,
+        cancel, a choice) has none; "talk to a human" stands for its words and is read as typed."""
+        if ctx.reading is not None or ctx.interaction.action not in (None, "human"):
             return ctx
         return replace(ctx, reading=self.understanding.rules.read(ctx.interaction.text))
 
