@@ -50,6 +50,7 @@ from bots.slack.events import (
     from_thread_started,
     mentions_bot,
     object_of,
+    parse_session_key,
     text_of,
 )
 from bots.slack.threads import bot_in_thread, thread_history
@@ -129,6 +130,7 @@ class SlackChannel:
         self.records = SlackRecords(storage.database)
         self.thread_contexts = assistant.SqlThreadContextStore(self.records)
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
+        app.threads.add("slack:", self)  # a decision on the operator page is told in the thread
         self.bolt = AsyncApp(
             client=client,
             signing_secret=options.signing_secret or None,
@@ -330,6 +332,16 @@ class SlackChannel:
             return False
         ws = await self.workspaces.get(ev.team, ev.enterprise)
         return ev.user in self.options.admins or (ws is not None and ev.user in ws.admins)
+
+    async def open_thread(self, session_key: str, key: str) -> Reply | None:
+        """A conversation's thread, for a message outside a turn, each shown once through the outbox."""
+        parsed = parse_session_key(session_key)
+        ws = await self.workspaces.get(parsed[0]) if parsed else None
+        if parsed is None or ws is None:
+            return None
+        _team, channel, root = parsed
+        thread = ThreadReply(ws.client, channel, root or None, session_key)
+        return OutboxReply(self.outbox, thread, key, session_key, self.metrics, "slack")
 
     # Work: one stored event, run by the dispatcher in its session's order.
 
