@@ -103,6 +103,9 @@ def realert(state: SessionState, history: list[Message], now: datetime) -> Alert
     h.alerted_at = now
     minutes = int((now - h.requested_at).total_seconds() // 60)
     summary = f"Still unclaimed after {minutes} min: customer {state.customer_id or 'guest'} is waiting ({h.reason})"
+    if h.escalation is not None and h.escalation.decision is None:
+        # Still waiting for a decision: the reminder carries Approve and Deny again.
+        return escalate(state, _alert(state, history, "policy_escalation", summary), h.escalation)
     return _alert(state, history, "handoff", summary)
 
 

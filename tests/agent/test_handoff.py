@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
 from agent.app import App
 from agent.domain.types import Alert, Message, OutboundMessage
@@ -174,3 +175,14 @@ async def test_two_workers_approving_at_once_run_it_once(any_db_url: str) -> Non
         assert len(await refunds_of(one, "O-67890")) == 1
         _, history = await one.store.load("s-two", 20)
         assert sum(m.kind == "admin" for m in history) == 1
+
+
+async def test_an_undecided_escalation_is_realerted_with_its_approve_and_deny(db_url: str) -> None:
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        held = await escalated_refund(app, "s-wait")
+        later = datetime.now(UTC) + timedelta(hours=1)
+        (again,) = await app.router.realert_unclaimed(later)
+        assert again.kind == "policy_escalation" and again.details["escalation_id"] == held
+        assert again.details["actions"] == ["claim", "approve", "deny"] and "Still unclaimed" in again.summary
+        await app.router.decide("s-wait", "deny", "Dana")
+        assert await app.router.realert_unclaimed(later + timedelta(hours=1)) == []  # decided: nothing waits
