@@ -231,6 +231,15 @@ async def escalated(app: App, session: str) -> None:
     assert response.alerts == ["policy_escalation"]
 
 
+async def decision_form(http: aiohttp.ClientSession, url: str, session: str, by: str) -> tuple[str, dict[str, str]]:
+    """The handoffs page, and its decision form for the conversation's held action, signed by `by`."""
+    async with http.get(url + "/admin/handoffs?ws=T0SHOP") as r:
+        page = await r.text()
+    held = re.search(r'name="escalation_id" value="([^"]+)"', page)
+    assert held is not None, "the page offers a decision on the held action"
+    return page, {"csrf": csrf_of(page), "session_id": session, "escalation_id": held.group(1), "by": by}
+
+
 async def test_an_operator_approves_an_escalation_on_the_page_once_and_the_thread_is_told(db_url: str) -> None:
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     thread = Thread()
@@ -238,12 +247,8 @@ async def test_an_operator_approves_an_escalation_on_the_page_once_and_the_threa
         app.threads.add("slack:", thread)
         session = "slack:T0SHOP:C1:7.1"
         await escalated(app, session)
-        async with http.get(url + "/admin/handoffs?ws=T0SHOP") as r:
-            page = await r.text()
+        page, form = await decision_form(http, url, session, "Dana")
         assert "waiting for a decision" in page and "issue_refund(amount=32990" in page and "order_id=O-67890" in page
-        held = re.search(r'name="escalation_id" value="([^"]+)"', page)
-        assert held is not None
-        form = {"csrf": csrf_of(page), "session_id": session, "escalation_id": held.group(1), "by": "Dana"}
         async with http.post(url + "/admin/handoffs/decide?ws=T0SHOP", data=form | {"verdict": "maybe"}) as r:
             assert r.status == 400
         posted = [
@@ -263,7 +268,7 @@ async def test_an_operator_approves_an_escalation_on_the_page_once_and_the_threa
         assert "approved your request" in told and "refunded" in told
         async with http.get(url + f"/admin/conversations/{session}?ws=T0SHOP") as r:
             transcript = await r.text()
-        assert f"Dana (operator page): approve issue_refund ({held.group(1)})" in transcript  # the audit: who
+        assert f"Dana (operator page): approve issue_refund ({form['escalation_id']})" in transcript  # the audit: who
         assert "approved your request" in transcript
 
 
@@ -274,11 +279,7 @@ async def test_an_operator_denies_on_the_page_nothing_runs_and_the_thread_hears_
         app.threads.add("slack:", thread)
         session = "slack:T0SHOP:C1:7.2"
         await escalated(app, session)
-        async with http.get(url + "/admin/handoffs?ws=T0SHOP") as r:
-            page = await r.text()
-        held = re.search(r'name="escalation_id" value="([^"]+)"', page)
-        assert held is not None
-        form = {"csrf": csrf_of(page), "session_id": session, "escalation_id": held.group(1), "by": "Robin"}
+        _, form = await decision_form(http, url, session, "Robin")
         async with http.post(url + "/admin/handoffs/decide?ws=T0SHOP", data=form | {"verdict": "deny"}) as r:
             assert r.status == 200
         assert list(thread.told.values()) == [
@@ -286,7 +287,7 @@ async def test_an_operator_denies_on_the_page_nothing_runs_and_the_thread_hears_
         ]
         assert await app.store.fetch("SELECT id FROM refunds") == []  # type: ignore[attr-defined]
         async with http.get(url + f"/admin/conversations/{session}?ws=T0SHOP") as r:
-            assert f"Robin (operator page): deny issue_refund ({held.group(1)})" in await r.text()
+            assert f"Robin (operator page): deny issue_refund ({form['escalation_id']})" in await r.text()
 
 
 async def test_a_hand_back_from_the_page_is_told_in_the_thread(db_url: str) -> None:
