@@ -9,16 +9,45 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agent.config.schema import Settings
 from agent.domain.catalog import StoreSettings
 from agent.domain.types import Intent
-from agent.interfaces import AlertNotifier, DataSource, MetricsExport, SessionStore, Storage, Tracer
+from agent.interfaces import AlertNotifier, DataSource, MetricsExport, Reply, SessionStore, Storage, Tracer
 from agent.policy.engine import PolicyEngine
 from agent.review.reload import BankReload
 from agent.tools.gateway import ToolExecutor
 from agent.turn.router import AgentRouter
 from agent.turn.understanding import Understanding
+
+
+class ThreadOpener(Protocol):
+    """A channel that can post into one of its conversations' threads outside a turn."""
+
+    async def open_thread(self, session_key: str, key: str) -> Reply | None:
+        """The thread's `reply` (each message shown once, by its id, under the event `key`), or None
+        when the conversation is not one this channel can reach now."""
+        ...
+
+
+class Threads:
+    """The customers' threads a decision made outside a turn (on the operator page) is told in:
+    each serving channel registers for its own conversations' session keys."""
+
+    def __init__(self) -> None:
+        self._openers: list[tuple[str, ThreadOpener]] = []
+
+    def add(self, prefix: str, opener: ThreadOpener) -> None:
+        """`opener` posts into conversations whose session key starts with `prefix` ("slack:")."""
+        self._openers.append((prefix, opener))
+
+    async def reply_for(self, session_key: str, key: str) -> Reply | None:
+        """The conversation's thread, or None when no channel of this process reaches it."""
+        for prefix, opener in self._openers:
+            if session_key.startswith(prefix):
+                return await opener.open_thread(session_key, key)
+        return None
 
 
 @dataclass
@@ -39,6 +68,8 @@ class App:
         closers: resources released with the app (e.g. an LLM provider's HTTP client).
         metrics: the operators' metrics, served on `/metrics` by the serving processes.
         reload: reads the project's banks again and swaps the understanding in between turns.
+        threads: the channels of this process that post into a conversation's thread outside a
+            turn (a decision on the operator page); each channel registers itself.
         warmups: the app's first-time work (the model's pages, the demo data), done once by
             `warm_up` before the app serves, so that no first turn waits for it.
     """
@@ -56,6 +87,7 @@ class App:
     metrics: MetricsExport | None = None
     reload: BankReload | None = None
     warmups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    threads: Threads = field(default_factory=Threads)
     _warm: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _warmed: bool = field(default=False, init=False, repr=False)
 

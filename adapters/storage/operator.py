@@ -30,6 +30,11 @@ class Conversation(BaseModel):
     handoff: str | None = None  # requested | claimed | released
     handoff_by: str = ""
     handoff_reason: str = ""
+    # The action an escalation holds for a person (agent/turn/desk.py), and the decision on it.
+    held_id: str = ""
+    held_action: str = ""  # the tool and its exact parameters
+    decision: str = ""  # approved | denied, once decided
+    decided_by: str = ""
 
 
 class Line(BaseModel):
@@ -80,7 +85,20 @@ def _conversation(row: Any) -> Conversation:
         handoff=handoff.get("status"),
         handoff_by=handoff.get("by") or "",
         handoff_reason=handoff.get("reason") or "",
+        **_held(handoff.get("escalation") or {}),
     )
+
+
+def _held(escalation: dict[str, Any]) -> dict[str, str]:
+    if not escalation:
+        return {}
+    params = ", ".join(f"{k}={v}" for k, v in sorted((escalation.get("params") or {}).items()))
+    return {
+        "held_id": escalation.get("id") or "",
+        "held_action": f"{escalation.get('tool')}({params})",
+        "decision": escalation.get("decision") or "",
+        "decided_by": escalation.get("by") or "",
+    }
 
 
 def figures_of(events: Sequence[TelemetryEvent]) -> tuple[bool, bool, bool, bool]:

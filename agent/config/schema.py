@@ -229,6 +229,10 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "confirm_unsure_both": ["part"],
     "confirm_unsure_change": ["change"],
     "handoff_claimed": ["actor"],
+    "escalation_approved": ["result"],
+    "escalation_failed": ["error"],
+    "escalation_denied": ["reason"],
+    "escalation_decided": ["decision", "actor"],
     "no_such_order": ["what"],
 }
 
@@ -300,6 +304,14 @@ class Messages(Strict):
     handoff_someone: str = "Someone"
     handoff_released: str = "I'm back in this conversation. What else can I help you with?"
     no_handoff: str = "There is no open handoff in this conversation."
+    # A person's decision on an action the policy held for them (agent/turn/desk.py); the first
+    # three go to the customer's thread, the last two to the operator.
+    escalation_approved: str = "Our team approved your request, and it's done: {result}."
+    escalation_failed: str = "Our team approved your request, but it could not be done: {error}."
+    escalation_denied: str = "Our team could not approve your request: {reason}."
+    escalation_denied_default: str = "it is outside what we can do in this case"
+    escalation_decided: str = "That action was already {decision} by {actor}."
+    no_escalation: str = "There is no action waiting for a decision in this conversation."
 
 
 class AssistantPrompt(Strict):

@@ -12,13 +12,15 @@ from datetime import datetime
 from typing import Literal
 
 from agent.config.schema import Messages
-from agent.conversation.session import Handoff, SessionState
+from agent.conversation.session import Escalation, Handoff, SessionState
 from agent.domain.types import Alert, Intent, Message, SideEffect, utcnow
 
 Action = Literal["claim", "release"]
+Verdict = Literal["approve", "deny"]
 
-# Admin-side actions a channel renders as buttons on the alert: Claim, then Resume bot.
-CLAIM, RESUME = "claim", "release"
+# Admin-side actions a channel renders as buttons on the alert: Claim, then Resume bot; on an
+# escalated action, Approve and Deny.
+CLAIM, RESUME, APPROVE, DENY = "claim", "release", "approve", "deny"
 
 
 def request(
@@ -55,6 +57,25 @@ def _alert(state: SessionState, history: list[Message], kind: str, summary: str)
     )
 
 
+def escalate(state: SessionState, alert: Alert, held: Escalation) -> Alert:
+    """The handoff just requested is for an action held for a person: it is kept with the handoff,
+    and the alert offers Approve and Deny for it."""
+    assert state.handoff is not None
+    state.handoff.escalation = held
+    details = {**alert.details, "actions": [CLAIM, APPROVE, DENY], "escalation_id": held.id, "tool": held.tool}
+    return alert.model_copy(update={"details": details})
+
+
+def decide(state: SessionState, verdict: Verdict, actor: str, note: str) -> Escalation:
+    """Record a person's decision on the held action and give the conversation back to the bot."""
+    h = state.handoff
+    assert h is not None and h.escalation is not None
+    h.escalation.decision = "approved" if verdict == APPROVE else "denied"
+    h.escalation.by, h.escalation.note, h.escalation.decided_at = actor, note, utcnow()
+    h.status, h.by, h.updated_at, h.acknowledged = "released", actor, utcnow(), False
+    return h.escalation
+
+
 def queue_row(state: SessionState) -> SideEffect:
     """The handoff's current state as a row of the handoff queue."""
     h = state.handoff or Handoff(status="released")
@@ -82,6 +103,9 @@ def realert(state: SessionState, history: list[Message], now: datetime) -> Alert
     h.alerted_at = now
     minutes = int((now - h.requested_at).total_seconds() // 60)
     summary = f"Still unclaimed after {minutes} min: customer {state.customer_id or 'guest'} is waiting ({h.reason})"
+    if h.escalation is not None and h.escalation.decision is None:
+        # Still waiting for a decision: the reminder carries Approve and Deny again.
+        return escalate(state, _alert(state, history, "policy_escalation", summary), h.escalation)
     return _alert(state, history, "handoff", summary)
 
 

@@ -79,6 +79,24 @@ class PendingConfirmation(Model):
     taken_by: Literal["assent", "unresolved"] = "assent"
 
 
+class Escalation(Model):
+    """An action the policy held for a person (`require_escalation`): the exact call, as the policy
+    passed it, and what a person decided. Approving runs it once, keyed by `id`."""
+
+    id: str
+    tool: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    intent_id: str | None = None
+    agent: str = ""
+    rule: str = ""  # the escalation rule that held it; approving bypasses this rule only
+    speaker: str = ""  # who asked on the platform, and the customer they are
+    customer_id: str | None = None
+    decision: Literal["approved", "denied"] | None = None
+    by: str = ""  # who decided
+    note: str = ""  # the operator's reason for a denial, or the approved action's result
+    decided_at: datetime | None = None
+
+
 class Handoff(Model):
     status: Literal["requested", "claimed", "released"]
     reason: str = ""
@@ -89,6 +107,7 @@ class Handoff(Model):
     alerted_at: datetime = Field(default_factory=utcnow)  # last admin alert; unclaimed ones are re-sent
     alerts_sent: int = 1
     acknowledged: bool = False  # the user was told someone is coming; the bot stays silent after that
+    escalation: Escalation | None = None  # the action waiting for a person's approval, if that is why
 
     @property
     def active(self) -> bool:

@@ -10,7 +10,7 @@ from agent.config.schema import Messages
 from agent.context.turn import TurnContext
 from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
-from agent.conversation.session import Goal, GoalStatus, PendingConfirmation
+from agent.conversation.session import Escalation, Goal, GoalStatus, PendingConfirmation
 from agent.domain.contexts import AgentRequest, PolicyContext, ToolContext
 from agent.domain.types import (
     Alert,
@@ -210,7 +210,9 @@ class Acting:
         code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
-            out.alerts.append(handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary))
+            alert = handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary)
+            # The exact call, as the policy passed it, waits for a person to approve or deny it.
+            out.alerts.append(handoff.escalate(state, alert, _escalation(ctx, goal, call, decision.rule)))
             out.effects.append(handoff.queue_row(state))
         elif decision.alert:
             out.alerts.append(
@@ -242,6 +244,21 @@ class Acting:
                 kind="offer", intent_id=person, prompt=self.messages.human_offer
             )
         await ctx.out.send(OutboundMessage(kind="question", text=self.messages.human_offer, buttons=["human"]))
+
+
+def _escalation(ctx: TurnContext, goal: Goal, call: ToolCall, rule: str) -> Escalation:
+    """The held call; its id names this escalation (this message's request for this action)."""
+    digest = action_hash(ctx.interaction.id, call.tool_name, call.params)
+    return Escalation(
+        id=f"E-{digest[:12]}",
+        tool=call.tool_name,
+        params=call.params,
+        intent_id=goal.intent_id,
+        agent=goal.agent,
+        rule=rule,
+        speaker=ctx.interaction.speaker,
+        customer_id=ctx.state.customer_id,
+    )
 
 
 def _call_of(step: PlanStep) -> ToolCall | None:

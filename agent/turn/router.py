@@ -104,7 +104,17 @@ class AgentRouter:
             parts.policy, parts.executor, s.max_agent_passes, parts.messages, self.confirmations, parts.currency
         )
         self.desk = HandoffDesk(
-            parts.store, self.locks, s, parts.messages, parts.alerts, parts.handoffs, parts.telemetry, self.redactor
+            parts.store,
+            self.locks,
+            s,
+            parts.messages,
+            parts.alerts,
+            parts.handoffs,
+            parts.telemetry,
+            self.redactor,
+            parts.policy,
+            parts.executor,
+            parts.data,
         )
         self.names = notices.GoalNames(parts.registry.specs, parts.messages)
         self.ctl = Control(parts.registry.vocabulary, parts.messages, self.names)
@@ -404,6 +414,10 @@ class AgentRouter:
     async def control(self, session_key: str, action: handoff.Action, actor: str, reply: Reply | None = None) -> str:
         """An admin claims or releases a handed-off session; returns what the thread is told."""
         return await self.desk.control(session_key, action, actor, reply)
+
+    async def decide(self, session_key: str, verdict: handoff.Verdict, actor: str, **how: Any) -> str:
+        """A person approves or denies the action held for them (`HandoffDesk.decide`)."""
+        return await self.desk.decide(session_key, verdict, actor, **how)
 
     async def realert_unclaimed(self, now: datetime | None = None) -> list[Alert]:
         """Alert admins again about handoffs nobody claimed in time; channels call it periodically."""

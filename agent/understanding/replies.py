@@ -196,8 +196,8 @@ class ReplyReader:
 
     def _holds(self, scores: Mapping[str, float]) -> str | None:
         """A refusal, cancel or wait this part reaches at that move's own calibrated level (and at
-        least the in-scope threshold), though another move is nearer ("It can be done later." reads nearest a goodbye): a deferral
-        anywhere in a reply keeps it from being a yes."""
+        least the in-scope threshold), though another move is nearer ("No I'm fine" reads nearest a
+        yes): a refusal or deferral anywhere in a reply keeps it from being a yes."""
         banks = self.reader.banks
         floor = banks.threshold  # a move level under the in-scope threshold is not evidence on its own
         held = [m for m in sorted(_HOLDING) if scores.get(_MOVE + m, 0.0) >= max(floor, banks.moves_at.get(m, 1.0))]

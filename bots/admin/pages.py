@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import multiprocessing
+import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -99,6 +100,7 @@ class OperatorPages:
         r.add_get("/admin/conversations/{session_id}", self.guarded(self.transcript))
         r.add_get("/admin/handoffs", self.guarded(self.handoffs))
         r.add_post("/admin/handoffs/release", self.guarded(self.release))
+        r.add_post("/admin/handoffs/decide", self.guarded(self.decide))
         r.add_get("/admin/review", self.guarded(self.inbox))
         r.add_post("/admin/review/apply", self.guarded(self.apply))
         r.add_post("/admin/review/{item_id}/label", self.guarded(self.label))
@@ -250,7 +252,34 @@ class OperatorPages:
         conversation, _ = await self.views.conversation(session_id)
         if conversation is None or conversation.workspace != workspace:
             raise web.HTTPNotFound(text="no such conversation in this workspace")
-        said = await self.app.router.control(session_id, "release", "the operator page")
+        who_by = _operator(form.get("by"))
+        thread = await self.app.threads.reply_for(session_id, f"page:release:{uuid.uuid4().hex[:12]}")
+        said = await self.app.router.control(session_id, "release", who_by, thread)
+        raise web.HTTPSeeOther("/admin/handoffs?" + urlencode({"ws": _ws_param(workspace), "done": said}))
+
+    async def decide(self, request: web.Request, who: Principal) -> web.StreamResponse:
+        """Approve or deny the action an escalation holds; the customer's thread is told (when a
+        channel of this process reaches it) and the decision is kept with who made it."""
+        form = await request.post()
+        session_id, held = str(form.get("session_id") or ""), str(form.get("escalation_id") or "")
+        verdict = str(form.get("verdict") or "")
+        workspace = self.workspace(request, await self.workspaces())
+        conversation, _ = await self.views.conversation(session_id)
+        if conversation is None or conversation.workspace != workspace:
+            raise web.HTTPNotFound(text="no such conversation in this workspace")
+        if verdict not in ("approve", "deny") or not held:
+            raise web.HTTPBadRequest(text="say approve or deny, for the escalation shown")
+        reason = str(form.get("reason") or "").strip()[:500]
+        # The event key names the decision, so a second post of the same form shows nothing twice.
+        thread = await self.app.threads.reply_for(session_id, f"decision:{held}")
+        said = await self.app.router.decide(
+            session_id,
+            "approve" if verdict == "approve" else "deny",
+            _operator(form.get("by")),
+            escalation_id=held,
+            reason=reason,
+            reply=thread,
+        )
         raise web.HTTPSeeOther("/admin/handoffs?" + urlencode({"ws": _ws_param(workspace), "done": said}))
 
     async def inbox(self, request: web.Request, who: Principal) -> web.StreamResponse:
@@ -321,6 +350,13 @@ async def _secured(request: web.Request, response: web.StreamResponse) -> None:
 def _see_other(location: str) -> web.Response:
     """A redirect that carries cookies (a raised HTTPSeeOther cannot be given them)."""
     return web.Response(status=303, headers={"Location": location})
+
+
+def _operator(name: object) -> str:
+    """Who decided on the page: the name the operator gave (the page has one shared token), marked
+    as the page's."""
+    given = " ".join(str(name or "").split())[:80]
+    return f"{given} (operator page)" if given else "the operator page"
 
 
 def _ws_param(workspace: str) -> str:

@@ -63,8 +63,10 @@ class DiscordAdminAlerts:
             return
         channel = self._client.get_partial_messageable(channel_id)
         text = split(alert_text(alert))[0]
-        if alert.kind == CoreAlert.HANDOFF:
-            await channel.send(text, allowed_mentions=NO_MENTIONS, view=resume_view(alert.session_id))
+        held = str(alert.details.get("escalation_id") or "")
+        if alert.kind == CoreAlert.HANDOFF or (alert.kind == CoreAlert.POLICY_ESCALATION and held):
+            view = resume_view(alert.session_id, held)
+            await channel.send(text, allowed_mentions=NO_MENTIONS, view=view)
         else:
             await channel.send(text, allowed_mentions=NO_MENTIONS)
 

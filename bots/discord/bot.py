@@ -27,7 +27,7 @@ from agent.errors import AgentbotError, ConfigError, StorageError
 from agent.text import visible
 from bots.discord.alerts import DiscordAdminAlerts
 from bots.discord.commands import AgentbotTree, SlashCommands
-from bots.discord.delivery import ChannelTarget, ChoiceButton, FollowupTarget, ReplyButton, ResumeButton
+from bots.discord.delivery import ChannelTarget, ChoiceButton, DecideButton, FollowupTarget, ReplyButton, ResumeButton
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, session_key, thread_name
 from bots.discord.gateway import EventGuard, InteractionChannels, SkippedEvents
 from bots.dispatch import DeliveryFailed, Dispatcher
@@ -116,7 +116,9 @@ class DiscordBot(SlashCommands, discord.Client):
     # startup and shutdown
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(ReplyButton, ChoiceButton, ResumeButton)  # buttons sent before a restart still work
+        self.add_dynamic_items(
+            ReplyButton, ChoiceButton, ResumeButton, DecideButton
+        )  # buttons sent before a restart still work
         await self.reconcile_commands()
         await self.dispatcher.recover()
         self.dispatcher.start_housekeeping(60.0, realert_unclaimed=self.router.realert_unclaimed)

@@ -17,9 +17,10 @@ from discord import app_commands
 
 from adapters.storage.discord_records import DiscordRecords
 from agent.app import App
+from agent.conversation.handoff import Verdict
 from agent.errors import AgentbotError
 from agent.turn.router import AgentRouter
-from bots.discord.delivery import BUTTONS, ChannelTarget, ChoiceButton, ReplyButton, ResumeButton
+from bots.discord.delivery import BUTTONS, ChannelTarget, ChoiceButton, DecideButton, ReplyButton, ResumeButton
 from bots.discord.events import DiscordEvent, DiscordSettings, RecentIds, channel_of, guild_of, session_key
 from bots.discord.gateway import InteractionChannels
 
@@ -32,7 +33,7 @@ NOT_THIS_SERVER = "That conversation belongs to another server; its own admins c
 NO_CHANNEL = "I can't tell which channel this came from, so I can't answer it here. Please try again in a channel."
 ALREADY_ACKNOWLEDGED = 40060  # Discord: "Interaction has already been acknowledged"
 # The buttons this version sends; any other custom_id is a leftover of another version.
-KNOWN_ITEMS = (ReplyButton, ChoiceButton, ResumeButton)
+KNOWN_ITEMS = (ReplyButton, ChoiceButton, ResumeButton, DecideButton)
 
 if TYPE_CHECKING:
     _Client = discord.Client
@@ -197,9 +198,28 @@ class SlashCommands(_Client):
         await interaction.followup.send(text, ephemeral=True)
 
     async def on_resume(self, interaction: discord.Interaction, key: str) -> None:
+        if (thread := await self._admin_over(interaction, key)) is None:
+            return
+        notice = await self.router.control(key, "release", interaction.user.display_name, reply=thread.send)
+        await interaction.followup.send(notice, ephemeral=True)
+
+    async def on_decide_button(
+        self, interaction: discord.Interaction, verdict: str, escalation: str, session_key: str
+    ) -> None:
+        """Approve or Deny on an escalated action's alert: decided once, recorded as the clicking admin."""
+        if (thread := await self._admin_over(interaction, session_key)) is None:
+            return
+        who = f"{interaction.user.display_name} (<@{interaction.user.id}>)"
+        chosen: Verdict = "approve" if verdict == "approve" else "deny"
+        notice = await self.router.decide(session_key, chosen, who, escalation_id=escalation, reply=thread.send)
+        await interaction.followup.send(notice, ephemeral=True)
+
+    async def _admin_over(self, interaction: discord.Interaction, key: str) -> ChannelTarget | None:
+        """The conversation's thread when the clicking member is an admin over it (the click is
+        deferred then); None after telling them they are not."""
         if not self.is_admin(interaction.user):
             await interaction.response.send_message(NOT_ADMIN, ephemeral=True)
-            return
+            return None
         # A server's admin role acts in its own server; only an admin named by user id acts anywhere.
         home = guild_of(key)
         if (
@@ -208,11 +228,9 @@ class SlashCommands(_Client):
             and interaction.user.id not in self.settings.admin_user_ids
         ):
             await interaction.response.send_message(NOT_THIS_SERVER, ephemeral=True)
-            return
+            return None
         await interaction.response.defer(ephemeral=True, thinking=True)
-        thread = ChannelTarget(self.get_partial_messageable(channel_of(key), guild_id=home), interaction.user.id)
-        notice = await self.router.control(key, "release", interaction.user.display_name, reply=thread.send)
-        await interaction.followup.send(notice, ephemeral=True)
+        return ChannelTarget(self.get_partial_messageable(channel_of(key), guild_id=home), interaction.user.id)
 
     async def on_admin_channel(self, interaction: discord.Interaction) -> None:
         """A server admin (Manage Server) sends this server's admin alerts to the channel they run it in."""

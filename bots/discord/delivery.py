@@ -50,6 +50,10 @@ class ButtonHandler(Protocol):
 
     async def on_resume_button(self, interaction: discord.Interaction, session_key: str) -> None: ...
 
+    async def on_decide_button(
+        self, interaction: discord.Interaction, verdict: str, escalation: str, session_key: str
+    ) -> None: ...
+
     async def on_choice_button(
         self, interaction: discord.Interaction, question: str, value: str, label: str
     ) -> None: ...
@@ -144,6 +148,32 @@ class ResumeButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"ag
         await handler.on_resume_button(interaction, self.session_key)
 
 
+class DecideButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"agentbot:(?P<verdict>approve|deny):(?P<escalation>[\w-]+):(?P<session>[\w:.-]+)",
+):
+    """On an escalated action's alert: approve it (it runs once) or deny it (admins only; checked by the bot)."""
+
+    def __init__(self, verdict: str, escalation: str, session_key: str):
+        style = discord.ButtonStyle.success if verdict == "approve" else discord.ButtonStyle.danger
+        super().__init__(
+            discord.ui.Button(
+                label=verdict.capitalize(), style=style, custom_id=f"agentbot:{verdict}:{escalation}:{session_key}"
+            )
+        )
+        self.verdict, self.escalation, self.session_key = verdict, escalation, session_key
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> DecideButton:
+        return cls(match["verdict"], match["escalation"], match["session"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+        handler: ButtonHandler = interaction.client  # type: ignore[assignment]
+        await handler.on_decide_button(interaction, self.verdict, self.escalation, self.session_key)
+
+
 def reply_view(
     buttons: list[str], owner: int, choices: list[Option] | None = None, question: str | None = None
 ) -> discord.ui.View | None:
@@ -162,8 +192,12 @@ def message_view(message: OutboundMessage, owner: int) -> discord.ui.View | None
     return reply_view(list(message.buttons), owner, message.choices, message.action_hash)
 
 
-def resume_view(session_key: str) -> discord.ui.View:
+def resume_view(session_key: str, escalation: str = "") -> discord.ui.View:
+    """Resume bot; on an escalated action's alert, Approve and Deny first."""
     view = discord.ui.View(timeout=None)
+    if escalation:
+        view.add_item(DecideButton("approve", escalation, session_key))
+        view.add_item(DecideButton("deny", escalation, session_key))
     view.add_item(ResumeButton(session_key))
     return view
 

@@ -8,7 +8,7 @@ from typing import Any
 from agent.domain.types import Alert, CoreAlert
 from bots.alerts import heading
 from bots.slack.delivery import escape
-from bots.slack.events import CLAIM_ACTION, RESUME_ACTION, parse_session_key
+from bots.slack.events import APPROVE_ACTION, CLAIM_ACTION, DENY_ACTION, RESUME_ACTION, parse_session_key
 from bots.slack.workspaces import Workspace, Workspaces
 
 log = logging.getLogger("agentbot.slack.alerts")
@@ -58,6 +58,21 @@ class SlackAlertNotifier:
                     "elements": [
                         _button("Claim", CLAIM_ACTION, alert.session_id, None),
                         _button("Resume bot", RESUME_ACTION, alert.session_id, "primary"),
+                    ],
+                }
+            )
+        held = details.get("escalation_id")
+        if alert.kind == CoreAlert.POLICY_ESCALATION and held and parse_session_key(alert.session_id):
+            # The action the policy held: an admin approves it (it runs once) or denies it.
+            value = f"{alert.session_id}|{held}"
+            blocks.append(
+                {
+                    "type": "actions",
+                    "block_id": "agentbot_escalation",
+                    "elements": [
+                        _button("Approve", APPROVE_ACTION, value, "primary"),
+                        _button("Deny", DENY_ACTION, value, "danger"),
+                        _button("Claim", CLAIM_ACTION, alert.session_id, None),
                     ],
                 }
             )

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from adapters.storage.slack_records import SlackRecords
 from agent.app import App
+from agent.conversation.handoff import Action, Verdict
 from agent.domain.records import InboxEvent
 from agent.domain.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from agent.errors import ConfigError, StorageError
@@ -38,8 +39,7 @@ from bots.slack.delivery import ThreadReply, answered_blocks, escape
 from bots.slack.events import (
     BUTTON_ACTION,
     CHOOSE,
-    CLAIM_ACTION,
-    RESUME_ACTION,
+    CONTROL_VERBS,
     Address,
     SlackEvent,
     address,
@@ -50,6 +50,7 @@ from bots.slack.events import (
     from_thread_started,
     mentions_bot,
     object_of,
+    parse_session_key,
     text_of,
 )
 from bots.slack.threads import bot_in_thread, thread_history
@@ -68,6 +69,7 @@ def _not_the_token_notice(record: logging.LogRecord) -> bool:
 
 logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_token_notice)
 
+CONTROL_DONE = {"claim": "Claimed", "approve": "Approved", "deny": "Denied"}
 ANSWERED = {"agentbot_confirm": "Confirmed", "agentbot_cancel": "Cancelled", "agentbot_human": "Asked for a human"}
 
 
@@ -128,6 +130,7 @@ class SlackChannel:
         self.records = SlackRecords(storage.database)
         self.thread_contexts = assistant.SqlThreadContextStore(self.records)
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
+        app.threads.add("slack:", self)  # a decision on the operator page is told in the thread
         self.bolt = AsyncApp(
             client=client,
             signing_secret=options.signing_secret or None,
@@ -152,7 +155,7 @@ class SlackChannel:
         self.bolt.middleware(self._accept_events)
         self.bolt.command(options.command)(SlashCommand(self).on_command)
         self.bolt.action(re.compile(r"^agentbot_(confirm|cancel|human|choose_\d+)$"))(self._on_button)
-        self.bolt.action(re.compile(f"^({RESUME_ACTION}|{CLAIM_ACTION})$"))(self._on_control)
+        self.bolt.action(re.compile(f"^({'|'.join(CONTROL_VERBS)})$"))(self._on_control)
 
     # Lifecycle
 
@@ -330,6 +333,16 @@ class SlackChannel:
         ws = await self.workspaces.get(ev.team, ev.enterprise)
         return ev.user in self.options.admins or (ws is not None and ev.user in ws.admins)
 
+    async def open_thread(self, session_key: str, key: str) -> Reply | None:
+        """A conversation's thread, for a message outside a turn, each shown once through the outbox."""
+        parsed = parse_session_key(session_key)
+        ws = await self.workspaces.get(parsed[0]) if parsed else None
+        if parsed is None or ws is None:
+            return None
+        _team, channel, root = parsed
+        thread = ThreadReply(ws.client, channel, root or None, session_key)
+        return OutboxReply(self.outbox, thread, key, session_key, self.metrics, "slack")
+
     # Work: one stored event, run by the dispatcher in its session's order.
 
     async def run(self, event: InboxEvent) -> None:
@@ -446,13 +459,22 @@ class SlackChannel:
 
     async def _control(self, ev: SlackEvent, ws: Workspace, reply: Reply) -> None:
         actor = ev.user_name or "An admin"
-        notice = await self.router.control(ev.session_key, "claim" if ev.action == "claim" else "release", actor, reply)
+        if ev.action in ("approve", "deny"):
+            # Recorded as who clicked: their handle and their Slack id.
+            who = f"{actor} (<@{ev.user}>)" if ev.user else actor
+            verdict: Verdict = "approve" if ev.action == "approve" else "deny"
+            notice = await self.router.decide(
+                ev.session_key, verdict, who, escalation_id=ev.action_hash or "", reply=reply
+            )
+        else:
+            action: Action = "claim" if ev.action == "claim" else "release"
+            notice = await self.router.control(ev.session_key, action, actor, reply)
         if ev.response_url:
             from slack_sdk.webhook.async_client import AsyncWebhookClient
 
             await AsyncWebhookClient(ev.response_url).send(text=notice, response_type="ephemeral")
         if ev.origin_channel and ev.ts:
-            done = "Claimed" if ev.action == "claim" else "Bot resumed"
+            done = CONTROL_DONE.get(ev.action, "Bot resumed")
             await ws.client.chat_update(
                 channel=ev.origin_channel,
                 ts=ev.ts,

@@ -29,6 +29,9 @@ CHOOSE_ACTION = re.compile(r"agentbot_choose_\d+")
 CHOOSE = "agentbot_choose"  # the event's action for any of them
 RESUME_ACTION = "agentbot_resume"
 CLAIM_ACTION = "agentbot_claim"
+# Approve / Deny on an escalated action's alert; the button's value is "<session key>|<escalation id>".
+APPROVE_ACTION, DENY_ACTION = "agentbot_approve", "agentbot_deny"
+CONTROL_VERBS = {CLAIM_ACTION: "claim", RESUME_ACTION: "release", APPROVE_ACTION: "approve", DENY_ACTION: "deny"}
 
 _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _LINK = re.compile(r"<([^<>|]+)\|([^<>]+)>|<([^<>|]+)>")
@@ -105,12 +108,13 @@ class SlackEvent(BaseModel):
     reply_ts: str | None  # thread_ts for replies; None posts at the top level (plain DMs)
     ts: str = ""  # the message itself (a mention's ts; the clicked message for a button)
     in_thread: bool = False  # a reply inside an existing thread: history may predate the bot
-    action: str = ""  # the button's action id; for control: claim | release
+    action: str = ""  # the button's action id; for control: claim | release | approve | deny
     user_name: str = ""  # the Slack handle, for notices such as "alex from our support team..."
     question: str = ""  # the clicked message's text, kept when its buttons are removed
     origin_channel: str = ""  # where the clicked message is (the admin channel for control)
     response_url: str = ""  # a command's reply channel to the person who ran it
-    action_hash: str | None = None  # a Confirm/Cancel click: the exact action the question was about
+    # A Confirm/Cancel click: the exact action the question was about; Approve/Deny: the escalation's id.
+    action_hash: str | None = None
     choice: str | None = None  # a choice click: the choice's value (its question is `action_hash`)
     assistant: bool = False  # a message in an assistant thread (Slack's AI-app split view)
     # Who answers and who speaks (`Address`); the defaults read events stored before these existed.
@@ -282,15 +286,17 @@ def _clicked_label(body: dict[str, Any]) -> str:
 
 
 def from_control(body: dict[str, Any], where: Address) -> SlackEvent | None:
-    """An admin's Claim / Resume bot click on a handoff alert; the value names the conversation."""
+    """An admin's Claim / Resume bot click on a handoff alert, or Approve / Deny on an escalated
+    action's; the value names the conversation (and the escalation)."""
     action_id, value, alert_channel, message = _clicked(body)
+    value, _, escalation = value.partition("|")
     parsed = parse_session_key(value)
     container = object_of(body.get("container"))
     alert_ts = text_of(container.get("message_ts")) or text_of(message.get("ts"))
-    if action_id not in (RESUME_ACTION, CLAIM_ACTION) or parsed is None or parsed[0] != where.team:
+    verb = CONTROL_VERBS.get(action_id)
+    if verb is None or parsed is None or parsed[0] != where.team:
         return None  # an alert about another workspace's conversation is not this click's to act on
     _team, channel, root = parsed
-    verb = "release" if action_id == RESUME_ACTION else "claim"
     user = object_of(body.get("user"))
     return SlackEvent(
         key=f"control:{alert_channel}:{alert_ts}:{verb}",
@@ -305,5 +311,6 @@ def from_control(body: dict[str, Any], where: Address) -> SlackEvent | None:
         user_name=text_of(user.get("username")) or text_of(user.get("name")),
         question=text_of(message.get("text")),
         origin_channel=alert_channel,
+        action_hash=escalation or None,
         **where.model_dump(),
     )

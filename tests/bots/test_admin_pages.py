@@ -9,13 +9,15 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import aiohttp
 from pydantic import SecretStr
 from yarl import URL
 
 from agent.app import App
-from agent.domain.types import ChannelContext, ChannelType, Interaction
+from agent.domain.types import ChannelContext, ChannelType, Interaction, OutboundMessage
+from agent.interfaces import Reply
 from bots.admin.pages import AdminMount
 from bots.admin.settings import AdminSettings
 from bots.app import build_app
@@ -203,3 +205,100 @@ async def test_every_admin_response_carries_the_security_headers_and_no_inline_c
     assert "overflow-wrap: anywhere" in css and seen["/admin/static/admin.css"][1]["Content-Type"].startswith(
         "text/css"
     )
+
+
+class Thread:
+    """A channel's thread as the page reaches it (`App.threads`): keeps what it was told, once per id."""
+
+    def __init__(self) -> None:
+        self.told: dict[str, str] = {}
+
+    async def open_thread(self, session_key: str, key: str) -> Reply | None:
+        async def reply(message: OutboundMessage) -> None:
+            self.told.setdefault(message.id, message.text)
+
+        return reply
+
+
+async def escalated(app: App, session: str) -> None:
+    """C-003 (basic tier) asks for a refund over their limit: the policy holds it for a person."""
+    context = ChannelContext(channel_type=ChannelType.slack, workspace="T0SHOP", channel="C1", user="U0CHEN003")
+    text = "I need a refund for order O-67890"
+    asked = Interaction(
+        id=f"i-{uuid.uuid4().hex[:8]}", text=text, session_key=session, customer_id="C-003", context=context
+    )
+    response = await app.router.handle(asked)
+    assert response.alerts == ["policy_escalation"]
+
+
+async def decision_form(http: aiohttp.ClientSession, url: str, session: str, by: str) -> tuple[str, dict[str, str]]:
+    """The handoffs page, and its decision form for the conversation's held action, signed by `by`."""
+    async with http.get(url + "/admin/handoffs?ws=T0SHOP") as r:
+        page = await r.text()
+    held = re.search(r'name="escalation_id" value="([^"]+)"', page)
+    assert held is not None, "the page offers a decision on the held action"
+    return page, {"csrf": csrf_of(page), "session_id": session, "escalation_id": held.group(1), "by": by}
+
+
+async def test_an_operator_approves_an_escalation_on_the_page_once_and_the_thread_is_told(db_url: str) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    thread = Thread()
+    async with served(db_url) as (app, url), aiohttp.ClientSession(headers=bearer) as http:
+        app.threads.add("slack:", thread)
+        session = "slack:T0SHOP:C1:7.1"
+        await escalated(app, session)
+        page, form = await decision_form(http, url, session, "Dana")
+        assert "waiting for a decision" in page and "issue_refund(amount=32990" in page and "order_id=O-67890" in page
+        async with http.post(url + "/admin/handoffs/decide?ws=T0SHOP", data=form | {"verdict": "maybe"}) as r:
+            assert r.status == 400
+        posted = [
+            http.post(
+                url + "/admin/handoffs/decide?ws=T0SHOP", data=form | {"verdict": "approve"}, allow_redirects=False
+            )
+            for _ in range(2)
+        ]
+        locations = []
+        for post in posted:  # the same form posted twice (a double click)
+            async with post as r:
+                assert r.status == 303
+                locations.append(unquote_plus(r.headers["Location"]))
+        assert "approved your request" in locations[0] and "already approved by Dana (operator page)" in locations[1]
+        assert len(await app.store.fetch("SELECT id FROM refunds WHERE order_id = 'O-67890'")) == 1  # type: ignore[attr-defined]
+        (told,) = thread.told.values()
+        assert "approved your request" in told and "refunded" in told
+        async with http.get(url + f"/admin/conversations/{session}?ws=T0SHOP") as r:
+            transcript = await r.text()
+        assert f"Dana (operator page): approve issue_refund ({form['escalation_id']})" in transcript  # the audit: who
+        assert "approved your request" in transcript
+
+
+async def test_an_operator_denies_on_the_page_nothing_runs_and_the_thread_hears_why(db_url: str) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    thread = Thread()
+    async with served(db_url) as (app, url), aiohttp.ClientSession(headers=bearer) as http:
+        app.threads.add("slack:", thread)
+        session = "slack:T0SHOP:C1:7.2"
+        await escalated(app, session)
+        _, form = await decision_form(http, url, session, "Robin")
+        async with http.post(url + "/admin/handoffs/decide?ws=T0SHOP", data=form | {"verdict": "deny"}) as r:
+            assert r.status == 200
+        assert list(thread.told.values()) == [
+            "Our team could not approve your request: it is outside what we can do in this case."
+        ]
+        assert await app.store.fetch("SELECT id FROM refunds") == []  # type: ignore[attr-defined]
+        async with http.get(url + f"/admin/conversations/{session}?ws=T0SHOP") as r:
+            assert f"Robin (operator page): deny issue_refund ({form['escalation_id']})" in await r.text()
+
+
+async def test_a_hand_back_from_the_page_is_told_in_the_thread(db_url: str) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    thread = Thread()
+    async with served(db_url) as (app, url), aiohttp.ClientSession(headers=bearer) as http:
+        app.threads.add("slack:", thread)
+        session = "slack:T0SHOP:C1:7.3"
+        await escalated(app, session)
+        async with http.get(url + "/admin/handoffs?ws=T0SHOP") as r:
+            form = {"csrf": csrf_of(await r.text()), "session_id": session}
+        async with http.post(url + "/admin/handoffs/release?ws=T0SHOP", data=form) as r:
+            assert r.status == 200
+        assert list(thread.told.values()) == [app.router.desk.messages.handoff_released]

@@ -18,7 +18,7 @@ from adapters.storage.sql import SqlStore
 from agent.domain.types import OutboundMessage
 from bots.app import build_app
 from bots.discord.delivery import ChannelTarget
-from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot
+from tests.bots.discord_harness import ALICE, DANA, MALLORY, running_bot, user
 from tests.helpers import REPO
 from tests.standins.discord_standin import ADMIN_CHANNEL_ID, ADMIN_ROLE_ID, BOT_ID, GENERAL_ID, GUILD_ID, StandInDiscord
 
@@ -294,3 +294,29 @@ async def test_a_refund_is_confirmed_by_button_and_a_second_click_replays_the_re
         refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
     assert "refunded ฿3,290" in replies[1] and "refunded ฿3,290" in replies[2]  # the original result, again
     assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]
+
+
+CHEN = user("510000000000000003", "chen")  # customer C-003 (basic tier) in data/customers.json
+
+
+async def test_an_escalated_refund_is_approved_once_by_an_admins_button(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        await standin.slash("ask", {"question": "I need a refund for order O-67890"}, CHEN)
+        threads = await standin.wait_until(lambda: standin.calls_to("POST", "/threads"))
+        thread = threads[0].path.split("/")[4]
+        alert = (await standin.wait_until(lambda: standin.posted(ADMIN_CHANNEL_ID)))[0]
+        approve, deny, resume = alert["components"][0]["components"]
+        assert [approve["label"], deny["label"], resume["label"]] == ["Approve", "Deny", "Resume bot"]
+        before = len(await posted(standin, thread, 1))
+        refused = await standin.click(alert, approve["custom_id"], MALLORY)
+        await standin.wait_until(lambda: standin.calls_to("POST", f"/interactions/{refused}"))
+        for _ in range(2):  # a double click by the admin
+            await standin.click(alert, approve["custom_id"], DANA, roles=[ADMIN_ROLE_ID])
+        replies = await posted(standin, thread, before + 1)
+        assert sum("approved your request" in r for r in replies) == 1 and "refunded" in replies[-1]
+        refunds = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+        audit = await run.app.store.fetch("SELECT text FROM messages WHERE kind = 'admin'")  # type: ignore[attr-defined]
+    assert [r.order_id for r in refunds] == ["O-67890"]
+    assert [r.text for r in audit] == [
+        f"dana (<@{DANA['id']}>): approve issue_refund ({approve['custom_id'].split(':')[2]})"
+    ]

@@ -283,3 +283,42 @@ async def test_a_refund_is_confirmed_by_button_and_runs_once(db_url: str, slack:
     assert sum("refunded ฿3,290" in p["text"] for p in thread) == 1
     refunds = await rows(db_url, "SELECT order_id, amount, customer_id FROM refunds")
     assert [tuple(r) for r in refunds] == [("O-23456", 3290.0, "C-001")]
+
+
+CHEN = "U0CHEN003"  # customer C-003 (basic tier) in data/customers.json
+
+
+async def test_an_escalated_refund_approved_by_the_admin_button_runs_once(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await app.client.mention("I need a refund for order O-67890", user=CHEN)
+        await app.channel.dispatcher.drain()
+        alert = [p for p in await slack.wait_for("chat.postMessage", 2) if p["channel"] == ADMIN_CHANNEL][0]
+        approve, deny, claim = alert["blocks"][-1]["elements"]
+        assert [approve["text"]["text"], deny["text"]["text"], claim["text"]["text"]] == ["Approve", "Deny", "Claim"]
+        alert_message = {"ts": "1700009999.000002", "text": alert["text"]}
+        await app.client.click("agentbot_approve", approve["value"], alert_message, ADMIN_CHANNEL, user=ALICE)
+        await app.client.click("agentbot_approve", approve["value"], alert_message, ADMIN_CHANNEL, user=ADMIN)
+        await app.client.click("agentbot_approve", approve["value"], alert_message, ADMIN_CHANNEL, user=ADMIN)
+        await app.channel.dispatcher.drain()
+        thread = in_thread(slack, CHANNEL, root)
+        assert sum("approved your request" in p["text"] for p in thread) == 1
+        assert "refunded" in thread[-1]["text"] and "O-67890" in thread[-1]["text"]
+        assert "Approved by <@U0ADMIN01>" in str(slack.to("chat.update")[-1]["blocks"])
+        assert "Only agentbot admins" in slack.to("response_url")[0]["text"]  # Alice is not an admin
+    refunds = await rows(db_url, "SELECT order_id, customer_id FROM refunds")
+    assert [tuple(r) for r in refunds] == [("O-67890", "C-003")]
+    audit = await rows(db_url, "SELECT text FROM messages WHERE kind = 'admin'")
+    assert [r[0] for r in audit] == [f"admin (<@{ADMIN}>): approve issue_refund ({approve['value'].split('|')[1]})"]
+
+
+async def test_an_escalated_refund_denied_by_the_admin_button_runs_nothing(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await app.client.mention("I need a refund for order O-67890", user=CHEN)
+        await app.channel.dispatcher.drain()
+        alert = [p for p in await slack.wait_for("chat.postMessage", 2) if p["channel"] == ADMIN_CHANNEL][0]
+        _, deny, _ = alert["blocks"][-1]["elements"]
+        alert_message = {"ts": "1700009999.000003", "text": alert["text"]}
+        await app.client.click("agentbot_deny", deny["value"], alert_message, ADMIN_CHANNEL, user=ADMIN)
+        await app.channel.dispatcher.drain()
+        assert "could not approve your request" in in_thread(slack, CHANNEL, root)[-1]["text"]
+    assert await rows(db_url, "SELECT id FROM refunds") == []
