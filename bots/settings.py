@@ -1,10 +1,12 @@
 """Every environment variable agentbot reads, declared once with its type, default and meaning.
 
-`DeploySettings` is a pydantic-settings model in groups (project, server, llm, slack, discord,
-memory, observability, data); each field is read from the variable its alias names. It is built
-once by the composition root (`DeploySettings.from_env`, from `os.environ` or a mapping a test or
-`agentbot bench` passes), so nothing deeper reads the environment. A wrong value stops startup with
-a `ConfigError` naming the variable; secrets are `SecretStr`, so no repr or log line shows them.
+`DeploySettings` holds the variables in groups (project, server, llm, slack, discord, memory,
+observability, data); each group is a pydantic-settings model whose fields are read by
+pydantic-settings' own environment source from the variable their alias names, exactly as spelled,
+an empty value counting as unset. It is built once by the composition root
+(`DeploySettings.from_env`, from `os.environ` or a mapping a test or `agentbot bench` passes), so
+nothing deeper reads the environment. A wrong value stops startup with a `ConfigError` naming the
+variable; secrets are `SecretStr`, so no repr or log line shows them.
 
 Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), the run's
 settings are merged here too (`run_settings`): the model's defaults, then the YAML file, then the
@@ -17,16 +19,16 @@ the code names is declared here.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.sources.utils import parse_env_vars
 
 from agent.config.schema import Settings, UnderstandingMode
 from agent.errors import ConfigError
@@ -61,10 +63,42 @@ def var(name: str, description: str, example: str = "", **kwargs: Any) -> Any:
     return Field(validation_alias=name, description=description, json_schema_extra=extra, **kwargs)
 
 
-class Group(BaseModel):
-    """A group of variables; fields are filled by variable name, or by field name in tests."""
+class Group(BaseSettings):
+    """A group of variables, read from the environment by pydantic-settings: each field from the
+    variable its alias names, exactly as spelled; an empty value is unset, and surrounding blanks
+    are dropped. Lists are comma- or space-separated words, not JSON (`enable_decoding=False`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True)
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+        validate_by_alias=True,
+        frozen=True,
+        case_sensitive=True,
+        env_ignore_empty=True,
+        enable_decoding=False,
+        str_strip_whitespace=True,
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # `.env` is loaded into the environment first (bots/project.py), so libraries see it too.
+        return (init_settings, env_settings)
+
+    @classmethod
+    def read(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The group from `env` alone, or from the process's environment when None."""
+        if env is None:
+            return cls()
+        source = EnvSettingsSource(cls)
+        source.env_vars = parse_env_vars(env, case_sensitive=True, ignore_empty=True)
+        return cls(_build_sources=((source,), {}))
 
 
 class ProjectVariables(Group):
@@ -229,62 +263,33 @@ class DataVariables(Group):
     )
 
 
-class DeploySettings(BaseSettings):
+class DeploySettings(BaseModel):
     """What the process reads from its environment: secrets, addresses, and overrides of settings.yaml."""
 
-    model_config = SettingsConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    project: ProjectVariables = Field(default_factory=ProjectVariables)
-    server: ServerVariables = Field(default_factory=ServerVariables)
-    llm: LLMVariables = Field(default_factory=LLMVariables)
-    slack: SlackVariables = Field(default_factory=SlackVariables)
-    discord: DiscordVariables = Field(default_factory=DiscordVariables)
-    memory: MemoryVariables = Field(default_factory=MemoryVariables)
-    observability: ObservabilityVariables = Field(default_factory=ObservabilityVariables)
-    data: DataVariables = Field(default_factory=DataVariables)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # `.env` is loaded into the environment first (bots/project.py), so libraries see it too.
-        return (init_settings, Variables(settings_cls, os.environ))
+    project: ProjectVariables
+    server: ServerVariables
+    llm: LLMVariables
+    slack: SlackVariables
+    discord: DiscordVariables
+    memory: MemoryVariables
+    observability: ObservabilityVariables
+    data: DataVariables
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> DeploySettings:
         """The settings from `env` (default: the process's environment) alone; a wrong value raises
         `ConfigError` naming its variable and what it should be."""
+        groups: dict[str, Group] = {}
         try:
-            if env is None:
-                return cls()
-            return cls(_build_sources=((Variables(cls, env),), {}))  # this mapping alone, not os.environ
+            for name, field in cls.model_fields.items():
+                group = field.annotation
+                assert isinstance(group, type) and issubclass(group, Group)
+                groups[name] = group.read(env)
         except ValidationError as e:
             raise config_error(e) from None
-
-
-class Variables(PydanticBaseSettingsSource):
-    """Each group's fields from the variables their aliases name, exactly as spelled; a blank value
-    counts as unset, as it always has for agentbot's variables."""
-
-    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]):
-        super().__init__(settings_cls)
-        self.env = env
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False  # every group is read at once in __call__
-
-    def __call__(self) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        for group, name, _ in declared(self.settings_cls):
-            value = self.env.get(name)
-            if value is not None and value.strip():
-                found.setdefault(group, {})[name] = value.strip()
-        return found
+        return cls.model_validate(groups)
 
 
 def declared(model: type[BaseModel] = DeploySettings) -> Iterator[tuple[str, str, FieldInfo]]:
