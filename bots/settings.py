@@ -8,9 +8,9 @@ an empty value counting as unset. It is built once by the composition root
 nothing deeper reads the environment. A wrong value stops startup with a `ConfigError` naming the
 variable; secrets are `SecretStr`, so no repr or log line shows them.
 
-Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), the run's
-settings are merged here too (`run_settings`): the model's defaults, then the YAML file, then the
-environment, then the command's flags.
+Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), its field
+says which (`var(..., setting=...)`), and the run's settings are merged here too (`run_settings`):
+the model's defaults, then the YAML file, then the environment, then the command's flags.
 
 `.env.example` and the documentation's table are drawn from these fields: `python -m bots.env_vars`
 rewrites `.env.example`, and tests/bots/test_env_vars.py checks both it and that every variable
@@ -55,12 +55,15 @@ Port = Annotated[int, Field(ge=1, le=65535)]
 ListenPort = Annotated[int, Field(ge=0, le=65535)]
 
 
-def var(name: str, description: str, example: str = "", **kwargs: Any) -> Any:
+def var(name: str, description: str, example: str = "", *, setting: str = "", scale: float = 1, **kwargs: Any) -> Any:
     """A field read from the variable `name`; `example` is what `.env.example` shows (empty: a
-    commented-out line to fill in); unset, the field is `default` (None unless given)."""
-    extra: JsonDict | None = {"example": example} if example else None
+    commented-out line to fill in); unset, the field is `default` (None unless given). `setting`
+    names the settings.yaml field the variable overrides when set (its value times `scale`)."""
+    extra: JsonDict = {"example": example} if example else {}
+    if setting:
+        extra |= {"setting": setting, "scale": scale}
     kwargs.setdefault("default", None)
-    return Field(validation_alias=name, description=description, json_schema_extra=extra, **kwargs)
+    return Field(validation_alias=name, description=description, json_schema_extra=extra or None, **kwargs)
 
 
 class Group(BaseSettings):
@@ -108,19 +111,26 @@ class ProjectVariables(Group):
         "any SQLAlchemy URL, e.g. `postgresql+asyncpg://user@host/agentbot` (`agentbot[postgres]`); "
         "overrides settings `database_url`",
         example="sqlite+aiosqlite:///var/agentbot.db",
+        setting="database_url",
         repr=False,  # it may carry a password
     )
     understanding: Annotated[UnderstandingMode | None, BeforeValidator(_lower)] = var(
-        "AGENTBOT_UNDERSTANDING", "`rules` (default), `llm` or `cascade`; overrides settings `understanding`", "rules"
+        "AGENTBOT_UNDERSTANDING",
+        "`rules` (default), `llm` or `cascade`; overrides settings `understanding`",
+        "rules",
+        setting="understanding",
     )
     db_synchronous: Annotated[Literal["normal", "full"] | None, BeforeValidator(_lower)] = var(
         "AGENTBOT_DB_SYNCHRONOUS",
         "SQLite durability: `normal` (default) or `full`; overrides settings `db_synchronous`",
+        setting="db_synchronous",
     )
     inbox_settle_ms: float | None = var(
         "AGENTBOT_INBOX_SETTLE_MS",
         "how long a channel event waits before its turn, for an earlier-written message still on its way, "
         "0 to 5000 (default 50; overrides settings `inbox_settle_seconds`)",
+        setting="inbox_settle_seconds",
+        scale=0.001,
         ge=0,
         le=5000,
     )
@@ -228,25 +238,32 @@ class MemoryVariables(Group):
 
 class ObservabilityVariables(Group):
     tracing: bool | None = var(
-        "AGENTBOT_TRACING", "`off` turns traces off, `on` on (default: settings `tracing`, which is on)"
+        "AGENTBOT_TRACING",
+        "`off` turns traces off, `on` on (default: settings `tracing`, which is on)",
+        setting="tracing",
     )
     traces_dir: str | None = var(
-        "AGENTBOT_TRACES_DIR", "where trace files go (default `traces/` beside the SQLite file; settings `traces_dir`)"
+        "AGENTBOT_TRACES_DIR",
+        "where trace files go (default `traces/` beside the SQLite file; settings `traces_dir`)",
+        setting="traces_dir",
     )
     trace_sample_rate: float | None = var(
         "AGENTBOT_TRACE_SAMPLE_RATE",
         "the share of conversations traced, 0 to 1 (default: settings `trace_sample_rate`)",
+        setting="trace_sample_rate",
         ge=0,
         le=1,
     )
     trace_retention_days: float | None = var(
         "AGENTBOT_TRACE_RETENTION_DAYS",
         "trace files untouched this many days are removed (default 7: `trace_retention_days`; 0: kept)",
+        setting="trace_retention_days",
         ge=0,
     )
     trace_retention_mb: float | None = var(
         "AGENTBOT_TRACE_RETENTION_MB",
         "then the oldest go while all hold more MB than this (default 1024: `trace_retention_mb`; 0: none)",
+        setting="trace_retention_mb",
         ge=0,
     )
     admin_token: SecretStr | None = var(
@@ -290,6 +307,20 @@ class DeploySettings(BaseModel):
         except ValidationError as e:
             raise config_error(e) from None
         return cls.model_validate(groups)
+
+    def settings_yaml_overrides(self) -> dict[str, Any]:
+        """The settings.yaml fields this environment sets: each set variable that declares one."""
+        found: dict[str, Any] = {}
+        for group_name in type(self).model_fields:
+            group = getattr(self, group_name)
+            for name, field in type(group).model_fields.items():
+                extra = field.json_schema_extra
+                value = getattr(group, name)
+                if isinstance(extra, dict) and "setting" in extra and value is not None:
+                    scale = extra["scale"]
+                    assert isinstance(scale, int | float)
+                    found[str(extra["setting"])] = value * scale if scale != 1 else value
+        return found
 
 
 def declared(model: type[BaseModel] = DeploySettings) -> Iterator[tuple[str, str, FieldInfo]]:
@@ -335,20 +366,9 @@ def run_settings(
 ) -> Settings:
     """The settings a run uses: settings.yaml (its defaults under it), then the variables that
     override it, then the command's flags. A wrong flag names the file's field it overrides."""
-    env, tracing = deploy.project, deploy.observability
-    overrides: dict[str, Any] = {
-        "understanding": understanding or env.understanding,
-        "database_url": env.db_url,
-        "db_synchronous": env.db_synchronous,
-        "inbox_settle_seconds": None if env.inbox_settle_ms is None else env.inbox_settle_ms / 1000,
-        "tracing": tracing.tracing,
-        "traces_dir": tracing.traces_dir,
-        "trace_sample_rate": tracing.trace_sample_rate,
-        "trace_retention_days": tracing.trace_retention_days,
-        "trace_retention_mb": tracing.trace_retention_mb,
-    }
+    flags = {"understanding": understanding} if understanding else {}
     llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    merged = yaml.model_dump(exclude_unset=True) | {k: v for k, v in overrides.items() if v is not None}
+    merged = yaml.model_dump(exclude_unset=True) | deploy.settings_yaml_overrides() | flags
     if llm:
         merged["llm"] = yaml.llm.model_dump(exclude_unset=True) | llm
     try:
