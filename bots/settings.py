@@ -361,12 +361,14 @@ def run_settings(
     deploy: DeploySettings,
     *,
     understanding: str | None = None,
+    db_url: str | None = None,
     provider: str | None = None,
     model: str | None = None,
 ) -> Settings:
     """The settings a run uses: settings.yaml (its defaults under it), then the variables that
-    override it, then the command's flags. A wrong flag names the file's field it overrides."""
-    flags = {"understanding": understanding} if understanding else {}
+        override it, then the command's flags (`--db-url` is `database_url`'s: the database URL enters
+    here alone). A wrong flag names the file's field it overrides."""
+    flags = {k: v for k, v in (("understanding", understanding), ("database_url", db_url)) if v}
     llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
     merged = yaml.model_dump(exclude_unset=True) | deploy.settings_yaml_overrides() | flags
     if llm:
