@@ -274,14 +274,16 @@ def load_project(
     settings.yaml, which wins over the settings' defaults (bots/settings.py merges them)."""
     deploy = DeploySettings.from_env(env)
     config = load_config(resolve_dir(config_dir, "config", deploy))
-    settings = run_settings(config.settings, deploy, understanding=understanding, provider=provider, model=model)
+    settings = run_settings(
+        config.settings, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
+    )
     # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
     config = config.model_copy(update={"settings": settings})
     data_path = resolve_dir(data_dir, "data", deploy)
     store = load_store_settings(config.directory)
     inventory = FileInventory(data_path, store.inventory)
     draw_slot_values(config, store, inventory)
-    return Project(config, settings, store, data_path, inventory, db_url or settings.database_url, deploy, env)
+    return Project(config, settings, store, data_path, inventory, settings.database_url, deploy, env)
 
 
 def open_storage(project: Project) -> Storage:

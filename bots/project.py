@@ -144,8 +144,8 @@ def project_info(
 
     home = deploy.project.home
     config, data = find_dir(config_dir, "config", home), find_dir(data_dir, "data", home)
-    settings = run_settings(load_config(config.path).settings, deploy)
-    url = db_url or settings.database_url
+    settings = run_settings(load_config(config.path).settings, deploy, db_url=db_url)
+    url = settings.database_url
     extras = ", ".join(f"{name} {'yes' if importlib.util.find_spec(mod) else 'no'}" for name, mod in EXTRAS.items())
     return "\n".join(
         [

@@ -1,14 +1,16 @@
 """Every environment variable agentbot reads, declared once with its type, default and meaning.
 
-`DeploySettings` is a pydantic-settings model in groups (project, server, llm, slack, discord,
-memory, observability, data); each field is read from the variable its alias names. It is built
-once by the composition root (`DeploySettings.from_env`, from `os.environ` or a mapping a test or
-`agentbot bench` passes), so nothing deeper reads the environment. A wrong value stops startup with
-a `ConfigError` naming the variable; secrets are `SecretStr`, so no repr or log line shows them.
+`DeploySettings` holds the variables in groups (project, server, llm, slack, discord, memory,
+observability, data); each group is a pydantic-settings model whose fields are read by
+pydantic-settings' own environment source from the variable their alias names, exactly as spelled,
+an empty value counting as unset. It is built once by the composition root
+(`DeploySettings.from_env`, from `os.environ` or a mapping a test or `agentbot bench` passes), so
+nothing deeper reads the environment. A wrong value stops startup with a `ConfigError` naming the
+variable; secrets are `SecretStr`, so no repr or log line shows them.
 
-Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), the run's
-settings are merged here too (`run_settings`): the model's defaults, then the YAML file, then the
-environment, then the command's flags.
+Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), its field
+says which (`var(..., setting=...)`), and the run's settings are merged here too (`run_settings`):
+the model's defaults, then the YAML file, then the environment, then the command's flags.
 
 `.env.example` and the documentation's table are drawn from these fields: `python -m bots.env_vars`
 rewrites `.env.example`, and tests/bots/test_env_vars.py checks both it and that every variable
@@ -17,16 +19,16 @@ the code names is declared here.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.sources.utils import parse_env_vars
 
 from agent.config.schema import Settings, UnderstandingMode
 from agent.errors import ConfigError
@@ -53,18 +55,53 @@ Port = Annotated[int, Field(ge=1, le=65535)]
 ListenPort = Annotated[int, Field(ge=0, le=65535)]
 
 
-def var(name: str, description: str, example: str = "", **kwargs: Any) -> Any:
+def var(name: str, description: str, example: str = "", *, setting: str = "", scale: float = 1, **kwargs: Any) -> Any:
     """A field read from the variable `name`; `example` is what `.env.example` shows (empty: a
-    commented-out line to fill in); unset, the field is `default` (None unless given)."""
-    extra: JsonDict | None = {"example": example} if example else None
+    commented-out line to fill in); unset, the field is `default` (None unless given). `setting`
+    names the settings.yaml field the variable overrides when set (its value times `scale`)."""
+    extra: JsonDict = {"example": example} if example else {}
+    if setting:
+        extra |= {"setting": setting, "scale": scale}
     kwargs.setdefault("default", None)
-    return Field(validation_alias=name, description=description, json_schema_extra=extra, **kwargs)
+    return Field(validation_alias=name, description=description, json_schema_extra=extra or None, **kwargs)
 
 
-class Group(BaseModel):
-    """A group of variables; fields are filled by variable name, or by field name in tests."""
+class Group(BaseSettings):
+    """A group of variables, read from the environment by pydantic-settings: each field from the
+    variable its alias names, exactly as spelled; an empty value is unset, and surrounding blanks
+    are dropped. Lists are comma- or space-separated words, not JSON (`enable_decoding=False`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, frozen=True)
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+        validate_by_alias=True,
+        frozen=True,
+        case_sensitive=True,
+        env_ignore_empty=True,
+        enable_decoding=False,
+        str_strip_whitespace=True,
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # `.env` is loaded into the environment first (bots/project.py), so libraries see it too.
+        return (init_settings, env_settings)
+
+    @classmethod
+    def read(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The group from `env` alone, or from the process's environment when None."""
+        if env is None:
+            return cls()
+        source = EnvSettingsSource(cls)
+        source.env_vars = parse_env_vars(env, case_sensitive=True, ignore_empty=True)
+        return cls(_build_sources=((source,), {}))
 
 
 class ProjectVariables(Group):
@@ -74,19 +111,26 @@ class ProjectVariables(Group):
         "any SQLAlchemy URL, e.g. `postgresql+asyncpg://user@host/agentbot` (`agentbot[postgres]`); "
         "overrides settings `database_url`",
         example="sqlite+aiosqlite:///var/agentbot.db",
+        setting="database_url",
         repr=False,  # it may carry a password
     )
     understanding: Annotated[UnderstandingMode | None, BeforeValidator(_lower)] = var(
-        "AGENTBOT_UNDERSTANDING", "`rules` (default), `llm` or `cascade`; overrides settings `understanding`", "rules"
+        "AGENTBOT_UNDERSTANDING",
+        "`rules` (default), `llm` or `cascade`; overrides settings `understanding`",
+        "rules",
+        setting="understanding",
     )
     db_synchronous: Annotated[Literal["normal", "full"] | None, BeforeValidator(_lower)] = var(
         "AGENTBOT_DB_SYNCHRONOUS",
         "SQLite durability: `normal` (default) or `full`; overrides settings `db_synchronous`",
+        setting="db_synchronous",
     )
     inbox_settle_ms: float | None = var(
         "AGENTBOT_INBOX_SETTLE_MS",
         "how long a channel event waits before its turn, for an earlier-written message still on its way, "
         "0 to 5000 (default 50; overrides settings `inbox_settle_seconds`)",
+        setting="inbox_settle_seconds",
+        scale=0.001,
         ge=0,
         le=5000,
     )
@@ -194,25 +238,32 @@ class MemoryVariables(Group):
 
 class ObservabilityVariables(Group):
     tracing: bool | None = var(
-        "AGENTBOT_TRACING", "`off` turns traces off, `on` on (default: settings `tracing`, which is on)"
+        "AGENTBOT_TRACING",
+        "`off` turns traces off, `on` on (default: settings `tracing`, which is on)",
+        setting="tracing",
     )
     traces_dir: str | None = var(
-        "AGENTBOT_TRACES_DIR", "where trace files go (default `traces/` beside the SQLite file; settings `traces_dir`)"
+        "AGENTBOT_TRACES_DIR",
+        "where trace files go (default `traces/` beside the SQLite file; settings `traces_dir`)",
+        setting="traces_dir",
     )
     trace_sample_rate: float | None = var(
         "AGENTBOT_TRACE_SAMPLE_RATE",
         "the share of conversations traced, 0 to 1 (default: settings `trace_sample_rate`)",
+        setting="trace_sample_rate",
         ge=0,
         le=1,
     )
     trace_retention_days: float | None = var(
         "AGENTBOT_TRACE_RETENTION_DAYS",
         "trace files untouched this many days are removed (default 7: `trace_retention_days`; 0: kept)",
+        setting="trace_retention_days",
         ge=0,
     )
     trace_retention_mb: float | None = var(
         "AGENTBOT_TRACE_RETENTION_MB",
         "then the oldest go while all hold more MB than this (default 1024: `trace_retention_mb`; 0: none)",
+        setting="trace_retention_mb",
         ge=0,
     )
     admin_token: SecretStr | None = var(
@@ -229,61 +280,46 @@ class DataVariables(Group):
     )
 
 
-class DeploySettings(BaseSettings):
+class DeploySettings(BaseModel):
     """What the process reads from its environment: secrets, addresses, and overrides of settings.yaml."""
 
-    model_config = SettingsConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    project: ProjectVariables = Field(default_factory=ProjectVariables)
-    server: ServerVariables = Field(default_factory=ServerVariables)
-    llm: LLMVariables = Field(default_factory=LLMVariables)
-    slack: SlackVariables = Field(default_factory=SlackVariables)
-    discord: DiscordVariables = Field(default_factory=DiscordVariables)
-    memory: MemoryVariables = Field(default_factory=MemoryVariables)
-    observability: ObservabilityVariables = Field(default_factory=ObservabilityVariables)
-    data: DataVariables = Field(default_factory=DataVariables)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # `.env` is loaded into the environment first (bots/project.py), so libraries see it too.
-        return (init_settings, Variables(settings_cls, os.environ))
+    project: ProjectVariables
+    server: ServerVariables
+    llm: LLMVariables
+    slack: SlackVariables
+    discord: DiscordVariables
+    memory: MemoryVariables
+    observability: ObservabilityVariables
+    data: DataVariables
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> DeploySettings:
         """The settings from `env` (default: the process's environment) alone; a wrong value raises
         `ConfigError` naming its variable and what it should be."""
+        groups: dict[str, Group] = {}
         try:
-            if env is None:
-                return cls()
-            return cls(_build_sources=((Variables(cls, env),), {}))  # this mapping alone, not os.environ
+            for name, field in cls.model_fields.items():
+                group = field.annotation
+                assert isinstance(group, type) and issubclass(group, Group)
+                groups[name] = group.read(env)
         except ValidationError as e:
             raise config_error(e) from None
+        return cls.model_validate(groups)
 
-
-class Variables(PydanticBaseSettingsSource):
-    """Each group's fields from the variables their aliases name, exactly as spelled; a blank value
-    counts as unset, as it always has for agentbot's variables."""
-
-    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]):
-        super().__init__(settings_cls)
-        self.env = env
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False  # every group is read at once in __call__
-
-    def __call__(self) -> dict[str, Any]:
+    def settings_yaml_overrides(self) -> dict[str, Any]:
+        """The settings.yaml fields this environment sets: each set variable that declares one."""
         found: dict[str, Any] = {}
-        for group, name, _ in declared(self.settings_cls):
-            value = self.env.get(name)
-            if value is not None and value.strip():
-                found.setdefault(group, {})[name] = value.strip()
+        for group_name in type(self).model_fields:
+            group = getattr(self, group_name)
+            for name, field in type(group).model_fields.items():
+                extra = field.json_schema_extra
+                value = getattr(group, name)
+                if isinstance(extra, dict) and "setting" in extra and value is not None:
+                    scale = extra["scale"]
+                    assert isinstance(scale, int | float)
+                    found[str(extra["setting"])] = value * scale if scale != 1 else value
         return found
 
 
@@ -325,25 +361,16 @@ def run_settings(
     deploy: DeploySettings,
     *,
     understanding: str | None = None,
+    db_url: str | None = None,
     provider: str | None = None,
     model: str | None = None,
 ) -> Settings:
     """The settings a run uses: settings.yaml (its defaults under it), then the variables that
-    override it, then the command's flags. A wrong flag names the file's field it overrides."""
-    env, tracing = deploy.project, deploy.observability
-    overrides: dict[str, Any] = {
-        "understanding": understanding or env.understanding,
-        "database_url": env.db_url,
-        "db_synchronous": env.db_synchronous,
-        "inbox_settle_seconds": None if env.inbox_settle_ms is None else env.inbox_settle_ms / 1000,
-        "tracing": tracing.tracing,
-        "traces_dir": tracing.traces_dir,
-        "trace_sample_rate": tracing.trace_sample_rate,
-        "trace_retention_days": tracing.trace_retention_days,
-        "trace_retention_mb": tracing.trace_retention_mb,
-    }
+        override it, then the command's flags (`--db-url` is `database_url`'s: the database URL enters
+    here alone). A wrong flag names the file's field it overrides."""
+    flags = {k: v for k, v in (("understanding", understanding), ("database_url", db_url)) if v}
     llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    merged = yaml.model_dump(exclude_unset=True) | {k: v for k, v in overrides.items() if v is not None}
+    merged = yaml.model_dump(exclude_unset=True) | deploy.settings_yaml_overrides() | flags
     if llm:
         merged["llm"] = yaml.llm.model_dump(exclude_unset=True) | llm
     try:

@@ -42,8 +42,10 @@ def run_db(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         print(f"wrote {path}: review it, then run `make test`", file=out)
         return 0
     deploy = DeploySettings.from_env()
-    settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
-    url = args.db_url or settings.database_url
+    settings = run_settings(
+        load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy, db_url=args.db_url
+    )
+    url = settings.database_url
 
     async def main() -> int:
         store = SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms, migrate=False)

@@ -207,8 +207,10 @@ async def _trace(store: SqlStore, args: argparse.Namespace, out: TextIO) -> int:
 def database_url(args: argparse.Namespace) -> str:
     """The database a command on this project reads: --db-url, else the environment's, else settings'."""
     deploy = DeploySettings.from_env()
-    settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
-    return str(args.db_url or settings.database_url)
+    settings = run_settings(
+        load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy, db_url=args.db_url
+    )
+    return settings.database_url
 
 
 def existing_database(url: str) -> str:
@@ -227,8 +229,10 @@ def existing_database(url: str) -> str:
 
 def run_observe(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     deploy = DeploySettings.from_env()
-    settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
-    url = existing_database(args.db_url or settings.database_url)
+    settings = run_settings(
+        load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy, db_url=args.db_url
+    )
+    url = existing_database(settings.database_url)
 
     async def main() -> int:
         store = SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)

@@ -53,6 +53,19 @@ class DiscordMetrics(SkippedEvents, SkippedPreMessages, Protocol):
     """What the Discord channel counts (`/metrics`)."""
 
 
+class InboxSubmitter:
+    """The bot's `EventSubmitter`: an event is stored in the inbox and its turn scheduled by the dispatcher."""
+
+    def __init__(self, dispatcher: Dispatcher):
+        self.dispatcher = dispatcher
+
+    async def submit(self, key: str, session: str, event: DiscordEvent) -> None:
+        event_in = InboxEvent(
+            key=key, session_key=session, payload=event.model_dump(mode="json"), written_at=written(key)
+        )
+        await self.dispatcher.submit(event_in)
+
+
 class DiscordBot(SlashCommands, discord.Client):
     """
     Args:
@@ -106,6 +119,7 @@ class DiscordBot(SlashCommands, discord.Client):
             worker=worker,
             settle_seconds=app.settings.inbox_settle_seconds,
         )
+        self.submitter = InboxSubmitter(self.dispatcher)
         self.tree = AgentbotTree(self, settings.ask_command)
         self.recent = RecentIds()
         self._noticed: set[str] = set()  # events told "trouble saving" (once each)
@@ -172,17 +186,11 @@ class DiscordBot(SlashCommands, discord.Client):
             message_id=message.id,
             created_at=message.created_at,
         )
-        await self._submit(str(message.id), key, event)
+        await self.submitter.submit(str(message.id), key, event)
 
     async def _has_session(self, key: str) -> bool:
         saved, _ = await self.app.store.load(key, 0)
         return saved is not None
-
-    async def _submit(self, key: str, session: str, event: DiscordEvent) -> None:
-        event_in = InboxEvent(
-            key=key, session_key=session, payload=event.model_dump(mode="json"), written_at=written(key)
-        )
-        await self.dispatcher.submit(event_in)
 
     # one event, in its session's turn
 

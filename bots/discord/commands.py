@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
@@ -39,6 +39,14 @@ if TYPE_CHECKING:
     _Client = discord.Client
 else:
     _Client = object
+
+
+class EventSubmitter(Protocol):
+    """Where a command's or click's event goes: stored in the channel's inbox, its turn scheduled."""
+
+    async def submit(self, key: str, session: str, event: DiscordEvent) -> None:
+        """Store the event under `key` for the conversation `session`; a StorageError propagates."""
+        ...
 
 
 def gone(ask_command: str) -> str:
@@ -70,6 +78,21 @@ async def acknowledged(interaction: discord.Interaction, ack: Awaitable[Any]) ->
     return True
 
 
+def handled(interaction: discord.Interaction, custom_id: str, component_type: int) -> bool:
+    """Whether discord.py runs one of this version's buttons for this click: the custom_id is
+    one of ours and, as the library checks before calling it, the clicked message carries it."""
+    if interaction.message is None or not any(
+        item.__discord_ui_compiled_template__.fullmatch(custom_id) for item in KNOWN_ITEMS
+    ):
+        return False
+    layout = discord.ui.LayoutView if interaction.message.flags.components_v2 else discord.ui.View
+    view = layout.from_message(interaction.message, timeout=None)
+    return any(
+        i.type.value == component_type and isinstance(i, discord.ui.Button) and i.custom_id == custom_id
+        for i in view.walk_children()
+    )
+
+
 class AgentbotTree(app_commands.CommandTree[Any]):
     """discord.py's command tree, answering commands it does not have instead of logging a traceback."""
 
@@ -89,7 +112,7 @@ class AgentbotTree(app_commands.CommandTree[Any]):
 
 
 class SlashCommands(_Client):
-    """Mixed into DiscordBot, which owns the state declared here."""
+    """Mixed into DiscordBot, which owns the state declared here; events leave through `submitter`."""
 
     settings: DiscordSettings
     app: App
@@ -98,9 +121,7 @@ class SlashCommands(_Client):
     recent: RecentIds
     records: DiscordRecords
     interaction_channels: InteractionChannels
-
-    async def _submit(self, key: str, session: str, event: DiscordEvent) -> None:
-        raise NotImplementedError
+    submitter: EventSubmitter
 
     # commands
 
@@ -136,7 +157,7 @@ class SlashCommands(_Client):
         """Where the interaction happened: the `channel` object's id, else the payload's `channel_id`."""
         return interaction.channel_id or self.interaction_channels.get(interaction.id)
 
-    def _in_thread(self, interaction: discord.Interaction, channel_id: int) -> bool:
+    def in_thread(self, interaction: discord.Interaction, channel_id: int) -> bool:
         channel = interaction.channel or self.get_channel(channel_id)  # a cached channel says its type
         return isinstance(channel, discord.Thread)
 
@@ -150,7 +171,7 @@ class SlashCommands(_Client):
         # Discord gives 3 s; the turn runs after.
         if not await acknowledged(interaction, interaction.response.defer(thinking=True)):
             return
-        in_thread = self._in_thread(interaction, channel_id)
+        in_thread = self.in_thread(interaction, channel_id)
         guild_id = interaction.guild_id
         start = guild_id is not None and not in_thread
         key = f"discord:{guild_id}:ask:{interaction.id}" if start else session_key(guild_id, channel_id)
@@ -167,7 +188,7 @@ class SlashCommands(_Client):
             token=interaction.token,
             created_at=interaction.created_at,
         )
-        await self._submit(str(interaction.id), key, event)
+        await self.submitter.submit(str(interaction.id), key, event)
 
     def is_admin(self, user: discord.User | discord.Member) -> bool:
         roles = {r.id for r in user.roles} if isinstance(user, discord.Member) else set()  # no roles in a DM
@@ -278,11 +299,11 @@ class SlashCommands(_Client):
             user_name=interaction.user.display_name,
             guild_id=guild_id,
             channel_id=channel_id,
-            in_thread=self._in_thread(interaction, channel_id),
+            in_thread=self.in_thread(interaction, channel_id),
             created_at=interaction.created_at,
             **fields,
         )
-        await self._submit(str(interaction.id), session_key(guild_id, channel_id), event)
+        await self.submitter.submit(str(interaction.id), session_key(guild_id, channel_id), event)
 
     # anything else Discord sends
 
@@ -291,27 +312,12 @@ class SlashCommands(_Client):
         data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]
         custom_id = str(data.get("custom_id", ""))
         if interaction.type is discord.InteractionType.component:
-            if self._handled(interaction, custom_id, int(data.get("component_type", 0))):
+            if handled(interaction, custom_id, int(data.get("component_type", 0))):
                 return
         elif interaction.type is not discord.InteractionType.modal_submit:
             return
         log.info("answered a %s this bot does not have (custom_id %r)", interaction.type.name, custom_id[:100])
         await answer_privately(interaction, gone(self.settings.ask_command))
-
-    @staticmethod
-    def _handled(interaction: discord.Interaction, custom_id: str, component_type: int) -> bool:
-        """Whether discord.py runs one of this version's buttons for this click: the custom_id is
-        one of ours and, as the library checks before calling it, the clicked message carries it."""
-        if interaction.message is None or not any(
-            item.__discord_ui_compiled_template__.fullmatch(custom_id) for item in KNOWN_ITEMS
-        ):
-            return False
-        layout = discord.ui.LayoutView if interaction.message.flags.components_v2 else discord.ui.View
-        view = layout.from_message(interaction.message, timeout=None)
-        return any(
-            i.type.value == component_type and isinstance(i, discord.ui.Button) and i.custom_id == custom_id
-            for i in view.walk_children()
-        )
 
     # registrations
 

@@ -125,6 +125,30 @@ def test_the_environment_wins_over_settings_yaml_which_wins_over_the_defaults() 
     assert (merged.traces_dir, merged.history_limit, merged.lease_seconds) == ("from-yaml", 7, 10.0)
     assert (merged.understanding, merged.llm.model, merged.llm.provider) == ("cascade", "small", "openai")
     assert run_settings(yaml, DeploySettings.from_env({})) == yaml
+    url_env = DeploySettings.from_env({"AGENTBOT_DB_URL": "sqlite+aiosqlite:///from-env.db"})
+    assert run_settings(yaml, url_env).database_url == "sqlite+aiosqlite:///from-env.db"
+    flagged = run_settings(yaml, url_env, db_url="sqlite+aiosqlite:///from-flag.db")
+    assert flagged.database_url == "sqlite+aiosqlite:///from-flag.db"  # the flag is the one URL the run uses
+
+
+def test_each_variable_that_overrides_settings_yaml_names_a_field_of_it() -> None:
+    """The override a variable's description promises is the one its field declares, and it is a
+    real settings.yaml field, so a renamed field cannot leave a variable silently ignored."""
+    from agent.config.schema import Settings
+
+    promised = {
+        name: m.group(1)
+        for _, name, field in declared()
+        if (m := re.search(r"overrides settings `(\w+)`", field.description or ""))
+    }
+    declares = {
+        name: str(field.json_schema_extra["setting"])
+        for _, name, field in declared()
+        if isinstance(field.json_schema_extra, dict) and "setting" in field.json_schema_extra
+    }
+    assert promised.items() <= declares.items()
+    assert set(declares.values()) <= set(Settings.model_fields)
+    assert len(declares) == 9
 
 
 def test_an_explicit_mapping_is_read_alone(monkeypatch: pytest.MonkeyPatch) -> None:
