@@ -44,7 +44,7 @@ class Pause:
 class SqlPauseBoard:
     """
     Args:
-        store: the bot's database (the `rate_pauses` table, migration 0013).
+        store: the bot's database (the `rate_pauses` table, migration 0012).
     """
 
     def __init__(self, store: Database):

@@ -1,6 +1,6 @@
 """Rate-limit pauses shared by every worker (issue 58).
 
-Revision ID: 0013
+Revision ID: 0012
 Revises: 0011
 Create Date: 2026-11-29
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0013"
+revision: str = "0012"
 down_revision: str | Sequence[str] | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
