@@ -209,6 +209,7 @@ class Acting:
         who = state.customer_id or "guest"
         code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
+            ctx.t.outcome.escalated = True  # kept for review with the turn
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
             out.alerts.append(handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary))
             out.effects.append(handoff.queue_row(state))

@@ -18,6 +18,7 @@ from typing import Any
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
 from agent.context.log import Turn
+from agent.context.outcome import Classified
 from agent.context.output import TurnOutput
 from agent.context.reads import TurnReads
 from agent.context.tracing import observed_turn
@@ -278,7 +279,7 @@ class AgentRouter:
             outbox=out.held if interaction.from_inbox else [],
             trace_id=t.trace_id,
         )
-        record.review = misses(record, history, self.redactor)  # a miss is kept with the turn that made it
+        record.review = misses(record, t.outcome, history, self.redactor)  # a miss is kept with the turn that made it
         await p.store.commit(record)
         await self.desk.notify(out.alerts)
         if p.preferences is not None and pref_update is not None:
@@ -474,19 +475,17 @@ class AgentRouter:
         if intent is None:
             await notices.unknown(ctx, cls, pending, p.messages, self.confirmations)
             return []
-        redacted = sorted(set(cls.params) & p.registry.redacted_params)
-        classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
+        classified = Classified(intent_id=intent.id, confidence=round(cls.confidence, 3), params=cls.params)
         if cls.candidates:
-            classified["candidates"] = [[i, s] for i, s in cls.candidates]
+            classified.candidates = list(cls.candidates)
         if cls.clarify:
-            classified["clarify"] = list(cls.clarify)
-        if t.decided.chosen is not None:  # picked from "Did you mean ...?": recorded once, with its request
-            classified |= t.decided.chosen
+            classified.clarify = list(cls.clarify)
+        if (chosen := t.decided.chosen) is not None:  # picked from "Did you mean ...?": recorded once, with its request
+            classified.chosen, classified.asked_about = chosen.chosen, chosen.asked_about
             t.decided.chosen = None
-        t.emit(
-            "intent_classified",
-            classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
-        )
+        classified.redacted_params = sorted(set(cls.params) & p.registry.redacted_params)
+        classified.fills_slot, classified.reply = cls.fills_slot, cls.reply
+        t.classified(classified)
         if cls.clarify and settled.outcome != "run":
             await self.clarifier.ask(ctx, cls)  # unsure between requests: nothing is done until one is picked
             await self.confirmations.restate(ctx)
