@@ -98,6 +98,7 @@ def llm_agents(
             gateway.needing_approval(),  # the product words the exact action for the user's yes
             settings.phrase_answers,
             currency,
+            config.intents.messages.too_complex,
         )
         for name, agent in config.agents.agents.items()
         if agent.constitution

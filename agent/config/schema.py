@@ -234,6 +234,9 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "escalation_denied": ["reason"],
     "escalation_decided": ["decision", "actor"],
     "no_such_order": ["what"],
+    "no_fix": ["symptom", "device"],
+    "fix_intro": ["symptom", "device"],
+    "task_not_found": ["task_number"],
 }
 
 
@@ -262,6 +265,20 @@ class Messages(Strict):
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
     too_slow: str = "Sorry, that took me too long to work out. Please ask again in a moment."
     confirm_prompt: str = "This changes something that can't easily be undone."
+    # Troubleshooting (agent/planners/support.py): {symptom} and {device} are the goal's values.
+    no_fix: str = (
+        "I couldn't find a documented fix for \"{symptom}\" on your {device} in our knowledge base, so I won't "
+        'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
+    )
+    fix_intro: str = 'Here\'s what to try for "{symptom}" on your {device}:'
+    ticket_offer: str = "If that doesn't fix it, I can open a ticket for you."
+    no_policy: str = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
+    # A user's tasks (agent/planners/tasks.py), unless the intent's `error` templates say otherwise.
+    task_not_found: str = "I couldn't find task {task_number} on your list."
+    task_list_empty: str = "Your list is empty."
+    which_task: str = "Which number is it?"
+    # An LLM agent that ran out of passes (agent/planners/llm_agent.py).
+    too_complex: str = "That request is too complex. Could you break it into smaller steps?"
     # The customer's own orders named by their items (agent/conversation/own_orders.py).
     which_order: str = "Which one: {choices}?"
     which_or: str = "or"

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent.context.outcome import Chosen, Classified, TurnOutcome
 from agent.context.tracing import NullTrace
 from agent.domain.records import Level, TelemetryEvent
 from agent.domain.types import (
@@ -25,8 +26,8 @@ class TurnDecisions:
     approved: str | None = None  # the action hash the user confirmed in this turn
     intent: str | None = None  # the turn's intent, when a follow-up changed what was read
     offered_human: bool = False  # a person was offered once this turn; never twice
-    # What the customer picked from a question with choices this turn, and the message it was about.
-    chosen: dict[str, str] | None = None
+    # What the customer picked from a question with choices this turn, recorded with the request's reading.
+    chosen: Chosen | None = None
     llm_deadline: float | None = None  # monotonic time all LLM work of the turn must end by
     llm_down: str | None = None  # the outage that failed an LLM call this turn: no more calls
     agent_loops: dict[str, dict[str, AgentLoop]] = field(default_factory=dict)  # LLM agents' conversations by goal
@@ -62,6 +63,7 @@ class Turn:
         self.usage = Usage()  # LLM calls of this turn (agent/llm/calls.py counts them here)
         self._usage_seen = Usage()
         self.decided = TurnDecisions()
+        self.outcome = TurnOutcome()  # what the turn made of its message; its review is derived from it
 
     @property
     def trace_id(self) -> str | None:
@@ -100,6 +102,15 @@ class Turn:
             self.sink.record(event)
         return event
 
+    def classified(self, reading: Classified) -> TelemetryEvent:
+        """Record a reading the turn acts on, and emit it as `intent_classified`. The outcome keeps
+        it redacted as the event is, so a review item holds no more than telemetry does."""
+        event = self.emit("intent_classified", reading.payload())
+        if reading.params is not None:
+            reading = reading.model_copy(update={"params": self.redact(reading.params)})
+        self.outcome.classified.append(reading)
+        return event
+
     def redact(self, payload: dict[str, Any]) -> dict[str, Any]:
         return self.redactor.value(payload)  # type: ignore[no-any-return]
 
@@ -111,5 +122,6 @@ class TurnLog(Protocol):
     interaction: Interaction
     usage: Usage
     decided: TurnDecisions  # the LLM deadline, an outage this turn, the agents' model conversations
+    outcome: TurnOutcome
 
     def emit(self, stage: str, payload: dict[str, Any] | None = None, level: Level = "info") -> TelemetryEvent: ...

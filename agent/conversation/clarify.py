@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from agent.config.schema import Choosing, IntentSpec, Messages
+from agent.context.outcome import Chosen, Classified
 from agent.context.turn import TurnContext
 from agent.conversation.confirmations import BUTTONS
 from agent.conversation.handoff import handoff_intent
@@ -178,9 +179,9 @@ class Clarifier:
         me, t, m = ctx.me, ctx.t, self.messages
         me.clarification = None
         # The asking turn recorded what was offered (`clarify`); this one records the pick.
-        chosen = {"chosen": value, "asked_about": asked.text}
+        chosen = Chosen(chosen=value, asked_about=asked.text)
         if value == SOMETHING_ELSE:
-            t.emit("intent_classified", {"intent_id": None, "confidence": GIVEN} | chosen)
+            t.classified(Classified(intent_id=None, confidence=GIVEN, chosen=value, asked_about=asked.text))
             await ctx.out.send(self._nothing_meant(ctx))
             t.emit("response_generated", {"message": m.clarify_none, "clarification": SOMETHING_ELSE})
             return Settled(ctx=ctx, handled=True)

@@ -5,9 +5,8 @@ with no meaning (emoji, "hmm") gets a short nudge that names what is pending.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from agent.config.schema import Messages, Vocabulary
+from agent.context.outcome import Classified, ControlKind
 from agent.context.turn import TurnContext
 from agent.conversation import goals
 from agent.conversation.moves import Cancel, ControlMove, Goodbye, Unclear
@@ -16,7 +15,7 @@ from agent.conversation.session import Goal
 from agent.domain.types import OutboundMessage
 from agent.text import words
 
-Kind = Literal["cancel", "farewell", "empty"]
+Kind = ControlKind
 
 
 class Control:
@@ -42,7 +41,10 @@ class Control:
         m, t = self.messages, ctx.t
         goal = ctx.me.active_goal
         said = move.said if isinstance(move, Unclear) else None
-        t.emit("intent_classified", {"intent_id": None, "control": kind} | ({"reply": said} if said else {}))
+        classified = Classified(intent_id=None, control=kind)
+        if said:
+            classified.reply = said
+        t.classified(classified)
         if kind == "cancel":
             cancelled, resumed = goals.cancel(ctx.me)
             t.emit("goal_updated", {"action": "cancelled", "goal_id": cancelled.id if cancelled else None})

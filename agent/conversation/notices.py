@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent.config.schema import IntentSpec, Messages
+from agent.context.outcome import Classified
 from agent.context.turn import TurnContext
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.handoff import handoff_intent
@@ -59,23 +58,19 @@ async def unknown(
     """No intent fits: a "no" declines the offer that was open, else the open confirmation is
     asked again, else the fallback with a person on offer."""
     t = ctx.t
-    unknown: dict[str, Any] = {
-        "intent_id": None,
-        "unknown_intent": True,
-        "confidence": cls.confidence,
-        "reply": cls.reply,
-    }
+    unknown = Classified(intent_id=None, unknown_intent=True, confidence=cls.confidence, reply=cls.reply)
     if cls.candidates:  # what the reading found nearest, for a review of the miss
-        unknown["candidates"] = [[i, s] for i, s in cls.candidates]
-    t.emit("intent_classified", unknown)
+        unknown.candidates = list(cls.candidates)
+    t.classified(unknown)
     if cls.reply == "no" and pending is not None:
         await ctx.out.send(OutboundMessage(kind="answer", text=m.declined_offer))
         t.emit("response_generated", {"declined": pending.kind})
     elif not await confirmations.remind(ctx):
         message = fallback(ctx.me, handoff_intent(ctx.eligible), m, cls.out_of_scope, cls.outside)
         await ctx.out.send(message)
+        t.outcome.fell_back, t.outcome.out_of_scope = True, cls.out_of_scope is not None or cls.outside
         outcome = {"message": message.text, "fallback": True, "unknown_intent": True}
-        t.emit("response_generated", outcome | {"out_of_scope": cls.out_of_scope is not None or cls.outside})
+        t.emit("response_generated", outcome | {"out_of_scope": t.outcome.out_of_scope})
 
 
 def fallback(

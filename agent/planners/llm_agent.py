@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.config.schema import Messages
 from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall, ToolResult
@@ -31,7 +32,6 @@ from agent.llm.models import AgentLoop, LLMRequest, LLMToolCall
 from agent.planners.base import Planner
 from agent.planners.render import render
 
-TOO_COMPLEX = "That request is too complex. Could you break it into smaller steps?"
 RULES = (
     "Rules: use a tool for every fact about orders, stock, prices and dates; never guess them. "
     "If something needed is unclear, ask one short question. Answer in one to three sentences, "
@@ -67,8 +67,10 @@ class LLMAgent:
         confirm_tools: frozenset[str] = frozenset(),
         phrase_answers: bool = True,
         currency: str = "$",
+        too_complex: str = Messages.model_fields["too_complex"].default,
     ):
         self.currency = currency
+        self.too_complex = too_complex  # what the customer is told when the passes run out (`Messages`)
         self.name = name
         self.constitution = constitution
         self.calls = calls
@@ -155,7 +157,7 @@ class LLMAgent:
             return Plan(
                 intent_id=intent.id,
                 goal_id=goal.id,
-                steps=[Respond(when="error", message=TOO_COMPLEX)],
+                steps=[Respond(when="error", message=self.too_complex)],
                 goal_status="failed",
             )
         if any(n not in self.allowed for n in names):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 
+from agent.config.schema import Messages
 from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Offer, Plan, Respond, ToolCall
 from agent.planners.base import Planner
 from agent.planners.registry import PlannerNeeds, planner
+from agent.planners.render import render
 
 
 def cited_as(title: str, headings: list[str]) -> str:
@@ -22,17 +24,6 @@ def cited_as(title: str, headings: list[str]) -> str:
     (Refunds)"); the file it lives in is internal."""
     named = [h for h in headings if h != title]
     return f"{title} ({'; '.join(named)})" if named else title
-
-
-NO_FIX = (
-    "I couldn't find a documented fix for \"{symptom}\" on your {device} in our knowledge base, so I won't "
-    'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
-)
-FIX = 'Here\'s what to try for "{symptom}" on your {device}:'
-TICKET_OFFER = "If that doesn't fix it, I can open a ticket for you."
-
-
-NO_POLICY = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
 
 
 _CLAUSE_START = re.compile(r"^|(?<=[.!?,;])\s+")
@@ -63,8 +54,9 @@ class SupportPlanner:
 
     reads_preferences = False  # see the Planner Protocol
 
-    def __init__(self, templates: Planner, problem: str | None = None):
+    def __init__(self, templates: Planner, messages: Messages, problem: str | None = None):
         self.templates = templates
+        self.messages = messages
         self.problem = re.compile(problem, re.I) if problem else None
 
     def question(self, intent_id: str, slot: str) -> str:
@@ -112,18 +104,22 @@ class SupportPlanner:
         summary = {"summary": f"{symptom} ({device})"}
         if request.intent.offers:
             offered = request.intent.offers
-            plan.offer = Offer(intent_id=offered, params=summary, prompt=TICKET_OFFER, taken_by="unresolved")
+            plan.offer = Offer(
+                intent_id=offered, params=summary, prompt=self.messages.ticket_offer, taken_by="unresolved"
+            )
         if not hits:
-            plan.steps = [Respond(when="post", message=NO_FIX.format(symptom=symptom, device=device))]
+            plan.steps = [
+                Respond(when="post", message=render(self.messages.no_fix, {"symptom": symptom, "device": device}))
+            ]
             plan.slots_patch = {"kb_refs": [], "answer_sent": True}
             return plan
         # The closest fix only: a second section is another problem's fix.
         top = hits[0]
         steps = top["steps"] or [top["snippet"]]
-        lines = [FIX.format(symptom=symptom, device=device)]
+        lines = [render(self.messages.fix_intro, {"symptom": symptom, "device": device})]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
         source = cited_as(top["title"], [top["heading"]] if top.get("heading") else [])
-        lines.append(f"Source: {source}. {TICKET_OFFER}")
+        lines.append(f"Source: {source}. {self.messages.ticket_offer}")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan
@@ -154,7 +150,7 @@ class SupportPlanner:
         plan.goal_status = "done"
         hits = (result.data or {}).get("hits", []) if result.success else []
         if not hits:
-            plan.steps = [Respond(when="post", message=NO_POLICY)]
+            plan.steps = [Respond(when="post", message=self.messages.no_policy)]
             return plan
         top = hits[0]
         body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
@@ -170,4 +166,5 @@ def support_planner(needs: PlannerNeeds) -> Planner:
     """Troubleshooting from the knowledge base, the rest from templates; the `symptom` slot's
     pattern, if the intents define one, picks the problem out of a description."""
     slots = needs.config.intents.slots
-    return SupportPlanner(needs.templates, slots["symptom"].pattern if "symptom" in slots else None)
+    symptom = slots["symptom"].pattern if "symptom" in slots else None
+    return SupportPlanner(needs.templates, needs.config.intents.messages, symptom)

@@ -18,9 +18,6 @@ from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render
 from agent.text import STOPWORDS, stem, words
 
-NOT_FOUND = "I couldn't find task {task_number} on your list."
-EMPTY = "Your list is empty."
-
 
 def _words(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS}
@@ -49,9 +46,9 @@ class TaskPlanner(TemplatePlanner):
         number = str(goal.slots.get(slot, ""))
         task = next((t for t in (last.data or {}).get("items", []) if str(t.get("number")) == number), None)
         if task is None:
-            template = self.specs[intent.id].templates.error.get("not_found", NOT_FOUND)
+            template = self.specs[intent.id].templates.error.get("not_found", self.messages.task_not_found)
             plan.slots_patch = {slot: None}
-            plan.steps = [AskUser(param=slot, prompt=render(template, goal.slots) + " Which number is it?")]
+            plan.steps = [AskUser(param=slot, prompt=f"{render(template, goal.slots)} {self.messages.which_task}")]
             return plan
         args = self.tool_args(goal, intent)
         template = self.specs[intent.id].templates.confirm
@@ -84,7 +81,12 @@ class TaskPlanner(TemplatePlanner):
             return plan
         if not (last.data or {}).get("items"):
             # Nothing on the list to name: no number to ask for either.
-            plan.steps = [Respond(when="post", message=self.specs[intent.id].templates.error.get("empty", EMPTY))]
+            plan.steps = [
+                Respond(
+                    when="post",
+                    message=self.specs[intent.id].templates.error.get("empty", self.messages.task_list_empty),
+                )
+            ]
             plan.goal_status = "done"
             return plan
         task = _named(last, self._naming(request))

@@ -1,9 +1,10 @@
 """Misses kept for review: what a turn did not understand, read from what the turn already recorded.
 
-A turn's telemetry events say how it read the message (`intent_classified`: the intent, its
-confidence, the ranked `candidates`, the intents offered as a choice in `clarify` and the one the
-customer took in `chosen`) and how it answered (`response_generated`: a fallback, out of scope);
-its side effects say whether it handed the conversation to a person; the conversation's previous
+A turn's `TurnOutcome` (agent/context/outcome.py) says how it read the message (each reading it
+acted on: the intent, its confidence, the ranked `candidates`, the intents offered as a choice in
+`clarify` and the one the customer took in `chosen`), whether it fell back (out of scope or not) and
+whether a policy asked for a person; the same readings are its `intent_classified` telemetry. Its
+side effects say whether it handed the conversation to a person; the conversation's previous
 messages say whether it follows a fallback. From those alone, a turn yields at most one review
 item for its own message, plus one for the message before it when this one rephrases a miss.
 No item holds a secret, an e-mail address or a phone number: texts pass the same redactor as traces.
@@ -14,7 +15,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from agent.domain.records import TelemetryEvent, TurnRecord
+from agent.context.outcome import TurnOutcome
+from agent.domain.records import TurnRecord
 from agent.domain.types import Message
 from agent.redaction import Redactor
 from agent.review.items import ReviewItem, ReviewKind, ReviewReading
@@ -25,40 +27,29 @@ def item_id(interaction_id: str, kind: str) -> str:
     return hashlib.blake2b(f"{interaction_id}\x00{kind}".encode(), digest_size=6).hexdigest()
 
 
-def _classified(events: list[TelemetryEvent]) -> dict[str, Any]:
-    """The turn's reading: its first `intent_classified` payload (a message of several requests
-    is reviewed by its first request; a choice made is read from any event that carries it)."""
-    found = [e.payload for e in events if e.stage == "intent_classified"]
-    return found[0] if found else {}
-
-
-def reading_of(events: list[TelemetryEvent]) -> ReviewReading:
-    payload = _classified(events)
-    chosen = next((e.payload["chosen"] for e in events if "chosen" in e.payload), None)
-    clarify = next((list(e.payload["clarify"]) for e in events if e.payload.get("clarify")), [])
-    candidates = [(str(c[0]), round(float(c[1]), 3)) for c in payload.get("candidates") or [] if len(c) == 2]
-    out_of_scope = any(e.payload.get("out_of_scope") for e in events if e.stage == "response_generated")
+def reading_of(outcome: TurnOutcome) -> ReviewReading:
+    """The turn's reading: its first reading (a message of several requests is reviewed by its
+    first request), with a choice offered or made taken from whichever reading carries it."""
+    read = outcome.classified
+    first = read[0] if read else None
     return ReviewReading(
-        intent=payload.get("intent_id"),
-        confidence=round(float(payload.get("confidence") or 0.0), 3),
-        candidates=candidates,
-        clarify=clarify,
-        chosen=chosen,
-        out_of_scope=out_of_scope,
-        move=payload.get("reply"),
-        values={k: v for k, v in (payload.get("params") or {}).items()},
+        intent=first.intent_id if first else None,
+        confidence=round(float(first.confidence or 0.0), 3) if first else 0.0,
+        candidates=[(str(i), round(float(s), 3)) for i, s in (first.candidates or [])] if first else [],
+        clarify=next((list(c.clarify) for c in read if c.clarify), []),
+        chosen=next((c.chosen for c in read if c.chosen is not None), None),
+        out_of_scope=outcome.fell_back and outcome.out_of_scope,
+        move=first.reply if first else None,
+        values=dict(first.params or {}) if first else {},
     )
 
 
-def _fell_back(events: list[TelemetryEvent]) -> bool:
-    return any(e.payload.get("fallback") for e in events if e.stage == "response_generated")
-
-
-def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> list[ReviewItem]:
+def misses(record: TurnRecord, outcome: TurnOutcome, history: list[Message], redactor: Redactor) -> list[ReviewItem]:
     """The review items of one committed turn (usually none).
 
     Args:
         record: what the turn commits: its events, messages, side effects and the session state.
+        outcome: what the turn made of its message (its readings, a fallback, an escalation).
         history: the conversation's messages before this turn, oldest first.
         redactor: the process's scrubber (secrets by value, personal data by pattern).
     """
@@ -67,7 +58,7 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
         return []
     state, events = record.state, record.events
     interaction = str(user.metadata.get("interaction_id") or (events[0].interaction_id if events else ""))
-    reading = reading_of(events)
+    reading = reading_of(outcome)
     base = {
         "session_id": state.session_id,
         "channel": state.channel_type.value,
@@ -77,17 +68,17 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
     }
     found: list[ReviewItem] = []
     kind: ReviewKind | None = None
-    if any(e.payload.get("requires_escalation") for e in events if e.stage == "policy_check"):
+    if outcome.escalated:
         kind = "escalation"  # a policy asked for a person before an action runs
     elif any(e.kind == "handoff" for e in record.effects):
         kind = "handoff"
     elif reading.clarify or reading.chosen:
         kind = "clarification"
-    elif _fell_back(events):
+    elif outcome.fell_back:
         kind = "out_of_scope" if reading.out_of_scope else "fallback"
     if kind is not None:
         # A pick ("2") is reviewed with the message the question was about, which it says the meaning of.
-        asked = next((str(e.payload["asked_about"]) for e in events if e.payload.get("asked_about")), None)
+        asked = next((c.asked_about for c in outcome.classified if c.asked_about), None)
         # One item per question: the pick completes the item its question left (by that turn's id),
         # which holds what was offered (adapters/storage/review.py merges the choice into it).
         question = _asking(history, asked) if kind == "clarification" and reading.chosen else None
@@ -102,7 +93,7 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
         )
     # A bare "no" right after an answer ("no, that's not what I meant") says the answer misread the
     # message before it: that one is kept, with what the customer said.
-    if kind is None and _says_misread(events) and history:
+    if kind is None and _says_misread(outcome) and history:
         before = _answered_before(history)
         return found + ([_correction(before, user, interaction, base, redactor)] if before is not None else [])
     # A message read as an intent right after the bot fell back is often the customer saying the
@@ -136,13 +127,9 @@ def _correction(
     )
 
 
-def _says_misread(events: list[TelemetryEvent]) -> bool:
+def _says_misread(outcome: TurnOutcome) -> bool:
     """The turn read as a bare refusal with nothing asked of the customer."""
-    return any(
-        e.payload.get("control") == "empty" and e.payload.get("reply") == "refusal"
-        for e in events
-        if e.stage == "intent_classified"
-    )
+    return any(c.control == "empty" and c.reply == "refusal" for c in outcome.classified)
 
 
 def _answered_before(history: list[Message]) -> Message | None:

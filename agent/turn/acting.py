@@ -209,6 +209,7 @@ class Acting:
         who = state.customer_id or "guest"
         code = "policy_escalated" if decision.requires_escalation else "policy_denied"
         if decision.requires_escalation:
+            ctx.t.outcome.escalated = True  # kept for review with the turn
             summary = f"Policy {decision.rule} needs a person for customer {who}'s {call.tool_name}: {reason}"
             alert = handoff.request(state, reason, ctx.history, kind="policy_escalation", summary=summary)
             # The exact call, as the policy passed it, waits for a person to approve or deny it.

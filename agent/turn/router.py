@@ -1,4 +1,5 @@
-"""AgentRouter: one turn as a short pipeline of stages, each emitting one telemetry event.
+"""AgentRouter: one turn as a declared list of small steps (`AgentRouter.steps`), each emitting
+its telemetry events.
 
 received -> history_loaded -> intents_eligible -> intent_classified -> goal_updated ->
 plan_created -> plan_type -> plan_communicated -> policy_check -> tool_execute ->
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
 from agent.context.log import Turn
+from agent.context.outcome import Classified
 from agent.context.output import TurnOutput
 from agent.context.reads import TurnReads
 from agent.context.tracing import observed_turn
@@ -66,6 +69,20 @@ from agent.turn.locks import SessionLocks
 from agent.turn.understanding import Understanding
 
 log = logging.getLogger("agentbot.router")
+
+
+@dataclass
+class Work:
+    """What a turn's steps hand on to each other under its deadline, and what the turn ends with."""
+
+    ctx: TurnContext
+    move: moves.Move | None = None  # what the message does, once `_interpreted` has read it
+    results: list[ToolResult] = field(default_factory=list)
+    cls: Classification | None = None  # the move's reading, once acted on
+    pref_update: Any = None  # the customer's preferences to store once the turn has committed
+
+
+Step = Callable[[Work], Awaitable[bool]]
 
 
 @dataclass
@@ -134,6 +151,16 @@ class AgentRouter:
         )
         self.clarifier = Clarifier(
             parts.registry.specs, parts.messages, parts.registry.vocabulary.choosing, parts.understanding.rules
+        )
+        # What happens to a message, in order (bolt's middleware list): each step reads and completes
+        # the turn's `Work` and says whether the turn ends with it; the first that does ends it.
+        self.steps: tuple[Step, ...] = (
+            self._handed_off,  # a person has the conversation: acknowledged, nothing else
+            self._interpreted,  # read -> the choice question settled -> a reply move -> understood -> a move
+            self._waiting,  # "wait" while an action waits for a yes
+            self._unsure,  # neither yes nor no to the open question
+            self._controlled,  # cancel, bye, thanks, start over
+            self._act,  # each request of the move: confirmed, clarified, offered or acted on
         )
 
     async def aclose(self) -> None:
@@ -241,7 +268,8 @@ class AgentRouter:
         t.emit("received", received)
         t.emit("history_loaded", {"count": len(history)})
         async with deadline(p.settings.turn_deadline_seconds):
-            results, cls, pref_update = await self._work(ctx)
+            work = await self._work(ctx)
+        results, cls, pref_update = work.results, work.cls, work.pref_update
 
         user = Message(role="user", text=interaction.text, metadata={"interaction_id": interaction.id})
         new_messages = [*seeded, user, *out.agent_messages()]
@@ -261,32 +289,51 @@ class AgentRouter:
             outbox=out.held if interaction.from_inbox else [],
             trace_id=t.trace_id,
         )
-        record.review = misses(record, history, self.redactor)  # a miss is kept with the turn that made it
+        record.review = misses(record, t.outcome, history, self.redactor)  # a miss is kept with the turn that made it
         await p.store.commit(record)
         await self.desk.notify(out.alerts)
         if p.preferences is not None and pref_update is not None:
             await p.preferences.after(p.preferences.key(state, interaction.speaker), pref_update)
         return response
 
-    async def _work(self, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
-        """Read -> interpret -> act: everything of the turn that runs under its deadline."""
-        state, t = ctx.state, ctx.t
-        if state.handoff is not None and state.handoff.active:
-            if notice := handoff.acknowledgement(state, self._p.messages):
-                await ctx.out.send(OutboundMessage(kind="notice", text=notice))
-            t.emit("response_generated", {"handoff": state.handoff.status, "silent": not ctx.out.outbound})
-            return [], None, None
-        move, ctx = await self._interpret(ctx)
-        if move is None:
-            return [], None, None  # the open question with choices answered it ("something else", a stale click)
-        if isinstance(move, moves.Wait) and await self.confirmations.remind(ctx, waiting=True):
-            return [], None, None
-        if isinstance(move, moves.Unsure) and await self.confirmations.unsure(ctx, move.answer):
-            return [], None, None
-        if isinstance(move, moves.ControlMove):
-            await self.ctl.answer(move, ctx)
-            return [], None, None
-        return await self._act(move, ctx)
+    async def _work(self, ctx: TurnContext) -> Work:
+        """Everything of the turn that runs under its deadline: its steps, in order, until one ends it."""
+        work = Work(ctx)
+        for step in self.steps:
+            if await step(work):
+                break
+        return work
+
+    async def _handed_off(self, work: Work) -> bool:
+        """A conversation with a person: the bot only acknowledges, once, that the person will answer."""
+        state, out = work.ctx.state, work.ctx.out
+        if state.handoff is None or not state.handoff.active:
+            return False
+        if notice := handoff.acknowledgement(state, self._p.messages):
+            await out.send(OutboundMessage(kind="notice", text=notice))
+        work.ctx.t.emit("response_generated", {"handoff": state.handoff.status, "silent": not out.outbound})
+        return True
+
+    async def _interpreted(self, work: Work) -> bool:
+        """What the message does (`_interpret`); the choice question may have answered it already."""
+        work.move, work.ctx = await self._interpret(work.ctx)
+        return work.move is None  # the open question with choices answered it ("something else", a stale click)
+
+    async def _waiting(self, work: Work) -> bool:
+        """ "Wait" while an action waits for a yes: the question again, nothing else."""
+        return isinstance(work.move, moves.Wait) and await self.confirmations.remind(work.ctx, waiting=True)
+
+    async def _unsure(self, work: Work) -> bool:
+        """An answer to the open yes/no question that is neither yes nor no: asked again, plainly."""
+        move = work.move
+        return isinstance(move, moves.Unsure) and await self.confirmations.unsure(work.ctx, move.answer)
+
+    async def _controlled(self, work: Work) -> bool:
+        """A control move (cancel, bye, thanks, start over) is answered by itself."""
+        if not isinstance(work.move, moves.ControlMove):
+            return False
+        await self.ctl.answer(work.move, work.ctx)
+        return True
 
     async def _interpret(self, ctx: TurnContext) -> tuple[moves.Move | None, TurnContext]:
         """What the message does: the answer to an open question with choices continues the request
@@ -378,9 +425,10 @@ class AgentRouter:
         answer = self.understanding.rules.answer(text, pending.intent_id) if asked and pending else None
         return moves.Heard(said, reading.intent, self.ctl.says_nothing(text), value, describes, answer)
 
-    async def _act(self, move: moves.Move, ctx: TurnContext) -> tuple[list[ToolResult], Classification | None, Any]:
+    async def _act(self, work: Work) -> bool:
         """Act on each request of the move in order; later ones queue while the bot waits for the user."""
-        p = self._p
+        p, move, ctx = self._p, work.move, work.ctx
+        assert move is not None  # `_interpreted` ended the turn otherwise
         cls = moves.classification(move)
         pref_update = None
         if p.preferences is not None:
@@ -395,7 +443,8 @@ class AgentRouter:
                 await self.requests.queue(ctx, found[n:], self)
                 break
             results += await self._understood(ctx, move, more)
-        return results, cls, pref_update
+        work.results, work.cls, work.pref_update = results, cls, pref_update
+        return True
 
     @property
     def intents(self) -> dict[str, Intent]:
@@ -442,19 +491,17 @@ class AgentRouter:
         if intent is None:
             await notices.unknown(ctx, cls, pending, p.messages, self.confirmations)
             return []
-        redacted = sorted(set(cls.params) & p.registry.redacted_params)
-        classified = {"intent_id": intent.id, "confidence": round(cls.confidence, 3), "params": cls.params}
+        classified = Classified(intent_id=intent.id, confidence=round(cls.confidence, 3), params=cls.params)
         if cls.candidates:
-            classified["candidates"] = [[i, s] for i, s in cls.candidates]
+            classified.candidates = list(cls.candidates)
         if cls.clarify:
-            classified["clarify"] = list(cls.clarify)
-        if t.decided.chosen is not None:  # picked from "Did you mean ...?": recorded once, with its request
-            classified |= t.decided.chosen
+            classified.clarify = list(cls.clarify)
+        if (chosen := t.decided.chosen) is not None:  # picked from "Did you mean ...?": recorded once, with its request
+            classified.chosen, classified.asked_about = chosen.chosen, chosen.asked_about
             t.decided.chosen = None
-        t.emit(
-            "intent_classified",
-            classified | {"redacted_params": redacted, "fills_slot": cls.fills_slot, "reply": cls.reply},
-        )
+        classified.redacted_params = sorted(set(cls.params) & p.registry.redacted_params)
+        classified.fills_slot, classified.reply = cls.fills_slot, cls.reply
+        t.classified(classified)
         if cls.clarify and settled.outcome != "run":
             await self.clarifier.ask(ctx, cls)  # unsure between requests: nothing is done until one is picked
             await self.confirmations.restate(ctx)

@@ -11,13 +11,13 @@ import pytest
 
 from agent.app import App
 from agent.config.files import load_config
+from agent.config.schema import Messages
 from agent.conversation.requests import splitter_for
 from agent.errors import ConfigError
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
 from agent.llm.models import LLMResponse, LLMToolCall
-from agent.planners.llm_agent import TOO_COMPLEX
 from bots import cli
 from bots.app import build_app
 from tests.helpers import REPO, rules_classifier, say
@@ -228,7 +228,7 @@ async def test_too_many_iterations_uses_the_spec_message(db_url: str) -> None:
     async with build_app(REPO / "config", REPO / "data", db_url, "llm", llm=scripted) as app:
         router = app.router
         r, _ = await say(router, "Where's O-34567?", customer="C-002")
-    assert r.text.endswith(TOO_COMPLEX) and r.active_goal is None
+    assert r.text.endswith(Messages.model_fields["too_complex"].default) and r.active_goal is None
     assert len(r.tool_results) == 4 and not scripted.steps
 
 

@@ -49,30 +49,32 @@ async def test_a_conversation_handed_to_a_person_is_kept(app: App) -> None:
 
 
 def test_a_clarification_is_kept_with_the_choices_offered_and_the_one_taken() -> None:
+    from agent.context.outcome import Classified, TurnOutcome
     from agent.conversation.session import SessionState
-    from agent.domain.records import TelemetryEvent, TurnRecord
+    from agent.domain.records import TurnRecord
     from agent.domain.types import ChannelType, Message
     from agent.redaction import Redactor
     from agent.review.records import misses
 
-    def turn(text: str, payload: dict) -> TurnRecord:
+    def turn(text: str, payload: dict) -> tuple[TurnRecord, TurnOutcome]:
         state = SessionState(session_id="s-c", workspace_id="T0SHOP", channel_type=ChannelType.slack)
-        event = TelemetryEvent(session_id="s-c", interaction_id="i-1", stage="intent_classified", payload=payload)
         user = Message(role="user", text=text, metadata={"interaction_id": "i-1"})
-        return TurnRecord(state=state, expected_version=0, messages=[user], events=[event])
+        return TurnRecord(state=state, expected_version=0, messages=[user], events=[]), TurnOutcome(
+            classified=[Classified(**payload)]
+        )
 
     asked = {
         "intent_id": None,
         "candidates": [["refund_request", 0.41], ["create_ticket", 0.39]],
         "clarify": ["refund_request", "create_ticket"],
     }
-    [item] = misses(turn("the money for the cracked mug, call 555-201-3344", asked), [], Redactor())
+    [item] = misses(*turn("the money for the cracked mug, call 555-201-3344", asked), [], Redactor())
     assert item.kind == "clarification" and item.workspace == "T0SHOP" and item.channel == "slack"
     assert item.reading.clarify == ["refund_request", "create_ticket"]
     assert item.reading.nearest == "refund_request" and "555-201-3344" not in item.text
-    [chose] = misses(turn("the second one", {"intent_id": "create_ticket", "chosen": "create_ticket"}), [], Redactor())
+    [chose] = misses(*turn("the second one", {"intent_id": "create_ticket", "chosen": "create_ticket"}), [], Redactor())
     assert chose.reading.chosen == "create_ticket" and chose.reading.nearest == "create_ticket"
-    [none] = misses(turn("none of those", {"intent_id": None, "chosen": "something_else"}), [], Redactor())
+    [none] = misses(*turn("none of those", {"intent_id": None, "chosen": "something_else"}), [], Redactor())
     assert none.reading.chosen == "something_else" and none.reading.nearest is None
 
 
@@ -86,34 +88,27 @@ async def test_a_refund_escalated_by_policy_is_an_item_of_its_own(app: App) -> N
 
 
 def test_a_pick_completes_its_question_s_item() -> None:
+    from agent.context.outcome import Classified, TurnOutcome
     from agent.conversation.session import SessionState
-    from agent.domain.records import TelemetryEvent, TurnRecord
+    from agent.domain.records import TurnRecord
     from agent.domain.types import ChannelType, Message
     from agent.redaction import Redactor
     from agent.review.records import misses
 
     state = SessionState(session_id="s-q", workspace_id="T0SHOP", channel_type=ChannelType.slack)
     question_text = "the money for the cracked mug"
-    asked = TelemetryEvent(
-        session_id="s-q",
-        interaction_id="i-q",
-        stage="intent_classified",
-        payload={"intent_id": None, "clarify": ["refund_request", "create_ticket"]},
-    )
+    asked = TurnOutcome(classified=[Classified(intent_id=None, clarify=["refund_request", "create_ticket"])])
     question_msg = Message(role="user", text=question_text, metadata={"interaction_id": "i-q"})
     [question] = misses(
-        TurnRecord(state=state, expected_version=0, messages=[question_msg], events=[asked]), [], Redactor()
+        TurnRecord(state=state, expected_version=0, messages=[question_msg], events=[]), asked, [], Redactor()
     )
-    picked = TelemetryEvent(
-        session_id="s-q",
-        interaction_id="i-p",
-        stage="intent_classified",
-        payload={"intent_id": "create_ticket", "chosen": "create_ticket", "asked_about": question_text},
+    picked = TurnOutcome(
+        classified=[Classified(intent_id="create_ticket", chosen="create_ticket", asked_about=question_text)]
     )
     pick_msg = Message(role="user", text="the second one", metadata={"interaction_id": "i-p"})
     bot = Message(role="agent", text="Did you mean ...?", kind="question")
-    record = TurnRecord(state=state, expected_version=1, messages=[pick_msg], events=[picked])
-    [pick] = misses(record, [question_msg, bot], Redactor())
+    record = TurnRecord(state=state, expected_version=1, messages=[pick_msg], events=[])
+    [pick] = misses(record, picked, [question_msg, bot], Redactor())
     assert pick.id == question.id and pick.text == question_text  # the same item, completed by the pick
     assert pick.reading.chosen == "create_ticket"
 
