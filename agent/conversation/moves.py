@@ -143,7 +143,13 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
             return Assent(cls=_offered(pending))  # "that didn't help" takes up the ticket offered for that case
         pending = None  # "ok" to "if that doesn't fix it, I can open a ticket" opens nothing
     if pending is not None and pending.kind == "tool" and heard.answer is not None:
-        return _answered(heard.answer)
+        answer, reading = heard.answer, ctx.reading
+        new_request = reading is not None and reading.sure and reading.intent != pending.intent_id
+        if answer.kind in ("wait", "unsure", "change") and not answer.of_kind("assent") and new_request:
+            # "wait, where is my order O-34567?": a request of its own, answered while the
+            # question stays open (it is asked again after); nothing runs on it.
+            return None
+        return _answered(answer)
     if pending is not None or ctx.state.open_confirmations(interaction.speaker):
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"

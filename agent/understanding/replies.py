@@ -158,10 +158,7 @@ class ReplyReader:
         if last_of_question:
             # A question asks, unless it asks for the action with other values ("can you make it
             # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
-            if qualifies:
-                return Part(text, "condition")
-            # "can we make it three people at 5:15 pm?" asks for the action with other values.
-            return Part(text, "change" if move == "change" or values else "asks")
+            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks")
         if move == "assent":
             # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes.
             return Part(text, "doubt" if self._holds(reading.scores) else "assent")
