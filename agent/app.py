@@ -12,17 +12,10 @@ from dataclasses import dataclass, field
 
 from agent.config.schema import Settings
 from agent.domain.catalog import StoreSettings
-from agent.interfaces import (
-    AlertNotifier,
-    DataSource,
-    MetricsExport,
-    PolicyEngine,
-    SessionStore,
-    Storage,
-    ToolExecutor,
-    Tracer,
-)
+from agent.interfaces import AlertNotifier, DataSource, MetricsExport, SessionStore, Storage, Tracer
+from agent.policy.engine import PolicyEngine
 from agent.review.reload import BankReload
+from agent.tools.gateway import ToolExecutor
 from agent.turn.router import AgentRouter
 
 

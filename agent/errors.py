@@ -19,7 +19,6 @@ AgentbotError                  root; `user_message` is safe to show in chat
 ├── RecordingMissing           a replayed eval asked for an LLM response nobody recorded
 ├── ReferenceCollision         a generated reference (ticket, refund, report) is another conversation's
 ├── TurnDeadline               a turn ran past its overall deadline (a hung provider or tool)
-├── PolicyDenied               a policy refused a tool call; `reason` is shown
 └── ToolError                  a tool could not run
     ├── ToolNotAllowed         the agent may not use this tool
     ├── ToolArgumentsInvalid   arguments failed the tool's schema
@@ -171,13 +170,6 @@ _KINDS = {
     "ProviderBadRequest": "bad_request",
     "ProviderOutputInvalid": "output_invalid",
 }
-
-
-class PolicyDenied(AgentbotError):
-    def __init__(self, reason: str, *, rule: str = ""):
-        self.reason, self.rule = reason, rule
-        self.user_message = f"I can't process that request: {reason}"
-        super().__init__(self.user_message)
 
 
 class ToolError(AgentbotError):

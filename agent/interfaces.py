@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from agent.conversation.session import SessionState, Speaker
+from agent.conversation.session import SessionState
 from agent.domain.catalog import Item, KBSection
-from agent.domain.contexts import AgentRequest, PolicyContext, Preferences, ToolContext
-from agent.domain.records import InboxEvent, Level, TaskRecord, TelemetryEvent, TicketRecord, ToolRecord, TurnRecord
+from agent.domain.records import (
+    InboxEvent,
+    Preferences,
+    TaskRecord,
+    TelemetryEvent,
+    TicketRecord,
+    ToolRecord,
+    TurnRecord,
+)
 from agent.domain.types import (
     Alert,
-    Classification,
-    Intent,
     Interaction,
     Message,
     OutboundMessage,
-    Plan,
-    PolicyDecision,
-    ToolCall,
     ToolResult,
 )
-from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse, Usage
-
-if TYPE_CHECKING:  # the log's and the reading's own modules read these Protocols at import
-    from agent.context.log import TurnDecisions
-    from agent.understanding.reading import Reading
+from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
 
 # The channel's way to deliver a message while the turn is still running.
 Reply = Callable[[OutboundMessage], Awaitable[None]]
@@ -96,16 +94,6 @@ class LLMProvider(Protocol):
     async def aclose(self) -> None:
         """Release the provider's HTTP client (closed with the app)."""
         ...
-
-
-@runtime_checkable
-class PolicyEngine(Protocol):
-    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision: ...
-
-
-@runtime_checkable
-class ToolExecutor(Protocol):
-    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult: ...
 
 
 @runtime_checkable
@@ -207,56 +195,6 @@ class RiskReports(Protocol):
     async def risk_report_on(self, release_id: str, day: date, severity: str) -> dict[str, Any] | None:
         """The report filed for this release and severity on this UTC day (`id`, `created_at`), or None."""
         ...
-
-
-class TurnLog(Protocol):
-    """What classifiers and planners may use of the running turn (agent/context/log.py): its message,
-    telemetry that commits with it, and its LLM usage, deadline, outage and agent conversations."""
-
-    interaction: Interaction
-    usage: Usage
-    decided: TurnDecisions  # the LLM deadline, an outage this turn, the agents' model conversations
-
-    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: Level = "info") -> TelemetryEvent: ...
-
-
-@runtime_checkable
-class Classifier(Protocol):
-    """Understanding: which intent, which parameters, and whether the message answers a question."""
-
-    async def classify(
-        self,
-        interaction: Interaction,
-        intents: list[Intent],
-        state: SessionState,
-        me: Speaker,
-        history: list[Message],
-        turn: TurnLog | None = None,
-        reading: Reading | None = None,
-    ) -> Classification:
-        """`turn` None: outside a turn (a unit test); nothing is recorded. `reading`: the message's
-        one reading (agent/understanding/reading.py), which every mode understands it from;
-        None: read here."""
-        ...
-
-
-@runtime_checkable
-class Planner(Protocol):
-    """An agent's decision seam: the next plan for the active goal, given this turn's tool results.
-
-    The router calls `plan` again with the results after each pass that ran tools, up to the
-    configured number of passes; a plan without tool calls ends the turn.
-    """
-
-    # False: the planner never reads `request.preferences`, so its turns skip reading the stored
-    # preferences (it gets None).
-    reads_preferences: bool
-
-    def question(self, intent_id: str, slot: str) -> str:
-        """The one question that asks for `slot`."""
-        ...
-
-    async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan: ...
 
 
 @runtime_checkable
@@ -421,33 +359,6 @@ class HandoffQueue(Protocol):
 
     async def unclaimed(self, alerted_before: datetime) -> list[str]:
         """Session ids whose handoff is still `requested` and was last alerted before the time."""
-        ...
-
-
-@runtime_checkable
-class ExampleScorer(Protocol):
-    """A small embedded model that says how close a message is to labelled example sentences.
-
-    `fit` runs once at start-up with every (label, sentence) pair of the banks; `scores` then maps
-    a message to a score in [0, 1] per label (higher is closer). Pure CPU, no network.
-    """
-
-    def fit(self, examples: list[tuple[str, str]]) -> None: ...
-
-    def scores(self, text: str) -> Mapping[str, float]: ...
-
-    def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
-        """For each fitted sentence, in order, its scores with its whole group left out (for
-        calibration: sentences that share a group are held out together)."""
-        ...
-
-    def words(self) -> set[str]:
-        """Words the model knows well enough that a typo repair must leave them alone."""
-        ...
-
-    def similarities(self, text: str) -> list[float]:
-        """The message's similarity to each fitted sentence, in fit order (the few-shot examples
-        an LLM prompt shows are the nearest ones); [] when the model has no sentence-level view."""
         ...
 
 

@@ -5,12 +5,37 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from agent.config.schema import AlertTitle
 from agent.domain.types import Alert
 from agent.interfaces import AlertNotifier
 
 log = logging.getLogger("agentbot.alerts")
+
+
+def heading(alert: Alert) -> str:
+    """What every admin channel calls the alert: its kind's title, else the kind itself."""
+    return alert.title or alert.kind
+
+
+class Titled:
+    """Gives each alert its kind's title and icon from agents.yaml `alerts:`, the one place every
+    admin channel takes them from, then hands it on.
+
+    Args:
+        inner: where the titled alerts go (the fanout to the admin channels).
+        titles: agents.yaml's titles by alert kind.
+    """
+
+    def __init__(self, inner: AlertNotifier, titles: Mapping[str, AlertTitle]):
+        self.inner, self.titles = inner, titles
+
+    async def notify(self, alert: Alert) -> None:
+        title = self.titles.get(alert.kind)
+        if title is not None and not alert.title:
+            alert = alert.model_copy(update={"title": title.title, "icon": title.icon})
+        await self.inner.notify(alert)
 
 
 class AlertFanout:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from adapters.data.demo_dates import DemoCalendar
 from adapters.data.json_source import JSONDataSource
@@ -19,39 +19,37 @@ from adapters.telemetry.sinks import FanoutSink, LogSink
 from agent.app import App
 from agent.config.files import load_config, load_yaml_model
 from agent.config.intents import IntentsRegistry
-from agent.config.schema import BotConfig, Settings
+from agent.config.schema import BotConfig, Settings, UnderstandingMode
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.domain.catalog import StoreSettings, load_store_settings
 from agent.domain.types import Clock, utcnow
-from agent.errors import ConfigError
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     LLMProvider,
     MeaningSimilarity,
-    Planner,
     ReleaseSource,
     Storage,
     TelemetrySink,
-    ToolExecutor,
 )
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.redaction import Redactor
-from agent.tools.gateway import ToolGateway
-from agent.tools.knowledge import Troubleshooting
+from agent.tools.gateway import ToolExecutor, ToolGateway
 from agent.tools.registry import ToolDeps, find_tools
-from agent.tools.section_fit import KnowledgeSettings
+from agent.tools.section_fit import FitThresholds, KnowledgeSettings
 from agent.turn.router import AgentRouter, RouterParts
 from agent.understanding.banks import NluBanks, load_banks
+from agent.understanding.classifier import Classifier
+from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
-from bots.alerts import AlertFanout, LogNotifier
+from bots.alerts import AlertFanout, LogNotifier, Titled
 from bots.metrics import PrometheusMetrics
 from bots.secrets import scrubber
 from bots.settings import DeploySettings, run_settings
@@ -66,8 +64,6 @@ from bots.wiring import (
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
     from adapters.telemetry.otel import OTelTracer
-
-UNDERSTANDING_MODES = ("rules", "llm", "cascade")
 
 
 class Embedded(NamedTuple):
@@ -287,12 +283,6 @@ def load_project(
     deploy = DeploySettings.from_env(env)
     config = load_config(resolve_dir(config_dir, "config", deploy))
     settings = run_settings(config.settings, deploy, understanding=understanding, provider=provider, model=model)
-    if settings.understanding not in UNDERSTANDING_MODES:
-        raise ConfigError(
-            str(Path(config.directory) / "settings.yaml"),
-            f"unknown understanding mode {settings.understanding!r}; choose one of {', '.join(UNDERSTANDING_MODES)}",
-            field="understanding",
-        )
     # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
     config = config.model_copy(update={"settings": settings})
     data_path = resolve_dir(data_dir, "data", deploy)
@@ -332,7 +322,7 @@ def build_tools(project: Project, storage: Storage, data: DataSource, releases: 
         tasks=storage.tasks,
         tickets=storage.tickets,
         risk_reports=storage.risk_reports,
-        troubleshooting=troubleshooting(project),
+        **troubleshooting(project),
     )
     tools = find_tools(deps, config.agents.tool_modules, Path(config.directory).parent)
     permissions = {name: agent.tools for name, agent in config.agents.agents.items()}
@@ -343,17 +333,23 @@ def build_tools(project: Project, storage: Storage, data: DataSource, releases: 
     return gateway
 
 
-def troubleshooting(project: Project) -> Troubleshooting | None:
-    """Knowledge-base fixes chosen by meaning for the device and symptom; without calibrated
-    thresholds (config/knowledge.yaml) no fix is known to fit a device problem."""
+class TroubleshootingDeps(TypedDict, total=False):
+    meaning: MeaningSimilarity
+    device_words: tuple[str, ...]
+    fit: FitThresholds
+
+
+def troubleshooting(project: Project) -> TroubleshootingDeps:
+    """What knowledge-base fixes are chosen by meaning with, for the device and symptom; without
+    calibrated thresholds (config/knowledge.yaml) no fix is known to fit a device problem."""
     config = project.config
     fit_path = Path(config.directory) / "knowledge.yaml"
     if not fit_path.exists():
-        return None
+        return {}
     fit = load_yaml_model(fit_path, KnowledgeSettings)
     device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
     meaning = _embedded(config, project.inventory).meaning
-    return Troubleshooting(project.inventory, device_words, meaning, fit.thresholds)
+    return {"meaning": meaning, "device_words": tuple(device_words), "fit": fit.thresholds}
 
 
 def observers(
@@ -370,7 +366,7 @@ def observers(
     redactor = scrubber(env, project.config.intents.redaction.params, [project.db_url])
     return Observers(
         telemetry=[s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None],
-        alerts=alerts or AlertFanout([LogNotifier()]),
+        alerts=Titled(alerts or AlertFanout([LogNotifier()]), project.config.agents.alerts),
         tracer=tracer or make_tracer(settings, project.db_url, project.deploy.observability.otlp_endpoint, redactor),
         metrics=metrics or PrometheusMetrics(storage.database),
         redactor=redactor,
@@ -399,26 +395,26 @@ def build_understanding(
     rules = RulesClassifier(config, reader=embedded_reader(config, project.inventory))
     templates = TemplatePlanner(config, project.store.currency)
     planners = build_planners(PlannerNeeds(config, project.store, templates))
-    if settings.understanding == "rules":
+    # The one place the understanding mode is chosen.
+    if settings.understanding is UnderstandingMode.RULES:
         return Understanding(rules, rules, templates, planners)
-    from bots.llm_wiring import llm_understanding
+    from bots.llm_wiring import llm_agents, llm_calls
 
-    classifier, llm_agents, closers = llm_understanding(
-        settings.understanding,
+    calls, closers = llm_calls(
         settings.llm,
-        config,
-        rules,
-        planners,
-        gateway,
         project.deploy.llm,
-        currency=project.store.currency,
         llm=llm,
         tracer=seen.tracer,
         alerts=seen.alerts,
         spend=storage.spend,
         metrics=seen.metrics,
     )
-    return Understanding(classifier, rules, templates, llm_agents or planners, closers)
+    reader = LLMClassifier(calls, rules)
+    if settings.understanding is UnderstandingMode.CASCADE:
+        cascade = CascadeClassifier(rules, reader, settings.llm.cascade_threshold)
+        return Understanding(cascade, rules, templates, planners, closers)
+    agents = llm_agents(calls, settings.llm, config, planners, gateway, currency=project.store.currency)
+    return Understanding(reader, rules, templates, agents or planners, closers)
 
 
 def assemble(

@@ -12,14 +12,13 @@ from pydantic import SecretStr
 
 from adapters.llm.registry import ProviderAccess, build_llm
 from agent.config.schema import BotConfig, LLMSettings
-from agent.interfaces import AlertNotifier, Classifier, LLMProvider, Planner, SpendLedger
+from agent.interfaces import AlertNotifier, LLMProvider, SpendLedger
 from agent.llm.breaker import CircuitBreaker
 from agent.llm.calls import LLMCalls
 from agent.llm.spend import DailyBudget
+from agent.planners.base import Planner
 from agent.planners.llm_agent import LLMAgent
 from agent.tools.gateway import ToolGateway
-from agent.understanding.llm import CascadeClassifier, LLMClassifier
-from agent.understanding.rules import RulesClassifier
 from bots.metrics import PrometheusMetrics
 from bots.settings import DeploySettings, LLMVariables, run_settings
 from bots.wiring import resolve_dir
@@ -55,38 +54,40 @@ def provider_access(variables: LLMVariables) -> ProviderAccess:
     )
 
 
-def llm_understanding(
-    mode: str,
+def llm_calls(
     settings: LLMSettings,
-    config: BotConfig,
-    rules: RulesClassifier,
-    planners: Mapping[str, Planner],
-    gateway: ToolGateway,
     variables: LLMVariables,
     *,
-    currency: str = "$",
     llm: LLMProvider | None = None,
     tracer: OTelTracer | None = None,
     alerts: AlertNotifier | None = None,
     spend: SpendLedger | None = None,
     metrics: PrometheusMetrics | None = None,
-) -> tuple[Classifier, dict[str, Planner] | None, list[Callable[[], Awaitable[None]]]]:
-    """The classifier for `llm`/`cascade`, the LLM agents for `llm` (None: keep the rules agents),
-    and what to close with the router. Each LLM agent wraps its agent's own planner (`planners`,
-    one per agent in agents.yaml): its questions, confirmations, goal lifetime and every fallback.
-    `currency`: the store's sign, for the model to write amounts in."""
+) -> tuple[LLMCalls, list[Callable[[], Awaitable[None]]]]:
+    """The LLM behind its budget, circuit breaker and spans, and what to close with the router."""
     model_api = llm or build_llm(settings, provider_access(variables), observer=tracer)
     closers: list[Callable[[], Awaitable[None]]] = [model_api.aclose]
     model_api = observed_provider(model_api, tracer, settings)
     budget = DailyBudget(settings.daily_budget_per_customer, settings.daily_budget_per_channel, spend)
     breaker = CircuitBreaker(settings.provider, settings.breaker.failures, settings.breaker.cooldown_seconds)
-    calls = LLMCalls(model_api, settings, budget, alerts, breaker)
     if metrics is not None:
         metrics.watch(breaker)
-    understand = LLMClassifier(calls, rules)
-    if mode == "cascade":
-        return CascadeClassifier(rules, understand, settings.cascade_threshold), None, closers
-    agents: dict[str, Planner] = {
+    return LLMCalls(model_api, settings, budget, alerts, breaker), closers
+
+
+def llm_agents(
+    calls: LLMCalls,
+    settings: LLMSettings,
+    config: BotConfig,
+    planners: Mapping[str, Planner],
+    gateway: ToolGateway,
+    *,
+    currency: str = "$",
+) -> dict[str, Planner]:
+    """The LLM agents of `llm` mode: one per agent with a constitution, wrapping that agent's own
+    planner (`planners`, one per agent in agents.yaml) for its questions, confirmations, goal
+    lifetime and every fallback. `currency`: the store's sign, for the model to write amounts in."""
+    return {
         name: LLMAgent(
             name,
             agent.constitution,
@@ -101,7 +102,6 @@ def llm_understanding(
         for name, agent in config.agents.agents.items()
         if agent.constitution
     }
-    return understand, agents, closers
 
 
 def configured_provider(

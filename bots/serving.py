@@ -114,8 +114,8 @@ async def serve_health(
 def settle_heap() -> None:
     """For a long-running process, once its app is built. The start-up objects (config, banks,
     compiled patterns: ~120,000 of them) live as long as the process, so they are moved out of the
-    cyclic collector's reach, and young collections run less often. Collections cost 0.24 ms per
-    turn before, 0.10 after (gc callbacks timed over 2,000 conversations, 50 at a time). Kept on by
+    cyclic collector's reach, and young collections run less often, since each one would otherwise
+    walk objects that can never be garbage (docs/evaluation.md gives the effect). Kept on by
     default because it is process-local: unlike pinning it takes nothing from other processes on the
     host, and costs only the frozen objects never being freed, which live as long as the process
     anyway. Not done by `build_app`: a process that builds apps over and over (tests, eval) must

@@ -28,7 +28,7 @@ from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from agent.config.schema import Settings
+from agent.config.schema import Settings, UnderstandingMode
 from agent.errors import ConfigError
 
 
@@ -43,10 +43,6 @@ def _lower(value: Any) -> Any:
 
 def _upper(value: Any) -> Any:
     return value.strip().upper() if isinstance(value, str) else value
-
-
-def _strip(value: Any) -> Any:
-    return value.strip() if isinstance(value, str) else value
 
 
 Words = Annotated[list[str], BeforeValidator(_words)]
@@ -80,7 +76,7 @@ class ProjectVariables(Group):
         example="sqlite+aiosqlite:///var/agentbot.db",
         repr=False,  # it may carry a password
     )
-    understanding: Annotated[Literal["rules", "llm", "cascade"] | None, BeforeValidator(_lower)] = var(
+    understanding: Annotated[UnderstandingMode | None, BeforeValidator(_lower)] = var(
         "AGENTBOT_UNDERSTANDING", "`rules` (default), `llm` or `cascade`; overrides settings `understanding`", "rules"
     )
     db_synchronous: Annotated[Literal["normal", "full"] | None, BeforeValidator(_lower)] = var(

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO
 from tests.pg import fresh_database, postgres_server, unavailable_reason
 from tests.standins.llm_server import StandInLLM
+from tests.standins.telemetry import CollectingSink
 
 _real_connect = socket.socket.connect
 

@@ -16,7 +16,7 @@ from adapters.storage.migrate import status_unit, upgrade_unit
 from adapters.storage.runners import Runner, make_runner
 from adapters.storage.schema import customer_preferences as preferences
 from agent.conversation.preferences import is_empty, merge
-from agent.domain.contexts import Preferences
+from agent.domain.records import Preferences
 from agent.domain.types import utcnow
 from agent.errors import SchemaBehind, StorageError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.conversation.preferences import is_empty, merge
-from agent.domain.contexts import Preferences
+from agent.domain.records import Preferences
 from agent.errors import (
     ProviderAuthError,
     ProviderBadRequest,

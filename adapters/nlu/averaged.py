@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agent.interfaces import ExampleScorer
+from agent.understanding.scorer import ExampleScorer
 from agent.understanding.scores import LabelOrder, LabelScores
 
 

@@ -8,17 +8,14 @@ sent with the platform's id for it; recovery sends only what is not marked.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 
+from adapters.storage.base import OnDatabase
 from adapters.storage.schema import inbox, outbox
 from agent.domain.types import OutboundMessage, utcnow
 from agent.errors import AlreadyCommitted
 from agent.interfaces import Begun
-
-if TYPE_CHECKING:
-    from adapters.storage.sql import SqlStore
 
 COMMIT_INBOX = (
     update(inbox)
@@ -63,19 +60,12 @@ def commit_event(conn: Connection, key: str, session_key: str, answers: list[Out
         conn.execute(insert(outbox), [_row(m, key, session_key, n, "pending", now) for n, m in enumerate(answers)])
 
 
-class SqlOutbox:
-    """
-    Args:
-        store: the SqlStore whose database holds the outbox (the turn commits into the same one).
-    """
-
-    def __init__(self, store: SqlStore):
-        self.store = store
+class SqlOutbox(OnDatabase):
+    """The outbox on the database the turns commit to (`commit_event` writes into it in their commit)."""
 
     async def begin(self, message: OutboundMessage, event_key: str, session_key: str) -> Begun:
         """Where this message stands before a send. A message the turn did not commit (a
         pre-message, a notice) is recorded here first, as `sending`, and reported `new`."""
-        await self.store.ensure_schema()
 
         def unit(conn: Connection) -> Begun:
             status = conn.execute(SELECT_STATUS, {"b_id": message.id}).scalar()
@@ -84,29 +74,27 @@ class SqlOutbox:
                 return "new"
             return status  # type: ignore[no-any-return]
 
-        return await self.store.run(unit, what="record an outgoing message")  # type: ignore[no-any-return]
+        return await self._run(unit, what="record an outgoing message")
 
     async def mark_sent(self, message_id: str, ref: str) -> None:
         def unit(conn: Connection) -> None:
             conn.execute(MARK_SENT, {"b_id": message_id, "b_ref": ref, "b_now": utcnow()})
 
-        await self.store.run(unit, what="mark a message sent")
+        await self._run(unit, what="mark a message sent")
 
     async def unsent(self, event_key: str) -> list[OutboundMessage]:
         """The event's committed answers not yet marked sent, in the order the turn produced them."""
-        await self.store.ensure_schema()
 
         def unit(conn: Connection) -> list[OutboundMessage]:
             rows = conn.execute(SELECT_UNSENT, {"b_key": event_key}).all()
             return [OutboundMessage.model_validate_json(r.body) for r in rows]
 
-        return await self.store.run(unit, what="read unsent messages")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read unsent messages")
 
     async def ref(self, message_id: str) -> str | None:
         """The platform id recorded for a sent message (a Discord anchor, for instance)."""
-        await self.store.ensure_schema()
 
         def unit(conn: Connection) -> str | None:
             return conn.execute(select(outbox.c.ref).where(outbox.c.id == message_id)).scalar()  # type: ignore[no-any-return]
 
-        return await self.store.run(unit, what="read a sent message")  # type: ignore[no-any-return]
+        return await self._run(unit, what="read a sent message")

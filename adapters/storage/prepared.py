@@ -1,11 +1,12 @@
 """Every turn's statements, run on SQLite's own cursor.
 
-A turn sends the database a handful of small statements. Through SQLAlchemy Core each one builds an
-execution context and result metadata, which cost more than SQLite's work: about half of the
-database thread's time holding the GIL (py-spy --gil on `agentbot bench`). `Prepared` compiles a
-Core statement once per dialect with SQLAlchemy's own bind and result processors, so values are
-stored and read exactly as through Core, and on SQLite runs it on the driver connection inside the
-unit's transaction. Any other database runs the Core statement unchanged.
+A turn sends the database a handful of small statements. Through SQLAlchemy Core each one also
+builds an execution context and result metadata, work that outweighs SQLite's own for statements
+this small. `Prepared` compiles a Core statement once per dialect and keeps the SQL text, the
+parameter order and the bind and result processors of its column types (all public SQLAlchemy
+API), so values are stored and read exactly as through Core; on SQLite it runs the SQL on the
+driver connection inside the unit's transaction. Any other database runs the Core statement
+unchanged.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Dialect
+from sqlalchemy import Connection, Delete, Dialect, Insert, Select, Update
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.sql import ClauseElement, Executable
 
 Params = Mapping[str, Any]
+Statement = Select[Any] | Insert | Update | Delete
 
 
 class _Compiled:
-    def __init__(self, stmt: ClauseElement, dialect: Dialect, keys: Sequence[str] | None):
+    def __init__(self, stmt: Statement, dialect: Dialect, keys: Sequence[str] | None):
         compiled: Any = stmt.compile(dialect=dialect, column_keys=list(keys) if keys is not None else None)
         self.sql = str(compiled)
         self.order: list[str] = list(compiled.positiontup or [])
@@ -32,9 +33,10 @@ class _Compiled:
             name: compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in set(self.order)
         }
         self.binds: dict[str, Callable[[Any], Any]] = {k: p for k, p in binds.items() if p is not None}
-        columns = getattr(compiled, "_result_columns", None) or []
-        self.row: Any = namedtuple("Row", [c[0] for c in columns]) if columns else None  # type: ignore[misc]
-        self.results = [c[3].dialect_impl(dialect).result_processor(dialect, None) for c in columns]
+        # A SELECT's columns, or an INSERT/UPDATE's RETURNING columns: none for plain DML.
+        columns = list(stmt.exported_columns.items())
+        self.row: Any = namedtuple("Row", [key for key, _ in columns]) if columns else None  # type: ignore[misc]
+        self.results = [col.type.dialect_impl(dialect).result_processor(dialect, None) for _, col in columns]
 
     def args(self, params: Params) -> tuple[Any, ...]:
         out = []
@@ -61,7 +63,7 @@ class Prepared:
         keys: for an INSERT, the columns it sets (compiled once, so every call must give them all).
     """
 
-    def __init__(self, stmt: Executable, keys: Sequence[str] | None = None):
+    def __init__(self, stmt: Statement, keys: Sequence[str] | None = None):
         self.stmt, self.keys = stmt, keys
         self._compiled: _Compiled | None = None
 
@@ -69,7 +71,7 @@ class Prepared:
         if conn.dialect.name != "sqlite" or conn.dialect.driver != "pysqlite":
             return None  # the cursor path is for the standard library's driver only
         if self._compiled is None:
-            self._compiled = _Compiled(self.stmt, conn.dialect, self.keys)  # type: ignore[arg-type]
+            self._compiled = _Compiled(self.stmt, conn.dialect, self.keys)
         return self._compiled
 
     def all(self, conn: Connection, params: Params) -> list[Any]:

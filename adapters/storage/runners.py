@@ -1,9 +1,9 @@
 """Run a unit of work, `fn(connection, *args)` inside one transaction, without blocking the loop.
 
 - SQLite: one dedicated thread with a synchronous connection. SQLite has a single writer anyway,
-  and a whole unit costs one thread hop instead of one per driver call (aiosqlite hops for every
-  cursor operation): `agentbot bench` measured select+upsert at 0.34 ms this way vs 0.96 ms
-  through aiosqlite on the same machine. Another thread checkpoints the log (checkpoint.py).
+  so one connection serves every unit in turn, and a whole unit costs one thread hop where
+  aiosqlite hops once per cursor operation (docs/evaluation.md gives the measured difference).
+  Another thread checkpoints the log (checkpoint.py).
 - Anything else (PostgreSQL via asyncpg): the async engine runs the same function with
   `AsyncConnection.run_sync`, on the driver's own event-loop I/O.
 """
@@ -43,14 +43,14 @@ class SQLiteThreadRunner:
         self.engine = create_engine(f"sqlite:///{database}")
         event.listen(self.engine, "connect", _pragmas(busy_timeout_ms, synchronous))
         self._checkpointer = None if database == ":memory:" else Checkpointer(database, busy_timeout_ms, synchronous)
-        # A thread of our own fed by a queue: run_in_executor's future chaining cost a fifth of each
-        # hop's CPU, and a turn makes two or three hops (py-spy --gil on `agentbot bench`).
+        # A thread of our own fed by a queue: the loop hands it a unit and a future and the thread
+        # settles the future, without run_in_executor's extra future wrapping on every hop.
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._serve, name="agentbot-sqlite", daemon=True)
         self._thread.start()
         self._closing = False
-        # The thread keeps one connection: checking one out of the pool and resetting it for every
-        # unit cost as much as a turn's reads (py-spy on `agentbot bench`).
+        # The thread keeps one connection for its whole life: only this thread uses it, so checking
+        # one out of the pool and resetting it for every unit would buy nothing.
         self._conn: Connection | None = None
 
     def _serve(self) -> None:

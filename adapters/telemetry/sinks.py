@@ -20,22 +20,6 @@ class LogSink:
             self.logger.info(event.model_dump_json())
 
 
-class CollectingSink:
-    """Keeps events in memory, for the eval runner and `chat --json`."""
-
-    def __init__(self) -> None:
-        self.events: list[TelemetryEvent] = []
-
-    def record(self, event: TelemetryEvent) -> None:
-        self.events.append(event)
-
-    def for_interaction(self, interaction_id: str) -> list[TelemetryEvent]:
-        return [e for e in self.events if e.interaction_id == interaction_id]
-
-    def clear(self) -> None:
-        self.events.clear()
-
-
 class FanoutSink:
     """Every event to each of several sinks, in order (a log and the metrics)."""
 

@@ -13,8 +13,9 @@ from adapters.telemetry.spans import ChildSpan
 from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ProviderError
-from agent.interfaces import LLMProvider, ToolExecutor
+from agent.interfaces import LLMProvider
 from agent.llm.models import LLMRequest, LLMResponse
+from agent.tools.gateway import ToolExecutor
 
 
 class TracedProvider:

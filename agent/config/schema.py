@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 import yaml
@@ -277,15 +278,25 @@ class IntentsFile(Strict):
 
 
 class AgentSpec(Strict):
-    planner: str  # a name in the planner registry (agent/planners/registry.py)
+    planner: str  # a planner some module declares with @planner (agent/planners/registry.py)
     description: str = ""
     priority: int = 10
     tools: list[str] = Field(default_factory=list)
     constitution: str = ""
 
 
+class AlertTitle(Strict):
+    """How every admin channel titles one kind of alert."""
+
+    title: str = Field(min_length=1)
+    icon: str = ""  # an emoji code (`:eyes:`) shown before the title where the channel draws them (Slack)
+
+
 class AgentsFile(Strict):
     agents: dict[str, AgentSpec]
+    # The admin alerts' titles by kind (`CoreAlert` and the kinds tools declare); a kind without one
+    # is shown by its name.
+    alerts: dict[str, AlertTitle] = Field(default_factory=dict)
     # The project's own tool modules, beyond agentbot's and installed packages' (`agentbot.tools`
     # entry points): a dotted module name, or a `.py` file relative to the project folder.
     tool_modules: list[str] = Field(default_factory=list)
@@ -340,8 +351,16 @@ class LLMSettings(Strict):
     daily_budget_per_channel: float | None = Field(None, ge=0)  # dollars per channel and UTC day; None = unlimited
 
 
+class UnderstandingMode(StrEnum):
+    """How messages are read; the composition root (bots/app.py) builds each mode in one place."""
+
+    RULES = "rules"  # the embedded model over the example banks, offline
+    LLM = "llm"  # the LLM reads every message, and agents with a constitution plan with it
+    CASCADE = "cascade"  # the embedded model first, the LLM when it is unsure
+
+
 class Settings(Strict):
-    understanding: str = "rules"  # rules (offline), llm or cascade; AGENTBOT_UNDERSTANDING overrides it
+    understanding: UnderstandingMode = UnderstandingMode.RULES  # AGENTBOT_UNDERSTANDING overrides it
     database_url: str = "sqlite+aiosqlite:///var/agentbot.db"  # any SQLAlchemy async URL; AGENTBOT_DB_URL overrides it
     history_limit: int = Field(20, ge=0)  # the thread's latest messages loaded with each turn
     max_message_chars: int = Field(4000, ge=1)  # a longer message is refused (messages.too_long)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agent.context.tracing import NullTrace
 from agent.domain.records import Level, TelemetryEvent
@@ -102,3 +102,14 @@ class Turn:
 
     def redact(self, payload: dict[str, Any]) -> dict[str, Any]:
         return self.redactor.value(payload)  # type: ignore[no-any-return]
+
+
+class TurnLog(Protocol):
+    """What classifiers and planners may use of the running turn (agent/context/log.py): its message,
+    telemetry that commits with it, and its LLM usage, deadline, outage and agent conversations."""
+
+    interaction: Interaction
+    usage: Usage
+    decided: TurnDecisions  # the LLM deadline, an outage this turn, the agents' model conversations
+
+    def emit(self, stage: str, payload: dict[str, Any] | None = None, level: Level = "info") -> TelemetryEvent: ...

@@ -8,9 +8,9 @@ from typing import Any
 
 from agent.context.log import Turn
 from agent.context.output import TurnOutput
+from agent.context.reads import TurnReads
 from agent.conversation.preferences import TurnPreferences
 from agent.conversation.session import SessionState, Speaker
-from agent.domain.contexts import TurnReads
 from agent.domain.types import Intent, Interaction, Message, utcnow
 from agent.understanding.reading import Reading
 

@@ -12,7 +12,7 @@ import logging
 import re
 
 from agent.conversation.session import SessionState
-from agent.domain.contexts import Preferences
+from agent.domain.records import Preferences
 from agent.domain.types import Classification
 from agent.errors import AgentbotError
 from agent.interfaces import PreferenceMemory

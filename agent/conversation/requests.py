@@ -12,11 +12,12 @@ from collections.abc import Callable
 
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, SlotSpec
+from agent.context.log import TurnLog
 from agent.context.turn import TurnContext
 from agent.conversation import goals, notices
 from agent.conversation.session import Goal, SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
-from agent.interfaces import Classifier, TurnLog
+from agent.understanding.classifier import Classifier
 from agent.understanding.reading import Reading
 from agent.understanding.splitter import RequestSplitter
 

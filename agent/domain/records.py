@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from agent.conversation.session import SessionState
 from agent.domain.types import Message, Model, OutboundMessage, SideEffect, ToolResult, utcnow
@@ -82,3 +82,11 @@ class TicketRecord(Model):
     order_id: str | None = None
     status: str  # open until the support team changes it
     created_at: datetime
+
+
+class Preferences(BaseModel):
+    budget_range: tuple[float, float] | None = None
+    preferred_brands: list[str] = Field(default_factory=list)
+    disliked_brands: list[str] = Field(default_factory=list)
+    preferred_features: list[str] = Field(default_factory=list)
+    communication_style: str | None = None

@@ -234,8 +234,26 @@ class SideEffect(Model):
     owner: str | None = None
 
 
+# An admin alert's kind: a `[a-z0-9_]` word. The core's own are `CoreAlert`; a tool declares the kinds
+# it raises (`Tool.alerts`); each kind's title, shown by every admin channel, is in agents.yaml `alerts:`.
+AlertKind = Annotated[str, Field(pattern=RECORD_KIND_PATTERN)]
+
+
+class CoreAlert(StrEnum):
+    """The alert kinds the core itself raises (a tool's own are on its declaration)."""
+
+    HANDOFF = "handoff"
+    POLICY_DENIED = "policy_denied"
+    POLICY_ESCALATION = "policy_escalation"
+    PROVIDER_OUTAGE = "provider_outage"
+    LLM_BUDGET = "llm_budget"
+
+
 class Alert(Model):
-    kind: str  # handoff, policy_denied, policy_escalation, tool_failure, provider_outage, risk_report
+    kind: AlertKind
+    # The kind's title and icon from agents.yaml `alerts:`, set on the way to the admin channels.
+    title: str = ""
+    icon: str = ""
     session_id: str
     summary: str
     details: dict[str, Any] = Field(default_factory=dict)

@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field, ValidationError
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import Intent, Interaction
 from agent.errors import ConfigError
-from agent.interfaces import Classifier
 from agent.understanding.banks import OUT_OF_SCOPE, normalized
+from agent.understanding.classifier import Classifier
 
 
 class NluCase(BaseModel):

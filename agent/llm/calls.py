@@ -15,10 +15,11 @@ from dataclasses import replace
 from typing import Any
 
 from agent.config.schema import LLMSettings
+from agent.context.log import TurnLog
 from agent.conversation.session import SessionState
-from agent.domain.types import Alert
+from agent.domain.types import Alert, CoreAlert
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.interfaces import AlertNotifier, LLMProvider, TurnLog
+from agent.interfaces import AlertNotifier, LLMProvider
 from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
 from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
@@ -236,7 +237,7 @@ class LLMCalls:
         if self.alerts is not None:
             await self.alerts.notify(
                 Alert(
-                    kind="llm_budget",
+                    kind=CoreAlert.LLM_BUDGET,
                     session_id=state.session_id,
                     summary=f"Daily LLM budget spent for {key}; that traffic now uses rules mode.",
                     details={"key": key, "day": self.budget.day},
@@ -263,7 +264,7 @@ class LLMCalls:
         if self.alerts is not None:
             await self.alerts.notify(
                 Alert(
-                    kind="provider_outage",
+                    kind=CoreAlert.PROVIDER_OUTAGE,
                     session_id=state.session_id,
                     summary=(
                         f"LLM provider {b.name} keeps failing ({e.kind}); understanding uses the embedded rules "
@@ -279,7 +280,7 @@ class LLMCalls:
             return
         await self.alerts.notify(
             Alert(
-                kind="provider_outage",
+                kind=CoreAlert.PROVIDER_OUTAGE,
                 session_id=state.session_id,
                 summary=f"LLM provider failed ({e.kind}) after {e.attempts} attempt(s) during {purpose}.",
                 details={"error": e.kind, "status": e.status, "attempts": e.attempts},

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.context.log import TurnLog
 from agent.conversation.session import HistorySummary, SessionState
 from agent.domain.types import Message
 from agent.errors import ProviderError
-from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls
 from agent.llm.models import LLMRequest
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from agent.config.schema import BotConfig
+from agent.context.log import TurnLog
 from agent.conversation.session import Goal
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import TurnLog
+from agent.planners.base import Planner
+from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render
 
 
@@ -98,3 +100,9 @@ def settle_failure(plan: Plan, text: str, retry_slot: str | None) -> None:
     else:
         plan.steps = [Respond(when="error", message=text)]
         plan.goal_status = "failed"
+
+
+@planner("template")
+def template_planner(needs: PlannerNeeds) -> Planner:
+    """An agent that only asks for its slots and answers from its intents' templates."""
+    return needs.templates

@@ -20,14 +20,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall, ToolResult
 from agent.errors import ProviderError
-from agent.interfaces import Planner, TurnLog
 from agent.llm.calls import LLMCalls
 from agent.llm.context import history_messages, trim
 from agent.llm.grounding import ungrounded
 from agent.llm.models import AgentLoop, LLMRequest, LLMToolCall
+from agent.planners.base import Planner
 from agent.planners.render import render
 
 TOO_COMPLEX = "That request is too complex. Could you break it into smaller steps?"

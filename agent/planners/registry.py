@@ -1,26 +1,29 @@
-"""Planners by name: each agent in config/agents.yaml names its planner, and this registry builds it.
+"""Planners by name: each agent in config/agents.yaml names its planner, and the registry builds it.
 
-An agent that names a planner the registry does not know is a config error with the file and line,
-never an agent that silently plans from templates.
+Planners are found the way tools are, not listed: a planner module marks the function that builds
+its planner with `@planner("name")`. The registry reads every module of `agent.planners` and every
+module an installed package names in the `agentbot.planners` entry point group. An agent that names
+a planner nobody declared is a config error with the file and line, never an agent that silently
+plans from templates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
+from types import ModuleType
 
-from agent.config.files import line_of, load_yaml_model
+from agent.config.files import line_of
 from agent.config.schema import BotConfig
 from agent.domain.catalog import StoreSettings
 from agent.errors import ConfigError
-from agent.interfaces import Planner
-from agent.planners.generic import TemplatePlanner
-from agent.planners.release import ReleasePlanner
-from agent.planners.release_risk import RiskThresholds
-from agent.planners.sales import SalesPlanner
-from agent.planners.support import SupportPlanner
-from agent.planners.tasks import TaskPlanner
+from agent.planners.base import Planner
+
+ENTRY_POINT_GROUP = "agentbot.planners"
 
 
 @dataclass(frozen=True)
@@ -30,45 +33,47 @@ class PlannerNeeds:
 
     config: BotConfig
     store: StoreSettings
-    templates: TemplatePlanner
+    templates: Planner
 
 
 PlannerFactory = Callable[[PlannerNeeds], Planner]
+_NAME_MARK = "__agentbot_planner__"
 
 
-def _template(needs: PlannerNeeds) -> Planner:
-    return needs.templates
+def planner(name: str) -> Callable[[PlannerFactory], PlannerFactory]:
+    """Declare a module's function that builds the planner agents.yaml calls `name`."""
+
+    def declare(factory: PlannerFactory) -> PlannerFactory:
+        setattr(factory, _NAME_MARK, name)
+        return factory
+
+    return declare
 
 
-def _support(needs: PlannerNeeds) -> Planner:
-    slots = needs.config.intents.slots
-    return SupportPlanner(needs.templates, slots["symptom"].pattern if "symptom" in slots else None)
+def planner_modules() -> list[ModuleType]:
+    """agentbot's own planner modules, then those installed packages name (entry points)."""
+    own = importlib.import_module(__package__ or "agent.planners")
+    modules = [importlib.import_module(f"{own.__name__}.{m.name}") for m in pkgutil.iter_modules(own.__path__)]
+    return modules + [ep.load() for ep in entry_points(group=ENTRY_POINT_GROUP)]
 
 
-def _sales(needs: PlannerNeeds) -> Planner:
-    return SalesPlanner(needs.store, needs.templates)
+def find_planners(modules: Iterable[ModuleType] | None = None) -> dict[str, PlannerFactory]:
+    """Every declared planner by name; two of one name are a configuration error."""
+    found: dict[str, PlannerFactory] = {}
+    for module in planner_modules() if modules is None else modules:
+        for value in vars(module).values():
+            name = getattr(value, _NAME_MARK, None)
+            if not isinstance(name, str) or value.__module__ != module.__name__:
+                continue
+            if name in found and found[name] is not value:
+                raise ConfigError(module.__name__, f"a second planner named {name!r}", field="planner")
+            found[name] = value
+    return found
 
 
-def _tasks(needs: PlannerNeeds) -> Planner:
-    return TaskPlanner(needs.config)
-
-
-def _release(needs: PlannerNeeds) -> Planner:
-    file = Path(needs.config.directory) / "release_risk.yaml"
-    return ReleasePlanner(needs.config, load_yaml_model(file, RiskThresholds, optional=True))
-
-
-PLANNERS: Mapping[str, PlannerFactory] = {
-    "template": _template,
-    "support": _support,
-    "sales": _sales,
-    "tasks": _tasks,
-    "release": _release,
-}
-
-
-def build_planners(needs: PlannerNeeds, registry: Mapping[str, PlannerFactory] = PLANNERS) -> dict[str, Planner]:
+def build_planners(needs: PlannerNeeds, registry: Mapping[str, PlannerFactory] | None = None) -> dict[str, Planner]:
     """Each agent's planner, by the name its entry in agents.yaml gives."""
+    registry = find_planners() if registry is None else registry
     planners: dict[str, Planner] = {}
     for agent, spec in needs.config.agents.agents.items():
         factory = registry.get(spec.planner)

@@ -8,11 +8,16 @@ comes from the intent's templates in config/intents.yaml (answer keyed by severi
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agent.config.files import load_yaml_model
 from agent.config.schema import BotConfig
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import TurnLog
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner, settle_failure
+from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
 from agent.planners.render import render
 
@@ -95,3 +100,10 @@ class ReleasePlanner:
 
 def _bullets(findings: list[str]) -> str:
     return "\n".join(f"- {f}" for f in findings)
+
+
+@planner("release")
+def release_planner(needs: PlannerNeeds) -> Planner:
+    """Release risk, with the project's thresholds from release_risk.yaml (the defaults without one)."""
+    file = Path(needs.config.directory) / "release_risk.yaml"
+    return ReleasePlanner(needs.config, load_yaml_model(file, RiskThresholds, optional=True))

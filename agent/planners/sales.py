@@ -12,12 +12,14 @@ import re
 from typing import Any
 
 from agent.config.schema import ANY
+from agent.context.log import TurnLog
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.catalog import StoreSettings, money
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
 from agent.planners.budget_words import parse_budget
+from agent.planners.registry import PlannerNeeds, planner
 from agent.text import stem
 from agent.tools.inventory import GENERIC_WORDS
 
@@ -409,3 +411,8 @@ def _only_reference(text: str, recent: list[dict]) -> bool:
     kinds = {stem(w) for i in recent for w in _split(str(i.get("category", "")))}
     rest = {stem(w) for w in _split(text)} - {stem(w) for w in GENERIC_WORDS} - kinds
     return not any(len(w) > 1 for w in rest)
+
+
+@planner("sales")
+def sales_planner(needs: PlannerNeeds) -> Planner:
+    return SalesPlanner(needs.store, needs.templates)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Offer, Plan, Respond, ToolCall
-from agent.interfaces import Planner, TurnLog
+from agent.planners.base import Planner
+from agent.planners.registry import PlannerNeeds, planner
 
 
 def cited_as(title: str, headings: list[str]) -> str:
@@ -161,3 +163,11 @@ class SupportPlanner:
         plan.steps = [Respond(when="post", message=message)]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan
+
+
+@planner("support")
+def support_planner(needs: PlannerNeeds) -> Planner:
+    """Troubleshooting from the knowledge base, the rest from templates; the `symptom` slot's
+    pattern, if the intents define one, picks the problem out of a description."""
+    slots = needs.config.intents.slots
+    return SupportPlanner(needs.templates, slots["symptom"].pattern if "symptom" in slots else None)

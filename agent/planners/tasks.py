@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
+from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
-from agent.interfaces import TurnLog
+from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
+from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.render import render
 from agent.text import STOPWORDS, stem
 
@@ -105,3 +107,8 @@ def _named(listed: ToolResult, words: set[str]) -> dict | None:
     best = max((n for n, _ in scored), default=0)
     found = [t for n, t in scored if n == best]
     return found[0] if best and len(found) == 1 else None
+
+
+@planner("tasks")
+def task_planner(needs: PlannerNeeds) -> Planner:
+    return TaskPlanner(needs.config)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from agent.domain.contexts import PolicyContext
 from agent.domain.types import PolicyDecision, ToolCall, utcnow
@@ -20,11 +20,6 @@ from agent.policy.rules import Condition, Outcome, PolicyFile, Rule
 
 _MISSING = object()
 _PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
-
-
-class AllowAllPolicy:
-    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision:
-        return PolicyDecision(allowed=True, rule="allow_all")
 
 
 class Facts:
@@ -212,3 +207,8 @@ class YamlPolicyEngine:
             params=facts.params if changed else None,
             facts=dict(facts.seen),
         )
+
+
+@runtime_checkable
+class PolicyEngine(Protocol):
+    async def validate(self, call: ToolCall, context: PolicyContext) -> PolicyDecision: ...

@@ -6,11 +6,12 @@ import asyncio
 import hashlib
 import json
 import time
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from agent.domain.contexts import OwnRecords, ToolContext
+from agent.context.reads import OwnRecords
+from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
 from agent.interfaces import SessionStore, ToolRecords
@@ -81,6 +82,9 @@ class ToolGateway:
             if undeclared := {e.kind for e in output.effects} - set(tool.records):
                 # What storage forgets and reports on comes from the declaration: it must be whole.
                 raise ToolError(tool.name, f"wrote undeclared records {sorted(undeclared)}", code="undeclared_record")
+            if unheard := {a.kind for a in output.alerts} - set(tool.alerts):
+                # Admin channels title an alert by its kind: a tool names the kinds it raises.
+                raise ToolError(tool.name, f"raised undeclared alerts {sorted(unheard)}", code="undeclared_alert")
             return ToolResult(
                 tool=tool.name,
                 success=True,
@@ -111,3 +115,8 @@ class ToolGateway:
         if call.tool_name not in self.permissions.get(agent, frozenset()):
             raise ToolNotAllowed(call.tool_name, agent)
         return tool
+
+
+@runtime_checkable
+class ToolExecutor(Protocol):
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult: ...

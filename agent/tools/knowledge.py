@@ -142,8 +142,10 @@ def _hit(section: KBSection, score: float) -> dict:
 
 @tool_factory
 def knowledge_tools(deps: ToolDeps) -> list[Tool]:
-    """The knowledge-base search; device problems are matched only with `deps.troubleshooting`."""
-    source, troubleshooting = deps.knowledge, deps.troubleshooting
+    """The knowledge-base search; device problems are matched only with calibrated `deps.fit`."""
+    source, troubleshooting = deps.knowledge, None
+    if deps.inventory is not None and deps.meaning is not None and deps.fit is not None:
+        troubleshooting = Troubleshooting(deps.inventory, list(deps.device_words), deps.meaning, deps.fit)
     if source is None:
         return []
     index: BM25Index | None = None

@@ -24,25 +24,24 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.domain.contexts import ToolContext
-from agent.domain.types import RECORD_KIND_PATTERN, Alert, RecordKind, SideEffect
+from agent.domain.types import RECORD_KIND_PATTERN, Alert, AlertKind, RecordKind, SideEffect
 from agent.errors import ConfigError
 from agent.interfaces import (
     DataSource,
     Inventory,
     KnowledgeSource,
+    MeaningSimilarity,
     ReleaseSource,
     RiskReports,
     TaskReader,
     TicketReader,
 )
-
-if TYPE_CHECKING:
-    from agent.tools.knowledge import Troubleshooting
+from agent.tools.section_fit import FitThresholds
 
 ENTRY_POINT_GROUP = "agentbot.tools"
 
@@ -77,6 +76,8 @@ class Tool:
             reset forgets the results of runs that wrote what it drops. The built-in kinds
             (ticket, refund...) have tables of their own; any other kind is kept in storage's
             generic records, so a new kind needs no migration.
+        alerts: the kinds of admin alert (`[a-z0-9_]`) its runs raise; raising another is a bug the
+            gateway reports. Each kind's title is in agents.yaml `alerts:`.
         timeout: seconds, overriding the gateway default.
     """
 
@@ -87,13 +88,15 @@ class Tool:
     side_effect: bool = False
     needs_approval: bool = False
     records: tuple[RecordKind, ...] = ()
+    alerts: tuple[AlertKind, ...] = ()
     timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.needs_approval and not self.side_effect:
             raise ValueError(f"tool {self.name!r}: an action that needs a yes is a side effect, done once")
-        if bad := [kind for kind in self.records if not re.fullmatch(RECORD_KIND_PATTERN, kind)]:
-            raise ValueError(f"tool {self.name!r}: record kinds are [a-z0-9_] words, not {bad}")
+        for what, kinds in (("record", self.records), ("alert", self.alerts)):
+            if bad := [kind for kind in kinds if not re.fullmatch(RECORD_KIND_PATTERN, kind)]:
+                raise ValueError(f"tool {self.name!r}: {what} kinds are [a-z0-9_] words, not {bad}")
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.params.model_json_schema()}
@@ -106,6 +109,7 @@ def tool(
     side_effect: bool = False,
     needs_approval: bool = False,
     records: tuple[RecordKind, ...] = (),
+    alerts: tuple[AlertKind, ...] = (),
     timeout: float | None = None,
 ) -> Callable[[Handler], Tool]:
     """Declare a handler `async def name(params: SomeParams, ctx: ToolContext) -> ToolOutput` a
@@ -124,6 +128,7 @@ def tool(
             side_effect=side_effect,
             needs_approval=needs_approval,
             records=records,
+            alerts=alerts,
             timeout=timeout,
         )
 
@@ -143,7 +148,10 @@ class ToolDeps:
         tasks: users' task lists.
         tickets: the support tickets the bot opened.
         risk_reports: risk reports already filed; None files a new one every time.
-        troubleshooting: what device problems are matched with; None when not calibrated.
+        meaning: the embedded model, for matching by meaning (device problems to fixes).
+        device_words: other words customers use for devices (the `device` slot's values).
+        fit: how close a fix must be to a device problem (config/knowledge.yaml); None when not
+            calibrated, and then no fix is matched to a device problem.
     """
 
     data: DataSource | None = None
@@ -153,7 +161,9 @@ class ToolDeps:
     tasks: TaskReader | None = None
     tickets: TicketReader | None = None
     risk_reports: RiskReports | None = None
-    troubleshooting: Troubleshooting | None = None
+    meaning: MeaningSimilarity | None = None
+    device_words: tuple[str, ...] = ()
+    fit: FitThresholds | None = None
 
 
 ToolFactory = Callable[[ToolDeps], Iterable[Tool]]

@@ -91,6 +91,7 @@ def release_tools(deps: ToolDeps) -> list[Tool]:
             releases.file_risk_report,
             side_effect=True,
             records=("risk_report",),
+            alerts=("risk_report",),
         ),
     ]
 

@@ -23,8 +23,10 @@ from agent.domain.types import (
     ToolCall,
     ToolResult,
 )
-from agent.interfaces import Planner, PolicyEngine, ToolExecutor
+from agent.planners.base import Planner
 from agent.planners.render import render
+from agent.policy.engine import PolicyEngine
+from agent.tools.gateway import ToolExecutor
 
 
 class Acting:

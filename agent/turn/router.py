@@ -16,6 +16,7 @@ from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
 from agent.context.log import Turn
 from agent.context.output import TurnOutput
+from agent.context.reads import TurnReads
 from agent.context.tracing import observed_turn
 from agent.context.turn import TurnContext
 from agent.conversation import followups, goals, handoff, moves, notices, own_orders, requests
@@ -26,7 +27,6 @@ from agent.conversation.control import Control
 from agent.conversation.preferences import PreferenceRecorder
 from agent.conversation.remembered import Remembered
 from agent.conversation.session import Goal, SessionState
-from agent.domain.contexts import TurnReads
 from agent.domain.records import TurnRecord
 from agent.domain.types import (
     AgentResponse,
@@ -43,26 +43,26 @@ from agent.domain.types import (
 from agent.errors import AlreadyCommitted, InputError, StorageError, TurnDeadline, VersionConflict
 from agent.interfaces import (
     AlertNotifier,
-    Classifier,
     DataSource,
     HandoffQueue,
-    Planner,
-    PolicyEngine,
     Reply,
     SessionStore,
     TelemetrySink,
-    ToolExecutor,
     Tracer,
     TurnMetrics,
 )
+from agent.planners.base import Planner
+from agent.policy.engine import PolicyEngine
 from agent.redaction import Redactor
 from agent.review.records import misses
 from agent.text import check_input, clean
+from agent.tools.gateway import ToolExecutor
 from agent.turn.acting import Acting
 from agent.turn.attempts import deadline, settle_conflict
 from agent.turn.desk import HandoffDesk
 from agent.turn.gate import TurnGate
 from agent.turn.locks import SessionLocks
+from agent.understanding.classifier import Classifier
 from agent.understanding.rules import RulesClassifier
 
 

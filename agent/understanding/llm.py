@@ -14,10 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 from agent.config.schema import SlotSpec
+from agent.context.log import TurnLog
 from agent.conversation.session import Goal, SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
 from agent.errors import ProviderError, ProviderOutputInvalid
-from agent.interfaces import TurnLog
 from agent.llm.calls import LLMCalls, parse_json_object
 from agent.llm.context import history_messages
 from agent.llm.models import LLMRequest

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent.interfaces import ExampleScorer
 from agent.text import Runs
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
 from agent.understanding.politeness import Politeness
+from agent.understanding.scorer import ExampleScorer
 from agent.understanding.scores import LabelOrder, LabelScores
 from agent.understanding.slots import TextFacts, pattern
 from agent.understanding.spelling import Speller, vocabulary_of

@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.config.schema import BotConfig, IntentSpec, SlotSpec
+from agent.context.log import TurnLog
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import Classification, Intent, Interaction, Message
-from agent.interfaces import TurnLog
 from agent.text import Normalizer, clean, sentences
 from agent.understanding.banks import NluBanks, OutOfScopeTopic
 from agent.understanding.doubt import unsure_between

@@ -267,7 +267,3 @@ def print_report(report: dict[str, Any]) -> None:
         f"conc p50/p99: per-turn latency with {report['concurrency']} sessions in flight on one event loop; "
         "CPU ms: the process's CPU time (every thread) per turn in the concurrent phase, steadier than wall time"
     )
-
-
-def _n(value: Any) -> str:
-    return "-" if value is None else f"{value:,}"

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from agent.config.schema import UnderstandingMode
 from agent.eval.runner import ScenarioResult, llm_totals
 from bots.app import build_app
 from bots.cli.db import add_db_commands
@@ -28,7 +29,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _llm(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--understanding", choices=["rules", "llm", "cascade"], help="default: settings (rules)")
+    p.add_argument("--understanding", choices=[m.value for m in UnderstandingMode], help="default: settings (rules)")
     p.add_argument("--provider", choices=["openai", "anthropic", "compat"], help="LLM provider (default: settings)")
     p.add_argument("--model", help="LLM model name (default: settings)")
 

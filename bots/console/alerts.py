@@ -10,20 +10,12 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from agent.domain.types import Alert
-
-KINDS = {
-    "handoff": "a person was asked to join",
-    "policy_denied": "a request was refused",
-    "policy_escalation": "a request needs a person's approval",
-    "tool_failure": "a tool failed",
-    "provider_outage": "the language model is unreachable",
-    "risk_report": "a high-risk release report",
-}
+from bots.alerts import heading
 
 
 def alert_line(alert: Alert) -> str:
-    """`(admins alerted: a high-risk release report - Release 2.4.1 assessed HIGH risk (report R-1A2B3C4D))`."""
-    what = KINDS.get(alert.kind, alert.kind.replace("_", " "))
+    """`(admins alerted: High-risk release report - Release 2.4.1 assessed HIGH risk (report R-1A2B3C4D))`."""
+    what = heading(alert)
     headline = alert.summary.split(": ", 1)[0].strip()  # the summary's subject, before its details
     return f"(admins alerted: {what} - {headline})" if headline else f"(admins alerted: {what})"
 

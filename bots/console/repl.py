@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.app import App
-from agent.config.schema import Settings
+from agent.config.schema import Settings, UnderstandingMode
 from bots.app import check_store
 from bots.console.commands import HANDED_OFF, ConsoleState, run_command
 from bots.console.session import handed_off, one_shot
@@ -31,11 +31,13 @@ HISTORY = Path.home() / ".agentbot_history"
 def mode_line(settings: Settings) -> str:
     """The understanding that actually runs (flags and environment included), in words."""
     llm = f"{settings.llm.provider} {settings.llm.model}"
-    if settings.understanding == "llm":
-        return f"llm ({llm})"
-    if settings.understanding == "cascade":
-        return f"cascade (rules first, {llm} when unsure)"
-    return "rules (offline, no LLM)"
+    match settings.understanding:
+        case UnderstandingMode.LLM:
+            return f"llm ({llm})"
+        case UnderstandingMode.CASCADE:
+            return f"cascade (rules first, {llm} when unsure)"
+        case UnderstandingMode.RULES:
+            return "rules (offline, no LLM)"
 
 
 def _enable_line_editing() -> None:

@@ -11,24 +11,16 @@ import logging
 import discord
 
 from adapters.storage.discord_records import DiscordRecords
-from agent.domain.types import Alert
+from agent.domain.types import Alert, CoreAlert
+from bots.alerts import heading
 from bots.discord.delivery import NO_MENTIONS, resume_view, split
 from bots.discord.events import guild_of
 
 log = logging.getLogger("agentbot.discord.alerts")
 
-TITLES = {
-    "handoff": "Human handoff requested",
-    "policy_denied": "Policy blocked a tool call",
-    "policy_escalation": "Policy escalation",
-    "tool_failure": "Tool failure",
-    "provider_outage": "LLM provider outage",
-    "risk_report": "High-risk release report",
-}
-
 
 def alert_text(alert: Alert) -> str:
-    lines = [f"**{TITLES.get(alert.kind, alert.kind)}**", alert.summary]
+    lines = [f"**{heading(alert)}**", alert.summary]
     if alert.session_id.startswith("discord:") and not alert.session_id.startswith("discord:dm:"):
         lines.append(f"Conversation: <#{alert.session_id.rsplit(':', 1)[1]}>")
     else:
@@ -71,7 +63,7 @@ class DiscordAdminAlerts:
             return
         channel = self._client.get_partial_messageable(channel_id)
         text = split(alert_text(alert))[0]
-        if alert.kind == "handoff":
+        if alert.kind == CoreAlert.HANDOFF:
             await channel.send(text, allowed_mentions=NO_MENTIONS, view=resume_view(alert.session_id))
         else:
             await channel.send(text, allowed_mentions=NO_MENTIONS)

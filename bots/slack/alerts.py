@@ -5,21 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent.domain.types import Alert
+from agent.domain.types import Alert, CoreAlert
+from bots.alerts import heading
 from bots.slack.delivery import escape
 from bots.slack.events import CLAIM_ACTION, RESUME_ACTION, parse_session_key
 from bots.slack.workspaces import Workspace, Workspaces
 
 log = logging.getLogger("agentbot.slack.alerts")
 
-TITLES = {
-    "handoff": ":raising_hand: Human handoff requested",
-    "tool_failure": ":warning: Tool failure",
-    "provider_outage": ":rotating_light: Provider outage",
-    "policy_denied": ":no_entry: Policy denied a tool call",
-    "policy_escalation": ":eyes: Policy escalation",
-    "risk_report": ":chart_with_upwards_trend: High-risk release report",
-}
+
+def _title(alert: Alert) -> str:
+    return f"{alert.icon} {heading(alert)}" if alert.icon else heading(alert)
 
 
 class SlackAlertNotifier:
@@ -39,22 +35,22 @@ class SlackAlertNotifier:
         if ws is None or not ws.admin_channel:
             return  # no admin channel there: the log notifier beside this one has the alert
         link = await self._thread_link(ws, alert.session_id)
-        text = f"{TITLES.get(alert.kind, alert.kind)}: {escape(alert.summary)}"
+        text = f"{_title(alert)}: {escape(alert.summary)}"
         await ws.client.chat_postMessage(channel=ws.admin_channel, text=text, blocks=self.blocks(alert, link))
 
     def blocks(self, alert: Alert, link: str | None) -> list[dict[str, Any]]:
         details = alert.details
-        lines = [f"*{TITLES.get(alert.kind, alert.kind)}*", escape(alert.summary)]
+        lines = [f"*{_title(alert)}*", escape(alert.summary)]
         if customer := details.get("customer_id"):
             lines.append(f"*Customer:* {escape(str(customer))}")
-        elif alert.kind == "handoff":
+        elif alert.kind == CoreAlert.HANDOFF:
             lines.append("*Customer:* guest")
         lines.append(f"*Conversation:* <{link}|open the thread>" if link else f"*Session:* `{alert.session_id}`")
         blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}}]
         if last := details.get("last_messages"):
             quoted = "\n".join(f"> {escape(str(m))[:300]}" for m in last)
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"*Last messages:*\n{quoted}"}})
-        if alert.kind == "handoff" and parse_session_key(alert.session_id):
+        if alert.kind == CoreAlert.HANDOFF and parse_session_key(alert.session_id):
             blocks.append(
                 {
                     "type": "actions",

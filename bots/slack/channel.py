@@ -174,7 +174,7 @@ class SlackChannel:
             if ev is not None:
                 # Kept before the ack: the thread's first message must find it an assistant thread.
                 await self.records.save_thread_context(ev.channel, ev.root_ts, dict(context_of_thread))
-            await self._submit(ev)
+            await self.submit(ev)
         except StorageError:
             return self._not_stored(body)
         return await next()
@@ -192,7 +192,7 @@ class SlackChannel:
         where = address(body, context)
         ws = await self.workspaces.get(where.team, where.enterprise)
         try:
-            await self._submit(from_assistant_message(body, ws.me.user_id if ws else "", where))
+            await self.submit(from_assistant_message(body, ws.me.user_id if ws else "", where))
         except StorageError:
             return self._not_stored(body)
         return await next()  # bolt acks after this
@@ -229,7 +229,7 @@ class SlackChannel:
                         "slack: a %s event without a channel (%s); nothing to answer", kind, body.get("event_id")
                     )
                 elif kind == "app_mention":
-                    await self._submit(from_message(body, ws.me.user_id, mention=True, where=where))
+                    await self.submit(from_message(body, ws.me.user_id, mention=True, where=where))
                 else:
                     await self._on_message(body, ws, where)
             elif kind in ("app_uninstalled", "tokens_revoked"):
@@ -251,7 +251,7 @@ class SlackChannel:
         if is_dm or (
             ev.in_thread and (await self.inbox.knows(ev.session_key) or await bot_in_thread(ws.client, ev, ws.me))
         ):
-            await self._submit(ev)
+            await self.submit(ev)
 
     async def _forget(self, body: dict[str, Any], where: Address) -> None:
         """app_uninstalled, or tokens_revoked for the bot: the install's tokens are deleted (an
@@ -285,7 +285,7 @@ class SlackChannel:
         log.warning("slack: the org-wide install of %s %s workspaces %s", where.enterprise, verb, ", ".join(teams))
 
     async def _on_button(self, ack: Any, body: dict[str, Any], context: Any) -> None:
-        await self._submit(from_button(body, address(body, context)))  # stored first, like events: never lost
+        await self.submit(from_button(body, address(body, context)))  # stored first, like events: never lost
         await ack()
 
     async def _on_control(self, ack: Any, body: dict[str, Any], context: Any, respond: Any) -> None:
@@ -294,10 +294,10 @@ class SlackChannel:
             await ack()
             await respond(text="Only agentbot admins can do that.", replace_original=False)
             return
-        await self._submit(ev)
+        await self.submit(ev)
         await ack()
 
-    async def _submit(self, ev: SlackEvent | None) -> None:
+    async def submit(self, ev: SlackEvent | None) -> None:
         """Store and schedule; a StorageError propagates so the caller does not ack what it lost."""
         if ev is None:
             return

@@ -4,18 +4,54 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from adapters.storage.stats import DailyStats, today
 from agent.domain.types import OutboundMessage
 from agent.errors import StorageError
+from agent.interfaces import Database, EventInbox
 from bots.slack.delivery import ThreadReply, asked_blocks, escape
 from bots.slack.events import Address, SlackEvent, address
+from bots.slack.workspaces import Workspaces
 
-if TYPE_CHECKING:
-    from bots.slack.channel import SlackChannel
+
+class CommandOptions(Protocol):
+    """The channel's settings a command reads: its own name and what `status` reports."""
+
+    @property
+    def command(self) -> str: ...
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def database(self) -> str: ...
+
+
+class CommandChannel(Protocol):
+    """What a slash command needs of the channel it came in on: its settings, workspaces and stores,
+    who is an admin, and where a stored event goes (the channel's inbox and dispatcher)."""
+
+    @property
+    def options(self) -> CommandOptions: ...
+
+    @property
+    def workspaces(self) -> Workspaces: ...
+
+    @property
+    def database(self) -> Database: ...
+
+    @property
+    def inbox(self) -> EventInbox: ...
+
+    async def is_admin(self, ev: SlackEvent) -> bool: ...
+
+    async def submit(self, ev: SlackEvent | None) -> None:
+        """Store the event and schedule its turn; a StorageError propagates (nothing is acked)."""
+        ...
+
 
 log = logging.getLogger("agentbot.slack")
 FAILED = "Sorry, something went wrong on my side while answering. Please try again in a moment."
@@ -86,7 +122,7 @@ def status_text(provider: str, database: str, stats: DailyStats, open_events: in
 class SlashCommand:
     """`/agentbot ...`: help and status answered at once; resume and requests stored as events."""
 
-    def __init__(self, channel: SlackChannel):
+    def __init__(self, channel: CommandChannel):
         self.ch = channel
 
     async def on_command(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
@@ -136,7 +172,7 @@ class SlashCommand:
                     "response_url": _field(body, "response_url"),
                 }
             )
-            await self.ch._submit(ev)  # the outcome goes to the admin through response_url
+            await self.ch.submit(ev)  # the outcome goes to the admin through response_url
         else:
             await self._ask(cmd.text, body, where, respond)
 
@@ -167,7 +203,7 @@ class SlashCommand:
             **where.model_dump(),
         )
         try:
-            await self.ch._submit(ev)
+            await self.ch.submit(ev)
         except StorageError:
             log.exception("could not store command %s", ev.key)
             await ThreadReply(ws.client, channel, ts, ev.session_key)(OutboundMessage(kind="error", text=FAILED))

@@ -14,8 +14,7 @@ from adapters.storage.migrate import head_revision, pending_changes_unit, status
 from adapters.storage.schema import metadata
 from adapters.storage.sql import SqlStore
 from agent.conversation.session import SessionState
-from agent.domain.contexts import Preferences
-from agent.domain.records import TurnRecord
+from agent.domain.records import Preferences, TurnRecord
 from agent.domain.types import Message
 from tests.adapters.fixtures import schema_0_1 as old
 

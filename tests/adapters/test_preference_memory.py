@@ -7,7 +7,7 @@ import pytest
 from adapters.memory.sql_memory import SqlPreferenceMemory
 from adapters.memory.zep import METADATA_KEY, ZepPreferenceMemory
 from adapters.storage.sql import SqlStore
-from agent.domain.contexts import Preferences
+from agent.domain.records import Preferences
 from agent.errors import ProviderAuthError, ProviderUnavailable
 from agent.interfaces import PreferenceMemory
 from tests.zep_standin import zep_standin

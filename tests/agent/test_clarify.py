@@ -9,7 +9,6 @@ import uuid
 
 import pytest
 
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.domain.types import ChannelContext, ChannelType, Interaction, OutboundMessage
 from agent.eval.runner import run_scenario
@@ -20,6 +19,7 @@ from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import Reading
 from bots.app import build_app
 from tests.helpers import CUSTOMER, REPO, say
+from tests.standins.telemetry import CollectingSink
 
 BANKS = NluBanks(threshold=0.3, confident=0.6, gates={"refund_request": 0.7}, clarify=0.05)
 TAKES = {"order_status": {"order_id"}, "create_ticket": {"order_id", "summary"}, "recommend_item": {"budget"}}

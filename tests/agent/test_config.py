@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from agent.config.files import load_config
 from agent.errors import ConfigError
+from agent.planners.registry import find_planners
 from bots.app import build_app
 from tests.helpers import REPO
 
@@ -82,6 +84,21 @@ def test_unknown_planner_names_the_line_and_the_planners_there_are(config_dir: P
     assert lines[e.value.line - 1].strip() == "planner: salse"  # type: ignore[operator]
 
 
+def declaring(module: str, name: str, function: str) -> ModuleType:
+    """A module, as another package would ship it, that declares a planner."""
+    made = ModuleType(module)
+    source = f"from agent.planners.registry import planner\n@planner({name!r})\ndef {function}(needs):\n"
+    exec(source + "    return needs.templates\n", made.__dict__)
+    return made
+
+
+def test_planners_are_found_by_their_declaration_not_a_list() -> None:
+    assert {"template", "support", "sales", "tasks", "release"} <= set(find_planners())
+    assert set(find_planners([declaring("shop_planners", "echo", "echo")])) == {"echo"}
+    with pytest.raises(ConfigError, match="a second planner named 'echo'"):
+        find_planners([declaring("shop_planners", "echo", "echo"), declaring("again", "echo", "other")])
+
+
 def test_an_agent_must_name_its_planner(config_dir: Path) -> None:
     text = (config_dir / "agents.yaml").read_text()
     (config_dir / "agents.yaml").write_text(text.replace("    planner: tasks\n", ""))
@@ -91,7 +108,7 @@ def test_an_agent_must_name_its_planner(config_dir: Path) -> None:
 
 
 def test_unknown_understanding_mode(db_url: str) -> None:
-    with pytest.raises(ConfigError, match="unknown understanding mode 'psychic'"):
+    with pytest.raises(ConfigError, match="understanding: Input should be 'rules', 'llm' or 'cascade'"):
         build_app(REPO / "config", REPO / "data", db_url, understanding="psychic")
 
 

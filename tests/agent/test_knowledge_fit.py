@@ -12,7 +12,7 @@ from adapters.nlu.wordllama import WordLlamaScorer
 from agent.config.files import load_config, load_yaml_model
 from agent.domain.catalog import load_store_settings
 from agent.domain.contexts import ToolContext
-from agent.tools.knowledge import KBSearchParams, Troubleshooting, knowledge_tools
+from agent.tools.knowledge import KBSearchParams, knowledge_tools
 from agent.tools.registry import Tool, ToolDeps
 from agent.tools.section_fit import KnowledgeSettings, calibrate
 from bots.app import build_app
@@ -45,11 +45,16 @@ def troubleshooting_search() -> Tool:
     store = load_store_settings(REPO / "config")
     settings = load_yaml_model(REPO / "config" / "knowledge.yaml", KnowledgeSettings)
     words = config.intents.slots["device"].values
-    help_ = Troubleshooting(
-        FileInventory(REPO / "data", store.inventory), words, WordLlamaScorer(128, 2), settings.thresholds
-    )
     kb = MarkdownKnowledgeBase(REPO / "data" / store.knowledge_base)
-    return knowledge_tools(ToolDeps(knowledge=kb, troubleshooting=help_))[0]
+    inventory = FileInventory(REPO / "data", store.inventory)
+    deps = ToolDeps(
+        knowledge=kb,
+        inventory=inventory,
+        meaning=WordLlamaScorer(128, 2),
+        device_words=tuple(words),
+        fit=settings.thresholds,
+    )
+    return knowledge_tools(deps)[0]
 
 
 CTX = ToolContext(session_id="s", interaction_id="i", agent="support", intent_id="troubleshoot")

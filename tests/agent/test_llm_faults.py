@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from bots.app import build_app
 from tests.helpers import REPO, say
 from tests.standins.alerts import CollectingAlerts
 from tests.standins.llm_server import Reply, StandInLLM
+from tests.standins.telemetry import CollectingSink
 
 DEADLINE = 2.5
 RULES_ANSWER = "has shipped via UPS"  # the support agent's own template for this order

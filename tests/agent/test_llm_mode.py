@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from adapters.llm.scripted import ScriptedProvider
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.config.files import load_config
 from agent.conversation.requests import splitter_for
@@ -25,6 +23,8 @@ from bots.app import build_app
 from tests.helpers import REPO, rules_classifier, say
 from tests.standins.alerts import CollectingAlerts
 from tests.standins.llm_server import Reply, StandInLLM
+from tests.standins.scripted import ScriptedProvider
+from tests.standins.telemetry import CollectingSink
 
 SPEC_SCENARIOS = {
     "single_turn_complete",

@@ -10,7 +10,6 @@ import pytest
 
 from adapters.llm.base import retry_after
 from adapters.llm.retry import RetryingProvider
-from adapters.llm.scripted import ScriptedProvider
 from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
 from agent.config.files import load_config
@@ -26,6 +25,7 @@ from agent.llm.models import LLMRequest, LLMResponse
 from agent.llm.spend import DailyBudget
 from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from tests.helpers import REPO, rules_classifier
+from tests.standins.scripted import ScriptedProvider
 
 ORDER = {"order_id": "O-12345", "status": "in_transit", "eta": "2025-10-20", "amount": 1299.0, "carrier": "UPS"}
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO, say
+from tests.standins.telemetry import CollectingSink
 
 
 async def rows(app: App, query: str) -> list[Any]:

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
 from agent.interfaces import TelemetrySink
 from bots.app import build_app
 from tests.helpers import REPO, say
+from tests.standins.telemetry import CollectingSink
 
 
 @pytest.fixture

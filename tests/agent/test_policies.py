@@ -85,7 +85,7 @@ class _Delivered:
 
 
 async def test_policy_decisions_are_telemetry_with_the_rule(db_url: str) -> None:
-    from adapters.telemetry.sinks import CollectingSink
+    from tests.standins.telemetry import CollectingSink
 
     sink = CollectingSink()
     async with build_app(REPO / "config", REPO / "data", db_url, telemetry=sink) as app:

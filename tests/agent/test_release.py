@@ -69,6 +69,7 @@ async def test_high_risk_report_is_stored_and_alerts_admins(db_url: str) -> None
     assert [m.kind for m in delivered] == ["pre", "answer"]
     [alert] = admins.alerts
     assert alert.kind == "risk_report" and "2.4.1" in alert.summary and "HIGH" in alert.summary
+    assert alert.title == "High-risk release report"  # agents.yaml's title, the one every channel shows
     assert any("payments" in f for f in alert.details["findings"])
     store = SqlStore(db_url)
     rows = await store.fetch("SELECT id, release_id, severity, findings, session_id FROM risk_reports")

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from adapters.data.json_source import JSONDataSource
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.context.log import Turn
 from agent.domain.records import TelemetryEvent
@@ -20,6 +19,7 @@ from agent.redaction import Redactor
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO, demo_day, interaction, say
+from tests.standins.telemetry import CollectingSink
 
 DESIGN_STAGES = [
     "received",

@@ -9,15 +9,16 @@ import pytest
 
 from adapters.memory.zep import METADATA_KEY
 from adapters.storage.sql import SqlStore
-from adapters.telemetry.sinks import CollectingSink
 from agent.app import App
 from agent.conversation.preferences import PreferenceExtractor, merge
-from agent.domain.contexts import Preferences, ToolContext
+from agent.domain.contexts import ToolContext
+from agent.domain.records import Preferences
 from agent.domain.types import ToolCall
 from agent.planners.budget_words import parse_budget
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from tests.helpers import REPO, say
+from tests.standins.telemetry import CollectingSink
 from tests.zep_standin import zep_standin
 
 

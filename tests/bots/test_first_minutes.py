@@ -36,10 +36,10 @@ ANSWERS: dict[str, list[str]] = {
     "how risky is release 2.4.1": [
         "HIGH risk",
         "I filed risk report R-",
-        "(admins alerted: a high-risk release report",
+        "(admins alerted: High-risk release report",
     ],
     "how risky is release 2.3": ["Did you mean 2.3.9?"],
-    "talk to a human": ["(admins alerted: a person was asked to join", "A person has this conversation now"],
+    "talk to a human": ["(admins alerted: Human handoff requested", "A person has this conversation now"],
     "/resume": ["I'm back in this conversation"],
 }
 

@@ -236,10 +236,17 @@ async def test_other_alerts_reach_the_admin_channel_escaped_and_without_buttons(
     client = AsyncWebClient(token="xoxb-test", base_url=f"{slack.url}/api/")
     notifier = SlackAlertNotifier(SingleWorkspace(client, ADMIN_CHANNEL))
     await notifier.notify(
-        Alert(kind="provider_outage", session_id="console:ops", summary="openai down <!here>", details={})
+        Alert(
+            kind="provider_outage",
+            title="LLM provider outage",
+            icon=":rotating_light:",
+            session_id="console:ops",
+            summary="openai down <!here>",
+            details={},
+        )
     )
     (posted,) = slack.to("chat.postMessage")
-    assert posted["channel"] == ADMIN_CHANNEL and "Provider outage" in posted["text"]
+    assert posted["channel"] == ADMIN_CHANNEL and ":rotating_light: LLM provider outage:" in posted["text"]
     assert "<!here>" not in str(posted) and "&lt;!here&gt;" in posted["text"]
     assert all(b["type"] != "actions" for b in posted["blocks"])
 

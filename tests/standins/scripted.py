@@ -1,4 +1,4 @@
-"""A provider that replays given responses: the process-edge fake for tests. Never the default."""
+"""A provider that replays given responses: the process-edge double for tests. Never shipped."""
 
 from __future__ import annotations
 

@@ -1,0 +1,37 @@
+"""The embedded model's seam: how close a message is to the banks' labelled example sentences.
+
+Implemented in adapters/nlu/ (the averaged word vectors, WordLlama); the reading (reading.py) and
+calibration consume it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class ExampleScorer(Protocol):
+    """A small embedded model that says how close a message is to labelled example sentences.
+
+    `fit` runs once at start-up with every (label, sentence) pair of the banks; `scores` then maps
+    a message to a score in [0, 1] per label (higher is closer). Pure CPU, no network.
+    """
+
+    def fit(self, examples: list[tuple[str, str]]) -> None: ...
+
+    def scores(self, text: str) -> Mapping[str, float]: ...
+
+    def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
+        """For each fitted sentence, in order, its scores with its whole group left out (for
+        calibration: sentences that share a group are held out together)."""
+        ...
+
+    def words(self) -> set[str]:
+        """Words the model knows well enough that a typo repair must leave them alone."""
+        ...
+
+    def similarities(self, text: str) -> list[float]:
+        """The message's similarity to each fitted sentence, in fit order (the few-shot examples
+        an LLM prompt shows are the nearest ones); [] when the model has no sentence-level view."""
+        ...
