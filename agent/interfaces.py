@@ -108,7 +108,7 @@ class TurnMetrics(Protocol):
     arrives as telemetry events. Must not block."""
 
     def turn_ended(self, channel: str, outcome: str, seconds: float) -> None:
-        """A turn ended. `outcome`: answered, refused (too long, too slow, busy), duplicate, failed."""
+        """A turn ended. `outcome`: answered, refused (empty, too slow, busy), too_long, duplicate, failed."""
 
     def commit_conflict(self) -> None:
         """A turn lost its optimistic lock on the session and is run again (or given up)."""

@@ -39,6 +39,7 @@ from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.redaction import Redactor
+from agent.review.banks import ReviewedBank
 from agent.tools.gateway import ToolExecutor, ToolGateway
 from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import FitThresholds, KnowledgeSettings
@@ -87,7 +88,8 @@ def _embedded(config: BotConfig, inventory: FileInventory) -> Embedded:
     vocabulary = config.intents.vocabulary
     politeness = (tuple(vocabulary.openers), tuple(vocabulary.closers))
     kinds = tuple(sorted(inventory.kinds().items()))
-    return _fitted_reader(banks.model_dump_json(), kinds, tuple(store_words), masks, politeness)
+    learned = tuple(ReviewedBank.open(Path(config.directory)).pairs())
+    return _fitted_reader(banks.model_dump_json(), kinds, tuple(store_words), masks, politeness, learned)
 
 
 # Fitted models kept between starts, beside the default database, and read memory-mapped by every
@@ -102,6 +104,7 @@ def _fitted_reader(
     store_words: tuple[str, ...],
     masks: tuple[tuple[str, str], ...] = (),
     politeness: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+    learned: tuple[tuple[str, str], ...] = (),
 ) -> Embedded:
     """Fitting the models takes a second or two; a process that builds the app again from the same
     banks and data (tests, `agentbot eval`) reuses the fitted reader, which holds no per-turn state."""
@@ -114,7 +117,9 @@ def _fitted_reader(
     # One scorer averaging the two as arrays: the same scores as BankReader averaging two.
     scorer = AveragedScorer([vectors, LexicalScorer(cache=MODEL_CACHE)])
     polite = Politeness(list(politeness[0]), list(politeness[1]))
-    reader = BankReader(fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks), polite)
+    reader = BankReader(
+        fitted, scorer, dict(names), list(store_words), vectors.words(), list(masks), polite, list(learned)
+    )
     return Embedded(reader, vectors)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from agent.errors import ConfigError
+from agent.review.banks import without_reviewed
 
 if TYPE_CHECKING:
     from bots.settings import DeploySettings
@@ -101,9 +102,13 @@ def init_project(target: Path) -> str:
         raise ConfigError(str(target), f"already has {names}; agentbot init never overwrites: pick another folder")
     target.mkdir(parents=True, exist_ok=True)
     # data/clinc150 is the checkout's measuring corpus (the wheel leaves it out too), not a store's data.
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "__init__.py", "clinc150")
+    # Nor what a running project writes beside its config: the reload stamp and answer, and its own labels.
+    runtime = (".reload", ".reloaded.json", "reviewed.yaml")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "__init__.py", "clinc150", *runtime)
     shutil.copytree(source / "config", target / "config", ignore=ignore)
     shutil.copytree(source / "data", target / "data", ignore=ignore)
+    for nlu in (target / "config").rglob("nlu.yaml"):
+        without_reviewed(nlu)
     (target / ".env.example").write_text(env_example(), encoding="utf-8")
     (target / "Procfile").write_text(PROCFILE, encoding="utf-8")
     return NEXT_STEPS.format(dir=target)

@@ -34,7 +34,13 @@ def answer_path(config_dir: str | Path) -> Path:
 
 
 class Reloader:
-    """Builds the app's understanding again and swaps it into the router.
+    """Builds the app's understanding again and swaps it into the router: once per apply in every
+    process that answers (Slack, Discord, the console, the admin page).
+
+    One path for all of them: the stamp file's time says which apply a process has read. A process
+    reloads when the stamp is newer than what it read (its watcher, every second, and `catch_up`
+    before a turn where no watcher runs between turns, the console), and the process that applies
+    (the page's button) reloads itself and marks that stamp read, so it is not asked twice.
 
     Args:
         app: the running app; its router, and its closers (an LLM client built for the old
@@ -52,6 +58,7 @@ class Reloader:
         self._asked = asyncio.Event()
         self._why = ""
         self._closers = list(app.closers)  # the understanding's own, as built with the app
+        self._seen = _mtime(stamp_path(self.config_dir))  # the banks on disk were read as the app was built
 
     def figures(self) -> BankFigures:
         return BankFigures.of(self.app.router.p.reader.reader.banks)
@@ -67,7 +74,28 @@ class Reloader:
                 await close()
             report = ReloadReport(before=before, after=self.figures(), why=why)
             log.info("agentbot: %s", report.summary())
+            with contextlib.suppress(OSError):
+                answer_path(self.config_dir).write_text(report.model_dump_json(), encoding="utf-8")
             return report
+
+    async def apply(self, why: str) -> ReloadReport:
+        """Reload here now, and ask every other process on the project through the stamp."""
+        stamp = stamp_path(self.config_dir)
+        stamp.touch()
+        self._seen = _mtime(stamp)
+        return await self.reload(why)
+
+    async def catch_up(self) -> ReloadReport | None:
+        """Reload when the stamp was touched since this process last read the banks; None when not."""
+        now = _mtime(stamp_path(self.config_dir))
+        if now == self._seen:
+            return None
+        self._seen = now
+        try:
+            return await self.reload("agentbot review apply")
+        except Exception as e:  # a bank file broken by hand: the bot keeps the banks it has
+            log.error("agentbot: banks not reloaded, the running ones stay: %s", e)
+            return None
 
     def ask(self, why: str) -> None:
         """Ask the watcher for a reload (from a signal handler: no waiting here)."""
@@ -76,24 +104,17 @@ class Reloader:
 
     async def watch(self, interval: float = 1.0) -> None:  # noqa: ASYNC109 (a poll period, not a timeout)
         """Reload when asked (SIGHUP) or when the stamp file changes; runs until cancelled."""
-        stamp = stamp_path(self.config_dir)
-        seen = _mtime(stamp)
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._asked.wait(), interval)
-            now = _mtime(stamp)
-            why = self._why if self._asked.is_set() else ("agentbot review apply" if now != seen else "")
-            self._asked.clear()
-            seen = now
-            if not why:
+            if not self._asked.is_set():
+                await self.catch_up()
                 continue
+            self._asked.clear()
             try:
-                report = await self.reload(why)
+                await self.reload(self._why)
             except Exception as e:  # a bank file broken by hand: the bot keeps the banks it has
                 log.error("agentbot: banks not reloaded, the running ones stay: %s", e)
-                continue
-            with contextlib.suppress(OSError):
-                answer_path(self.config_dir).write_text(report.model_dump_json(), encoding="utf-8")
 
 
 def _mtime(path: Path) -> float | None:

@@ -43,6 +43,14 @@ class AveragedScorer:
     def fit(self, examples: list[tuple[str, str]]) -> None:
         for scorer in self.scorers:
             scorer.fit(examples)
+        self._arrange()
+
+    def add(self, examples: list[tuple[str, str]]) -> None:
+        for scorer in self.scorers:
+            scorer.add(examples)
+        self._arrange()
+
+    def _arrange(self) -> None:
         vectors: list[_Vectorized] = [s for s in self.scorers if isinstance(s, _Vectorized)]
         same = len(vectors) == len(self.scorers) and all(v.labels == vectors[0].labels for v in vectors)
         # Without arrays over one label order, the scores are averaged as dictionaries.

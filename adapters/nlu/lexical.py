@@ -32,6 +32,10 @@ _WORDS = Runs(r"\w", shortest=2)
 FOLDS = 5
 FORMAT = 2  # of the cached arrays; a change of what is kept changes it
 KEPT = ("labels", "terms", "idf", "weights", "bias", "data", "indices", "indptr")
+# A sentence added after fitting (`add`, a person's label) is learned by steps of the same logistic
+# loss on it alone, at most this many, each moving only the weights of its own words.
+ADD_STEPS = 300
+ADD_RATE = 1.0
 
 
 class LexicalScorer:
@@ -54,12 +58,18 @@ class LexicalScorer:
         self._examples: list[tuple[str, str]] = []
         self._sentences: Any = None  # the fitted sentences' TF-IDF rows, by feature (scipy CSR)
         self._rows: dict[str, np.ndarray] = {}  # the same as CSR arrays, made a matrix when first needed
+        # What `add` learned, beside the fitted arrays (which may be shared, read-only): each touched
+        # word's change to its weights, over every label (a label new to the model last), and the
+        # added sentences' features.
+        self._delta: dict[int, np.ndarray] = {}
+        self._added: list[tuple[np.ndarray, np.ndarray]] = []
 
     def words(self) -> set[str]:
         return set()
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
+        self._delta, self._added = {}, []
         key = self._key(examples)
         if self._folder is None or not self._load(self._folder.load(key, KEPT)):
             self._fit(examples)
@@ -68,6 +78,7 @@ class LexicalScorer:
 
     def _fit(self, examples: list[tuple[str, str]]) -> None:
         self._examples = list(examples)
+        self._delta, self._added = {}, []
         vectorizer, model = self._fitted(examples)
         self.labels = [str(c) for c in model.classes_]
         self._vocabulary = {str(k): int(v) for k, v in vectorizer.vocabulary_.items()}
@@ -140,12 +151,81 @@ class LexicalScorer:
         """Adds a `parts`th of each of `labels`' scores to `total` (float64, in that order)."""
         indices, values = self._features(text)
         # One-versus-rest logistic outputs, normalized to sum to one as scikit-learn's predict_proba does.
-        outputs = values @ self._weights[indices] + self._bias
+        outputs = self._logits(indices, values)
         with np.errstate(over="ignore"):  # a large negative output's exp is inf: its probability 0
             outputs = 1 / (1 + np.exp(-outputs))
         if summed := outputs.sum():
             outputs /= summed
         total += outputs.astype(np.float64) / parts
+
+    def _logits(self, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Each label's logistic output before the sigmoid: the fitted weights, plus what `add` learned."""
+        if not self._delta and len(self.labels) == self._weights.shape[1]:
+            return values @ self._weights[indices] + self._bias
+        fitted = indices < self._weights.shape[0]  # a word `add` brought has no fitted row
+        outputs = np.zeros(len(self.labels), dtype=np.float32)
+        outputs[: self._weights.shape[1]] = values[fitted] @ self._weights[indices[fitted]]
+        for index, value in zip(indices.tolist(), values.tolist(), strict=True):
+            if (learned := self._delta.get(index)) is not None:
+                outputs += np.float32(value) * learned
+        return outputs + self._bias
+
+    def add(self, examples: list[tuple[str, str]]) -> None:
+        """Learn each sentence without fitting again: its words not yet known join the vocabulary
+        (with the idf of a word in one sentence), a label not yet known gets a column (with the
+        lowest bias, so it scores nothing until words point to it), and steps of the logistic loss
+        on the sentence alone move its words' weights until it reads as its label as surely as the
+        label's own sentences do (their median). Only messages sharing a word with it read otherwise."""
+        for label, sentence in examples:
+            if label not in self.labels:
+                self.labels = [*self.labels, label]
+                self._bias = np.append(self._bias, self._bias.min() if len(self._bias) else 0.0).astype(np.float32)
+                self._delta = {k: np.append(v, np.float32(0.0)) for k, v in self._delta.items()}
+            target = self._surely(label)
+            for word in self._new_words(sentence):
+                self._vocabulary[word] = len(self._idf)
+                idf = math.log((1 + len(self._examples) + 1) / 2) + 1  # smooth idf, in one sentence
+                self._idf = np.append(self._idf, np.float32(idf))
+                self._delta[self._vocabulary[word]] = np.zeros(len(self.labels), dtype=np.float32)
+            self._examples.append((label, sentence))
+            indices, values = self._features(sentence)
+            self._added.append((indices, values))
+            self._learn(indices, values, self.labels.index(label), target)
+
+    def _new_words(self, sentence: str) -> list[str]:
+        words = _WORDS(sentence.lower())
+        terms = [*words, *map(" ".join, zip(words, words[1:], strict=False))]
+        return [t for t in dict.fromkeys(terms) if t not in self._vocabulary]
+
+    def _share(self, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            outputs = 1 / (1 + np.exp(-self._logits(indices, values).astype(np.float64)))
+        return outputs / outputs.sum()
+
+    def _surely(self, label: str) -> float:
+        """The median share the label's own sentences get (one half for a label new to the model)."""
+        if label not in self.labels[: self._weights.shape[1]]:
+            return 0.5
+        column = self.labels.index(label)
+        shares = [float(self._share(*self._features(s))[column]) for lb, s in self._examples if lb == label]
+        return float(np.median(shares)) if shares else 0.5
+
+    def _learn(self, indices: np.ndarray, values: np.ndarray, column: int, target: float) -> None:
+        if len(indices) == 0:
+            return
+        for _ in range(ADD_STEPS):
+            with np.errstate(over="ignore"):
+                outputs = 1 / (1 + np.exp(-self._logits(indices, values).astype(np.float64)))
+            share = outputs / outputs.sum()
+            if share[column] >= target and int(share.argmax()) == column:
+                return
+            # The one-versus-rest logistic loss's gradient: each label's output less its truth.
+            error = outputs
+            error[column] -= 1.0
+            step = (ADD_RATE * error).astype(np.float32)
+            for index, value in zip(indices.tolist(), values.tolist(), strict=True):
+                row = self._delta.setdefault(int(index), np.zeros(len(self.labels), dtype=np.float32))
+                row -= np.float32(value) * step
 
     def scores(self, text: str) -> dict[str, float]:
         total = np.zeros(len(self.labels))
@@ -158,13 +238,18 @@ class LexicalScorer:
         indices, values = self._features(text)
         if len(indices) == 0 or not self._rows:
             return [0.0] * len(self._examples)
+        fitted = len(self._examples) - len(self._added)
         if self._sentences is None:
             from scipy.sparse import csr_matrix
 
             rows = self._rows
-            shape = (len(rows["indptr"]) - 1, len(self._examples))
+            shape = (len(rows["indptr"]) - 1, fitted)
             self._sentences = csr_matrix((rows["data"], rows["indices"], rows["indptr"]), shape=shape)
-        sims: list[float] = np.asarray(self._sentences[indices].T @ values).ravel().tolist()
+        known = indices < self._sentences.shape[0]
+        sims: list[float] = np.asarray(self._sentences[indices[known]].T @ values[known]).ravel().tolist()
+        mine = dict(zip(indices.tolist(), values.tolist(), strict=True))
+        for added, weights in self._added:
+            sims.append(sum(mine.get(i, 0.0) * w for i, w in zip(added.tolist(), weights.tolist(), strict=True)))
         return sims
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:

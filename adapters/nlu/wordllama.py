@@ -51,6 +51,7 @@ class WordLlamaScorer:
         self._unit = functools.lru_cache(maxsize=4096)(self.embed)
         self.top_k = top_k
         self.labels: list[str] = []
+        self._examples: list[tuple[str, str]] = []
         self._by_label: np.ndarray = np.zeros((0, dimensions), dtype=np.float32)
         # The kept columns are rows of one array (`_slab`, each row times its `_scale`); `_rows` maps
         # a token to its row, the least recently used first.
@@ -87,6 +88,7 @@ class WordLlamaScorer:
         return set(self._words)
 
     def fit(self, examples: list[tuple[str, str]]) -> None:
+        self._examples = list(examples)
         self.labels = sorted({label for label, _ in examples})
         rows: list[list[int]] = [[] for _ in self.labels]
         index = {label: i for i, label in enumerate(self.labels)}
@@ -130,6 +132,11 @@ class WordLlamaScorer:
         if self._folder is None:
             return vectors
         return self._folder.save(key, {"vectors": vectors}, whole=("vectors",))["vectors"]
+
+    def add(self, examples: list[tuple[str, str]]) -> None:
+        """A label's score is the mean of its closest sentences: with the added ones among them it
+        is the model fitted on them all, and only messages near an added sentence read otherwise."""
+        self.fit([*self._examples, *examples])
 
     def _encoded(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)

@@ -21,8 +21,19 @@ from agent.review.items import ReviewItem, ReviewReading
 
 
 def write_review(conn: Connection, items: list[ReviewItem]) -> None:
-    """Insert a turn's review items; one already there (the same turn committed before) is kept."""
+    """Insert a turn's review items; one already there (the same turn committed before) is kept,
+    except that a customer's pick completes its question's waiting item with what was chosen."""
     for item in items:
+        if item.reading.chosen is not None:
+            row = conn.execute(select(review_items.c.reading).where(review_items.c.id == item.id)).first()
+            if row is not None:
+                asked = ReviewReading.model_validate_json(row.reading)
+                merged = asked.model_copy(update={"chosen": item.reading.chosen})
+                waiting = (review_items.c.id == item.id) & (review_items.c.status == "waiting")
+                conn.execute(
+                    update(review_items).where(waiting).values(reading=merged.model_dump_json(), nearest=merged.nearest)
+                )
+                continue
         conn.execute(insert_ignore(conn, review_items, "id").values(**_row(item)))
 
 

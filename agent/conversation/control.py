@@ -42,7 +42,8 @@ class Control:
         kind: Kind = "cancel" if isinstance(move, Cancel) else "farewell" if isinstance(move, Goodbye) else "empty"
         m, t = self.messages, ctx.t
         goal = ctx.me.active_goal
-        t.emit("intent_classified", {"intent_id": None, "control": kind})
+        said = move.said if isinstance(move, Unclear) else None
+        t.emit("intent_classified", {"intent_id": None, "control": kind} | ({"reply": said} if said else {}))
         if kind == "cancel":
             cancelled, resumed = goals.cancel(ctx.me)
             t.emit("goal_updated", {"action": "cancelled", "goal_id": cancelled.id if cancelled else None})

@@ -54,6 +54,9 @@ class Unclear:
     # A bare yes to a question that asks for a value ("which order?"): the question is asked again
     # as it was, with no "I'm still here" (the person is plainly there).
     replied: bool = False
+    # The reply move it read as ("refusal": a bare "no, not what I meant" right after an answer says
+    # the answer misread the message before it, which the review inbox marks).
+    said: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,8 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
     if said == "unresolved" and goal is not None and goal.missing and not heard.describes:
         return Unclear()  # "didn't work" names no device; it may well describe a ticket's problem
     if heard.empty or said in ("assent", "refusal"):
-        return Unclear(replied=not heard.empty)  # a bare "ok" or "no" when nothing was asked answers nothing
+        # A bare "ok" or "no" when nothing was asked answers nothing.
+        return Unclear(replied=not heard.empty, said=said if not heard.empty else None)
     return None
 
 

@@ -22,14 +22,15 @@ from pathlib import Path
 import yaml
 
 from agent.errors import ConfigError
-from agent.understanding.banks import BankFile, NluBanks, normalized
+from agent.understanding.banks import OUT_OF_SCOPE, BankFile, NluBanks, normalized
+from agent.understanding.reading import TOPIC_SEP
 
 REVIEWED_FILE = "banks/reviewed.yaml"  # relative to the store's nlu.yaml
 DEFAULT_TOPIC = "reviewed"
 HEADER = (
     "# Sentences people labelled from real conversations (`agentbot review`, /admin/review).\n"
     "# One sentence a line, with where it came from. Edit or remove lines freely; then run\n"
-    "# `agentbot nlu calibrate` and `agentbot review apply`.\n"
+    "# `agentbot review apply` (a label moves no level; `agentbot nlu calibrate` does).\n"
 )
 _LINE = re.compile(r'^\s*-\s+(?P<sentence>"(?:[^"\\]|\\.)*"|[^#]*?)\s*(?:#\s*(?P<note>.*))?$')
 
@@ -83,6 +84,12 @@ class ReviewedBank:
         self.notes[sentence] = note
         return True
 
+    def pairs(self) -> list[tuple[str, str]]:
+        """The sentences as the reader labels them (an intent, or `out_of_scope/<topic>`), in the
+        order they were labelled within each label."""
+        out = [(label, s) for label, sentences in self.intents.items() for s in sentences]
+        return out + [(f"{OUT_OF_SCOPE}{TOPIC_SEP}{t}", s) for t, sentences in self.topics.items() for s in sentences]
+
     @property
     def sentences(self) -> int:
         return sum(len(v) for v in self.intents.values()) + sum(len(v) for v in self.topics.values())
@@ -112,6 +119,18 @@ class ReviewedBank:
 
 
 _INCLUDE = re.compile(r"^include:[ \t]*\[(?P<names>[^\]\n]*)\]", re.M)
+
+
+def without_reviewed(nlu_path: Path) -> None:
+    """Drop the reviewed bank from nlu.yaml's one-line `include` (a new project starts without labels)."""
+    if not nlu_path.is_file():
+        return
+    text = nlu_path.read_text(encoding="utf-8")
+    m = _INCLUDE.search(text)
+    if m is None:
+        return
+    names = [n.strip() for n in m.group("names").split(",") if n.strip() and n.strip() != REVIEWED_FILE]
+    nlu_path.write_text(text[: m.start()] + "include: [" + ", ".join(names) + "]" + text[m.end() :], encoding="utf-8")
 
 
 def include_reviewed(nlu_path: Path) -> bool:

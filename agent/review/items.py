@@ -9,7 +9,7 @@ from pydantic import Field
 
 from agent.domain.types import Model, utcnow
 
-ReviewKind = Literal["out_of_scope", "fallback", "clarification", "correction", "handoff"]
+ReviewKind = Literal["out_of_scope", "fallback", "clarification", "correction", "handoff", "escalation"]
 ReviewStatus = Literal["waiting", "labelled", "skipped"]
 SOMETHING_ELSE = "something_else"  # the choice that is none of the offered intents
 OUT_OF_SCOPE_LABEL = "out-of-scope"  # a label: the message is one the bot should not serve

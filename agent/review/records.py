@@ -77,7 +77,9 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
     }
     found: list[ReviewItem] = []
     kind: ReviewKind | None = None
-    if any(e.kind == "handoff" for e in record.effects):
+    if any(e.payload.get("requires_escalation") for e in events if e.stage == "policy_check"):
+        kind = "escalation"  # a policy asked for a person before an action runs
+    elif any(e.kind == "handoff" for e in record.effects):
         kind = "handoff"
     elif reading.clarify or reading.chosen:
         kind = "clarification"
@@ -86,32 +88,69 @@ def misses(record: TurnRecord, history: list[Message], redactor: Redactor) -> li
     if kind is not None:
         # A pick ("2") is reviewed with the message the question was about, which it says the meaning of.
         asked = next((str(e.payload["asked_about"]) for e in events if e.payload.get("asked_about")), None)
+        # One item per question: the pick completes the item its question left (by that turn's id),
+        # which holds what was offered (adapters/storage/review.py merges the choice into it).
+        question = _asking(history, asked) if kind == "clarification" and reading.chosen else None
         found.append(
             ReviewItem(
-                id=item_id(interaction, kind),
+                id=item_id(question or interaction, kind),
                 kind=kind,
                 text=redactor.text(asked if kind == "clarification" and asked else user.text),
                 interaction_id=interaction,
                 **base,
             )
         )
+    # A bare "no" right after an answer ("no, that's not what I meant") says the answer misread the
+    # message before it: that one is kept, with what the customer said.
+    if kind is None and _says_misread(events) and history:
+        before = _answered_before(history)
+        return found + ([_correction(before, user, interaction, base, redactor)] if before is not None else [])
     # A message read as an intent right after the bot fell back is often the customer saying the
     # missed message again in other words: the missed one, with the intent its rephrase read as.
     if kind is None and reading.intent and history:
         before = _missed_before(history)
         if before is not None:
-            missed_id = str(before.metadata.get("interaction_id") or "")
-            found.append(
-                ReviewItem(
-                    id=item_id(missed_id or interaction, "correction"),
-                    kind="correction",
-                    text=redactor.text(before.text),
-                    interaction_id=missed_id or interaction,
-                    followed_by=redactor.text(user.text),
-                    **base,
-                )
-            )
+            found.append(_correction(before, user, interaction, base, redactor))
     return found
+
+
+def _asking(history: list[Message], asked: str | None) -> str | None:
+    """The interaction id of the customer's message a clarifying question was about."""
+    users = [m for m in reversed(history) if m.role == "user"]
+    found = next((m for m in users if asked is not None and m.text == asked), users[0] if users else None)
+    return str(found.metadata.get("interaction_id") or "") or None if found is not None else None
+
+
+def _correction(
+    before: Message, user: Message, interaction: str, base: dict[str, Any], redactor: Redactor
+) -> ReviewItem:
+    """The earlier message a correction says was misread, with what the customer said next."""
+    missed_id = str(before.metadata.get("interaction_id") or "")
+    return ReviewItem(
+        id=item_id(missed_id or interaction, "correction"),
+        kind="correction",
+        text=redactor.text(before.text),
+        interaction_id=missed_id or interaction,
+        followed_by=redactor.text(user.text),
+        **base,
+    )
+
+
+def _says_misread(events: list[TelemetryEvent]) -> bool:
+    """The turn read as a bare refusal with nothing asked of the customer."""
+    return any(
+        e.payload.get("control") == "empty" and e.payload.get("reply") == "refusal"
+        for e in events
+        if e.stage == "intent_classified"
+    )
+
+
+def _answered_before(history: list[Message]) -> Message | None:
+    """The customer's previous message, when the bot's last word on it was an answer."""
+    last_agent = next((m for m in reversed(history) if m.role == "agent"), None)
+    if last_agent is None or last_agent.kind != "answer":
+        return None
+    return next((m for m in reversed(history) if m.role == "user"), None)
 
 
 def _missed_before(history: list[Message]) -> Message | None:

@@ -47,6 +47,15 @@ class BankReload(Protocol):
         """Reload now and say what changed."""
         ...
 
+    async def apply(self, why: str) -> ReloadReport:
+        """Reload this process now and ask every other one on the project; this one only once."""
+        ...
+
+    async def catch_up(self) -> ReloadReport | None:
+        """Reload if an apply happened since this process last read the banks (before a turn where
+        nothing watches between turns); None when nothing changed."""
+        ...
+
     def ask(self, why: str) -> None:
         """Ask for a reload without waiting for it (a signal handler)."""
         ...

@@ -7,6 +7,7 @@ response_generated -> memory_updated. Stages that do not apply are skipped, neve
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -64,6 +65,8 @@ from agent.turn.gate import TurnGate
 from agent.turn.locks import SessionLocks
 from agent.understanding.classifier import Classifier
 from agent.understanding.rules import RulesClassifier
+
+log = logging.getLogger("agentbot.router")
 
 
 @dataclass
@@ -159,7 +162,19 @@ class AgentRouter:
         try:
             check_input(interaction.text, self.p.messages, self.p.settings.max_message_chars)
         except InputError as e:
-            return await self._refuse(interaction, e.user_message, reply), "refused"
+            if not interaction.text:
+                return await self._refuse(interaction, e.user_message, reply), "refused"
+            # Nothing of an overlong message is stored with the conversation; its length and a masked
+            # head are logged, and the metrics count it apart, so it leaves a trace.
+            head = self.redactor.text(interaction.text[:80])
+            log.warning(
+                "agentbot: a message of %d characters (the limit is %d) refused, in %s: %r...",
+                len(interaction.text),
+                self.p.settings.max_message_chars,
+                interaction.session_key,
+                head,
+            )
+            return await self._refuse(interaction, e.user_message, reply), "too_long"
         delivered: list[OutboundMessage] = []
         async with self.locks.hold(interaction.session_key):
             with observed_turn(self.p.tracer, interaction) as trace:

@@ -117,6 +117,10 @@ class BankReader:
             with the word read in its place: "new task: buy oat milk" reads as "new task: title",
             so the request's frame decides the intent and not what the task is about.
         politeness: the greetings and sign-offs the model reads past (config/intents.yaml vocabulary).
+        learned: (label, sentence) pairs of the banks that people labelled (the reviewed bank): the
+            scorer is fitted without them and then learns them (`ExampleScorer.add`), so a label
+            changes how its sentence and the messages near it read, and the fitted model of the
+            rest of the banks is the one kept from before.
     """
 
     def __init__(
@@ -128,6 +132,7 @@ class BankReader:
         known_words: set[str] | None = None,
         masks: list[tuple[str, str]] | None = None,
         politeness: Politeness | None = None,
+        learned: list[tuple[str, str]] | None = None,
     ):
         self.banks = banks
         self.politeness = politeness or Politeness([], [])
@@ -144,9 +149,14 @@ class BankReader:
         examples = [(intent, s) for intent, sentences in banks.intents.items() for s in sentences]
         examples += [(OUT_OF_SCOPE + TOPIC_SEP + name, s) for name, t in banks.out_of_scope.items() for s in t.examples]
         examples += [(MOVE + TOPIC_SEP + name, s) for name, ss in banks.moves.items() for s in ss]
-        self.examples = [(label, self.prepare(s)) for label, s in examples]
-        self._written = examples  # as the banks have them, for a prompt's few-shot examples
-        scorer.fit(self.examples)
+        taught = set(learned or ())
+        fitted = [pair for pair in examples if pair not in taught]
+        added = [pair for pair in examples if pair in taught]
+        self.examples = [(label, self.prepare(s)) for label, s in [*fitted, *added]]
+        self._written = [*fitted, *added]  # as the banks have them, for a prompt's few-shot examples
+        scorer.fit(self.examples[: len(fitted)])
+        if added:
+            scorer.add(self.examples[len(fitted) :])
         # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
         # scored recently is not embedded again. The scores are fixed once the banks are fitted.
         # Each entry holds a score per label (about 5 KB), so the few hundred texts that recur fit.

@@ -20,6 +20,12 @@ class ExampleScorer(Protocol):
 
     def fit(self, examples: list[tuple[str, str]]) -> None: ...
 
+    def add(self, examples: list[tuple[str, str]]) -> None:
+        """Extend the fitted model with more (label, sentence) pairs without fitting it again: a
+        sentence a person labelled changes how it and the messages near it read, and nothing
+        else (a label new to the model is added too)."""
+        ...
+
     def scores(self, text: str) -> Mapping[str, float]: ...
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -32,10 +33,20 @@ from agent.redaction import Redactor
 from agent.review.items import OUT_OF_SCOPE_LABEL, ReviewItem
 from bots.admin.auth import COOKIE, CSRF_FIELD, CSRF_HEADER, LOGIN_COOKIE, SESSION_HOURS, AdminAuth, Principal
 from bots.admin.settings import AdminSettings
-from bots.reload import stamp_path
-from bots.wiring import resolve_dir
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Every /admin response: nothing runs but the page's own files (no inline script or style, nothing
+# from elsewhere), forms post only here, no other site frames it, and no address leaves in a Referer.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+STYLE = "static/admin.css"  # in this package; served at /admin/static/admin.css
 NO_WORKSPACE = "-"  # the workspace filter's value for conversations without one (the console)
 
 
@@ -75,7 +86,9 @@ class OperatorPages:
 
     def routes(self, web_app: web.Application) -> None:
         web_app.on_cleanup.append(self.aclose)
+        web_app.on_response_prepare.append(_secured)
         r = web_app.router
+        r.add_get("/admin/static/admin.css", self.style)
         r.add_get("/admin/login", self.login_form)
         r.add_post("/admin/login", self.login)
         r.add_post("/admin/logout", self.guarded(self.logout))
@@ -116,6 +129,10 @@ class OperatorPages:
         response = web.Response(text=body, content_type="text/html", status=status)
         response.set_cookie(LOGIN_COOKIE, nonce, httponly=True, samesite="Strict", secure=request.secure, path="/admin")
         return response
+
+    async def style(self, request: web.Request) -> web.StreamResponse:
+        css = (resources.files("bots.admin") / STYLE).read_text(encoding="utf-8")
+        return web.Response(text=css, content_type="text/css", headers={"Cache-Control": "max-age=3600"})
 
     async def login_form(self, request: web.Request) -> web.StreamResponse:
         return self._login_page(request)
@@ -269,12 +286,10 @@ class OperatorPages:
                 self.settings.config_dir,
                 self.settings.data_dir,
                 corpora,
-                force=bool(form.get("force")),
             )
         except AgentbotError as e:
             return web.Response(status=400, text=f"400: {e}")
-        if outcome.kept or not outcome.added:
-            await self.review.settle(item.id, "labelled", chosen)
+        await self.review.settle(item.id, "labelled", chosen)
         return await self.page(request, who, "labelled.html", item=item, outcome=outcome, chosen=chosen)
 
     async def apply(self, request: web.Request, who: Principal) -> web.StreamResponse:
@@ -282,10 +297,15 @@ class OperatorPages:
         reload = self.app.reload
         if reload is None:
             return web.Response(status=409, text="409: this app cannot reload its banks")
-        report = await reload.reload("the operator page")
-        # Other processes on the project (a Slack worker beside `agentbot admin`) reload on the stamp.
-        stamp_path(resolve_dir(self.settings.config_dir, "config")).touch()
+        # This process now, the others on the project (a Slack worker beside `agentbot admin`) on the stamp.
+        report = await reload.apply("the operator page")
         raise web.HTTPSeeOther("/admin/review?" + urlencode({"ws": _ws_param(workspace), "applied": report.summary()}))
+
+
+async def _secured(request: web.Request, response: web.StreamResponse) -> None:
+    """The page's security headers on every /admin response: pages, redirects, 401, 403 and 404."""
+    if request.path == "/admin" or request.path.startswith("/admin/"):
+        response.headers.update(SECURITY_HEADERS)
 
 
 def _see_other(location: str) -> web.Response:

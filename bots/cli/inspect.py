@@ -13,13 +13,16 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import BaseModel, Field
+from sqlalchemy.engine import make_url
 
 from adapters.storage.sql import SqlStore
 from agent.config.files import load_config
 from agent.domain.records import TelemetryEvent
+from agent.errors import StorageError
 from bots.settings import DeploySettings, run_settings
 from bots.wiring import resolve_dir
 
@@ -70,13 +73,13 @@ class TracedTurn(BaseModel):
 def add_observe_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     s = sub.add_parser("sessions", help="recent sessions: turns, last message, last activity")
     common(s)
-    s.add_argument("--limit", type=int, default=20)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--limit", type=int, default=20, help="how many sessions, the most recent first (default: 20)")
+    s.add_argument("--json", action="store_true", help="print the sessions as JSON")
     t = sub.add_parser("trace", help="one session's turns: stages, timings, tools, decisions and cost")
     common(t)
     t.add_argument("session", help="session key, as `agentbot sessions` lists it")
     t.add_argument("--turn", help="only this interaction id")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help="print the turns as JSON")
 
 
 def _turn_views(events: list[TelemetryEvent], messages: list[Any]) -> list[TracedTurn]:
@@ -201,10 +204,31 @@ async def _trace(store: SqlStore, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def database_url(args: argparse.Namespace) -> str:
+    """The database a command on this project reads: --db-url, else the environment's, else settings'."""
+    deploy = DeploySettings.from_env()
+    settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
+    return str(args.db_url or settings.database_url)
+
+
+def existing_database(url: str) -> str:
+    """A command that only reads opens a database that is there: a SQLite file that is not is an
+    error (exit 4), never a new empty database (and folders) made where the person mistyped."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+        path = Path(parsed.database)
+        if not path.is_file():
+            raise StorageError(
+                f"no database at {path}: this command only reads one; give --db-url (or AGENTBOT_DB_URL) "
+                "of the bot's database, or run the bot first"
+            )
+    return url
+
+
 def run_observe(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     deploy = DeploySettings.from_env()
     settings = run_settings(load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy)
-    url = args.db_url or settings.database_url
+    url = existing_database(args.db_url or settings.database_url)
 
     async def main() -> int:
         store = SqlStore(url, busy_timeout_ms=settings.db_busy_timeout_ms)

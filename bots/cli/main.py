@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo", help="`agentbot demo reset`: put the demo data back (refunds undone, dates from today)"
     )
-    demo.add_argument("action", choices=["reset"])
+    demo.add_argument("action", choices=["reset"], help="reset: refunds undone, order dates counted from today")
     _common(demo)
     add_observe_commands(sub, _common)
     add_db_commands(sub, _common)
@@ -77,7 +77,11 @@ def _add_chat(sub: argparse._SubParsersAction) -> None:
     _common(chat)
     _llm(chat)
     chat.add_argument("-m", "--message", help="send one message and exit")
-    chat.add_argument("--session", help="session key (default: console:<your user name>)")
+    chat.add_argument(
+        "--session",
+        help="session key (default: console:<your user name>:<customer>, e.g. console:ana:C-001; "
+        "a guest's console:<your user name>)",
+    )
     chat.add_argument(
         "--customer", help="customer id, e.g. C-001, or `guest` (default: settings console_customer, the demo's C-001)"
     )
@@ -101,7 +105,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--confusion-png", default="var/nlu-confusion.png", help="--nlu: where the heat map goes (needs matplotlib)"
     )
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--json", action="store_true", help="print the results as JSON")
     add_eval_options(ev)
 
 
@@ -115,7 +119,7 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
         choices=["router", "eval"],
         help="router turns (default) or eval cost per turn",
     )
-    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     router = bench.add_argument_group("router", "agentbot bench [router]: full turns, tracing on and off")
     router.add_argument("--conversations", type=int, default=1000, help="two-turn conversations per phase")
     router.add_argument("--concurrency", type=int, default=50, help="sessions in flight in the concurrent phase")
@@ -220,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, default_level="INFO" if args.command in ("slack", "discord", "admin") else "WARNING"
         )
         return _run(args, env_file)
+    except BrokenPipeError:
+        # The reader went away (`agentbot trace ... | head`): what it wanted was printed; end quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as e:
         failure = explain(e, args.command)
         if failure is None:

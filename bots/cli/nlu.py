@@ -28,7 +28,7 @@ from agent.config.files import load_config
 from agent.config.intents import IntentsRegistry
 from agent.domain.catalog import load_store_settings
 from agent.eval.nlu import NluReport, load_corpus, overlap, read_all, report
-from agent.understanding.banks import OUT_OF_SCOPE
+from agent.understanding.banks import OUT_OF_SCOPE, NluBanks, load_banks
 from agent.understanding.calibration import Levels, calibrate
 from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import TOPIC_SEP, BankReader
@@ -248,12 +248,26 @@ def run_calibrate(args: argparse.Namespace) -> int:
         f"{levels.in_scope_accuracy:.2%}, out-of-scope recall {levels.out_of_scope_recall:.2%}, "
         f"{levels.sentences} sentences, {levels.out_of_scope_sentences} out of scope)"
     )
+    config_path = resolve_dir(args.config_dir, "config")
+    moved = moved_levels(load_banks(config_path, load_config(config_path).intents), levels)
+    print("moved: " + (", ".join(moved) if moved else "no level"))
     if args.dry_run:
         return 0
-    path = resolve_dir(args.config_dir, "config") / "nlu.yaml"
+    path = config_path / "nlu.yaml"
     write_levels(path, levels)
     print(f"wrote {path}")
     return 0
+
+
+def moved_levels(banks: NluBanks, levels: Levels) -> list[str]:
+    """Every level that calibration moves, `name before -> after` (a gate or a move's level by its name)."""
+    now = {k: float(getattr(banks, k)) for k in _levels(levels)}
+    now |= {f"gates.{k}": v for k, v in banks.gates.items()} | {f"moves_at.{k}": v for k, v in banks.moves_at.items()}
+    new = dict(_levels(levels))
+    new |= {f"gates.{k}": v for k, v in levels.gates.items()} | {f"moves_at.{k}": v for k, v in levels.moves.items()}
+    return [
+        f"{k} {now.get(k, '-')} -> {new.get(k, '-')}" for k in sorted(set(now) | set(new)) if now.get(k) != new.get(k)
+    ]
 
 
 def _levels(levels: Levels) -> dict[str, float]:

@@ -25,23 +25,33 @@ from agent.domain.types import utcnow
 from agent.review.items import OUT_OF_SCOPE_LABEL, SKIP, ReviewItem
 from agent.review.reload import ReloadReport
 from bots.app import build_app
+from bots.cli.inspect import database_url, existing_database
 from bots.reload import answer_path, stamp_path
 from bots.wiring import resolve_dir
 
-# The project's own corpus, measured before a label is kept (`--corpus` names others).
+# The project's own corpus, whose sentences a label flips are shown (`--corpus` names others).
 OWN_CORPUS = Path("tests/nlu/corpus.jsonl")
 
 
 def add_review_command(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
     review = sub.add_parser("review", help="messages the bot missed: list them, label them into the banks, apply")
     common(review)
-    review.add_argument("action", nargs="?", default="list", choices=["list", "label", "apply"])
+    review.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "label", "apply"],
+        help="list what waits (default), label one, or apply the labels to running bots",
+    )
     review.add_argument("item", nargs="?", help="label: the item's id (from the list)")
     review.add_argument("label", nargs="*", help="label: an intent id, `out-of-scope [TOPIC]`, or `skip`")
     review.add_argument("--json", action="store_true", help="list: print the items as JSON")
     review.add_argument("--workspace", help="list: only this workspace's items")
-    review.add_argument("--corpus", action="append", help="label: corpus to measure (default tests/nlu/corpus.jsonl)")
-    review.add_argument("--force", action="store_true", help="label: keep it even if a corpus reads worse")
+    review.add_argument(
+        "--corpus",
+        action="append",
+        help="label: corpus whose flipped sentences are shown (default: tests/nlu/corpus.jsonl)",
+    )
     review.add_argument("--wait", type=float, default=15.0, help="apply: seconds to wait for a running bot's answer")
 
 
@@ -52,7 +62,9 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    async with build_app(args.config_dir, args.data_dir, args.db_url, env=os.environ) as app:
+    # The inbox is the bot's: listing or labelling never makes a new, empty database.
+    url = existing_database(database_url(args))
+    async with build_app(args.config_dir, args.data_dir, url, env=os.environ) as app:
         review = inbox(app)
         await purge(app, review)
         if args.action == "list":
@@ -72,13 +84,10 @@ async def _run(args: argparse.Namespace) -> int:
         from bots.learning import label
 
         corpora = [Path(c) for c in args.corpus] if args.corpus else [OWN_CORPUS]
-        outcome = await asyncio.to_thread(
-            label, item, chosen, args.config_dir, args.data_dir, corpora, force=args.force
-        )
-        if outcome.kept or not outcome.added:
-            await review.settle(item.id, "labelled", chosen)
+        outcome = await asyncio.to_thread(label, item, chosen, args.config_dir, args.data_dir, corpora)
+        await review.settle(item.id, "labelled", chosen)
         print("\n".join(outcome.lines()))
-        return 0 if outcome.kept or not outcome.added else 1
+        return 0
 
 
 def inbox(app: App) -> SqlReview:

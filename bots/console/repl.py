@@ -177,9 +177,16 @@ class Repl:
                 self.runner.run(run_command(self.app, self.state, text, self.out))
                 continue
             s = self.state
+            if self.app.reload is not None:  # labels applied meanwhile are read before this turn is
+                self.runner.run(self.app.reload.catch_up())
             response = self.runner.run(one_shot(self.app, text, s.session, s.customer, False, self.out))
             if response.handoff:
                 print(HANDED_OFF, file=self.out, flush=True)
+
+
+async def _ended(task: asyncio.Task[None]) -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def run_chat(
@@ -197,6 +204,7 @@ def run_chat(
     out = sys.stdout
     runner = asyncio.Runner()
     repl: Repl | None = None
+    watcher: asyncio.Task[None] | None = None
     try:
         runner.run(check_store(app))
         if customer and runner.run(app.data.get_customer(customer)) is None:
@@ -209,6 +217,9 @@ def run_chat(
             return 0
         state = ConsoleState(session=session, customer=customer, base=base or session)
         repl = Repl(app, runner, state, sys.stdin, out)
+        if app.reload is not None:
+            # While the prompt waits the loop runs, and labels applied meanwhile are read then.
+            watcher = runner.get_loop().create_task(app.reload.watch(), name="agentbot-reload-watch")
         if repl.interactive:
             # A shell that started us in the background leaves SIGINT ignored, and Python then installs
             # no handler; a person at this terminal still means "quit" when they press Ctrl-C.
@@ -226,6 +237,9 @@ def run_chat(
         # A second Ctrl-C while that runs leaves without waiting for it, and without a traceback.
         with contextlib.suppress(KeyboardInterrupt):
             try:
+                if watcher is not None:
+                    watcher.cancel()
+                    runner.run(_ended(watcher))
                 runner.run(app.aclose())
             finally:
                 runner.close()

@@ -172,3 +172,13 @@ def test_banks_changed_by_a_label_are_embedded_again(tmp_path: Path) -> None:
     plain.fit(labelled)
     assert kept.scores("good morning") == plain.scores("good morning")
     assert len(list(tmp_path.glob("wordllama-*"))) == 3  # the table, and the vectors of each bank
+
+
+def test_added_sentences_score_as_if_fitted_with_them() -> None:
+    added = [("greeting", "hiya, how are things"), ("refund", "send the money back for the broken kettle")]
+    learned, fitted = WordLlamaScorer(), WordLlamaScorer()
+    learned.fit(EXAMPLES)
+    learned.add(added)
+    fitted.fit([*EXAMPLES, *added])
+    for text in ["hiya there", "money back for the kettle", "where is my order"]:
+        assert learned.scores(text) == pytest.approx(fitted.scores(text))

@@ -15,7 +15,7 @@ MISSED = "nobody answered my emails for a week"
 def review_project(folder: Path, corpus_lines: int = 120) -> tuple[Path, Path]:
     """(config folder, a small slice of the project's corpus to measure labels on)."""
     config = folder / "config"
-    shutil.copytree(REPO / "config", config, ignore=shutil.ignore_patterns("stores"))
+    shutil.copytree(REPO / "config", config, ignore=shutil.ignore_patterns("stores", ".reload*", "reviewed.yaml"))
     nlu = config / "nlu.yaml"
     nlu.write_text(nlu.read_text(encoding="utf-8").replace("banks/clinc150_train.yaml, ", ""), encoding="utf-8")
     corpus = folder / "corpus.jsonl"

@@ -9,8 +9,15 @@ bot opens a ticket goal. Skipped, with the reason, where Chromium or Playwright 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import queue
 import shutil
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -126,33 +133,90 @@ async def test_an_operator_labels_a_missed_message_and_the_bot_then_understands_
             await item.wait_for()
             await page.screenshot(path=str(shots / "review-inbox.png"), full_page=True)
             await item.locator("select[name=label]").select_option("create_ticket")
-            # Recalibrating, in a process of its own, takes a while on a busy machine.
             async with page.expect_navigation(timeout=LABELLING_MS):
                 await item.locator("button[name=other]").click(no_wait_after=True)
             outcome = await page.inner_text("main")
-            assert "create_ticket" in outcome and "intent accuracy" in outcome, outcome
-            if await page.locator("text=Keep it anyway").count():
+            # The label is local: the page says so and lists each corpus sentence it flips (a table per corpus).
+            assert "create_ticket" in outcome and "No level moved" in outcome, outcome
+            assert "sentences read otherwise" in outcome, outcome
+            await page.screenshot(path=str(shots / "labelled.png"), full_page=True)
+            with console_running(config, db_url) as console:
+                clicked = time.monotonic()
                 async with page.expect_navigation(timeout=LABELLING_MS):
-                    await page.click("text=Keep it anyway", no_wait_after=True)
-            assert "kept in config/banks/reviewed.yaml" in await page.inner_text("main")
-            async with page.expect_navigation(timeout=LABELLING_MS):
-                await page.click("text=Apply labels to the running bot", no_wait_after=True)
-            await page.wait_for_selector("text=banks reloaded")
-            await page.screenshot(path=str(shots / "applied.png"), full_page=True)
+                    await page.click("text=Apply labels to the running bot", no_wait_after=True)
+                await page.wait_for_selector("text=banks reloaded")
+                await page.screenshot(path=str(shots / "applied.png"), full_page=True)
+
+                # The Slack bot (this process) and the running console both answer it the new way.
+                before = len(slack.to("chat.postMessage"))
+                again, sent = await client.mention(MISSED)
+                assert sent.status == 200
+                await slack.wait_for("chat.postMessage", before + 1, within=60)
+                await channel.dispatcher.drain()
+                slack_took = time.monotonic() - clicked
+                console.ask(MISSED)
+                said = await asyncio.to_thread(console.answer, 60)
+                console_took = time.monotonic() - clicked
         finally:
             await browser.close()
 
         for png in shots.glob("*.png"):
             not_blank(png)
-
-        before = len(slack.to("chat.postMessage"))
-        again, sent = await client.mention(MISSED)
-        assert sent.status == 200
-        await slack.wait_for("chat.postMessage", before + 1, within=60)
-        await channel.dispatcher.drain()
         later = next(s for s in await _sessions(channel) if s.endswith(again))
         assert any(g.endswith("create_ticket") for g in await goal_types(channel, later))
+        assert any("opened ticket" in line.lower() for line in said), said
+        print(
+            f"from the apply click: Slack stand-in answered in {slack_took:.1f} s, the console in {console_took:.1f} s"
+        )
+        assert slack_took < 30 and console_took < 30  # on a busy shared test machine; the docs give quiet figures
     assert MISSED in (config / "banks/reviewed.yaml").read_text(encoding="utf-8")
+
+
+class RunningConsole:
+    """`agentbot chat` in a process of its own on the same project, spoken to line by line."""
+
+    def __init__(self, process: subprocess.Popen[str]):
+        self.process = process
+        self.lines: queue.Queue[str] = queue.Queue()
+        out = process.stdout
+        assert out is not None
+        self.reader = threading.Thread(target=lambda: [self.lines.put(line) for line in out], daemon=True)
+        self.reader.start()
+
+    def ask(self, text: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+
+    def answer(self, seconds: float) -> list[str]:
+        got: list[str] = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                got.append(self.lines.get(timeout=1.5 if got else max(0.1, deadline - time.monotonic())))
+            except queue.Empty:
+                if got:
+                    break
+        return got
+
+
+@contextlib.contextmanager
+def console_running(config: Path, db_url: str) -> Iterator[RunningConsole]:
+    command = [sys.executable, "-m", "bots.cli", "chat", "--config-dir", str(config), "--data-dir", str(REPO / "data")]
+    command += ["--db-url", db_url, "--session", "console:browser-test"]
+    with subprocess.Popen(
+        command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    ) as process:
+        console = RunningConsole(process)
+        try:
+            console.ask("hello")  # started, its banks read, before the apply
+            assert console.answer(120), "the console answered nothing"
+            yield console
+        finally:
+            assert process.stdin is not None
+            process.stdin.close()
+            process.wait(timeout=60)
+            console.reader.join(timeout=10)
 
 
 async def _sessions(channel) -> list[str]:  # type: ignore[no-untyped-def]

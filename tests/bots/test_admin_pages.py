@@ -4,6 +4,7 @@ CSRF token, one workspace at a time, and never a secret or an unmasked e-mail ad
 from __future__ import annotations
 
 import re
+import shutil
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,7 +31,11 @@ ODD_SECRET = "tea.kettle!42+moss"
 async def served(db_url: str, token: str = TOKEN, labels: Path | None = None) -> AsyncIterator[tuple[App, str]]:
     """The page over the shipped project; `labels` is where its buttons write (a copy, never the checkout)."""
     env = {"OPENAI_API_KEY": KEY, "SLACK_SIGNING_SECRET": ODD_SECRET}
-    async with build_app(REPO / "config", REPO / "data", db_url, env=env) as app:
+    if labels is not None:  # the project is a copy: its stamp and banks are written there
+        shutil.copytree(
+            REPO / "config", labels, dirs_exist_ok=True, ignore=shutil.ignore_patterns("stores", ".reload*")
+        )
+    async with build_app(labels or REPO / "config", REPO / "data", db_url, env=env) as app:
         assert app.storage.database is not None
         settings = AdminSettings(token=SecretStr(token), config_dir=str(labels or REPO / "config"))
         async with serve_health(app.storage.database, app.metrics, "127.0.0.1", 0, AdminMount(app, settings)) as url:
@@ -145,3 +150,41 @@ async def test_one_workspace_at_a_time_and_nothing_secret_or_personal_shown(db_u
         assert secret not in everything  # ...with nothing secret or personal in them
     assert "T0OTHER" in pages[0] and "slack:T0OTHER" not in pages[1]  # the other workspace is named, not shown
     assert "slack:T0OTHER:C9:2.2" in other and "slack:T0SHOP" not in other
+
+
+async def test_every_admin_response_carries_the_security_headers_and_no_inline_code(db_url: str) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    long_text = "my blender " + "grinds " * 560  # 3,931 characters: under the length limit, to wrap
+    async with served(db_url) as (app, url), aiohttp.ClientSession() as anon:
+        await said(app, long_text, "slack:T0SHOP:C1:9.1")
+        async with aiohttp.ClientSession(headers=bearer) as http:
+            pages = ["/admin", "/admin/conversations?ws=T0SHOP&q=blender", "/admin/handoffs", "/admin/review"]
+            pages += ["/admin/conversations/slack:T0SHOP:C1:9.1?ws=T0SHOP", "/admin/conversations/nobody?ws=T0SHOP"]
+            pages += ["/admin/static/admin.css"]
+            seen: dict[str, tuple[int, dict[str, str], str]] = {}
+            for page in pages:
+                async with http.get(url + page) as r:
+                    seen[page] = (r.status, dict(r.headers), await r.text())
+            async with http.post(url + "/admin/review/apply") as r:  # no CSRF token: 403
+                seen["POST apply"] = (r.status, dict(r.headers), await r.text())
+        for page in ["/admin", "/admin/login", "/admin/review"]:
+            async with anon.get(url + page, allow_redirects=False) as r:
+                seen["anon " + page] = (r.status, dict(r.headers), await r.text())
+    assert seen["/admin/conversations/nobody?ws=T0SHOP"][0] == 404 and seen["POST apply"][0] == 403
+    assert seen["anon /admin"][0] == 401 and seen["anon /admin/login"][0] == 200
+    for page, (status, headers, body) in seen.items():
+        policy = headers.get("Content-Security-Policy", "")
+        assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy, (page, status, headers)
+        assert "'unsafe-inline'" not in policy
+        assert headers.get("Referrer-Policy") == "no-referrer", page
+        assert headers.get("X-Content-Type-Options") == "nosniff", page
+        if headers.get("Content-Type", "").startswith("text/html"):
+            assert "<script" not in body and "<style" not in body and " style=" not in body, page
+    # The search box holds what was searched for, and the conversation found shows.
+    box = re.search(r'<input name="q" value="([^"]*)"', seen["/admin/conversations?ws=T0SHOP&q=blender"][2])
+    assert box and box.group(1) == "blender"
+    assert "slack:T0SHOP:C1:9.1" in seen["/admin/conversations?ws=T0SHOP&q=blender"][2]
+    css = seen["/admin/static/admin.css"][2]
+    assert "overflow-wrap: anywhere" in css and seen["/admin/static/admin.css"][1]["Content-Type"].startswith(
+        "text/css"
+    )

@@ -11,7 +11,7 @@ from tests.standins.slack_standin import SlackStandIn
 # What a label may carry: names from code and config, never a message's words, a user or an id.
 LABEL_VALUES = {
     "channel": {"slack", "discord", "console"},
-    "outcome": {"answered", "refused", "duplicate", "failed", "asked", "confirmed", "cancelled", "expired"},
+    "outcome": {"answered", "refused", "too_long", "duplicate", "failed", "asked", "confirmed", "cancelled", "expired"},
     "reason": {"out_of_scope", "not_understood"},
     "direction": {"input", "output"},
 }

@@ -44,7 +44,7 @@ async def test_a_label_applied_to_a_running_bot_is_understood_with_no_turn_lost(
         )
         out = capsys.readouterr().out
         assert labelled == 0, out
-        assert "now create_ticket" in out and "intent accuracy" in out
+        assert "now create_ticket" in out and "read otherwise" in out and "levels: unchanged" in out
         bank = yaml.safe_load((config / "banks/reviewed.yaml").read_text(encoding="utf-8"))
         assert bank["intents"]["create_ticket"] == [MISSED]
         assert f"review {listed['id']}" in (config / "banks/reviewed.yaml").read_text(encoding="utf-8")
