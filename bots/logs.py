@@ -65,3 +65,6 @@ def configure_logging(env: Mapping[str, str], stream: TextIO | None = None, defa
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(redacting_filter(env))
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    # Alembic says "Running upgrade ..." per revision, some over two lines; a start-up that migrates is
+    # not news at INFO, and a failed migration still raises and is explained in one line.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
