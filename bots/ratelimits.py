@@ -6,10 +6,11 @@ wait, while every other conversation keeps calling the same method, so the platf
 refusing and counts it against the app. Here a 429 pauses the method for every sender: the pause is
 kept on a board (the bot's database, so every worker sees it), nobody calls the method until it
 ends, then exactly one caller tries again (the probe) while the rest wait for its answer; a
-success opens the method to all, another 429 pauses it anew. Calls are also paced to the
-platform's published limits, so that 429s are rare rather than routine, and a paced method has one
-call in flight per process: the answer to one is known before the next goes, so a 429 is never
-followed by calls that were already on their way.
+success opens the method to all, another 429 pauses it anew. A paced method has one call in
+flight per process: the answer to one is known before the next goes, so a 429 is never followed by
+calls that were already on their way. For a while after a pause (`hot_seconds`) its calls are also
+paced to the platform's published limit, so that the queue a pause built up does not run straight
+into the next 429; a method that was never refused is not slowed down by a guess at the limit.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class RateLimiter:
         probe_hold: how long a probe may take before another caller may try instead (a worker
             that died while probing must not hold the method for good).
         poll_seconds: how often a caller waiting on another worker's probe looks again.
+        hot_seconds: how long after a pause (this worker's or another's) calls are paced.
     """
 
     def __init__(
@@ -108,6 +110,7 @@ class RateLimiter:
         *,
         probe_hold: float = 30.0,
         poll_seconds: float = 0.2,
+        hot_seconds: float = 60.0,
     ):
         self.board = board
         self.platform = platform
@@ -119,15 +122,18 @@ class RateLimiter:
         self._in_flight: dict[str, asyncio.Lock] = {}  # a paced key's one call in flight
         self._holders: dict[str, asyncio.Task[object]] = {}
         self._next_slot: dict[str, float] = {}  # pace key -> the theoretical time of its next call
+        self.hot_seconds = hot_seconds
+        self._hot_until: dict[str, float] = {}  # key -> until when its calls are paced (monotonic)
 
     async def before(self, key: str, pace_key: str = "", pace: Pace | None = None) -> None:
         """Wait until a call under `key` may go: its place in its pace (`pace_key`, a channel say),
-        then, for a paced method, its turn as the one call in flight, then no pause on it (or this
-        caller is its probe). `after` must follow."""
+        while the method is hot, then, for a paced method, its turn as the one call in flight, then
+        no pause on it (or this caller is its probe). `after` must follow."""
         if pace is None:
             await self._unpaused(key)
             return
-        await self._paced(pace_key or key, pace)
+        if self._hot_until.get(key, 0.0) > time.monotonic():
+            await self._paced(pace_key or key, pace)
         lock = self._in_flight.setdefault(key, asyncio.Lock())
         await lock.acquire()
         task = asyncio.current_task()
@@ -145,6 +151,7 @@ class RateLimiter:
             held, now = await self.board.read(key), utcnow()
             if held is None:
                 break
+            self._heat(key)
             if held.until > now:
                 await self._wait(key, (held.until - now).total_seconds())
             elif held.probe_until is not None and held.probe_until > now:
@@ -180,11 +187,15 @@ class RateLimiter:
         if self._probes.get(key) is asyncio.current_task():
             del self._probes[key]
         await self.board.pause(key, utcnow() + timedelta(seconds=seconds))
+        self._heat(key)
         if self.metrics is not None:
             self.metrics.rate_limited(self.platform, method)
         log.warning("%s: %s is rate limited; every sender waits %.1f s", self.platform, method, seconds)
         self._notify(key)
         return seconds
+
+    def _heat(self, key: str) -> None:
+        self._hot_until[key] = time.monotonic() + self.hot_seconds
 
     async def _paced(self, key: str, pace: Pace) -> None:
         interval = 1.0 / pace.per_second

@@ -24,7 +24,8 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bots.ratelimits import Pace, RateLimiter
 
-# Published limits of the methods the bot posts with, per workspace unless `PER_CHANNEL` says so.
+# Published limits of the methods the bot posts with, per workspace unless `PER_CHANNEL` says so;
+# calls keep to them for a while after a 429 (`RateLimiter.hot_seconds`).
 PACES = {
     "chat.postMessage": Pace(per_second=1.0, burst=4),
     "chat.postEphemeral": Pace(per_second=100 / 60, burst=10),  # tier 4

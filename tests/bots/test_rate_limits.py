@@ -84,11 +84,19 @@ async def test_another_workspace_and_another_method_do_not_wait(slack: SlackStan
     ]
 
 
-async def test_sends_are_paced_to_the_published_rate() -> None:
+async def test_after_a_pause_sends_are_paced_to_the_published_rate() -> None:
     limiter = RateLimiter(MemoryPauseBoard(), "slack")
     loop = asyncio.get_running_loop()
-    start = loop.time()
-    for _ in range(6):
-        await limiter.before("k", "k:C1", Pace(per_second=20.0, burst=2))
-    # Two back to back, then one every 50 ms.
-    assert loop.time() - start >= 0.19
+    pace = Pace(per_second=20.0, burst=2)
+
+    async def six() -> float:
+        start = loop.time()
+        for _ in range(6):
+            await limiter.before("k", "k:C1", pace)
+            await limiter.after("k", answered=True)
+        return loop.time() - start
+
+    assert await six() < 0.1  # never refused: no guess at the limit slows it down
+    await limiter.refused("k", "chat.postMessage", retry_after=0.0)
+    # Once the platform has said "slow down": two back to back, then one every 50 ms.
+    assert await six() >= 0.19
