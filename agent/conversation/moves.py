@@ -129,6 +129,22 @@ class Heard:
 _REPLIES = {"yes": "assent", "no": "refusal"}
 
 
+def asks_anew(ctx: TurnContext, heard: Heard) -> bool:
+    """The reply to the waiting action's yes/no question is a request of its own, which is answered
+    while the question stays open (it is asked again after) and nothing runs on it: the whole
+    message is a sure request of another intent, and the reply is no plain yes, or is a yes with a
+    question ("wait, where is my order O-34567?", "I'd rather speak to a person first", "yes, and
+    where is O-12345?")."""
+    pending, answer, reading = ctx.me.pending_confirmation, heard.answer, ctx.reading
+    if pending is None or answer is None or reading is None:
+        return False
+    if answer.kind == "yes":
+        return bool(answer.requests() - {pending.intent_id})
+    if not reading.sure or reading.intent == pending.intent_id:
+        return False
+    return answer.kind in ("wait", "unsure", "change") and not answer.of_kind("assent")
+
+
 def reply(ctx: TurnContext, heard: Heard) -> Move | None:
     """The move a reply makes, decided before the message is understood as a request; None when
     it is not a reply (understanding then reads it)."""
@@ -143,13 +159,9 @@ def reply(ctx: TurnContext, heard: Heard) -> Move | None:
             return Assent(cls=_offered(pending))  # "that didn't help" takes up the ticket offered for that case
         pending = None  # "ok" to "if that doesn't fix it, I can open a ticket" opens nothing
     if pending is not None and pending.kind == "tool" and heard.answer is not None:
-        answer, reading = heard.answer, ctx.reading
-        new_request = reading is not None and reading.sure and reading.intent != pending.intent_id
-        if answer.kind in ("wait", "unsure", "change") and not answer.of_kind("assent") and new_request:
-            # "wait, where is my order O-34567?": a request of its own, answered while the
-            # question stays open (it is asked again after); nothing runs on it.
+        if asks_anew(ctx, heard):
             return None
-        return _answered(answer)
+        return _answered(heard.answer)
     if pending is not None or ctx.state.open_confirmations(interaction.speaker):
         if said == "assent":
             offered = pending is not None and pending.kind == "offer"

@@ -45,6 +45,9 @@ class Part:
 
     text: str
     kind: PartKind
+    # The request this part makes on its own, read alone (an intent of the store, not small talk):
+    # "where is O-12345?" after a yes asks for something the waiting action is not.
+    request: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,10 @@ class YesNoAnswer:
     @property
     def agrees(self) -> bool:
         return self.kind == "yes"
+
+    def requests(self) -> set[str]:
+        """The intents the reply's parts ask for on their own, besides its answer."""
+        return {p.request for p in self.parts if p.request is not None and p.kind != "assent"}
 
     def of_kind(self, *kinds: PartKind) -> list[str]:
         """The parts of these kinds, as written ("what's the price?" of a yes that also asks)."""
@@ -155,10 +162,13 @@ class ReplyReader:
             move = "change"
         e = reading.entities
         values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
+        request = reading.intent if reading.intent not in self.chat else None
         if last_of_question:
             # A question asks, unless it asks for the action with other values ("can you make it
             # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
-            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks")
+            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks", request)
+        if move is None and request is not None and request != asked:
+            return Part(text, "remark", request)  # "and I need to return O-34567": read as the request it is
         if move == "assent":
             # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes.
             return Part(text, "doubt" if self._holds(reading.scores) else "assent")
@@ -173,8 +183,9 @@ class ReplyReader:
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
         leans = self._leans_no(reading.scores) or self._holds(reading.scores)
-        if qualifies and leans == "wait":
-            return Part(text, "wait")  # "sure, but not this week": the yes is put off
+        if qualifies and leans is not None:
+            # "sure, but not this week": a yes qualified by a part leaning towards no is put off.
+            return Part(text, "wait")
         if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "remark")
