@@ -153,7 +153,7 @@ async def test_a_device_asked_for_with_a_ceiling_is_shopping_within_it(
 @pytest.mark.parametrize(
     "text",
     [
-        "my headphones crackle whenever I move the cable",
+        "my earbuds crackle whenever I move the cable",
         "my webcam image is all grainy",
         "the mic on my headset keeps cutting out",
         "I need a mouse",  # the other side: a device asked for, nothing wrong with it
