@@ -27,6 +27,7 @@ from agent.app import App
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import AgentResponse, ChannelContext, ChannelType, Interaction, OutboundMessage
 from agent.errors import ConfigError
+from agent.understanding.banks import normalized
 
 Label = Literal["yes", "no", "other"]
 # What the bot did with a reply, by the turn's own telemetry and results.
@@ -66,6 +67,7 @@ class RepliesReport(BaseModel):
     by_kind: dict[str, dict[str, int]] = Field(default_factory=dict)  # kind -> outcome -> count
     question: str = ""  # the confirmation question every reply answered
     ms_per_reply: float = 0.0
+    in_banks: int = 0  # replies left out: the same words are a bank sentence, so they measure nothing
     examples: dict[str, list[ReplyResult]] = Field(default_factory=dict)  # "label/outcome" -> a few
 
     def share(self, label: str, outcome: str = "ran") -> float:
@@ -201,7 +203,11 @@ async def measure(
     progress: Callable[[int, int], None] | None = None,
     examples: int = 4,
 ) -> RepliesReport:
-    """Every reply after the store's question, on `app`, one fresh session each."""
+    """Every reply after the store's question, on `app`, one fresh session each; a reply whose
+    words are a sentence of the banks is left out (and counted), as `eval --nlu` leaves them out."""
+    banked = {normalized(sentence) for _, sentence in app.understanding.banks.examples()}
+    kept = [c for c in cases if normalized(c.text) not in banked]
+    in_banks, cases = len(cases) - len(kept), kept
     run = RepliesRun(app, events)
     if app.storage.demo is not None:
         await app.storage.demo.reset_demo()
@@ -228,6 +234,7 @@ async def measure(
         by_kind={k: dict(v) for k, v in sorted(by_kind.items())},
         question=run.question,
         ms_per_reply=round(1000 * elapsed / max(1, len(cases)), 3),
+        in_banks=in_banks,
         examples=shown,
     )
 

@@ -52,6 +52,14 @@ class BankFile(Strict):
     conditions: list[str] = Field(default_factory=list)
     # Words that give an action a quantity it did not have ("yes, for two"): a part with one is a change.
     quantities: list[str] = Field(default_factory=list)
+    # Words that start a question asked without its mark ("ok, what's the address"): such a part asks.
+    questions: list[str] = Field(default_factory=list)
+    # Words that start a wish of the customer's own ("can you cast it", "I want it in blue").
+    requests: list[str] = Field(default_factory=list)
+    # Words that bring in a detail of the action ("yes, on the kitchen speaker").
+    details: list[str] = Field(default_factory=list)
+    # Words of approval: a part of nothing else is a yes ("Great.", "ok this is good").
+    approvals: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -80,6 +88,10 @@ class NluBanks(Strict):
     joins: list[str] = Field(default_factory=list)  # words that join the parts of a reply (BankFile)
     conditions: list[str] = Field(default_factory=list)  # words that bring in a condition (BankFile)
     quantities: list[str] = Field(default_factory=list)  # words that give a quantity (BankFile)
+    questions: list[str] = Field(default_factory=list)  # words that start a question (BankFile)
+    requests: list[str] = Field(default_factory=list)  # words that start a wish (BankFile)
+    details: list[str] = Field(default_factory=list)  # words that bring in a detail (BankFile)
+    approvals: list[str] = Field(default_factory=list)  # words of approval (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""
@@ -118,6 +130,10 @@ class NluBanks(Strict):
         joins = [*self.joins, *(j for j in other.joins if j not in self.joins)]
         quantities = [*self.quantities, *(q for q in other.quantities if q not in self.quantities)]
         conditions = [*self.conditions, *(c for c in other.conditions if c not in self.conditions)]
+        questions = [*self.questions, *(q for q in other.questions if q not in self.questions)]
+        requests = [*self.requests, *(r for r in other.requests if r not in self.requests)]
+        details = [*self.details, *(d for d in other.details if d not in self.details)]
+        approvals = [*self.approvals, *(a for a in other.approvals if a not in self.approvals)]
         return self.model_copy(
             update={
                 "intents": intents,
@@ -127,6 +143,10 @@ class NluBanks(Strict):
                 "joins": joins,
                 "quantities": quantities,
                 "conditions": conditions,
+                "questions": questions,
+                "requests": requests,
+                "details": details,
+                "approvals": approvals,
             }
         )
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.understanding.reading import MOVE, TOPIC_SEP, BankReader, bare_reply
+from agent.text import STOPWORDS, words
+from agent.understanding.reading import MOVE, TOPIC_SEP, BankReader, Reading, bare_reply
 from agent.understanding.scores import LabelScores
 
 # What a reply answers: yes (the action may run), no (it is dropped), wait (nothing runs, the
@@ -28,7 +29,9 @@ AnswerKind = Literal["yes", "no", "wait", "change", "unsure", "none"]
 # which it is sure: not enough to drop the action, too much to run it.
 # "condition" is a question brought in by "but" ("sure, but where's O-12345 first?"): it is asked
 # before anything runs.
-PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition"]
+# "elsewhere" is a wish of another service's ("make an alarm called Leave", "rent it with Spanish
+# subtitles"): beside a yes, the yes may be to something else, so nothing runs on it.
+PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition", "elsewhere"]
 
 _REFUSING = {"refusal", "cancel"}
 _HOLDING = {"refusal", "cancel", "wait"}
@@ -36,6 +39,7 @@ _CHANGE = "change"
 _MOVE = MOVE + TOPIC_SEP
 # A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price").
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
+_PLEASE = re.compile(r"\bplease\b[\s,]*", re.I)
 _COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
 
 
@@ -91,7 +95,7 @@ def answer_of(parts: list[Part]) -> AnswerKind:
         return "wait"
     if "condition" in kinds:
         return "none"  # the question is a request of its own, answered first; the yes/no question stays open
-    if "doubt" in kinds:
+    if "doubt" in kinds or "elsewhere" in kinds:
         return "unsure" if agrees or "change" in kinds else "none"
     if changes:
         return "change"  # "make it ฿2,500": new values, read against the action by the caller
@@ -116,12 +120,20 @@ class ReplyReader:
         banks = reader.banks
         conditions = [c.strip().lower() for c in banks.conditions if c.strip()]
         joins = sorted({j.strip().lower() for j in banks.joins if j.strip()} | set(conditions), key=len, reverse=True)
-        words = "|".join(re.escape(j) for j in joins)
+        joining = "|".join(re.escape(j) for j in joins)
         # A joining word starts a new part: "sounds great but not today" -> "sounds great", "not today".
-        self._joins = re.compile(rf"\s+(?=(?:{words})\b)", re.I) if joins else None
-        self._lead = re.compile(rf"(?:{words})\b[\s,]*", re.I)
+        self._joins = re.compile(rf"\s+(?=(?:{joining})\b)", re.I) if joins else None
+        self._lead = re.compile(rf"(?:{joining})\b[\s,]*", re.I)
         ifs = "|".join(re.escape(c) for c in sorted(conditions, key=len, reverse=True))
         self._condition = re.compile(rf"(?:{ifs})\b", re.I) if conditions else None
+        # How a part starts: a question without its mark, or a wish of the customer's own (longest first).
+        leads = {w.strip().lower(): "question" for w in banks.questions if w.strip()}
+        leads |= {w.strip().lower(): "request" for w in banks.requests if w.strip() and w.strip().lower() not in leads}
+        leads |= {w.strip().lower(): "detail" for w in banks.details if w.strip() and w.strip().lower() not in leads}
+        self._leads = leads
+        starts = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(leads, key=len, reverse=True))
+        self._starts = re.compile(rf"({starts})\b", re.I) if starts else None
+        self._approvals = frozenset(w for a in banks.approvals for w in words(a))
         amounts = "|".join(re.escape(q.strip()) for q in reader.banks.quantities if q.strip())
         self._quantity = re.compile(rf"\d|\b(?:{amounts})\b" if amounts else r"\d", re.I)
 
@@ -160,28 +172,40 @@ class ReplyReader:
             move = self.reader.decide(LabelScores.of(reading.scores), reading.entities).move
         if move is None and not last_of_question and self._other_values(reading.scores):
             move = "change"
+        if move is None and not last_of_question and self._approves(text):
+            move = "assent"
         e = reading.entities
         values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
-        request = reading.intent if reading.intent not in self.chat else None
-        if last_of_question:
-            # A question asks, unless it asks for the action with other values ("can you make it
+        # A part with values of its own that reads as another request ("and where is O-12345?")
+        # asks for that too; one without ("how long will it take?") asks about the action.
+        request = reading.intent if values and reading.intent not in self.chat else None
+        lead = self._opening(text)
+        if (last_of_question and lead != "request") or (lead == "question" and move is None):
+            # A question asks, unless it asks for the action with other values ("what about
             # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
             return Part(text, "change" if move == "change" else "condition" if qualifies else "asks", request)
-        if move is None and request is not None and request != asked:
-            return Part(text, "remark", request)  # "and I need to return O-34567": read as the request it is
+        if move in (None, "assent") and lead == "request" and self._bare_wish(text, 0) and not values:
+            return Part(text, "assent")  # "let's do it", "I want to go ahead with that"
         if move == "assent":
-            # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes.
-            return Part(text, "doubt" if self._holds(reading.scores) else "assent")
+            # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes;
+            # "yes for two" gives the action a quantity it did not have.
+            held = self._holds(reading.scores)
+            return Part(text, "doubt" if held else "values" if values and not last_of_question else "assent")
         if move in _REFUSING:
             return Part(text, "refusal")
         if move == "wait":
             return Part(text, "wait")
         if move == "change":
             return Part(text, "change")
-        if values:
-            return Part(text, "values")
+        if request is not None and request != asked:
+            return Part(text, "remark", request)  # "and where is O-12345": read as the request it is
+        if values or lead == "detail" and not self._bare_wish(text, 0):
+            return Part(text, "values")  # "yes, for two", "on the kitchen speaker"
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
+        if lead == "request" and request != asked and not self._bare_wish(text) or self._elsewhere(reading):
+            # "can you cast it to my TV", "rent it with Spanish subtitles": a wish of its own.
+            return Part(text, "elsewhere")
         leans = self._leans_no(reading.scores) or self._holds(reading.scores)
         if qualifies and leans is not None:
             # "sure, but not this week": a yes qualified by a part leaning towards no is put off.
@@ -189,6 +213,42 @@ class ReplyReader:
         if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "remark")
+
+    def _approves(self, text: str) -> bool:
+        """Nothing but approval, besides greeting, thanks and words with no meaning of their own."""
+        polite = self.reader.politeness
+        for said in (words(text), words(polite.plain(text))):  # as written, and without "..., thank you so much"
+            if any(w in self._approvals for w in said) and all(
+                w in self._approvals or w in STOPWORDS or polite.sign_off(w) for w in said
+            ):
+                return True
+        return False
+
+    def _bare_wish(self, text: str, words_of_its_own: int = 1) -> bool:
+        """A wish that names nothing but the action, in a word of its own ("let's book it", "I want
+        to go ahead with that"): the yes said again, not something more."""
+        m = self._starts.match(text.strip()) if self._starts is not None else None
+        rest = text.strip()[m.end() :] if m else text
+        return sum(1 for w in words(rest) if w not in STOPWORDS) <= words_of_its_own
+
+    def _opening(self, text: str) -> str | None:
+        """How the part starts: "question" (a question without its mark), "request" (a wish), or None."""
+        plain = _PLEASE.sub("", text).strip()  # "could you please tell me" opens as "could you tell me"
+        m = self._starts.match(plain) if self._starts is not None else None
+        return self._leads.get(" ".join(m.group(1).lower().split())) if m else None
+
+    def _elsewhere(self, reading: Reading) -> bool:
+        """The part asks for something of its own: another service's request, read as surely as a
+        topic is named (out of scope, nearer an out-of-scope topic than any intent, at the topic
+        level), or a statement nearer the change bank than any other label at the in-scope level
+        ("play it on the kitchen speaker")."""
+        banks = self.reader.banks
+        if reading.intent is not None:
+            return False
+        if reading.outside and max(reading.topic_scores().values(), default=0.0) >= banks.topic:
+            return True
+        best = max(reading.scores.items(), key=lambda kv: kv[1], default=("", 0.0))
+        return best[0] == _MOVE + _CHANGE and best[1] >= banks.threshold
 
     def _other_values(self, scores: Mapping[str, float]) -> bool:
         """A statement nearer the change bank than any other move, at the change level, gives the

@@ -46,6 +46,8 @@ async def _measure(args: argparse.Namespace, url: str) -> RepliesReport:
 
 def print_report(report: RepliesReport, out: TextIO) -> None:
     print(f"{report.cases} replies to: {report.question!r} ({report.ms_per_reply:.2f} ms a reply)", file=out)
+    if report.in_banks:
+        print(f"  ({report.in_banks} left out: their words are a sentence of the banks)", file=out)
     for label in LABELS:
         counts = report.by_label.get(label)
         if not counts:

@@ -1,0 +1,76 @@
+"""How a reply's parts decide the answer to the bot's own yes/no question, through the real router on
+a real SQLite file: a word of approval is a yes, a question asked without its mark leaves a yes a
+yes, a wish of the customer's own or a detail the action does not have keeps the action from
+running, and a wish that says nothing but the action is the yes said again.
+
+The phrasings are written here, in no bank (config/banks/moves.yaml) and in no corpus the replies
+are measured on (data/sgd/); each kind is a class, several phrasings each.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.app import App
+from bots.app import build_app
+from tests.helpers import REPO, say
+
+
+@pytest.fixture
+async def app(db_url: str):  # type: ignore[no-untyped-def]
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        yield app
+
+
+async def refunds(app: App) -> list[tuple]:
+    return [tuple(r) for r in await app.store.fetch("SELECT order_id, amount FROM refunds")]  # type: ignore[attr-defined]
+
+
+async def ask_refund(app: App) -> None:
+    r, _ = await say(app.router, "please refund order O-23456")
+    assert r.confirmation and "3,290" in r.text
+
+
+RUNS = [
+    "brilliant, cheers",  # approval
+    "superb.",
+    "absolutely, many thanks",
+    "terrific, what's the usual turnaround for these",  # a question without its mark
+    "ok, how soon will I see it",
+    "let's go ahead",  # a wish that names nothing but the action
+    "I'd like to go ahead with that",
+]
+
+
+@pytest.mark.parametrize("text", RUNS)
+async def test_a_yes_in_other_words_runs_once(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert "3,290 for order O-23456 (reference" in r.text
+    assert await refunds(app) == [("O-23456", 3290.0)]
+
+
+HOLDS = [
+    "yes please, can you also book me a taxi for friday",  # a wish of its own
+    "sure, I want it sent as a bank transfer to my sister",
+    "yes, onto my other card ending 4411",  # a detail the action does not have
+    "ok, via paypal please",
+    "yes please, and put a reminder in my calendar",  # another service's request
+]
+
+
+@pytest.mark.parametrize("text", HOLDS)
+async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert await refunds(app) == []  # nothing ran on a yes that asked for something more
+    assert "Refund ฿3,290 for order O-23456?" in r.text  # the question is asked again
+    done, _ = await say(app.router, "yes")
+    assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
+
+
+@pytest.mark.parametrize("text", ["not great", "I'm good, thanks", "nah, I'm fine", "no thanks, I'm good"])
+async def test_approval_words_in_a_refusal_run_nothing(app: App, text: str) -> None:
+    await ask_refund(app)
+    await say(app.router, text)
+    assert await refunds(app) == []
