@@ -60,6 +60,9 @@ class BankFile(Strict):
     details: list[str] = Field(default_factory=list)
     # Words of approval: a part of nothing else is a yes ("Great.", "ok this is good").
     approvals: list[str] = Field(default_factory=list)
+    # A negation (`negations`) right before an action word (`negated`) refuses: "don't go ahead".
+    negations: list[str] = Field(default_factory=list)
+    negated: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -92,6 +95,8 @@ class NluBanks(Strict):
     requests: list[str] = Field(default_factory=list)  # words that start a wish (BankFile)
     details: list[str] = Field(default_factory=list)  # words that bring in a detail (BankFile)
     approvals: list[str] = Field(default_factory=list)  # words of approval (BankFile)
+    negations: list[str] = Field(default_factory=list)  # negations that refuse an action word (BankFile)
+    negated: list[str] = Field(default_factory=list)  # the action words they refuse (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""
@@ -134,6 +139,8 @@ class NluBanks(Strict):
         requests = [*self.requests, *(r for r in other.requests if r not in self.requests)]
         details = [*self.details, *(d for d in other.details if d not in self.details)]
         approvals = [*self.approvals, *(a for a in other.approvals if a not in self.approvals)]
+        negations = [*self.negations, *(n for n in other.negations if n not in self.negations)]
+        negated = [*self.negated, *(n for n in other.negated if n not in self.negated)]
         return self.model_copy(
             update={
                 "intents": intents,
@@ -147,6 +154,8 @@ class NluBanks(Strict):
                 "requests": requests,
                 "details": details,
                 "approvals": approvals,
+                "negations": negations,
+                "negated": negated,
             }
         )
 

@@ -43,6 +43,7 @@ class Politeness:
         # Every word of a sign-off is a word of some closer, so one cannot start before the end of
         # the last word that is none (found from the end): the search for it starts there.
         words = sorted({w for p in closers for w in re.findall(r"\w+", p.lower())}, key=len, reverse=True)
+        self.closer_words = frozenset(words)  # every word of a sign-off ("thank", "much", "cheers")
         none = "|".join(map(re.escape, words)) or never
         self._last_other = re.compile(rf"(?s:.*)\b(?!(?:{none})\b)\w+", re.I)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.text import STOPWORDS, words
+from agent.text import STOPWORDS, says, words
 from agent.understanding.reading import MOVE, TOPIC_SEP, BankReader, Reading, bare_reply
 from agent.understanding.scores import LabelScores
 
@@ -39,7 +39,7 @@ _CHANGE = "change"
 _MOVE = MOVE + TOPIC_SEP
 # A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price").
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
-_PLEASE = re.compile(r"\bplease\b[\s,]*", re.I)
+_FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
 _COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
 
 
@@ -133,7 +133,10 @@ class ReplyReader:
         self._leads = leads
         starts = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(leads, key=len, reverse=True))
         self._starts = re.compile(rf"({starts})\b", re.I) if starts else None
-        self._approvals = frozenset(w for a in banks.approvals for w in words(a))
+        self._approvals = [" ".join(words(a)) for a in banks.approvals if words(a)]
+        nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
+        acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
+        self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
         amounts = "|".join(re.escape(q.strip()) for q in reader.banks.quantities if q.strip())
         self._quantity = re.compile(rf"\d|\b(?:{amounts})\b" if amounts else r"\d", re.I)
 
@@ -172,8 +175,10 @@ class ReplyReader:
             move = self.reader.decide(LabelScores.of(reading.scores), reading.entities).move
         if move is None and not last_of_question and self._other_values(reading.scores):
             move = "change"
-        if move is None and not last_of_question and self._approves(text):
-            move = "assent"
+        if self._negates is not None and self._negates.search(" ".join(words(text))):
+            return Part(text, "refusal")  # "don't go ahead", "please do not proceed"
+        if not last_of_question and self._approves(text):
+            move = "assent"  # nothing but approval ("continue.", "you got it"), however the model places it
         e = reading.entities
         values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
         # A part with values of its own that reads as another request ("and where is O-12345?")
@@ -215,14 +220,14 @@ class ReplyReader:
         return Part(text, "remark")
 
     def _approves(self, text: str) -> bool:
-        """Nothing but approval, besides greeting, thanks and words with no meaning of their own."""
+        """Nothing but approval (`approvals`, words or phrases), besides greeting, thanks and words
+        with no meaning of their own: "Great.", "you got it", "perfect, thank you so much"."""
         polite = self.reader.politeness
-        for said in (words(text), words(polite.plain(text))):  # as written, and without "..., thank you so much"
-            if any(w in self._approvals for w in said) and all(
-                w in self._approvals or w in STOPWORDS or polite.sign_off(w) for w in said
-            ):
-                return True
-        return False
+        said = f" {' '.join(words(text))} "
+        found = says(text, self._approvals)
+        for phrase in found:
+            said = said.replace(f" {phrase} ", " ")
+        return bool(found) and all(w in STOPWORDS or w in polite.closer_words for w in said.split())
 
     def _bare_wish(self, text: str, words_of_its_own: int = 1) -> bool:
         """A wish that names nothing but the action, in a word of its own ("let's book it", "I want
@@ -233,7 +238,7 @@ class ReplyReader:
 
     def _opening(self, text: str) -> str | None:
         """How the part starts: "question" (a question without its mark), "request" (a wish), or None."""
-        plain = _PLEASE.sub("", text).strip()  # "could you please tell me" opens as "could you tell me"
+        plain = _FILLER.sub("", text).strip()  # "could you please also tell me" opens as "could you tell me"
         m = self._starts.match(plain) if self._starts is not None else None
         return self._leads.get(" ".join(m.group(1).lower().split())) if m else None
 

@@ -38,6 +38,7 @@ RUNS = [
     "terrific, what's the usual turnaround for these",  # a question without its mark
     "ok, how soon will I see it",
     "let's go ahead",  # a wish that names nothing but the action
+    "you got it, carry on",  # approval phrases
     "I'd like to go ahead with that",
 ]
 
@@ -69,7 +70,20 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
     assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
 
-@pytest.mark.parametrize("text", ["not great", "I'm good, thanks", "nah, I'm fine", "no thanks, I'm good"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not great",
+        "I'm good, thanks",
+        "nah, I'm fine",
+        "no thanks, I'm good",
+        # A negated yes reads nearest the yes it negates; the negation refuses.
+        "don't go ahead",
+        "please do not proceed with it",
+        "never process that",
+        "you can't put that through",
+    ],
+)
 async def test_approval_words_in_a_refusal_run_nothing(app: App, text: str) -> None:
     await ask_refund(app)
     await say(app.router, text)
