@@ -63,6 +63,8 @@ class BankFile(Strict):
     # A negation (`negations`) right before an action word (`negated`) refuses: "don't go ahead".
     negations: list[str] = Field(default_factory=list)
     negated: list[str] = Field(default_factory=list)
+    # Words that put the action off ("later", "another day"): a part with one defers.
+    deferrals: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -97,6 +99,7 @@ class NluBanks(Strict):
     approvals: list[str] = Field(default_factory=list)  # words of approval (BankFile)
     negations: list[str] = Field(default_factory=list)  # negations that refuse an action word (BankFile)
     negated: list[str] = Field(default_factory=list)  # the action words they refuse (BankFile)
+    deferrals: list[str] = Field(default_factory=list)  # words that put the action off (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""
@@ -141,6 +144,7 @@ class NluBanks(Strict):
         approvals = [*self.approvals, *(a for a in other.approvals if a not in self.approvals)]
         negations = [*self.negations, *(n for n in other.negations if n not in self.negations)]
         negated = [*self.negated, *(n for n in other.negated if n not in self.negated)]
+        deferrals = [*self.deferrals, *(d for d in other.deferrals if d not in self.deferrals)]
         return self.model_copy(
             update={
                 "intents": intents,
@@ -156,6 +160,7 @@ class NluBanks(Strict):
                 "approvals": approvals,
                 "negations": negations,
                 "negated": negated,
+                "deferrals": deferrals,
             }
         )
 

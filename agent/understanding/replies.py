@@ -134,6 +134,7 @@ class ReplyReader:
         starts = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(leads, key=len, reverse=True))
         self._starts = re.compile(rf"({starts})\b", re.I) if starts else None
         self._approvals = [" ".join(words(a)) for a in banks.approvals if words(a)]
+        self._deferrals = [" ".join(words(d)) for d in banks.deferrals if words(d)]
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -177,6 +178,8 @@ class ReplyReader:
             move = "change"
         if self._negates is not None and self._negates.search(" ".join(words(text))):
             return Part(text, "refusal")  # "don't go ahead", "please do not proceed"
+        if not last_of_question and self._deferrals and says(text, self._deferrals):
+            return Part(text, "wait")  # "I might buy them later", "sure, another day"
         if not last_of_question and self._approves(text):
             move = "assent"  # nothing but approval ("continue.", "you got it"), however the model places it
         e = reading.entities
@@ -208,7 +211,8 @@ class ReplyReader:
             return Part(text, "values")  # "yes, for two", "on the kitchen speaker"
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
-        if lead == "request" and request != asked and not self._bare_wish(text) or self._elsewhere(reading):
+        wish = lead == "request" and bool(self._after_opening(text)) and not self._bare_wish(text)
+        if wish and request != asked or self._elsewhere(reading):
             # "can you cast it to my TV", "rent it with Spanish subtitles": a wish of its own.
             return Part(text, "elsewhere")
         leans = self._leans_no(reading.scores) or self._holds(reading.scores)
@@ -232,9 +236,14 @@ class ReplyReader:
     def _bare_wish(self, text: str, words_of_its_own: int = 1) -> bool:
         """A wish that names nothing but the action, in a word of its own ("let's book it", "I want
         to go ahead with that"): the yes said again, not something more."""
+        rest = self._after_opening(text)
+        # "Can you" alone (a clause cut at "also") names no action at all: it is no wish.
+        return bool(rest) and sum(1 for w in rest if w not in STOPWORDS) <= words_of_its_own
+
+    def _after_opening(self, text: str) -> list[str]:
+        """The part's words after the words it opens with ("can you", "on")."""
         m = self._starts.match(text.strip()) if self._starts is not None else None
-        rest = text.strip()[m.end() :] if m else text
-        return sum(1 for w in words(rest) if w not in STOPWORDS) <= words_of_its_own
+        return words(text.strip()[m.end() :] if m else text)
 
     def _opening(self, text: str) -> str | None:
         """How the part starts: "question" (a question without its mark), "request" (a wish), or None."""
