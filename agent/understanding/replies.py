@@ -6,7 +6,10 @@ moment", "That's right. What's the price?", "No, it's fine, I'll do it another d
 split into its parts (sentences, and clauses at commas and at the joining words the banks list,
 `joins`), each part is read once by the embedded model against the move banks (assent, refusal,
 wait, cancel, change) and the chat intents (thanks, a greeting), and the parts are combined by one
-rule, `answer_of`, which is the only place that decides whether a reply is a yes.
+rule, `answer_of`, which is the only place that decides whether a reply is a yes. Where a part has
+too few words for the model to place, word lists of the banks (config/banks/moves.yaml) settle
+it: approvals ("Great."), a negated action ("don't go ahead"), deferrals ("later"), and the words
+a question, a wish or a detail opens with ("what's ...", "can you ...", "on the ...").
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ class Part:
 
     text: str
     kind: PartKind
-    # The request this part makes on its own, read alone (an intent of the store, not small talk):
-    # "where is O-12345?" after a yes asks for something the waiting action is not.
+    # The request this part makes on its own, read alone: an intent of the store (not small talk)
+    # in a part with values of its own ("where is O-12345?" after a yes asks for something the
+    # waiting action is not).
     request: str | None = None
 
 
@@ -126,7 +130,8 @@ class ReplyReader:
         self._lead = re.compile(rf"(?:{joining})\b[\s,]*", re.I)
         ifs = "|".join(re.escape(c) for c in sorted(conditions, key=len, reverse=True))
         self._condition = re.compile(rf"(?:{ifs})\b", re.I) if conditions else None
-        # How a part starts: a question without its mark, or a wish of the customer's own (longest first).
+        # How a part opens: a question without its mark, a wish of the customer's own, or a detail
+        # of the action (the longest opening first; a question's opening wins over a wish's).
         leads = {w.strip().lower(): "question" for w in banks.questions if w.strip()}
         leads |= {w.strip().lower(): "request" for w in banks.requests if w.strip() and w.strip().lower() not in leads}
         leads |= {w.strip().lower(): "detail" for w in banks.details if w.strip() and w.strip().lower() not in leads}
@@ -187,12 +192,12 @@ class ReplyReader:
         # A part with values of its own that reads as another request ("and where is O-12345?")
         # asks for that too; one without ("how long will it take?") asks about the action.
         request = reading.intent if values and reading.intent not in self.chat else None
-        lead = self._opening(text)
+        lead, after = self._opened(text)
         if (last_of_question and lead != "request") or (lead == "question" and move is None):
             # A question asks, unless it asks for the action with other values ("what about
             # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
             return Part(text, "change" if move == "change" else "condition" if qualifies else "asks", request)
-        if move in (None, "assent") and lead == "request" and self._bare_wish(text, 0) and not values:
+        if move in (None, "assent") and lead == "request" and self._bare(after, 0) and not values:
             return Part(text, "assent")  # "let's do it", "I want to go ahead with that"
         if move == "assent":
             # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes;
@@ -207,11 +212,11 @@ class ReplyReader:
             return Part(text, "change")
         if request is not None and request != asked:
             return Part(text, "remark", request)  # "and where is O-12345": read as the request it is
-        if values or lead == "detail" and not self._bare_wish(text, 0):
+        if values or lead == "detail" and not self._bare(after, 0):
             return Part(text, "values")  # "yes, for two", "on the kitchen speaker"
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
-        wish = lead == "request" and bool(self._after_opening(text)) and not self._bare_wish(text)
+        wish = lead == "request" and bool(after) and not self._bare(after, 1)
         if wish and request != asked or self._elsewhere(reading):
             # "can you cast it to my TV", "rent it with Spanish subtitles": a wish of its own.
             return Part(text, "elsewhere")
@@ -224,8 +229,8 @@ class ReplyReader:
         return Part(text, "remark")
 
     def _approves(self, text: str) -> bool:
-        """Nothing but approval (`approvals`, words or phrases), besides greeting, thanks and words
-        with no meaning of their own: "Great.", "you got it", "perfect, thank you so much"."""
+        """Nothing but approval (`approvals`, words or phrases), besides thanks and words with no
+        meaning of their own: "Great.", "you got it", "perfect, thank you so much"."""
         polite = self.reader.politeness
         said = f" {' '.join(words(text))} "
         found = says(text, self._approvals)
@@ -233,23 +238,23 @@ class ReplyReader:
             said = said.replace(f" {phrase} ", " ")
         return bool(found) and all(w in STOPWORDS or w in polite.closer_words for w in said.split())
 
-    def _bare_wish(self, text: str, words_of_its_own: int = 1) -> bool:
-        """A wish that names nothing but the action, in a word of its own ("let's book it", "I want
-        to go ahead with that"): the yes said again, not something more."""
-        rest = self._after_opening(text)
-        # "Can you" alone (a clause cut at "also") names no action at all: it is no wish.
-        return bool(rest) and sum(1 for w in rest if w not in STOPWORDS) <= words_of_its_own
+    @staticmethod
+    def _bare(after: list[str], words_of_its_own: int) -> bool:
+        """The words after an opening name nothing but the action, in at most `words_of_its_own`
+        words with a meaning ("let's book it", "I want to go ahead with that"): the yes said again,
+        not something more. An opening with nothing after it ("Can you", a clause cut at "also")
+        names nothing at all."""
+        return bool(after) and sum(1 for w in after if w not in STOPWORDS) <= words_of_its_own
 
-    def _after_opening(self, text: str) -> list[str]:
-        """The part's words after the words it opens with ("can you", "on")."""
-        m = self._starts.match(text.strip()) if self._starts is not None else None
-        return words(text.strip()[m.end() :] if m else text)
-
-    def _opening(self, text: str) -> str | None:
-        """How the part starts: "question" (a question without its mark), "request" (a wish), or None."""
-        plain = _FILLER.sub("", text).strip()  # "could you please also tell me" opens as "could you tell me"
+    def _opened(self, text: str) -> tuple[str | None, list[str]]:
+        """How the part opens ("question": a question without its mark, "request": a wish, "detail",
+        or None) and its words after the opening. Fillers do not count: "could you please also tell
+        me" opens as "could you tell me"."""
+        plain = _FILLER.sub("", text).strip()
         m = self._starts.match(plain) if self._starts is not None else None
-        return self._leads.get(" ".join(m.group(1).lower().split())) if m else None
+        if m is None:
+            return None, words(plain)
+        return self._leads.get(" ".join(m.group(1).lower().split())), words(plain[m.end() :])
 
     def _elsewhere(self, reading: Reading) -> bool:
         """The part asks for something of its own: another service's request, read as surely as a
