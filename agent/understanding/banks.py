@@ -60,6 +60,8 @@ class BankFile(Strict):
     details: list[str] = Field(default_factory=list)
     # Words of approval: a part of nothing else is a yes ("Great.", "ok this is good").
     approvals: list[str] = Field(default_factory=list)
+    # Words of refusal: a part of nothing else is a no ("nah.", "nope, thanks").
+    denials: list[str] = Field(default_factory=list)
     # A negation (`negations`) right before an action word (`negated`) refuses: "don't go ahead".
     negations: list[str] = Field(default_factory=list)
     negated: list[str] = Field(default_factory=list)
@@ -97,6 +99,7 @@ class NluBanks(Strict):
     requests: list[str] = Field(default_factory=list)  # words that start a wish (BankFile)
     details: list[str] = Field(default_factory=list)  # words that bring in a detail (BankFile)
     approvals: list[str] = Field(default_factory=list)  # words of approval (BankFile)
+    denials: list[str] = Field(default_factory=list)  # words of refusal (BankFile)
     negations: list[str] = Field(default_factory=list)  # negations that refuse an action word (BankFile)
     negated: list[str] = Field(default_factory=list)  # the action words they refuse (BankFile)
     deferrals: list[str] = Field(default_factory=list)  # words that put the action off (BankFile)
@@ -142,6 +145,7 @@ class NluBanks(Strict):
         requests = [*self.requests, *(r for r in other.requests if r not in self.requests)]
         details = [*self.details, *(d for d in other.details if d not in self.details)]
         approvals = [*self.approvals, *(a for a in other.approvals if a not in self.approvals)]
+        denials = [*self.denials, *(d for d in other.denials if d not in self.denials)]
         negations = [*self.negations, *(n for n in other.negations if n not in self.negations)]
         negated = [*self.negated, *(n for n in other.negated if n not in self.negated)]
         deferrals = [*self.deferrals, *(d for d in other.deferrals if d not in self.deferrals)]
@@ -158,6 +162,7 @@ class NluBanks(Strict):
                 "requests": requests,
                 "details": details,
                 "approvals": approvals,
+                "denials": denials,
                 "negations": negations,
                 "negated": negated,
                 "deferrals": deferrals,

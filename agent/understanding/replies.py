@@ -139,6 +139,7 @@ class ReplyReader:
         starts = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(leads, key=len, reverse=True))
         self._starts = re.compile(rf"({starts})\b", re.I) if starts else None
         self._approvals = [" ".join(words(a)) for a in banks.approvals if words(a)]
+        self._denials = [" ".join(words(d)) for d in banks.denials if words(d)]
         self._deferrals = [" ".join(words(d)) for d in banks.deferrals if words(d)]
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
@@ -185,7 +186,9 @@ class ReplyReader:
             return Part(text, "refusal")  # "don't go ahead", "please do not proceed"
         if not last_of_question and self._deferrals and says(text, self._deferrals):
             return Part(text, "wait")  # "I might buy them later", "sure, another day"
-        if not last_of_question and self._approves(text):
+        if not last_of_question and self._only(text, self._denials):
+            return Part(text, "refusal")  # "nah.", "nope, thanks"
+        if not last_of_question and self._only(text, self._approvals):
             move = "assent"  # nothing but approval ("continue.", "you got it"), however the model places it
         e = reading.entities
         values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
@@ -228,12 +231,12 @@ class ReplyReader:
             return Part(text, "doubt")
         return Part(text, "remark")
 
-    def _approves(self, text: str) -> bool:
-        """Nothing but approval (`approvals`, words or phrases), besides thanks and words with no
-        meaning of their own: "Great.", "you got it", "perfect, thank you so much"."""
+    def _only(self, text: str, phrases: list[str]) -> bool:
+        """The part says one of `phrases` (approvals, denials) and nothing else besides thanks and
+        words with no meaning of their own: "Great.", "you got it", "perfect, thank you so much"."""
         polite = self.reader.politeness
         said = f" {' '.join(words(text))} "
-        found = says(text, self._approvals)
+        found = says(text, phrases)
         for phrase in found:
             said = said.replace(f" {phrase} ", " ")
         return bool(found) and all(w in STOPWORDS or w in polite.closer_words for w in said.split())
