@@ -131,10 +131,10 @@ _REPLIES = {"yes": "assent", "no": "refusal"}
 
 def asks_anew(ctx: TurnContext, heard: Heard) -> bool:
     """The reply to the waiting action's yes/no question is a request of its own, which is answered
-    while the question stays open (it is asked again after) and nothing runs on it: the whole
-    message is a sure request of another intent, and the reply is no plain yes, or is a yes with a
-    question ("wait, where is my order O-34567?", "I'd rather speak to a person first", "yes, and
-    where is O-12345?")."""
+    while the question stays open (it is asked again after) and nothing runs on it: a yes with a
+    part that names values of another request ("yes, and where is O-12345?"), or a reply that is
+    no yes while the whole message is a sure request of another intent ("wait, where is my order
+    O-34567?", "I'd rather speak to a person first")."""
     pending, answer, reading = ctx.me.pending_confirmation, heard.answer, ctx.reading
     if pending is None or answer is None or reading is None:
         return False
