@@ -38,6 +38,22 @@ class Embedding(Strict):
     top_k: int = Field(2, ge=1, le=10)  # a label scores the mean of its this many closest sentences
 
 
+# The word lists a bank file may carry beside its sentences (agent/understanding/replies.py).
+WORD_LISTS = (
+    "joins",
+    "conditions",
+    "quantities",
+    "questions",
+    "requests",
+    "details",
+    "approvals",
+    "denials",
+    "negations",
+    "negated",
+    "deferrals",
+)
+
+
 class BankFile(Strict):
     """An included bank file: sentences only, no thresholds."""
 
@@ -138,36 +154,15 @@ class NluBanks(Strict):
         for move, sentences in other.moves.items():
             moves.setdefault(move, []).extend(sentences)
         spelling = [*self.spelling, *other.spelling]
-        joins = [*self.joins, *(j for j in other.joins if j not in self.joins)]
-        quantities = [*self.quantities, *(q for q in other.quantities if q not in self.quantities)]
-        conditions = [*self.conditions, *(c for c in other.conditions if c not in self.conditions)]
-        questions = [*self.questions, *(q for q in other.questions if q not in self.questions)]
-        requests = [*self.requests, *(r for r in other.requests if r not in self.requests)]
-        details = [*self.details, *(d for d in other.details if d not in self.details)]
-        approvals = [*self.approvals, *(a for a in other.approvals if a not in self.approvals)]
-        denials = [*self.denials, *(d for d in other.denials if d not in self.denials)]
-        negations = [*self.negations, *(n for n in other.negations if n not in self.negations)]
-        negated = [*self.negated, *(n for n in other.negated if n not in self.negated)]
-        deferrals = [*self.deferrals, *(d for d in other.deferrals if d not in self.deferrals)]
+        # The word lists of the replies' reading: each file's words once, the first file's first.
+        lists = {name: _union(getattr(self, name), getattr(other, name)) for name in WORD_LISTS}
         return self.model_copy(
-            update={
-                "intents": intents,
-                "out_of_scope": topics,
-                "moves": moves,
-                "spelling": spelling,
-                "joins": joins,
-                "quantities": quantities,
-                "conditions": conditions,
-                "questions": questions,
-                "requests": requests,
-                "details": details,
-                "approvals": approvals,
-                "denials": denials,
-                "negations": negations,
-                "negated": negated,
-                "deferrals": deferrals,
-            }
+            update={"intents": intents, "out_of_scope": topics, "moves": moves, "spelling": spelling, **lists}
         )
+
+
+def _union(mine: list[str], theirs: list[str]) -> list[str]:
+    return [*mine, *(w for w in theirs if w not in mine)]
 
 
 def normalized(sentence: str) -> str:
