@@ -13,6 +13,7 @@ import pytest
 
 from agent.app import App
 from bots.app import build_app
+from tests.agent.test_moves import ask_refund, refunds
 from tests.helpers import REPO, say
 
 
@@ -20,15 +21,6 @@ from tests.helpers import REPO, say
 async def app(db_url: str):  # type: ignore[no-untyped-def]
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         yield app
-
-
-async def refunds(app: App) -> list[tuple]:
-    return [tuple(r) for r in await app.store.fetch("SELECT order_id, amount FROM refunds")]  # type: ignore[attr-defined]
-
-
-async def ask_refund(app: App) -> None:
-    r, _ = await say(app.router, "please refund order O-23456")
-    assert r.confirmation and "3,290" in r.text
 
 
 RUNS = [
