@@ -184,8 +184,10 @@ class ReplyReader:
             move = "change"
         if self._negates is not None and self._negates.search(" ".join(words(text))):
             return Part(text, "refusal")  # "don't go ahead", "please do not proceed"
-        if not last_of_question and self._deferrals and says(text, self._deferrals):
-            return Part(text, "wait")  # "I might buy them later", "sure, another day"
+        if self._deferrals and says(text, self._deferrals):
+            # "I might buy them later", "sure, can it wait until next week?": a deferral anywhere,
+            # a question included, is never a yes.
+            return Part(text, "wait")
         if not last_of_question and self._only(text, self._denials):
             return Part(text, "refusal")  # "nah.", "nope, thanks"
         if not last_of_question and self._only(text, self._approvals):

@@ -74,6 +74,9 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "please do not proceed with it",
         "never process that",
         "you can't put that through",
+        # A deferral anywhere, a question included, holds the action.
+        "sure, can it wait until next week?",
+        "ok, could you do that another day?",
     ],
 )
 async def test_approval_words_in_a_refusal_run_nothing(app: App, text: str) -> None:
