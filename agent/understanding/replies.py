@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.config.schema import Vocabulary
 from agent.text import STOPWORDS, says, words
 from agent.understanding.reading import MOVE, TOPIC_SEP, BankReader, Reading, bare_reply
 from agent.understanding.scores import LabelScores
@@ -114,13 +115,18 @@ class ReplyReader:
             joining words and the quantity words).
     """
 
-    def __init__(self, reader: BankReader, changes: list[str] | None = None, chat: frozenset[str] = frozenset()):
+    def __init__(self, reader: BankReader, vocabulary: Vocabulary | None = None, chat: frozenset[str] = frozenset()):
         self.reader = reader
         self.chat = chat  # the intents of small talk (thanks, a greeting): a remark, never a request
+        vocab = vocabulary or Vocabulary()
         # Words that say the action should be different ("change that", "instead"; intents.yaml
         # vocabulary `change`): a part with them that is no yes, no and no wait is a change.
-        said = "|".join(r"\s+".join(map(re.escape, c.split())) for c in changes or [] if c.strip())
+        said = "|".join(r"\s+".join(map(re.escape, c.split())) for c in vocab.change if c.strip())
         self._change = re.compile(rf"\b(?:{said})\b", re.I) if said else None
+        # Words that point at what is on the table ("it", "this", "that"; vocabulary `pointing`) and
+        # words that name another one ("a different order"; vocabulary `others`).
+        self._pointing = frozenset(w for p in vocab.pointing for w in words(p))
+        self._others = [o for o in vocab.others if o.strip()]
         banks = reader.banks
         conditions = [c.strip().lower() for c in banks.conditions if c.strip()]
         joins = sorted({j.strip().lower() for j in banks.joins if j.strip()} | set(conditions), key=len, reverse=True)
@@ -138,9 +144,13 @@ class ReplyReader:
         self._leads = leads
         starts = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(leads, key=len, reverse=True))
         self._starts = re.compile(rf"({starts})\b", re.I) if starts else None
+        self._details = frozenset(" ".join(words(d)) for d in banks.details if words(d))
         self._approvals = [" ".join(words(a)) for a in banks.approvals if words(a)]
+        self._openings = sorted(self._approvals, key=len, reverse=True)  # "yes please refund it": read after "yes"
         self._denials = [" ".join(words(d)) for d in banks.denials if words(d)]
         self._deferrals = [" ".join(words(d)) for d in banks.deferrals if words(d)]
+        self._negative = [" ".join(words(n)) for n in banks.negations if words(n)]
+        self._actions = frozenset(w for n in banks.negated for w in words(n))  # "go", "book", "proceed"
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -168,10 +178,11 @@ class ReplyReader:
             return part[m.end() :].strip()
         return part
 
-    def part(self, text: str, last_of_question: bool, asked: str | None = None) -> Part:
+    def part(self, text: str, last_of_question: bool, asked: str | None = None, in_question: bool = False) -> Part:
         """What one part does. The clause a question ends with asks (or changes the action); an
         earlier clause of the question sentence ("Sure, how long will it take?") is read like any
-        other part."""
+        other part, and asks too when it is no move of its own ("Are pets allowed and what's the
+        address?")."""
         # A part brought in by "but", "unless" or "as long as" qualifies the yes before it.
         qualifies = self._condition is not None and self._condition.match(text) is not None
         text = self._unjoined(text)
@@ -198,6 +209,15 @@ class ReplyReader:
         # asks for that too; one without ("how long will it take?") asks about the action.
         request = reading.intent if values and reading.intent not in self.chat else None
         lead, after = self._opened(text)
+        if asked is not None and not values and self._restates(text, reading, asked):
+            return Part(text, "assent")  # "yes please refund it", "go ahead and process the refund"
+        plain_question = move is None and not values and not self._detailed(after) and not self._elsewhere(reading)
+        if lead == "request" and last_of_question and plain_question:
+            # "can you grab me their address?", "could you make one for me?": a question about
+            # the thing offered, which brings it nothing new.
+            return Part(text, "condition" if qualifies else "asks", request)
+        if in_question and not last_of_question and move is None and not values and lead != "request":
+            return Part(text, "condition" if qualifies else "asks", request)  # "Are pets allowed, and ...?"
         if (last_of_question and lead != "request") or (lead == "question" and move is None):
             # A question asks, unless it asks for the action with other values ("what about
             # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
@@ -222,16 +242,20 @@ class ReplyReader:
         if self._change is not None and self._change.search(text):
             return Part(text, "change")
         wish = lead == "request" and bool(after) and not self._bare(after, 1)
-        if wish and request != asked or self._elsewhere(reading):
-            # "can you cast it to my TV", "rent it with Spanish subtitles": a wish of its own.
-            return Part(text, "elsewhere")
         leans = self._leans_no(reading.scores) or self._holds(reading.scores)
+        if wish and request != asked or self._elsewhere(reading):
+            if self._detailed(after) or leans is not None or qualifies:
+                # "cast it to my TV", "rent it with Spanish subtitles": a wish of its own.
+                return Part(text, "elsewhere")
+            # "I would like to book it", "yeah, schedule it": the yes said again in other words,
+            # naming nothing new and leaning towards no in no way.
+            return Part(text, "remark")
         if qualifies and leans is not None:
             # "sure, but not this week": a yes qualified by a part leaning towards no is put off.
             return Part(text, "wait")
         if qualifies or leans is not None:
             return Part(text, "doubt")
-        return Part(text, "remark")
+        return Part(text, "values" if self._detailed(after) else "remark")
 
     def _only(self, text: str, phrases: list[str]) -> bool:
         """The part says one of `phrases` (approvals, denials) and nothing else besides thanks and
@@ -250,6 +274,46 @@ class ReplyReader:
         not something more. An opening with nothing after it ("Can you", a clause cut at "also")
         names nothing at all."""
         return bool(after) and sum(1 for w in after if w not in STOPWORDS) <= words_of_its_own
+
+    def _detailed(self, after: list[str]) -> bool:
+        """The words bring the action a detail it did not have: a detail word ("with", "via", "to")
+        before a word of meaning that points at nothing already on the table ("with no subtitles",
+        "to Svetlana", "via the bedroom speaker"; not "on that day", "at this hotel", "want to book")."""
+        said = f" {' '.join(after)} "
+        for phrase in says(said, self._approvals):  # "go on with it", "carry on": the yes, no detail
+            said = said.replace(f" {phrase} ", " ")
+        after = said.split()
+        for n, word in enumerate(after):
+            if word not in self._details or word == "to" and self._infinitive(after[:n], after[n + 1 : n + 2]):
+                continue
+            for following in after[n + 1 :]:
+                if following in self._pointing:
+                    break
+                if following not in STOPWORDS and following not in self._details:
+                    return True
+        return False
+
+    def _infinitive(self, before: list[str], following: list[str]) -> bool:
+        """A "to" that brings in an action ("I'd like to book it", "confirmed to proceed"), not a
+        detail: it opens the words, follows a word without a meaning of its own that points at
+        nothing ("want to", "going to"; not "send it to ..."), or comes before an action word."""
+        if following and following[0] in self._actions:
+            return True
+        return not before or before[-1] in STOPWORDS and before[-1] not in self._pointing
+
+    def _restates(self, text: str, reading: Reading, asked: str) -> bool:
+        """The part asks for the very action asked about, surely, in words of its own ("please
+        refund it", "yes go ahead and refund it": read after the approval it opens with), and
+        names no other one ("a different order"), changes nothing and says no "not"."""
+        if says(text, [*self._others, *self._denials, *self._negative]):
+            return False
+        if self._change is not None and self._change.search(text):
+            return False
+        said = words(text)
+        opening = next((a.split() for a in self._openings if said[: len(a.split())] == a.split()), [])
+        if opening and len(said) > len(opening):
+            reading = self.reader.read(" ".join(said[len(opening) :]))
+        return reading.sure_for(asked)
 
     def _opened(self, text: str) -> tuple[str | None, list[str]]:
         """How the part opens ("question": a question without its mark, "request": a wish, "detail",
@@ -312,5 +376,5 @@ class ReplyReader:
             clauses = self.parts(sentence)
             asks = sentence.rstrip().endswith("?")
             for n, clause in enumerate(clauses):
-                parts.append(self.part(clause, asks and n == len(clauses) - 1, asked))
+                parts.append(self.part(clause, asks and n == len(clauses) - 1, asked, asks))
         return YesNoAnswer(answer_of(parts), tuple(parts))

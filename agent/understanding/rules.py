@@ -81,7 +81,7 @@ class RulesClassifier:
         # Words that mark a message as a change to the action waiting for a yes ("instead", "make it").
         self.change = [tuple(re.findall(r"[a-z']+", p.lower())) for p in vocab.change]
         chat = frozenset(spec.id for spec in config.intents.intents if spec.kind == "chat")
-        self.replies = ReplyReader(reader, vocab.change, chat)
+        self.replies = ReplyReader(reader, vocab, chat)
 
     def answer(self, text: str, asked: str | None = None) -> YesNoAnswer:
         """The message read as a whole as the answer to an open yes/no question about the intent
