@@ -27,6 +27,9 @@ class Assent:
     """Yes to the open yes/no question (typed, or the Confirm button)."""
 
     cls: Classification | None = None  # an offer's request, carried into the turn
+    # What the yes came with besides ("Sure, what's your returns policy?", "yes, and track my
+    # order"): answered after the action runs.
+    asked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -241,7 +244,7 @@ def _answered(answer: YesNoAnswer) -> Move | None:
     the one rule for what is a yes). A change is read against the waiting action by the caller;
     a message that answers nothing is read as a request."""
     if answer.kind == "yes":
-        return Assent()
+        return Assent(asked=tuple(answer.of_kind("asks", "remark")))
     if answer.kind == "no":
         return Refusal()
     if answer.kind == "wait":

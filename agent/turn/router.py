@@ -438,7 +438,10 @@ class AgentRouter:
             )
             ctx = replace(ctx, preferences=prefs)
         found = move.found if isinstance(move, moves.Several) else [cls]
+        confirmed = ctx.me.pending_confirmation
         results = await self._understood(ctx, move, found[0])
+        if isinstance(move, moves.Assent) and confirmed is not None:
+            results += await self._also_asked(ctx, move.asked, confirmed.intent_id)
         for n, more in enumerate(found[1:], start=1):
             if requests.waiting(ctx.me):
                 await self.requests.queue(ctx, found[n:], self)
@@ -545,6 +548,26 @@ class AgentRouter:
             "response_generated", {"length": len(ctx.out.final_text), "needs_input": bool(active and active.missing)}
         )
         await self.confirmations.restate(ctx)
+        return results
+
+    async def _also_asked(self, ctx: TurnContext, parts: tuple[str, ...], confirmed: str | None) -> list[ToolResult]:
+        """What a yes came with besides the yes ("Sure, and where is O-34567?", "yes, and track my
+        order"), each answered after the action ran as if it had been asked on its own, when it
+        asks something this bot does other than the action confirmed and small talk (anything
+        else is left: the action's answer is the reply). A side-effecting request among them
+        asks its own yes first, as any request does."""
+        results: list[ToolResult] = []
+        u, specs = self.understanding, self._p.registry.specs
+        for question in parts:
+            reading = u.rules.read(question)
+            spec = specs.get(reading.intent or "")
+            if spec is None or spec.kind == "chat" or spec.id == confirmed:
+                continue
+            asked = ctx.interaction.model_copy(update={"text": question})
+            sub = replace(ctx, interaction=asked, reading=reading)
+            found = await self.requests.understand(u.classifier, u.rules, sub)
+            move = moves.interpret(sub, found, self._heard(sub), self._p.registry.specs, self._p.registry.slots)
+            results += await self._understood(sub, move, moves.classification(move))
         return results
 
     async def _run_queued(self, ctx: TurnContext, goal: Goal) -> tuple[Goal, Goal | None, list[ToolResult]]:

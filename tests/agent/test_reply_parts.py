@@ -32,6 +32,10 @@ RUNS = [
     "let's go ahead",  # a wish that names nothing but the action
     "you got it, carry on",  # approval phrases
     "I'd like to go ahead with that",
+    "ok, refund it please",  # the action said again in the customer's own words
+    "sure, please process the refund",
+    "yep, could you send me a copy of the receipt after?",  # a wish that asks, bringing nothing new
+    "Yes. Is it back on my card in a week, and do I get an email?",  # each clause of a question asks
 ]
 
 
@@ -49,6 +53,9 @@ HOLDS = [
     "yes, onto my other card ending 4411",  # a detail the action does not have
     "ok, via paypal please",
     "yes please, and put a reminder in my calendar",  # another service's request
+    "yes, and send it to my sister",  # a detail after the action's own "it"
+    "sure, have it paid out via my wallet",
+    "yes, refund my other order instead",  # the action said again, but of another order
 ]
 
 
@@ -83,3 +90,27 @@ async def test_approval_words_in_a_refusal_run_nothing(app: App, text: str) -> N
     await ask_refund(app)
     await say(app.router, text)
     assert await refunds(app) == []
+
+
+ALSO = [
+    ("sure thing, and what is the return window again?", "within 30 days of delivery"),
+    ("yes, and track my order", "was delivered by FedEx"),
+]
+
+
+@pytest.mark.parametrize(("text", "answer"), ALSO)
+async def test_what_a_yes_comes_with_is_answered_after_the_action_runs(app: App, text: str, answer: str) -> None:
+    await ask_refund(app)
+    r, delivered = await say(app.router, text)
+    assert await refunds(app) == [("O-23456", 3290.0)]
+    said = [m.text for m in delivered]
+    assert "3,290 for order O-23456 (reference" in said[0]  # the yes first
+    assert any(answer in m for m in said[1:])  # then what came with it, as if asked on its own
+    assert not r.confirmation  # nothing is left waiting for a yes
+
+
+async def test_a_question_about_something_else_beside_a_yes_adds_nothing(app: App) -> None:
+    await ask_refund(app)
+    _, delivered = await say(app.router, "Yes. Are pets allowed and may I have a contact number?")
+    assert await refunds(app) == [("O-23456", 3290.0)]
+    assert len(delivered) == 1  # the action's answer is the reply: no fallback, no offer of a human
