@@ -244,11 +244,12 @@ class ReplyReader:
         wish = lead == "request" and bool(after) and not self._bare(after, 1)
         leans = self._leans_no(reading.scores) or self._holds(reading.scores)
         if wish and request != asked or self._elsewhere(reading):
-            if self._detailed(after) or leans is not None or qualifies:
-                # "cast it to my TV", "rent it with Spanish subtitles": a wish of its own.
+            if self._detailed(after) or leans is not None or qualifies or last_of_question:
+                # "cast it to my TV", "rent it with Spanish subtitles", "that's ok. can you find
+                # me a flight?": a wish of its own (asked, it may well be instead of the yes).
                 return Part(text, "elsewhere")
             # "I would like to book it", "yeah, schedule it": the yes said again in other words,
-            # naming nothing new and leaning towards no in no way.
+            # naming nothing new, asking nothing and leaning towards no in no way.
             return Part(text, "remark")
         if qualifies and leans is not None:
             # "sure, but not this week": a yes qualified by a part leaning towards no is put off.
