@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Literal
 
 from agent.config.schema import Messages
 from agent.errors import InputError
+from agent.templates import render
 
 # Words that carry no intent. Question words stay: "where" and "when" matter for orders.
 _STOPWORDS = """a an the i me my mine we our you your it its is are was were be been am do does did
@@ -91,34 +91,6 @@ def clauses(text: str) -> list[str]:
     return [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
 
 
-# A placeholder of the config's templates: `{name}`, `{fact.name}`, `{amount|money}`.
-_PLACEHOLDER = re.compile(r"\{([\w.]+)(?:\|(\w+))?\}")
-
-
-@dataclass(frozen=True)
-class Placeholder:
-    """One placeholder of a template: the value it names and the filter it asks for ("" for none)."""
-
-    name: str
-    filter: str
-
-
-def placeholders(template: str) -> list[Placeholder]:
-    """The placeholders of a template, in order: the one reading of the templates' syntax."""
-    return [Placeholder(m.group(1), m.group(2) or "") for m in _PLACEHOLDER.finditer(template)]
-
-
-def fill(template: str, text_of: Callable[[Placeholder], str | None]) -> str:
-    """The template with each placeholder replaced by `text_of` it; one it gives None for stays
-    as written, so a typo shows rather than failing a turn."""
-
-    def sub(m: re.Match[str]) -> str:
-        text = text_of(Placeholder(m.group(1), m.group(2) or ""))
-        return m.group(0) if text is None else text
-
-    return _PLACEHOLDER.sub(sub, template)
-
-
 word_runs = Runs(r"\w")
 _lower_words = Runs("[a-z0-9]")
 
@@ -190,7 +162,7 @@ def check_input(text: str, m: Messages, limit: int) -> None:
     if not text:
         raise InputError(m.empty)
     if len(text) > limit:
-        raise InputError(m.too_long.format(length=len(text), limit=limit))
+        raise InputError(render(m.too_long, {"length": len(text), "limit": limit}))
 
 
 def sentences(text: str) -> list[str]:

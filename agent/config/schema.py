@@ -8,6 +8,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from agent import templates
 from agent.domain.types import Constraints
 from agent.understanding import levels
 
@@ -17,6 +18,15 @@ SafeLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def checked_templates(texts: list[str]) -> None:
+    """Each text is a template (agent/templates.py): config with a broken one does not load."""
+    for text in texts:
+        try:
+            templates.check(text)
+        except templates.TemplateError as e:
+            raise ValueError(f"not a template ({e.message}): {text!r}") from None
 
 
 # The value of a slot whose answer set no limit on it (SlotSpec.any_pattern).
@@ -90,6 +100,12 @@ class IntentTemplates(Strict):
     # every template with exactly these and fails on any `{...}` left over.
     fields: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _templates(self) -> IntentTemplates:
+        checked_templates([*self.ask.values(), self.pre, self.confirm, self.offer])
+        checked_templates([*self.answer.values(), *self.error.values()])
+        return self
+
 
 class FollowUp(Strict):
     """Messages about one of an answered goal's items go to `intent`, the message in its `slot`."""
@@ -147,6 +163,12 @@ class IntentSpec(Strict):
     # With no order named, the customer's own orders in these statuses are the ones meant ("where
     # is my refund?" is about their refunded order): one is used, several are offered as a choice.
     own_orders: list[str] = Field(default_factory=list)
+
+    @field_validator("tool_args")
+    @classmethod
+    def _args_are_templates(cls, v: dict[str, str]) -> dict[str, str]:
+        checked_templates(list(v.values()))
+        return v
 
     @field_validator("id")
     @classmethod
@@ -329,6 +351,11 @@ class Messages(Strict):
     escalation_denied_default: str = "it is outside what we can do in this case"
     escalation_decided: str = "That action was already {decision} by {actor}."
     no_escalation: str = "There is no action waiting for a decision in this conversation."
+
+    @model_validator(mode="after")
+    def _templates(self) -> Messages:
+        checked_templates([v for v in self.model_dump().values() if isinstance(v, str)])
+        return self
 
 
 class AssistantPrompt(Strict):

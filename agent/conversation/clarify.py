@@ -30,6 +30,7 @@ from agent.conversation.handoff import handoff_intent
 from agent.conversation.session import Clarification, PendingConfirmation, SessionState
 from agent.domain.types import Classification, Option, OutboundMessage
 from agent.review.items import SOMETHING_ELSE  # the choice that is none of the requests offered
+from agent.templates import render
 from agent.text import STOPWORDS, says, words
 from agent.understanding.levels import GIVEN
 from agent.understanding.picking import Offered, chosen
@@ -98,7 +99,7 @@ class Clarifier:
         options = self.options(cls.clarify)
         labels = [o.label for o in options]
         listed = f"{', '.join(labels[:-1])}, {m.which_or} {labels[-1]}"
-        text = m.clarify.format(choices=listed)
+        text = render(m.clarify, {"choices": listed})
         ctx.me.clarification = Clarification(
             id=qid, intents=list(cls.clarify), text=ctx.interaction.text, params=dict(cls.params)
         )
@@ -165,7 +166,7 @@ class Clarifier:
         me, m = ctx.me, self.messages
         pending = me.pending_confirmation
         if pending is not None and pending.kind == "tool":
-            text = f"{m.clarify_none} {m.still_waiting.format(prompt=pending.prompt)}"
+            text = f"{m.clarify_none} {render(m.still_waiting, {'prompt': pending.prompt})}"
             return OutboundMessage(kind="question", text=text, buttons=list(BUTTONS), action_hash=pending.action_hash)
         handoff = handoff_intent(ctx.eligible)
         if handoff is None:

@@ -27,6 +27,7 @@ from agent.conversation import goals
 from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
 from agent.interfaces import SessionStore
+from agent.templates import render
 from agent.text import Answer
 from agent.understanding.levels import GIVEN
 from agent.understanding.replies import YesNoAnswer
@@ -181,7 +182,7 @@ class Confirmations:
         pending, t = ctx.me.pending_confirmation, ctx.t
         if pending is None or pending.kind != "tool" or any("confirm" in m.buttons for m in ctx.out.outbound):
             return
-        text = self.messages.still_waiting.format(prompt=pending.prompt)
+        text = render(self.messages.still_waiting, {"prompt": pending.prompt})
         await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "restated"})
 
@@ -250,9 +251,9 @@ class Confirmations:
         changes = answer.of_kind("change", "values")
         doubts = answer.of_kind("refusal", "doubt")
         if changes:
-            said = self.messages.confirm_unsure_change.format(change=changes[0].strip(" .!,"))
+            said = render(self.messages.confirm_unsure_change, {"change": changes[0].strip(" .!,")})
         elif doubts and answer.of_kind("assent"):
-            said = self.messages.confirm_unsure_both.format(part=doubts[0].strip(" .!,"))
+            said = render(self.messages.confirm_unsure_both, {"part": doubts[0].strip(" .!,")})
         else:
             said = self.messages.confirm_unsure
         await ctx.out.send(self._question(f"{said} {pending.prompt}", pending))

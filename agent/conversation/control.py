@@ -13,6 +13,7 @@ from agent.conversation.moves import Cancel, ControlMove, Goodbye, Unclear
 from agent.conversation.notices import GoalNames, resume
 from agent.conversation.session import Goal
 from agent.domain.types import OutboundMessage
+from agent.templates import render
 from agent.text import words
 
 Kind = ControlKind
@@ -51,11 +52,13 @@ class Control:
             if cancelled is None:
                 await ctx.out.send(OutboundMessage(kind="answer", text=m.nothing_to_cancel))
             else:
-                await ctx.out.send(OutboundMessage(kind="answer", text=m.cancelled.format(goal=self.names(cancelled))))
+                await ctx.out.send(
+                    OutboundMessage(kind="answer", text=render(m.cancelled, {"goal": self.names(cancelled)}))
+                )
                 if resumed is not None and (notice := self._resume(resumed)) is not None:
                     await ctx.out.send(notice)
         elif kind == "farewell":
-            text = m.farewell_pending.format(goal=self.names(goal)) if goal else m.farewell
+            text = render(m.farewell_pending, {"goal": self.names(goal)}) if goal else m.farewell
             await ctx.out.send(OutboundMessage(kind="answer", text=text))
         else:
             await ctx.out.send(self._nudge(goal, replied=isinstance(move, Unclear) and move.replied))
@@ -73,5 +76,5 @@ class Control:
             text = goal.next_question if replied else f"{m.nudge} {goal.next_question}"
             return OutboundMessage(kind="question", text=text)
         if goal is not None:
-            return OutboundMessage(kind="answer", text=m.nudge_open.format(goal=self.names(goal)))
+            return OutboundMessage(kind="answer", text=render(m.nudge_open, {"goal": self.names(goal)}))
         return OutboundMessage(kind="answer", text=m.nudge_idle)

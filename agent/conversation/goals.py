@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.types import Classification, Intent, utcnow
-from agent.planners.render import render
+from agent.templates import render
 
 # Finished goals kept in the state for context; older ones are dropped so the row stays small.
 KEEP_FINISHED = 8

@@ -14,6 +14,7 @@ from typing import Literal
 from agent.config.schema import Messages
 from agent.conversation.session import Escalation, Handoff, SessionState
 from agent.domain.types import Alert, Intent, Message, SideEffect, utcnow
+from agent.templates import render
 
 Action = Literal["claim", "release"]
 Verdict = Literal["approve", "deny"]
@@ -128,7 +129,7 @@ def control(state: SessionState, action: Action, actor: str, m: Messages) -> str
         handoff.acknowledged = False
         return m.handoff_released
     handoff.acknowledged = True
-    return m.handoff_claimed.format(actor=actor or m.handoff_someone)
+    return render(m.handoff_claimed, {"actor": actor or m.handoff_someone})
 
 
 def handoff_intent(eligible: list[Intent]) -> str | None:

@@ -9,8 +9,7 @@ from agent.conversation.confirmations import Confirmations
 from agent.conversation.handoff import handoff_intent
 from agent.conversation.session import Goal, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage
-from agent.planners.render import render
-from agent.text import placeholders
+from agent.templates import names, render
 
 
 class GoalNames:
@@ -24,7 +23,7 @@ class GoalNames:
     def __call__(self, goal: Goal) -> str:
         spec = self.specs.get(goal.intent_id)
         for template in spec.goal_name if spec else []:
-            if all(goal.slots.get(p.name) is not None for p in placeholders(template)):
+            if all(goal.slots.get(name) is not None for name in names(template)):
                 return render(template, goal.slots)
         return self.default
 
@@ -36,7 +35,7 @@ def resume(goal: Goal, interrupted_by: str, m: Messages, name: str) -> OutboundM
         return None
     goal.resume_announced = True
     goal.asked_again = bool(goal.missing)
-    text = m.resume.format(goal=name)
+    text = render(m.resume, {"goal": name})
     if goal.next_question:
         text = f"{text} {goal.next_question}"
     return OutboundMessage(kind="question" if goal.missing else "notice", text=text)
@@ -45,7 +44,7 @@ def resume(goal: Goal, interrupted_by: str, m: Messages, name: str) -> OutboundM
 def queued(names: list[str], m: Messages) -> OutboundMessage:
     """Later requests of the message wait behind the one that needs an answer first."""
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return OutboundMessage(kind="notice", text=m.queued.format(goals=listed))
+    return OutboundMessage(kind="notice", text=render(m.queued, {"goals": listed}))
 
 
 async def unknown(

@@ -22,6 +22,7 @@ from agent.conversation.moves import Request, Several, SlotAnswer
 from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
 from agent.interfaces import DataSource
+from agent.templates import render
 from agent.text import STOPWORDS, words
 from agent.understanding.levels import ANSWERED
 from agent.understanding.picking import Offered, chosen
@@ -122,7 +123,7 @@ def which(choices: list[Choice], question: str, joiner: str) -> str:
     """ "Which one: the <item> (O-12345) or the <item> (O-24680)?" """
     named = [f"the {ch.label} ({ch.value})" for ch in choices]
     listed = ", ".join(named[:-1]) + f" {joiner} {named[-1]}" if len(named) > 1 else named[0]
-    return question.format(choices=listed)
+    return render(question, {"choices": listed})
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class OwnOrders:
         if named.said:
             if not named.orders:
                 what = " or ".join(_with_article(w) for w in dict.fromkeys(named.words))
-                return Owned(cls, named=True, nothing=self.messages.no_such_order.format(what=what))
+                return Owned(cls, named=True, nothing=render(self.messages.no_such_order, {"what": what}))
             return self._found(cls, slot, named.orders, named=True)
         spec = self.specs.get(intent.id)
         statuses = set(spec.own_orders) if spec is not None else set()

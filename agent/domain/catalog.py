@@ -77,7 +77,3 @@ class StoreSettings(Strict):
 
 def load_store_settings(config_dir: str | Path) -> StoreSettings:
     return load_yaml_model(Path(config_dir) / "store.yaml", StoreSettings, optional=True)
-
-
-def money(value: float, currency: str) -> str:
-    return f"{currency}{value:,.0f}" if float(value).is_integer() else f"{currency}{value:,.2f}"

@@ -167,10 +167,15 @@ class AskUser(Model):
 
 
 class Confirm(Model):
+    """Ask before the tool runs. `prompt` is a template (agent/templates.py), rendered once, when
+    the question is asked, with the goal's slots, `values` and the call's parameters as the policy
+    left them ("Refund {amount|money} ..."): what the customer wrote is never read as one."""
+
     type: Literal["confirm"] = "confirm"
     prompt: str
     tool: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    values: dict[str, Any] = Field(default_factory=dict)
 
 
 class Respond(Model):

@@ -9,7 +9,7 @@ from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Confirm, Intent, Plan, Respond, ToolCall, ToolResult
 from agent.planners.base import Planner
 from agent.planners.registry import PlannerNeeds, planner
-from agent.planners.render import render
+from agent.templates import filled, render
 
 
 class TemplatePlanner:
@@ -34,12 +34,7 @@ class TemplatePlanner:
         if not spec.tool_args:
             allowed = set(intent.required_params) | set(intent.optional_params)
             return {k: v for k, v in goal.slots.items() if k in allowed}
-        args = {}
-        for name, template in spec.tool_args.items():
-            value = render(template, goal.slots, self.currency)
-            if "{" not in value:  # a placeholder with no value: leave the argument to its default
-                args[name] = value
-        return args
+        return filled(spec.tool_args, goal.slots, self.currency)  # an argument with no value: its default
 
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
@@ -70,8 +65,7 @@ class TemplatePlanner:
                 plan.steps.append(Respond(when="pre", message=render(spec.templates.pre, goal.slots, self.currency)))
             args = self.tool_args(goal, intent)
             if spec.templates.confirm:
-                prompt = render(spec.templates.confirm, goal.slots, self.currency)
-                plan.steps.append(Confirm(prompt=prompt, tool=intent.tool, params=args))
+                plan.steps.append(Confirm(prompt=spec.templates.confirm, tool=intent.tool, params=args))
             else:
                 plan.steps.append(ToolCall(tool_name=intent.tool, params=args))
         return plan

@@ -30,7 +30,7 @@ from agent.llm.context import history_messages, trim
 from agent.llm.grounding import ungrounded
 from agent.llm.models import AgentLoop, LLMRequest, LLMToolCall
 from agent.planners.base import Planner
-from agent.planners.render import render
+from agent.templates import filled
 
 RULES = (
     "Rules: use a tool for every fact about orders, stock, prices and dates; never guess them. "
@@ -128,8 +128,7 @@ class LLMAgent:
         # The details, with the tool arguments the intent declares from them ("query" from the
         # policy question): the model fills its call from what it was told, not from a guess at
         # which detail a parameter of another name stands for.
-        declared = {name: render(template, goal.slots, self.currency) for name, template in intent.tool_args.items()}
-        known = {**goal.slots, **{name: value for name, value in declared.items() if "{" not in value}}
+        known = goal.slots | filled(intent.tool_args, goal.slots, self.currency)
         context = (
             f"Current request: {intent.description or intent.id} Known details: {json.dumps(known, default=str)}. "
             f"Amounts of money are in {self.currency}; write them as {self.currency}12.50."

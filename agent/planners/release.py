@@ -19,7 +19,7 @@ from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner, settle_failure
 from agent.planners.registry import PlannerNeeds, planner
 from agent.planners.release_risk import Assessment, ReleaseSummary, RiskThresholds, assess
-from agent.planners.render import render
+from agent.templates import render
 
 
 class ReleasePlanner:

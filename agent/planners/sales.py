@@ -15,12 +15,13 @@ from typing import Any
 from agent.config.schema import ANY
 from agent.context.log import TurnLog
 from agent.conversation.session import Goal, GoalStatus, Speaker
-from agent.domain.catalog import StoreSettings, money
+from agent.domain.catalog import StoreSettings
 from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.planners.base import Planner
 from agent.planners.budget_words import parse_budget
 from agent.planners.registry import PlannerNeeds, planner
+from agent.templates import money
 from agent.text import phrase_finder, stem, words, written
 from agent.tools.inventory import GENERIC_WORDS
 

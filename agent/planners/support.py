@@ -16,7 +16,7 @@ from agent.domain.contexts import AgentRequest
 from agent.domain.types import AskUser, Offer, Plan, Respond, ToolCall
 from agent.planners.base import Planner
 from agent.planners.registry import PlannerNeeds, planner
-from agent.planners.render import render
+from agent.templates import render
 
 
 def cited_as(title: str, headings: list[str]) -> str:

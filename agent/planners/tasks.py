@@ -15,7 +15,7 @@ from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolRe
 from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, planner
-from agent.planners.render import render
+from agent.templates import render
 from agent.text import STOPWORDS, stem, words
 
 
@@ -53,7 +53,7 @@ class TaskPlanner(TemplatePlanner):
         args = self.tool_args(goal, intent)
         template = self.specs[intent.id].templates.confirm
         if template and intent.tool:
-            plan.steps = [Confirm(prompt=render(template, task), tool=intent.tool, params=args)]
+            plan.steps = [Confirm(prompt=template, values=task, tool=intent.tool, params=args)]
         else:
             plan.steps = [ToolCall(tool_name=intent.tool or "", params=args)]
         return plan
@@ -97,7 +97,7 @@ class TaskPlanner(TemplatePlanner):
         args = self.tool_args(goal.model_copy(update={"slots": {**goal.slots, slot: task["number"]}}), intent)
         spec = self.specs[intent.id]
         if spec.templates.confirm:
-            plan.steps = [Confirm(prompt=render(spec.templates.confirm, task), tool=intent.tool, params=args)]
+            plan.steps = [Confirm(prompt=spec.templates.confirm, values=task, tool=intent.tool, params=args)]
         else:
             plan.steps = [ToolCall(tool_name=intent.tool or "", params=args)]
         return plan

@@ -14,9 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 from agent.domain.contexts import PolicyContext
 from agent.domain.types import PolicyDecision, ToolCall, utcnow
 from agent.interfaces import DataSource, RefundHistory
-from agent.planners.render import filtered
 from agent.policy.rules import Condition, Outcome, PolicyFile, Rule
-from agent.text import Placeholder, fill, placeholders
+from agent.templates import names, render
 
 _MISSING = object()
 
@@ -90,15 +89,16 @@ class Facts:
         return None
 
     async def render(self, template: str) -> str:
-        """Fill `{fact.name}` and `{fact.name|money}` placeholders of a reason."""
+        """A reason with its `{fact.name}` and `{fact.name|money}` placeholders filled; a fact
+        with no value reads "unknown"."""
         # Facts are looked up asynchronously (an order, a refund count): all of them first.
-        values = {p.name: await self.get(p.name) for p in placeholders(template)}
-
-        def text_of(p: Placeholder) -> str:
-            value = values[p.name]
-            return "unknown" if value is None else filtered(value, p.filter, self.currency)
-
-        return fill(template, text_of)
+        facts: dict[str, Any] = {}
+        for name in names(template):
+            value = await self.get(name)
+            root, _, field = name.rpartition(".")
+            into = facts.setdefault(root, {}) if root else facts
+            into[field] = "unknown" if value is None else value
+        return render(template, facts, self.currency)
 
 
 def _number(v: Any) -> float | None:

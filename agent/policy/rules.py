@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.config.files import load_yaml_model
-from agent.config.schema import SafeLoader
+from agent.config.schema import SafeLoader, checked_templates
 from agent.errors import ConfigError
 
 Outcome = Literal["allow", "deny", "require_confirmation", "require_escalation"]
@@ -100,6 +100,7 @@ class Rule(BaseModel):
     def _reason_given(self) -> Rule:
         if self.outcome in ("deny", "require_escalation") and not self.reason:
             raise ValueError(f"outcome {self.outcome} needs a `reason` the user is shown")
+        checked_templates([self.reason])
         return self
 
 

@@ -24,8 +24,8 @@ from agent.domain.types import (
     ToolResult,
 )
 from agent.planners.base import Planner
-from agent.planners.render import render
 from agent.policy.engine import PolicyEngine
+from agent.templates import render
 from agent.tools.gateway import ToolExecutor
 
 
@@ -121,8 +121,8 @@ class Acting:
         t, ran = ctx.t, False
         for step in steps:
             if step.type in ("tool_call", "confirm") and (call := _call_of(step)) is not None:
-                prompt = step.prompt if step.type == "confirm" else ""
-                result = await self._run_tool(ctx, goal, intent, call, step.type == "confirm", prompt)
+                asked = step if step.type == "confirm" else None
+                result = await self._run_tool(ctx, goal, intent, call, asked)
                 if result is None:
                     return None
                 results.append(result)
@@ -130,7 +130,8 @@ class Acting:
                 if not result.success:
                     break
             elif step.type == "confirm":
-                await ctx.out.send(OutboundMessage(kind="question", text=step.prompt))
+                text = render(step.prompt, goal.slots | step.values, self.currency)
+                await ctx.out.send(OutboundMessage(kind="question", text=text))
             elif step.type == "respond" and step.when == "pre":
                 t.emit("plan_communicated", {"message": step.message})
                 await ctx.out.send(OutboundMessage(kind="pre", text=step.message))
@@ -143,9 +144,10 @@ class Acting:
         return ran
 
     async def _run_tool(
-        self, ctx: TurnContext, goal: Goal, intent: Intent, call: ToolCall, confirm: bool, prompt: str
+        self, ctx: TurnContext, goal: Goal, intent: Intent, call: ToolCall, asked: Confirm | None
     ) -> ToolResult | None:
-        """Policy, then the gateway. None: the action waits for the user's confirmation."""
+        """Policy, then the gateway. None: the action waits for the user's confirmation (`asked`:
+        the plan's question, when it has one)."""
         state, t = ctx.state, ctx.t
         decision = await self.policy.validate(
             call,
@@ -157,10 +159,11 @@ class Acting:
         if not decision.allowed:
             return self._refuse(ctx, goal, call, decision)
         digest = None
-        if (confirm or decision.requires_confirmation) and self.confirmations is not None:
+        if (asked is not None or decision.requires_confirmation) and self.confirmations is not None:
             digest = action_hash(state.session_id, call.tool_name, call.params)
             if digest != t.decided.approved:
-                text = render(prompt or self.messages.confirm_prompt, {**goal.slots, **call.params}, self.currency)
+                prompt, values = (asked.prompt, asked.values) if asked is not None else ("", {})
+                text = render(prompt or self.messages.confirm_prompt, goal.slots | values | call.params, self.currency)
                 await self.confirmations.ask(ctx, goal.id, intent.id, call, text)
                 return None
         tool_ctx = ToolContext(

@@ -24,6 +24,7 @@ from agent.errors import VersionConflict
 from agent.interfaces import AlertNotifier, DataSource, HandoffQueue, Reply, SessionStore, TelemetrySink
 from agent.policy.engine import PolicyEngine
 from agent.redaction import Redactor
+from agent.templates import render
 from agent.tools.gateway import ToolExecutor
 from agent.turn.locks import SessionLocks
 
@@ -124,7 +125,9 @@ class HandoffDesk:
                 if saved is None or held is None or (escalation_id and held.id != escalation_id):
                     return m.no_escalation
                 if held.decision is not None:
-                    return m.escalation_decided.format(decision=held.decision, actor=held.by or m.handoff_someone)
+                    return render(
+                        m.escalation_decided, {"decision": held.decision, "actor": held.by or m.handoff_someone}
+                    )
                 t = self._turn(session_key, f"/{verdict} {held.id}", f"decide-{held.id}")
                 result = await self._approved(saved, held, t) if verdict == handoff.APPROVE else None
                 told = self._told(verdict, result, reason)
@@ -196,11 +199,11 @@ class HandoffDesk:
         """What the customer's thread is told of the decision."""
         m = self.messages
         if result is None:
-            return m.escalation_denied.format(reason=reason or m.escalation_denied_default)
+            return render(m.escalation_denied, {"reason": reason or m.escalation_denied_default})
         if not result.success:
-            return m.escalation_failed.format(error=result.error or "")
+            return render(m.escalation_failed, {"error": result.error or ""})
         done = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in (result.data or {}).items())
-        return m.escalation_approved.format(result=done)
+        return render(m.escalation_approved, {"result": done})
 
     async def realert_unclaimed(self, now: datetime | None = None) -> list[Alert]:
         """Alert admins again about every handoff still unclaimed after the configured time.

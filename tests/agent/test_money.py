@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.domain.catalog import load_store_settings, money
-from agent.planners.render import render
+from agent.domain.catalog import load_store_settings
+from agent.templates import money, render
 from tests.helpers import REPO
 
 

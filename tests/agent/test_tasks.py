@@ -139,3 +139,13 @@ async def test_a_task_goal_taken_up_again_does_not_read_another_request_as_namin
     # The order question is answered and the task question asked again; "order" names no task here.
     assert "O-12345" in other.text and "marked as done" not in other.text
     assert [tuple(r) for r in rows] == [("order new headphones", "open")]
+
+
+async def test_what_the_customer_wrote_is_never_read_as_a_template(db_url: str) -> None:
+    # A task's title goes into the delete confirmation's template as text, however it is written.
+    title = "pay {amount|money} on {order_id} { 7 * 7 }"
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        await say(app.router, f"add a task: {title}", customer="C-001")
+        asked, _ = await say(app.router, "delete task 1", customer="C-001")
+    assert asked.confirmation
+    assert title in asked.text  # not "49", not an amount, not the template returned whole

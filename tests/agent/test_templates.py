@@ -11,7 +11,7 @@ from agent.config.files import load_config
 from agent.config.schema import MESSAGE_FIELDS, BotConfig
 from agent.conversation.notices import GoalNames
 from agent.conversation.session import Goal
-from agent.planners.render import render
+from agent.templates import render
 from tests.helpers import REPO
 
 CONFIG_DIRS = sorted({p.parent for p in (REPO / "config").rglob("intents.yaml")})
