@@ -167,5 +167,25 @@ def check_input(text: str, m: Messages, limit: int) -> None:
 
 def sentences(text: str) -> list[str]:
     """The message's sentences, when it has more than one ("No. the freezing"); else none."""
-    parts = [p for p in re.split(r"(?<=[.!?;])\s+", text.strip()) if p.strip(" .!?;")]
+    parts = sentences_of(text)
     return parts if len(parts) > 1 else []
+
+
+def sentences_of(text: str) -> list[str]:
+    """The text's sentences, split after their mark and the space after it."""
+    return [p for p in re.split(r"(?<=[.!?;])\s+", text.strip()) if p.strip(" .!?;")]
+
+
+_CLAUSE_START = re.compile(r"^|(?<=[.!?,;])\s+")
+_CLAUSE_END = re.compile(r"[.!?,;]\s")
+
+
+def clause_tails(text: str) -> list[tuple[str, str]]:
+    """Each clause of the text with the rest of the text from its start ("No. the freezing" ->
+    ("No", "No. the freezing"), ("the freezing", "the freezing")): a clause ends at a mark with a
+    space after it, so "3.5" and "O-12,345" stay whole."""
+    out = []
+    for start in _CLAUSE_START.finditer(text):
+        rest = text[start.end() :]
+        out.append((_CLAUSE_END.split(rest, maxsplit=1)[0], rest))
+    return out

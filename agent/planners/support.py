@@ -17,6 +17,7 @@ from agent.domain.types import AskUser, Offer, Plan, Respond, ToolCall
 from agent.planners.base import Planner
 from agent.planners.registry import PlannerNeeds, planner
 from agent.templates import render
+from agent.text import clause_tails
 
 
 def cited_as(title: str, headings: list[str]) -> str:
@@ -26,9 +27,6 @@ def cited_as(title: str, headings: list[str]) -> str:
     return f"{title} ({'; '.join(named)})" if named else title
 
 
-_CLAUSE_START = re.compile(r"^|(?<=[.!?,;])\s+")
-
-
 def described(summary: str, problem: re.Pattern[str] | None) -> str:
     """A ticket's summary from the first sentence or clause that describes a problem (one the store's
     symptom pattern reads a symptom in) to the end: what came before it answered the bot and
@@ -36,9 +34,7 @@ def described(summary: str, problem: re.Pattern[str] | None) -> str:
     text = summary.strip()
     if problem is None:
         return text
-    for start in _CLAUSE_START.finditer(text):
-        rest = text[start.end() :]
-        clause = re.split(r"[.!?,;]\s", rest, maxsplit=1)[0]
+    for clause, rest in clause_tails(text):
         if problem.search(clause):
             return rest
     return text

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from agent.domain.catalog import Item
 from agent.domain.contexts import ToolContext
-from agent.text import STOPWORDS, stem
+from agent.text import STOPWORDS, stem, words
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 # Up to this many items a query runs inline (well under a millisecond); beyond, on a thread.
@@ -47,7 +47,7 @@ class InventoryParams(ToolParams):
 
 
 def _words(text: str) -> set[str]:
-    return {stem(w) for w in _split(text)}
+    return {stem(w) for w in words(text)}
 
 
 # Plurals the suffix stemmer cannot undo.
@@ -64,10 +64,6 @@ def _same(a: str, b: str) -> bool:
 
 
 _STEMMED_GENERIC = {stem(w) for w in GENERIC_WORDS}
-
-
-def _split(text: str) -> list[str]:
-    return "".join(c if c.isalnum() else " " for c in text.lower()).split()
 
 
 def _public(item: Item) -> dict:
@@ -104,7 +100,7 @@ class InventoryQuery:
             for label, value in item.attributes.items():
                 labels, values = self.vocabulary.setdefault(label, (_words(label) - _STEMMED_GENERIC, {}))
                 # A unit or a bare number ("60 g") names nothing a shopper asks for by itself.
-                values.update({stem(w): w for w in _split(value) if len(w) > 1 and not w.isdigit()})
+                values.update({stem(w): w for w in words(value) if len(w) > 1 and not w.isdigit()})
         self.known = {w for e in self.entries for w in e.text_words | e.feature_words}
 
     @staticmethod

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from collections import Counter
 from typing import Literal
 
@@ -21,7 +20,7 @@ from pydantic import Field, model_validator
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import ToolContext
 from agent.interfaces import Inventory, MeaningSimilarity
-from agent.text import Normalizer
+from agent.text import Normalizer, sentences_of
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
 
@@ -90,7 +89,7 @@ def _snippet(text: str) -> str:
     if len(flat) <= SNIPPET_CHARS:
         return flat
     kept = ""
-    for sentence in re.split(r"(?<=[.!?])\s+", flat):
+    for sentence in sentences_of(flat):
         if len(kept) + len(sentence) + 1 > SNIPPET_CHARS:
             break
         kept = f"{kept} {sentence}".strip()

@@ -76,3 +76,24 @@ def test_the_last_goal_name_needs_no_slot_and_earlier_ones_fall_back() -> None:
     assert names(goal("no_such_intent")) == "your earlier request"
     for spec in config.intents.intents:
         assert not LEFTOVER.search(names(goal(spec.id))), spec.id
+
+
+def test_a_template_that_does_not_parse_keeps_the_config_from_loading() -> None:
+    from pydantic import ValidationError
+
+    from agent.config.schema import IntentTemplates, Messages
+
+    with pytest.raises(ValidationError, match="not a template"):
+        IntentTemplates(confirm="Refund {amount|money for order {order_id}?")
+    with pytest.raises(ValidationError, match="not a template"):
+        Messages(fallback="Sorry {", resume="Now, back to {goal.}.")
+    with pytest.raises(ValidationError, match="not a template"):
+        IntentTemplates(answer={"default": "Sent {x|no_such_filter}"})
+
+
+def test_a_placeholder_with_no_value_stays_as_written_until_one_is_given() -> None:
+    once = render("Refund {amount|money} for {order_id}? {typo}", {"order_id": "O-1"}, "฿")
+    assert once == "Refund {amount|money} for O-1? {typo}"
+    assert render(once, {"amount": 3290}, "฿") == "Refund ฿3,290 for O-1? {typo}"
+    assert render("{items|list_or}", {"items": ["a", "b", "c"]}) == "a, b or c"
+    assert render("{when|date}", {"when": "2026-11-24"}) == "Tue, Nov 24, 2026 (2026-11-24)"
