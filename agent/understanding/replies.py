@@ -202,7 +202,9 @@ class ReplyReader:
         if not last_of_question and self._only(text, self._denials):
             return Part(text, "refusal")  # "nah.", "nope, thanks"
         if not last_of_question and self._only(text, self._approvals):
-            move = "assent"  # nothing but approval ("continue.", "you got it"), however the model places it
+            # Nothing but approval ("continue.", "you got it", "no worries"), however the model
+            # places so few words: a "no" that says there is no trouble is no refusal.
+            return Part(text, "assent")
         e = reading.entities
         values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
         # A part with values of its own that reads as another request ("and where is O-12345?")

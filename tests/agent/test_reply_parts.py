@@ -36,6 +36,8 @@ RUNS = [
     "sure, please process the refund",
     "yep, could you send me a copy of the receipt after?",  # a wish that asks, bringing nothing new
     "Yes. Is it back on my card in a week, and do I get an email?",  # each clause of a question asks
+    "no complaints here, carry on",  # a "no" that says there is no trouble
+    "not a problem, please continue",
 ]
 
 
@@ -56,6 +58,7 @@ HOLDS = [
     "yes, and send it to my sister",  # a detail after the action's own "it"
     "sure, have it paid out via my wallet",
     "yes, refund my other order instead",  # the action said again, but of another order
+    "no problem, but hold off until next week",  # no trouble, and a deferral: not a yes
 ]
 
 
