@@ -259,6 +259,10 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "no_fix": ["symptom", "device"],
     "fix_intro": ["symptom", "device"],
     "task_not_found": ["task_number"],
+    "ask_slot": ["label"],
+    "risk_answer": ["severity"],
+    "fix_lookup": ["device"],
+    "source": ["source"],
     "sales.unread_budget": ["question"],
     "sales.looking": ["what"],
     "sales.looking_within": ["what", "budget"],
@@ -418,18 +422,28 @@ class Messages(Wording):
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
     too_slow: str = "Sorry, that took me too long to work out. Please ask again in a moment."
     confirm_prompt: str = "This changes something that can't easily be undone."
+    # An intent's question for a slot when it words none of its own; {label} is the slot's `label`.
+    ask_slot: str = "What's your {label}?"
+    # A tool's answer when its intent words none (agent/planners/generic.py).
+    done: str = "Done."
     # Troubleshooting (agent/planners/support.py): {symptom} and {device} are the goal's values.
     no_fix: str = (
         "I couldn't find a documented fix for \"{symptom}\" on your {device} in our knowledge base, so I won't "
         'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
     )
     fix_intro: str = 'Here\'s what to try for "{symptom}" on your {device}:'
+    fix_lookup: str = "Looking up fixes for the {device}..."
+    device_default: str = "device"  # {device} when the customer named neither a device nor a model
+    # The knowledge-base article an answer comes from, cited by its title and sections.
+    source: str = "Source: {source}."
     ticket_offer: str = "If that doesn't fix it, I can open a ticket for you."
     no_policy: str = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
     # A user's tasks (agent/planners/tasks.py), unless the intent's `error` templates say otherwise.
     task_not_found: str = "I couldn't find task {task_number} on your list."
     task_list_empty: str = "Your list is empty."
     which_task: str = "Which number is it?"
+    # A release's assessment when its intent words no answer for the severity (agent/planners/release.py).
+    risk_answer: str = "{severity} risk."
     # An LLM agent that ran out of passes (agent/planners/llm_agent.py).
     too_complex: str = "That request is too complex. Could you break it into smaller steps?"
     # The customer's own orders named by their items (agent/conversation/own_orders.py).
