@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -259,10 +259,145 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "no_fix": ["symptom", "device"],
     "fix_intro": ["symptom", "device"],
     "task_not_found": ["task_number"],
+    "ask_slot": ["label"],
+    "risk_answer": ["severity"],
+    "fix_lookup": ["device"],
+    "source": ["source"],
+    "sales.unread_budget": ["question"],
+    "sales.looking": ["what"],
+    "sales.looking_within": ["what", "budget"],
+    "sales.one_option": ["what"],
+    "sales.one_option_within": ["what", "budget"],
+    "sales.options": ["count", "what"],
+    "sales.options_within": ["count", "what", "budget"],
+    "sales.option": ["n", "name", "sku", "price", "stock"],
+    "sales.option_features": ["n", "name", "sku", "price", "stock", "features"],
+    "sales.avoided": ["brands"],
+    "sales.none_over_budget": ["what", "budget", "options"],
+    "sales.none_without_feature": ["what", "kind", "options"],
+    "sales.none_without_feature_within": ["what", "budget", "kind", "options"],
+    "sales.kind_without": ["category"],
+    "sales.closest": ["name", "price"],
+    "sales.none": ["what"],
+    "sales.none_within": ["what", "budget"],
+    "sales.checking": ["item"],
+    "sales.checking_listed": ["item"],
+    "sales.checking_listed_many": ["count"],
+    "sales.in_stock": ["name", "sku", "stock", "price"],
+    "sales.in_stock_features": ["name", "sku", "stock", "price", "features"],
+    "sales.out_of_stock": ["name", "sku"],
+    "sales.it_in_stock": ["stock", "price"],
+    "sales.match": ["name", "sku", "stock", "price"],
+    "sales.match_out_of_stock": ["name", "sku"],
+    "sales.not_found": ["item"],
+    "sales.not_found_instead": ["item", "category", "options"],
+    "sales.instead": ["name", "sku", "price"],
+    "sales.not_listed": ["name", "sku"],
+    "sales.attribute": ["name", "sku", "attribute", "value"],
+    "sales.no_attribute": ["name", "sku", "attribute"],
+    "sales.has_value": ["name", "sku", "word", "attribute", "value"],
+    "sales.lacks_value": ["name", "sku", "word", "attribute", "value"],
+    "sales.unknown_value": ["name", "sku", "word"],
+    "sales.ranked": ["name", "sku", "order", "attribute", "value"],
+    "sales.ranked_others": ["name", "sku", "order", "attribute", "value", "others"],
+    "sales.ranked_unlisted": ["attribute", "names"],
+    "sales.ranked_unknown": ["attribute", "items"],
+    "sales.named_item": ["name", "sku"],
 }
 
 
-class Messages(Strict):
+class Wording(Strict):
+    """Texts a customer reads, each a template: one that does not parse stops the config loading."""
+
+    @model_validator(mode="after")
+    def _templates(self) -> Self:
+        checked_templates([v for v in self.model_dump().values() if isinstance(v, str)])
+        return self
+
+
+class SalesWording(Wording):
+    """What the sales agent says (agent/planners/sales.py) as it recommends items and checks stock.
+    {what} is what is looked for as said back ("wireless <brand> mouse"), {budget} the most the
+    customer will pay (a wording ending `_within` is for a search with one), and {name}, {sku},
+    {price}, {stock} are one item's."""
+
+    # A budget with no amount in it; {question} is the budget question, asked again.
+    unread_budget: str = "I couldn't read that as an amount. {question}"
+    # Said while the inventory is searched.
+    looking: str = "Looking for a {what}..."
+    looking_within: str = "Looking for a {what} up to {budget|money}..."
+    # The recommendation's first line: one in-stock option, or {count} of them.
+    one_option: str = "Here is 1 in-stock option for a {what}:"
+    one_option_within: str = "Here is 1 in-stock option for a {what} within {budget|money}:"
+    options: str = "Here are {count} in-stock options for a {what}:"
+    options_within: str = "Here are {count} in-stock options for a {what} within {budget|money}:"
+    # One option, {n} its place in the list; `option_features` when it lists features and the
+    # customer did not ask for brief answers.
+    option: str = "{n}. {name} ({sku}): {price|money}, {stock} in stock"
+    option_features: str = "{n}. {name} ({sku}): {price|money}, {stock} in stock - {features}"
+    options_next: str = "Want me to check one of these, or narrow it down?"
+    # The brands the customer would rather avoid, left out of the search.
+    avoided: str = "(I left out {brands}, since you'd rather avoid that brand.)"
+    # Nothing in stock fits: the closest over the budget, else the same kind without the feature
+    # asked for ({kind}, `kind_without`), else nothing; {options} are `closest` each, joined by "; ".
+    none_over_budget: str = "I couldn't find an in-stock {what} within {budget|money}. The closest in stock: {options}."
+    none_without_feature: str = "I couldn't find an in-stock {what}. The closest: a {kind}, {options}."
+    none_without_feature_within: str = (
+        "I couldn't find an in-stock {what} within {budget|money}. The closest: a {kind}, {options}."
+    )
+    kind_without: str = "{category} without it"
+    closest: str = "{name} at {price|money}"
+    none: str = "Sorry, I couldn't find any {what} in stock."
+    none_within: str = "Sorry, I couldn't find any {what} in stock within {budget|money}."
+    # Asked after an answer that found nothing in stock.
+    other_brand: str = "Would a different brand work?"
+    other_budget_or_brand: str = "Would a different budget or brand work?"
+    inventory_down: str = "I couldn't check our inventory just now. Please try again in a moment."
+    # Said while stock is checked for a product asked about by name ({item}), for one item of a
+    # recommendation (its name) or several (`checking_listed_many`).
+    checking: str = "Checking stock for {item}..."
+    checking_listed: str = "Checking {item}..."
+    checking_listed_many: str = "Checking the {count} options..."
+    # One item's stock; `in_stock_features` when it lists features.
+    in_stock: str = "The {name} ({sku}) is in stock: {stock} available at {price|money}."
+    in_stock_features: str = "The {name} ({sku}) is in stock: {stock} available at {price|money}. Features: {features}."
+    out_of_stock: str = "Sorry, the {name} ({sku}) is out of stock right now."
+    # One item's stock after a sentence that named it.
+    it_in_stock: str = "It's in stock: {stock} available at {price|money}."
+    it_out_of_stock: str = "It's out of stock right now."
+    # Several items match the name asked about: this line, then `match` or `match_out_of_stock` each.
+    matches: str = "I found a few matches:"
+    match: str = "- {name} ({sku}): {stock} in stock at {price|money}"
+    match_out_of_stock: str = "- {name} ({sku}): out of stock"
+    not_found: str = "I couldn't find \"{item}\" in our inventory, so I can't say it's available."
+    # Not found, with what is in stock of the kind asked about: {options} are `instead` each, joined by "; ".
+    not_found_instead: str = (
+        'I couldn\'t find "{item}" in our inventory. In stock of that kind ({category}): {options}.'
+    )
+    instead: str = "{name} ({sku}) at {price|money}"
+    # {item} when the question named none (a follow-up about items of a recommendation).
+    unnamed_item: str = "that"
+    # A yes/no question about an item that its listing has no answer to; its stock (`in_stock`, ...) follows.
+    not_listed: str = "I don't know that about the {name} ({sku}): our listing doesn't say."
+    # Asked for an attribute by its label ("how heavy is it?"), which the listing has or not; this
+    # and the answers below are followed by the item's stock (`it_in_stock`, `it_out_of_stock`).
+    attribute: str = "The {name} ({sku}): {attribute} {value}."
+    no_attribute: str = 'I don\'t know that: our listing has nothing under "{attribute}" for the {name} ({sku}).'
+    # Asked whether it is {word} ("is it wireless?"): the listing says it is, says otherwise, or says nothing.
+    has_value: str = "Yes, the {name} ({sku}) is {word} ({attribute}: {value})."
+    lacks_value: str = "No, the {name} ({sku}) isn't {word} ({attribute}: {value})."
+    unknown_value: str = "I don't know whether the {name} ({sku}) is {word}: our listing doesn't say."
+    # "Which is lighter?": the item with the {order} (lowest or highest) value, with the others'
+    # values ({others}) when there are some; the items the listing gives none for ({names}).
+    ranked: str = "The {name} ({sku}) has the {order} {attribute}: {value}."
+    ranked_others: str = "The {name} ({sku}) has the {order} {attribute}: {value} ({others})."
+    ranked_unlisted: str = "Our listing doesn't give the {attribute} of {names}."
+    # The listing gives the value for none of them: {items} are `named_item` each, joined by ", ".
+    ranked_unknown: str = "I don't know the {attribute} of {items}: our listing doesn't say."
+    named_item: str = "the {name} ({sku})"
+
+
+class Messages(Wording):
     fallback: str
     human_offer: str = "Would you like me to loop in a human support agent?"
     # To a message plainly outside what the bot does (no topic close enough for its own answer);
@@ -287,18 +422,28 @@ class Messages(Strict):
     busy: str = "I couldn't save our conversation just now. Please try again in a moment."
     too_slow: str = "Sorry, that took me too long to work out. Please ask again in a moment."
     confirm_prompt: str = "This changes something that can't easily be undone."
+    # An intent's question for a slot when it words none of its own; {label} is the slot's `label`.
+    ask_slot: str = "What's your {label}?"
+    # A tool's answer when its intent words none (agent/planners/generic.py).
+    done: str = "Done."
     # Troubleshooting (agent/planners/support.py): {symptom} and {device} are the goal's values.
     no_fix: str = (
         "I couldn't find a documented fix for \"{symptom}\" on your {device} in our knowledge base, so I won't "
         'guess at one. I can open a support ticket so a technician takes a look: just say "open a ticket".'
     )
     fix_intro: str = 'Here\'s what to try for "{symptom}" on your {device}:'
+    fix_lookup: str = "Looking up fixes for the {device}..."
+    device_default: str = "device"  # {device} when the customer named neither a device nor a model
+    # The knowledge-base article an answer comes from, cited by its title and sections.
+    source: str = "Source: {source}."
     ticket_offer: str = "If that doesn't fix it, I can open a ticket for you."
     no_policy: str = "I couldn't find that in our store policies. Would you like me to loop in a human support agent?"
     # A user's tasks (agent/planners/tasks.py), unless the intent's `error` templates say otherwise.
     task_not_found: str = "I couldn't find task {task_number} on your list."
     task_list_empty: str = "Your list is empty."
     which_task: str = "Which number is it?"
+    # A release's assessment when its intent words no answer for the severity (agent/planners/release.py).
+    risk_answer: str = "{severity} risk."
     # An LLM agent that ran out of passes (agent/planners/llm_agent.py).
     too_complex: str = "That request is too complex. Could you break it into smaller steps?"
     # The customer's own orders named by their items (agent/conversation/own_orders.py).
@@ -351,11 +496,7 @@ class Messages(Strict):
     escalation_denied_default: str = "it is outside what we can do in this case"
     escalation_decided: str = "That action was already {decision} by {actor}."
     no_escalation: str = "There is no action waiting for a decision in this conversation."
-
-    @model_validator(mode="after")
-    def _templates(self) -> Messages:
-        checked_templates([v for v in self.model_dump().values() if isinstance(v, str)])
-        return self
+    sales: SalesWording = Field(default_factory=SalesWording)
 
 
 class AssistantPrompt(Strict):

@@ -27,7 +27,7 @@ class TemplatePlanner:
         if spec and slot in spec.templates.ask:
             return spec.templates.ask[slot]
         label = self.slots[slot].label if slot in self.slots else slot.replace("_", " ")
-        return f"What's your {label}?"
+        return render(self.messages.ask_slot, {"label": label}, self.currency)
 
     def tool_args(self, goal: Goal, intent: Intent) -> dict:
         spec = self.specs[intent.id]
@@ -76,7 +76,7 @@ class TemplatePlanner:
         values = {**goal.slots, **(result.data or {})}
         if result.success:
             outcome = str(values.get("status", "default"))
-            template = templates.answer.get(outcome) or templates.answer.get("default", "Done.")
+            template = templates.answer.get(outcome) or templates.answer.get("default", self.messages.done)
             plan.steps = [Respond(when="post", message=render(template, values, self.currency))]
             plan.goal_status = "done"
             return

@@ -74,7 +74,8 @@ class ReleasePlanner:
         # names the report already filed instead of claiming a new one.
         filed_before = values.get("filed_before") or report.replayed
         again = spec.answer.get(f"{assessment.severity}_again") if filed_before else None
-        template = again or spec.answer.get(assessment.severity) or spec.answer.get("default", "{severity} risk.")
+        fallback = self.templates.messages.risk_answer
+        template = again or spec.answer.get(assessment.severity) or spec.answer.get("default", fallback)
         plan.steps = [Respond(when="post", message=render(template, values))]
         plan.goal_status = "done"
         return plan

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agent.config.schema import ANY
+from agent.config.schema import ANY, SalesWording
 from agent.context.log import TurnLog
 from agent.conversation.session import Goal, GoalStatus, Speaker
 from agent.domain.catalog import StoreSettings
@@ -21,7 +21,7 @@ from agent.domain.types import AskUser, Plan, Respond, ToolCall
 from agent.planners.base import Planner
 from agent.planners.budget_words import parse_budget
 from agent.planners.registry import PlannerNeeds, planner
-from agent.templates import money
+from agent.templates import money, render
 from agent.text import phrase_finder, stem, words, written
 from agent.tools.inventory import GENERIC_WORDS
 
@@ -44,14 +44,16 @@ class SalesPlanner:
     Args:
         store: the store's settings (currency, how many options to recommend).
         questions: the planner whose templates phrase questions (the template planner).
+        wording: what it says (`messages.sales` in intents.yaml).
         thousands: the words that make a budget's number thousands ("35k"; vocabulary `thousands`).
     """
 
     reads_preferences = True  # disliked brands and budgets shape its recommendations
 
-    def __init__(self, store: StoreSettings, questions: Planner, thousands: Sequence[str] = ()):
+    def __init__(self, store: StoreSettings, questions: Planner, wording: SalesWording, thousands: Sequence[str] = ()):
         self.store = store
         self.questions = questions
+        self.wording = wording
         self.thousands = thousands
         self._attribute_words = phrase_finder(store.inventory.attribute_words)
 
@@ -60,6 +62,13 @@ class SalesPlanner:
 
     def _money(self, value: float) -> str:
         return money(value, self.store.currency)
+
+    def _say(self, template: str, values: dict[str, Any]) -> str:
+        return render(template, values, self.store.currency)
+
+    def _within(self, plain: str, within: str, ceiling: float | None, values: dict[str, Any]) -> str:
+        """The wording for a search without a budget, or the one that also says the budget."""
+        return self._say(plain, values) if ceiling is None else self._say(within, values | {"budget": ceiling})
 
     def _asking(self, question: str) -> str:
         """The question with the store's other words for its attributes read as their labels
@@ -86,12 +95,9 @@ class SalesPlanner:
             plan.slots_patch["budget"] = amount
             slots["budget"] = amount
             if amount is None:
-                plan.steps = [
-                    AskUser(
-                        param="budget",
-                        prompt="I couldn't read that as an amount. " + self.question(r.intent.id, "budget"),
-                    )
-                ]
+                question = self.question(r.intent.id, "budget")
+                prompt = self._say(self.wording.unread_budget, {"question": question})
+                plan.steps = [AskUser(param="budget", prompt=prompt)]
                 return plan
         stale = slots.get("budget_for")
         if stale and stale[0] != slots.get("category") and stale[1] == slots.get("budget"):
@@ -105,9 +111,7 @@ class SalesPlanner:
             return self._query(plan, slots, r)
         result = r.results[-1]
         if not result.success or result.data is None:
-            plan.steps = [
-                Respond(when="error", message="I couldn't check our inventory just now. Please try again in a moment.")
-            ]
+            plan.steps = [Respond(when="error", message=self.wording.inventory_down)]
             return plan
         text, recommended = self._phrase(result.data, slots, r)
         plan.steps = [Respond(when="post", message=" ".join([*notes, text]))]
@@ -143,9 +147,9 @@ class SalesPlanner:
             "in_stock_only": True,
             "limit": self.store.max_recommendations,
         }
-        what = _what(slots, brand)
+        w, what = self.wording, _what(slots, brand)
         plan.steps = [
-            Respond(when="pre", message=f"Looking for a {what}{self._within(ceiling, 'up to')}..."),
+            Respond(when="pre", message=self._within(w.looking, w.looking_within, ceiling, {"what": what})),
             ToolCall(tool_name=r.intent.tool or "", params={k: v for k, v in params.items() if v not in (None, [])}),
         ]
         return plan
@@ -155,42 +159,45 @@ class SalesPlanner:
         """The most the customer will pay; None when they said the price sets no limit."""
         return None if slots["budget"] == ANY else float(slots["budget"])
 
-    def _within(self, ceiling: float | None, word: str) -> str:
-        return f" {word} {self._money(ceiling)}" if ceiling is not None else ""
-
     def _phrase(self, data: dict[str, Any], slots: dict[str, Any], r: AgentRequest) -> tuple[str, list[dict]]:
-        items, budget = data.get("items", []), self._within(self._ceiling(slots), "within")
+        w, items, ceiling = self.wording, data.get("items", []), self._ceiling(slots)
         what = _what(slots, slots.get("brand"))
         brief = bool(r.preferences and r.preferences.communication_style == "brief")
         lines = []
         if data.get("excluded_brands"):
-            lines.append(f"(I left out {', '.join(data['excluded_brands'])}, since you'd rather avoid that brand.)")
+            lines.append(self._say(w.avoided, {"brands": ", ".join(data["excluded_brands"])}))
         if not items:
             alternatives = data.get("alternatives_over_budget", [])
             others = data.get("alternatives_without_features", [])
             if alternatives:
-                options = "; ".join(f"{a['name']} at {self._money(a['price'])}" for a in alternatives)
-                lines.insert(0, f"I couldn't find an in-stock {what}{budget}. The closest in stock: {options}.")
+                options = "; ".join(self._say(w.closest, a) for a in alternatives)
+                values = {"what": what, "budget": ceiling, "options": options}
+                lines.insert(0, self._say(w.none_over_budget, values))
             elif others:
-                options = "; ".join(f"{a['name']} at {self._money(a['price'])}" for a in others)
-                kind = f"{slots['category']} without it" if slots.get("feature") else str(slots["category"])
-                lines.insert(0, f"I couldn't find an in-stock {what}{budget}. The closest: a {kind}, {options}.")
+                options = "; ".join(self._say(w.closest, a) for a in others)
+                category = str(slots["category"])
+                kind = self._say(w.kind_without, {"category": category}) if slots.get("feature") else category
+                values = {"what": what, "kind": kind, "options": options}
+                lines.insert(0, self._within(w.none_without_feature, w.none_without_feature_within, ceiling, values))
             else:
-                lines.insert(0, f"Sorry, I couldn't find any {what} in stock{budget}.")
-            lines.append("Would a different budget or brand work?" if budget else "Would a different brand work?")
+                lines.insert(0, self._within(w.none, w.none_within, ceiling, {"what": what}))
+            lines.append(w.other_brand if ceiling is None else w.other_budget_or_brand)
             return " ".join(lines), []
-        count = "is 1 in-stock option" if len(items) == 1 else f"are {len(items)} in-stock options"
-        head = f"Here {count} for a {what}{budget}:"
+        if len(items) == 1:
+            head = self._within(w.one_option, w.one_option_within, ceiling, {"what": what})
+        else:
+            head = self._within(w.options, w.options_within, ceiling, {"what": what, "count": len(items)})
         rows = []
         for n, i in enumerate(items, start=1):
-            row = f"{n}. {i['name']} ({i['sku']}): {self._money(i['price'])}, {i['stock']} in stock"
             extra = i.get("attributes", {}).get("features")
-            rows.append(row + (f" - {extra.replace('-', ' ')}" if extra and not brief else ""))
-        tail = "Want me to check one of these, or narrow it down?"
+            if extra and not brief:
+                rows.append(self._say(w.option_features, i | {"n": n, "features": extra.replace("-", " ")}))
+            else:
+                rows.append(self._say(w.option, i | {"n": n}))
         # What a follow-up compares the options by ("which is lighter?") comes with them.
         keep = ("sku", "name", "category", "price", "stock", "attributes")
         recommended = [{k: i[k] for k in keep if k in i} for i in items]
-        return "\n".join([head, *rows, *lines, tail]), recommended
+        return "\n".join([head, *rows, *lines, w.options_next]), recommended
 
     # check_stock
 
@@ -210,9 +217,12 @@ class SalesPlanner:
             if slots.get("question"):
                 params["question"] = self._asking(str(slots["question"]))
             names = {str(i.get("sku")): str(i.get("name")) for i in recent}
-            label = names.get(skus[0], skus[0]) if len(skus) == 1 else f"the {len(skus)} options"
+            if len(skus) == 1:
+                checking = self._say(self.wording.checking_listed, {"item": names.get(skus[0], skus[0])})
+            else:
+                checking = self._say(self.wording.checking_listed_many, {"count": len(skus)})
             plan.steps = [
-                Respond(when="pre", message=f"Checking {label}..."),
+                Respond(when="pre", message=checking),
                 ToolCall(tool_name=r.intent.tool or "", params=params),
             ]
             return plan
@@ -246,17 +256,16 @@ class SalesPlanner:
             plan.steps = [AskUser(param="item", prompt=self.question(r.intent.id, "item"))]
             return plan
         plan.steps = [
-            Respond(when="pre", message=f"Checking stock for {label}..."),
+            Respond(when="pre", message=self._say(self.wording.checking, {"item": label})),
             ToolCall(tool_name=r.intent.tool or "", params=params),
         ]
         return plan
 
     def _stock_answer(self, plan: Plan, goal: Goal, data: dict | None, turn: int) -> Plan:
+        w = self.wording
         plan.goal_status = "done"
         if data is None:
-            plan.steps = [
-                Respond(when="error", message="I couldn't check our inventory just now. Please try again in a moment.")
-            ]
+            plan.steps = [Respond(when="error", message=w.inventory_down)]
             plan.goal_status = "failed"
             return plan
         items = data.get("items", [])
@@ -271,29 +280,18 @@ class SalesPlanner:
             text = "\n".join(self._about(i, asked) for i in items)
         elif items and unanswered:
             # A yes/no question the data has no answer to: say so, and what is known.
-            text = "\n".join(
-                f"I don't know that about the {i['name']} ({i['sku']}): our listing doesn't say. {self._card(i, True)}"
-                for i in items
-            )
+            text = "\n".join(f"{self._say(w.not_listed, i)} {self._card(i, full=True)}" for i in items)
         elif not items and (instead := data.get("same_kind_instead")):
-            options = "; ".join(f"{i['name']} ({i['sku']}) at {self._money(i['price'])}" for i in instead)
-            text = (
-                f'I couldn\'t find "{goal.slots.get("item", "that")}" in our inventory. '
-                f"In stock of that kind ({goal.slots.get('category', 'the same kind')}): {options}."
-            )
+            options = "; ".join(self._say(w.instead, i) for i in instead)
+            values = {"item": goal.slots.get("item") or w.unnamed_item, "category": goal.slots.get("category")}
+            text = self._say(w.not_found_instead, values | {"options": options})
         elif not items:
-            text = (
-                f"I couldn't find \"{goal.slots.get('item', 'that')}\" in our inventory, so I can't say it's available."
-            )
+            text = self._say(w.not_found, {"item": goal.slots.get("item") or w.unnamed_item})
         elif len(items) == 1:
             text = self._card(items[0], full=True)
         else:
-            rows = [
-                f"- {i['name']} ({i['sku']}): "
-                + (f"{i['stock']} in stock at {self._money(i['price'])}" if i["stock"] > 0 else "out of stock")
-                for i in items
-            ]
-            text = "\n".join(["I found a few matches:", *rows])
+            rows = [self._say(w.match if i["stock"] > 0 else w.match_out_of_stock, i) for i in items]
+            text = "\n".join([w.matches, *rows])
         if len(items) == 1 or compared is not None:
             # What "it" means next (followups.py), and when it was said.
             plan.slots_patch |= {"answered_sku": (compared or (items[0],))[0]["sku"], "answered_turn": turn}
@@ -302,16 +300,14 @@ class SalesPlanner:
 
     def _card(self, i: dict, full: bool = False) -> str:
         """Whether one item is in stock, at what price; with `full`, what it is known for."""
+        w = self.wording
         if i["stock"] <= 0:
-            out = f"Sorry, the {i['name']} ({i['sku']}) is out of stock right now."
-            return out if full else "It's out of stock right now."
-        price = self._money(i["price"])
+            return self._say(w.out_of_stock, i) if full else w.it_out_of_stock
         if not full:
-            return f"It's in stock: {i['stock']} available at {price}."
-        text = f"The {i['name']} ({i['sku']}) is in stock: {i['stock']} available at {price}."
+            return self._say(w.it_in_stock, i)
         if features := i.get("attributes", {}).get(OPEN_ATTRIBUTE):
-            text += f" Features: {features.replace('-', ' ').replace(' ', ', ')}."
-        return text
+            return self._say(w.in_stock_features, i | {"features": features.replace("-", " ").replace(" ", ", ")})
+        return self._say(w.in_stock, i)
 
     def _value(self, item: dict, name: str) -> str | None:
         value = item.get(name) if name in item else item.get("attributes", {}).get(name)
@@ -325,39 +321,43 @@ class SalesPlanner:
         raw = [(i, i[name] if name in i else i.get("attributes", {}).get(name)) for i in items]
         valued = [(i, n) for i, value in raw if (n := number(value)) is not None]
         unknown = [i for i in items if all(i is not j for j, _ in valued)]
+        w = self.wording
         if not valued:
-            names = ", ".join(f"the {i['name']} ({i['sku']})" for i in items)
-            return items[0], f"I don't know the {name} of {names}: our listing doesn't say."
+            named = ", ".join(self._say(w.named_item, i) for i in items)
+            return items[0], self._say(w.ranked_unknown, {"attribute": name, "items": named})
         pick = (min if order == "lowest" else max)(valued, key=lambda v: v[1])[0]
         others = "; ".join(f"{i['name']}: {self._value(i, name)}" for i, _ in valued if i is not pick)
-        text = f"The {pick['name']} ({pick['sku']}) has the {order} {name}: {self._value(pick, name)}"
-        text += f" ({others})." if others else "."
+        values = pick | {"order": order, "attribute": name, "value": self._value(pick, name), "others": others}
+        sentences = [self._say(w.ranked_others if others else w.ranked, values)]
         if unknown:
-            text += " Our listing doesn't give the " + name + " of " + ", ".join(i["name"] for i in unknown) + "."
-        return pick, f"{text} {self._card(pick)}"
+            names = ", ".join(i["name"] for i in unknown)
+            sentences.append(self._say(w.ranked_unlisted, {"attribute": name, "names": names}))
+        return pick, " ".join([*sentences, self._card(pick)])
 
     def _about(self, item: dict, asked: list[dict]) -> str:
         """A yes, a no or an "I don't know" to a question about one item's attributes."""
-        attributes = item.get("attributes", {})
-        head = f"the {item['name']} ({item['sku']})"
+        w, attributes = self.wording, item.get("attributes", {})
         labels = [a["attribute"] for a in asked if a.get("value") is None]
         if labels and not any(a.get("value") for a in asked):
             label = labels[0]
             if label in attributes:
-                return f"The {item['name']} ({item['sku']}): {label} {attributes[label]}. {self._card(item)}"
-            return f'I don\'t know that: our listing has nothing under "{label}" for {head}. {self._card(item)}'
-        values = list(dict.fromkeys(str(a["value"]) for a in asked if a.get("value")))
+                answer = self._say(w.attribute, item | {"attribute": label, "value": attributes[label]})
+            else:
+                answer = self._say(w.no_attribute, item | {"attribute": label})
+            return f"{answer} {self._card(item)}"
         lines = []
-        for word in values:
+        for word in dict.fromkeys(str(a["value"]) for a in asked if a.get("value")):
             about = [a["attribute"] for a in asked if a.get("value") == word]
             has = [a for a in about if word in words(attributes.get(a, ""))]
             stated = [a for a in about if a in attributes and a != OPEN_ATTRIBUTE]
             if has:
-                lines.append(f"Yes, {head} is {word} ({has[0]}: {_listed(attributes[has[0]])}).")
+                values = {"word": word, "attribute": has[0], "value": _listed(attributes[has[0]])}
+                lines.append(self._say(w.has_value, item | values))
             elif stated:
-                lines.append(f"No, {head} isn't {word} ({stated[0]}: {_listed(attributes[stated[0]])}).")
+                values = {"word": word, "attribute": stated[0], "value": _listed(attributes[stated[0]])}
+                lines.append(self._say(w.lacks_value, item | values))
             else:
-                lines.append(f"I don't know whether {head} is {word}: our listing doesn't say.")
+                lines.append(self._say(w.unknown_value, item | {"word": word}))
         return " ".join([*lines, self._card(item)])
 
 
@@ -414,4 +414,5 @@ def _only_reference(text: str, recent: list[dict]) -> bool:
 
 @planner("sales")
 def sales_planner(needs: PlannerNeeds) -> Planner:
-    return SalesPlanner(needs.store, needs.templates, needs.config.intents.vocabulary.thousands)
+    intents = needs.config.intents
+    return SalesPlanner(needs.store, needs.templates, intents.messages.sales, intents.vocabulary.thousands)

@@ -76,7 +76,7 @@ class SupportPlanner:
             plan.steps = [AskUser(param=goal.missing[0], prompt=goal.next_question)]
             return plan
         slots = goal.slots
-        device = str(slots.get("model") or slots.get("device") or slots.get("category") or "device")
+        device = str(slots.get("model") or slots.get("device") or slots.get("category") or self.messages.device_default)
         symptom = " ".join(str(slots.get("symptom", "")).split()).strip(" .!?")
         if not request.results:
             # The tool matches the problem by meaning, for this device and this symptom only.
@@ -86,7 +86,7 @@ class SupportPlanner:
             if "device" not in params and slots.get("category"):
                 params["device"] = str(slots["category"])
             plan.steps = [
-                Respond(when="pre", message=f"Looking up fixes for the {device}..."),
+                Respond(when="pre", message=render(self.messages.fix_lookup, {"device": device})),
                 ToolCall(tool_name=search, params=params),
             ]
             return plan
@@ -114,8 +114,7 @@ class SupportPlanner:
         steps = top["steps"] or [top["snippet"]]
         lines = [render(self.messages.fix_intro, {"symptom": symptom, "device": device})]
         lines += [f"{n}. {s}" for n, s in enumerate(steps, start=1)]
-        source = cited_as(top["title"], [top["heading"]] if top.get("heading") else [])
-        lines.append(f"Source: {source}. {self.messages.ticket_offer}")
+        lines.append(f"{self._source(top)} {self.messages.ticket_offer}")
         plan.steps = [Respond(when="post", message="\n".join(lines))]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan
@@ -150,11 +149,14 @@ class SupportPlanner:
             return plan
         top = hits[0]
         body = " ".join(top["steps"]) if top["steps"] else top["snippet"]
-        source = cited_as(top["title"], [top["heading"]] if top.get("heading") else [])
-        message = f"{body}\nSource: {source}."
-        plan.steps = [Respond(when="post", message=message)]
+        plan.steps = [Respond(when="post", message=f"{body}\n{self._source(top)}")]
         plan.slots_patch = {"kb_refs": [top["ref"]], "answer_sent": True}
         return plan
+
+    def _source(self, hit: dict) -> str:
+        """Where an answer comes from: the article the knowledge base found, cited by its title."""
+        cited = cited_as(hit["title"], [hit["heading"]] if hit.get("heading") else [])
+        return render(self.messages.source, {"source": cited})
 
 
 @planner("support")

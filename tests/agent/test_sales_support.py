@@ -4,6 +4,8 @@ permission matrix, budgets as people write them, and Zep chosen by the environme
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -267,3 +269,19 @@ async def test_returning_an_item_of_a_named_order_asks_before_refunding(app: App
     assert r.intent_id == "refund_request" and r.confirmation
     assert "O-24680" in delivered[-1].text and r.tool_results == []  # asked, nothing refunded yet
     assert list(await app.store.fetch("SELECT id FROM refunds")) == []  # type: ignore[attr-defined]
+
+
+async def test_a_store_rewords_what_the_sales_agent_says(tmp_path: Path) -> None:
+    """The sales agent's sentences are the config's `messages.sales`: a store rewords them without code."""
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config", config)
+    intents = config / "intents.yaml"
+    text = intents.read_text()
+    after = text[text.index("\nmessages:\n") + len("\nmessages:\n") :]
+    assert not re.search(r"(?m)^\S", after), "messages: is no longer the last section of intents.yaml"
+    sales = '  sales:\n    options_within: "{count} picks up to {budget|money}:"\n    options_next: "Which one?"\n'
+    intents.write_text(text + sales)
+    async with build_app(config, REPO / "data", f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as app:
+        _, delivered = await say(app.router, "recommend a gaming mouse under 1500", "s-words", "C-003")
+    answer = delivered[-1].text
+    assert answer.startswith("3 picks up to ฿1,500:\n1. ") and answer.endswith("\nWhich one?")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent.config.files import load_config
-from agent.config.schema import MESSAGE_FIELDS, BotConfig
+from agent.config.schema import MESSAGE_FIELDS, BotConfig, Messages
 from agent.conversation.notices import GoalNames
 from agent.conversation.session import Goal
 from agent.templates import render
@@ -32,6 +32,17 @@ def _leftover(template: str, fields: set[str]) -> list[str]:
     return LEFTOVER.findall(render(template, _values(template, fields)))
 
 
+def _messages(dumped: dict[str, object], prefix: str = "") -> list[tuple[str, str]]:
+    """Each message's dotted name and template, those of a nested wording (`sales.looking`) too."""
+    found: list[tuple[str, str]] = []
+    for name, value in dumped.items():
+        if isinstance(value, dict):
+            found += _messages(value, f"{prefix}{name}.")
+        elif isinstance(value, str):
+            found.append((f"{prefix}{name}", value))
+    return found
+
+
 def _cases(config: BotConfig) -> list[tuple[str, str, set[str]]]:
     """(where, template, the fields it is documented to get)."""
     cases = []
@@ -44,7 +55,7 @@ def _cases(config: BotConfig) -> list[tuple[str, str, set[str]]]:
         cases += [(f"{spec.id}.answer.{k}", v, later) for k, v in t.answer.items()]
         cases += [(f"{spec.id}.error.{k}", v, later) for k, v in t.error.items()]
         cases += [(f"{spec.id}.goal_name", v, params) for v in spec.goal_name[-1:]]
-    for name, value in config.intents.messages.model_dump().items():
+    for name, value in _messages(config.intents.messages.model_dump()):
         cases.append((f"messages.{name}", value, set(MESSAGE_FIELDS.get(name, []))))
     return cases
 
@@ -56,6 +67,12 @@ def test_every_template_renders_with_its_documented_fields(config_dir: Path) -> 
     assert leaks == {}
     unnamed = [s.id for s in config.intents.intents if s.kind == "task" and not s.goal_name]
     assert unnamed == [], "resume notices would call these 'your earlier request'"
+
+
+def test_the_documented_fields_are_of_messages_that_exist() -> None:
+    names = {name for name, _ in _messages(Messages(fallback="").model_dump())}
+    assert "sales.in_stock" in names  # the nested wordings are checked too
+    assert sorted(set(MESSAGE_FIELDS) - names) == []
 
 
 def test_the_checker_catches_an_undocumented_field() -> None:
