@@ -93,6 +93,7 @@ class SqlOutbox(OnDatabase):
 
     async def unshown_pre(self, event_key: str) -> tuple[list[OutboundMessage], bool]:
         """The event's pre-messages recorded but not marked sent, and whether an answer went out."""
+
         def unit(conn: Connection) -> tuple[list[OutboundMessage], bool]:
             rows = conn.execute(
                 select(outbox.c.body)
