@@ -43,7 +43,7 @@ async def main(pairs: list[tuple[str, str]]) -> None:
                 )
                 labelled = time.perf_counter() - started
                 await app.reload.apply("timing")
-                reading = app.router.p.reader.read(text)  # the reading the running bot now has
+                reading = app.understanding.reader.read(text)  # the reading the running bot now has
                 r, _ = await say(app.router, text, session=f"timing-{n}")
                 took = time.perf_counter() - started
                 now = reading.intent or "out_of_scope"
