@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
-from pydantic_settings.sources.utils import parse_env_vars
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent.config.schema import Settings, UnderstandingMode
 from agent.errors import ConfigError
@@ -66,6 +66,10 @@ def var(name: str, description: str, example: str = "", *, setting: str = "", sc
     return Field(validation_alias=name, description=description, json_schema_extra=extra or None, **kwargs)
 
 
+# Set while `Group.read` builds a group from a mapping: the process's environment is not read then.
+_GIVEN: ContextVar[bool] = ContextVar("agentbot_settings_given", default=False)
+
+
 class Group(BaseSettings):
     """A group of variables, read from the environment by pydantic-settings: each field from the
     variable its alias names, exactly as spelled; an empty value is unset, and surrounding blanks
@@ -92,16 +96,23 @@ class Group(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # `.env` is loaded into the environment first (bots/project.py), so libraries see it too.
-        return (init_settings, env_settings)
+        # A mapping given to `read` stands for the environment: its values come in as init values.
+        return (init_settings,) if _GIVEN.get() else (init_settings, env_settings)
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The group from `env` alone, or from the process's environment when None."""
+        """The group from `env` alone, or from the process's environment when None. A mapping is
+        validated as the environment source reads one: by the variables' names, exactly as
+        spelled, an empty value counting as unset."""
         if env is None:
             return cls()
-        source = EnvSettingsSource(cls)
-        source.env_vars = parse_env_vars(env, case_sensitive=True, ignore_empty=True)
-        return cls(_build_sources=((source,), {}))
+        names = {str(f.validation_alias) for f in cls.model_fields.values()}
+        values: dict[str, Any] = {k: v for k, v in env.items() if k in names and v.strip()}
+        given = _GIVEN.set(True)
+        try:
+            return cls(**values)
+        finally:
+            _GIVEN.reset(given)
 
 
 class ProjectVariables(Group):
