@@ -202,7 +202,7 @@ class ReplyReader:
         if not last_of_question and self._only(text, self._denials):
             return Part(text, "refusal")  # "nah.", "nope, thanks"
         if not last_of_question and self._only(text, self._approvals):
-            # Nothing but approval ("continue.", "you got it", "no worries"), however the model
+            # Nothing but approval ("continue.", "you got it", "no objection"), however the model
             # places so few words: a "no" that says there is no trouble is no refusal.
             return Part(text, "assent")
         e = reading.entities
