@@ -141,11 +141,11 @@ def asks_anew(ctx: TurnContext, heard: Heard) -> bool:
     pending, answer, reading = ctx.me.pending_confirmation, heard.answer, ctx.reading
     if pending is None or answer is None or reading is None:
         return False
-    if answer.kind == "yes":
+    if answer.effect == "run":
         return bool(answer.requests() - {pending.intent_id})
     if not reading.sure or reading.intent == pending.intent_id:
         return False
-    return answer.kind in ("wait", "unsure", "change") and not answer.of_kind("assent")
+    return answer.effect in ("hold", "ask_again", "replan") and not answer.of_kind("assent")
 
 
 def reply(ctx: TurnContext, heard: Heard) -> Move | None:
@@ -241,17 +241,19 @@ def yes_or_no(move: Move) -> YesNo | None:
 
 def _answered(answer: YesNoAnswer) -> Move | None:
     """The move an answer to the open yes/no question makes (agent/understanding/replies.py has
-    the one rule for what is a yes). A change is read against the waiting action by the caller;
-    a message that answers nothing is read as a request."""
-    if answer.kind == "yes":
-        return Assent(asked=tuple(answer.of_kind("asks", "remark")))
-    if answer.kind == "no":
-        return Refusal()
-    if answer.kind == "wait":
-        return Wait()
-    if answer.kind == "unsure":
-        return Unsure(answer)
-    return None
+    the one rule for what is a yes, and what each answer does). A change is read against the
+    waiting action by the caller; a message that answers nothing is read as a request."""
+    match answer.effect:
+        case "run":
+            return Assent(asked=tuple(answer.of_kind("asks", "remark")))
+        case "drop":
+            return Refusal()
+        case "hold":
+            return Wait()
+        case "ask_again":
+            return Unsure(answer)
+        case "replan" | "request":
+            return None
 
 
 def _offered(pending: PendingConfirmation) -> Classification:

@@ -360,7 +360,7 @@ class AgentRouter:
             ctx = await self._reach(ctx)
         if move is None:
             move = await self._answered(ctx, heard)
-        changes = heard.answer is not None and heard.answer.kind == "change"
+        changes = heard.answer is not None and heard.answer.effect == "replan"
         if move is None and heard.answer is not None and changes and not moves.asks_anew(ctx, heard):
             move = moves.Unsure(heard.answer)  # a change the waiting action cannot take starts nothing new
         if move is None:

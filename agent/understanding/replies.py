@@ -28,6 +28,19 @@ from agent.understanding.scores import LabelScores
 # question stays open), change (other values for the action), unsure (a yes and a no, or a yes
 # with something the action cannot take: asked again), none (no answer at all: a new request).
 AnswerKind = Literal["yes", "no", "wait", "change", "unsure", "none"]
+# What the conversation does with an answer (agent/conversation/moves.py has one move for each):
+# run the action, drop it, hold it with the question open, plan it again with the new values, ask
+# the question again, or read the message as a request. A new kind of answer names its effect
+# here, so the conversation needs no change for it.
+Effect = Literal["run", "drop", "hold", "replan", "ask_again", "request"]
+EFFECTS: Mapping[AnswerKind, Effect] = {
+    "yes": "run",
+    "no": "drop",
+    "wait": "hold",
+    "change": "replan",
+    "unsure": "ask_again",
+    "none": "request",
+}
 # What one part of a reply does.
 # "doubt" is a part the model reads as nearer a no than anything else, though under the level at
 # which it is sure: not enough to drop the action, too much to run it.
@@ -67,8 +80,8 @@ class YesNoAnswer:
     parts: tuple[Part, ...] = ()
 
     @property
-    def agrees(self) -> bool:
-        return self.kind == "yes"
+    def effect(self) -> Effect:
+        return EFFECTS[self.kind]
 
     def requests(self) -> set[str]:
         """The intents the reply's parts ask for on their own, besides its answer."""
