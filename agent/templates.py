@@ -120,6 +120,8 @@ def render(template: str, values: dict[str, Any] | None = None, currency: str = 
     Args:
         currency: the store's currency symbol (config/store.yaml), for `{amount|money}`.
     """
+    if "{" not in template:
+        return template  # no placeholder, block or comment: the text as it is
     given = {k: v for k, v in (values or {}).items() if v is not None}
     try:
         compiled, named = _compiled(template)
