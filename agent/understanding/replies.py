@@ -120,6 +120,11 @@ def answer_of(parts: list[Part]) -> AnswerKind:
     return "yes" if agrees else "none"
 
 
+def _unshadowed(phrases: list[str], others: list[str]) -> list[str]:
+    """The phrases that share no word with a longer one of `others`."""
+    return [p for p in phrases if not any(len(o) > len(p) and set(o.split()) & set(p.split()) for o in others)]
+
+
 class ReplyReader:
     """Reads a reply against an open yes/no question.
 
@@ -212,12 +217,10 @@ class ReplyReader:
             # "I might buy them later", "sure, can it wait until next week?": a deferral anywhere,
             # a question included, is never a yes.
             return Part(text, "wait")
-        if not last_of_question and self._only(text, self._denials):
-            return Part(text, "refusal")  # "nah.", "nope, thanks"
-        if not last_of_question and self._only(text, self._approvals):
-            # Nothing but approval ("continue.", "you got it", "no objection"), however the model
-            # places so few words: a "no" that says there is no trouble is no refusal.
-            return Part(text, "assent")
+        if not last_of_question and (short := self._short_answer(text)) is not None:
+            # Nothing but refusal ("nah.", "nope, thanks") or approval ("continue.", "you got it",
+            # "no objection"), however the model places so few words.
+            return Part(text, short)
         e = reading.entities
         values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
         # A part with values of its own that reads as another request ("and where is O-12345?")
@@ -272,6 +275,21 @@ class ReplyReader:
         if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "values" if self._detailed(after) else "remark")
+
+    def _short_answer(self, text: str) -> PartKind | None:
+        """What a part of nothing but approval and denial words says, however the model places so
+        few words: "assent" for approval alone ("continue.", "you got it", "no objection"),
+        "refusal" for a denial, alone or beside an approval ("nah.", "nope, thanks", "that's not
+        right", "definitely not"). A phrase inside a longer one of the other list that shares its
+        words is part of it ("I'm good" in "good with that", "not" in "not a problem", "good" in
+        "I'm good"). A part with other words is the model's to read (None)."""
+        approvals, denials = says(text, self._approvals), says(text, self._denials)
+        approvals, denials = _unshadowed(approvals, denials), _unshadowed(denials, approvals)
+        if denials and self._only(text, [*approvals, *denials]):
+            return "refusal"
+        if approvals and self._only(text, approvals):
+            return "assent"
+        return None
 
     def _only(self, text: str, phrases: list[str]) -> bool:
         """The part says one of `phrases` (approvals, denials) and nothing else besides thanks and

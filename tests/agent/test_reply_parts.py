@@ -38,6 +38,10 @@ RUNS = [
     "Yes. Is it back on my card in a week, and do I get an email?",  # each clause of a question asks
     "no complaints here, carry on",  # a "no" that says there is no trouble
     "not a problem, please continue",
+    "I'm happy with that",  # "I'm good with it" is a yes, though "I'm good" alone is a no thanks
+    "we're good with it, carry on",
+    "yep, it is",  # a short answer that says "it is so"
+    "very good, I am ready",
 ]
 
 
@@ -79,6 +83,10 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "I'm good, thanks",
         "nah, I'm fine",
         "no thanks, I'm good",
+        "not happy with that",  # an approval word denied
+        "that is not correct",
+        "absolutely not",
+        "hmm, I'm not sure",  # undecided: the question stays
         # A negated yes reads nearest the yes it negates; the negation refuses.
         "don't go ahead",
         "please do not proceed with it",
