@@ -165,6 +165,12 @@ class ReplyReader:
         self._details = frozenset(" ".join(words(d)) for d in banks.details if words(d))
         self._approvals = [" ".join(words(a)) for a in banks.approvals if words(a)]
         self._openings = sorted(self._approvals, key=len, reverse=True)  # "yes please refund it": read after "yes"
+        # A word of approval that opens a clause is a part of its own, comma or not ("Yes I want
+        # to rent it", "Great that's it"); not a short answer that opens with a pronoun ("it is",
+        # "I do"), which may as well start a sentence ("It is too late").
+        opening = [a for a in self._openings if a.split()[0] not in STOPWORDS]
+        said = "|".join(r"\W+".join(map(re.escape, a.split())) for a in opening)
+        self._approval_first = re.compile(rf"(?:{said})\b[\s.!,;:]*(?=\w)", re.I) if said else None
         self._denials = [" ".join(words(d)) for d in banks.denials if words(d)]
         self._deferrals = [" ".join(words(d)) for d in banks.deferrals if words(d)]
         self._negative = [" ".join(words(n)) for n in banks.negations if words(n)]
@@ -181,13 +187,28 @@ class ReplyReader:
         for sentence in _SENTENCE_END.split(text.strip()):
             pieces = []
             for clause in _COMMA.split(sentence):
-                pieces += self._joins.split(clause) if self._joins is not None else [clause]
+                for piece in self._joins.split(clause) if self._joins is not None else [clause]:
+                    pieces += self._after_approval(piece)
             pieces = [p.strip() for p in pieces if self._unjoined(p).strip(" .!;,")]
             if len(pieces) > 1 and self.reader.politeness.sign_off(pieces[-1]):
                 # A sign-off on its own ("..., please.") belongs to the clause before it.
                 pieces[-2:] = [f"{pieces[-2]} {pieces[-1]}"]
             out += pieces
         return out
+
+    def _after_approval(self, piece: str) -> list[str]:
+        """The clause as two parts when a word of approval opens it and a clause of its own
+        follows: a wish or a question ("Yes I want to rent it" -> "Yes", "I want to rent it"), or
+        two words with a meaning or more; not "no problem at all", "sure thing"."""
+        piece = piece.strip()
+        m = self._approval_first.match(piece) if self._approval_first is not None else None
+        if m is None:
+            return [piece]
+        rest = piece[m.end() :]
+        clause = self._opened(rest)[0] in ("question", "request")
+        if not clause and sum(1 for w in words(rest) if w not in STOPWORDS) < 2:
+            return [piece]
+        return [piece[: m.end()].strip(), rest]
 
     def _unjoined(self, part: str) -> str:
         """The part without the joining word it starts with ("but not today" -> "not today")."""

@@ -42,6 +42,7 @@ RUNS = [
     "we're good with it, carry on",
     "yep, it is",  # a short answer that says "it is so"
     "very good, I am ready",
+    "sure I need the money back",  # an approval opens a clause of its own, with no comma
 ]
 
 
@@ -63,6 +64,7 @@ HOLDS = [
     "sure, have it paid out via my wallet",
     "yes, refund my other order instead",  # the action said again, but of another order
     "no problem, but hold off until next week",  # no trouble, and a deferral: not a yes
+    "yep I want it paid to my sister",  # an approval, then a detail, with no comma
 ]
 
 
@@ -87,6 +89,7 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "that is not correct",
         "absolutely not",
         "hmm, I'm not sure",  # undecided: the question stays
+        "yeah I'd rather you waited a bit",
         # A negated yes reads nearest the yes it negates; the negation refuses.
         "don't go ahead",
         "please do not proceed with it",
