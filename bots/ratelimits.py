@@ -17,7 +17,9 @@ worker killed mid-call blocks nobody for good; that is longer than the platform'
 a 429 it never got to record has passed by then too. While hot, calls are also paced to the
 platform's published limit, so that the queue a pause built up does not run straight into the next
 429. A method never refused pays no hold and no guess at the limit: one read of the board a call,
-to see a pause another worker recorded, and one call in flight per process.
+to see a pause another worker recorded, and (a paced method) one call in flight per process. A call
+another worker had already sent when such a method's first 429 arrived can therefore still reach
+the platform just after it; from then on every call waits.
 """
 
 from __future__ import annotations
