@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
 from adapters.storage.ratelimits import Pause, SqlPauseBoard
+from adapters.storage.schema import rate_pauses
 from adapters.storage.sql import SqlStore
+from agent.domain.types import utcnow
 from bots.ratelimits import MemoryPauseBoard, Pace, RateLimiter
 from bots.slack.ratelimits import PacedWebClient
 from tests.standins.slack_standin import SlackStandIn
@@ -184,3 +186,32 @@ async def test_a_worker_killed_holding_a_hot_method_blocks_it_only_for_its_hold(
     await killed.after("k")
     for s in stores:
         await s.aclose()
+
+
+async def test_the_board_keeps_the_later_pause_and_only_its_own_hold(any_db_url: str) -> None:
+    store = SqlStore(any_db_url)
+    await store.ensure_schema()
+    board = SqlPauseBoard(store)
+    now = utcnow()
+    await board.pause("k", now + timedelta(seconds=5))
+    await board.pause("k", now + timedelta(seconds=1))
+    held = await board.read("k")
+    assert held is not None and held.until == now + timedelta(seconds=5)  # the later pause stays
+    assert await board.claim("k", 30.0) is None  # paused: nobody holds it
+    ended = rate_pauses.update().values(until=now - timedelta(seconds=1))
+    await store.run(lambda conn: conn.execute(ended), what="end the pause")
+    await board.lift("k", now - timedelta(seconds=2))
+    assert await board.read("k") is not None  # it ended after `before`: still hot, remembered
+    mine = await board.claim("k", 30.0)
+    assert mine is not None and await board.claim("k", 30.0) is None  # one holder at a time
+    await board.unclaim("k", mine - timedelta(seconds=1))  # not its hold: nothing changes
+    assert await board.claim("k", 30.0) is None
+    await board.unclaim("k", mine)
+    again = await board.claim("k", 30.0)
+    assert again is not None
+    await board.pause("k", utcnow() + timedelta(seconds=1))  # the held call was refused: its hold ends
+    held = await board.read("k")
+    assert held is not None and held.probe_until is None
+    await board.lift("k", utcnow() + timedelta(seconds=2))
+    assert await board.read("k") is None
+    await store.aclose()
