@@ -159,23 +159,30 @@ class RateLimiter:
             raise
 
     async def _turn(self, key: str) -> None:
+        if self._hot_until.get(key, 0.0) > time.monotonic() and await self._hold(key):
+            return  # hot, and nobody else's call is out: one round trip
         while True:
             held, now = await self.board.read(key), utcnow()
-            cools = None if held is None else held.until + timedelta(seconds=self.hot_seconds)
-            if held is None or cools is None or cools <= now:
-                if held is not None:
-                    await self.board.lift(key, now - timedelta(seconds=self.hot_seconds))
-                return  # never refused, or long enough ago: no hold
+            if held is None:
+                return  # never refused: no hold
+            cools = held.until + timedelta(seconds=self.hot_seconds)
+            if cools <= now:
+                await self.board.lift(key, now - timedelta(seconds=self.hot_seconds))
+                return  # refused long enough ago: forgotten, no hold
             self._hot_until[key] = time.monotonic() + (cools - now).total_seconds()
             if held.until > now:
                 await self._wait(key, (held.until - now).total_seconds())
             elif held.probe_until is not None and held.probe_until >= now:
                 await self._wait(key, self.poll_seconds)  # another caller's call is out: its answer decides
-            else:
-                hold = await self.board.claim(key, self.hold_seconds)
-                if hold is not None:
-                    self._holds[key] = (asyncio.current_task(), hold)
-                    return
+            elif await self._hold(key):
+                return
+
+    async def _hold(self, key: str) -> bool:
+        hold = await self.board.claim(key, self.hold_seconds)
+        if hold is None:
+            return False
+        self._holds[key] = (asyncio.current_task(), hold)
+        return True
 
     async def after(self, key: str) -> None:
         """The call is over, answered or not: the next call may go."""
