@@ -4,13 +4,22 @@ A platform answers a call beyond its rate limit with HTTP 429 and how long to wa
 `Retry-After`, Discord's `retry_after`). The SDKs retry the one request that got it after that
 wait, while every other conversation keeps calling the same method, so the platform keeps
 refusing and counts it against the app. Here a 429 pauses the method for every sender: the pause is
-kept on a board (the bot's database, so every worker sees it), nobody calls the method until it
-ends, then exactly one caller tries again (the probe) while the rest wait for its answer; a
-success opens the method to all, another 429 pauses it anew. A paced method has one call in
-flight per process: the answer to one is known before the next goes, so a 429 is never followed by
-calls that were already on their way. For a while after a pause (`hot_seconds`) its calls are also
-paced to the platform's published limit, so that the queue a pause built up does not run straight
-into the next 429; a method that was never refused is not slowed down by a guess at the limit.
+kept on a board (the bot's database, so every worker sees it) and nobody calls the method until it
+ends.
+
+A 429 can only stop calls that have not left yet. So once a method has been refused it is "hot"
+for a while (`hot_seconds` after its pause ended, as the board says, so every worker and a
+restarted one agree) and, while hot, has one call in flight across all workers: a caller holds the
+method on the board (`claim`) before its call and lets go when the answer is in, so the next call
+leaves only once the last one's answer, 429 or not, is known. The first call after a pause is thus
+the probe, and the rest wait for its answer. A hold ends on its own after `hold_seconds`, so a
+worker killed mid-call blocks nobody for good; that is longer than the platform's usual wait, so
+a 429 it never got to record has passed by then too. While hot, calls are also paced to the
+platform's published limit, so that the queue a pause built up does not run straight into the next
+429. A method never refused pays no hold and no guess at the limit: one read of the board a call,
+to see a pause another worker recorded, and (a paced method) one call in flight per process. A call
+another worker had already sent when such a method's first 429 arrived can therefore still reach
+the platform just after it; from then on every call waits.
 """
 
 from __future__ import annotations
@@ -30,17 +39,17 @@ log = logging.getLogger("agentbot.ratelimits")
 
 
 class PauseBoard(Protocol):
-    """Where pauses are kept (`adapters.storage.ratelimits.SqlPauseBoard`: every worker's)."""
+    """Where pauses and holds are kept (`adapters.storage.ratelimits.SqlPauseBoard`: every worker's)."""
 
     async def read(self, key: str) -> Pause | None: ...
 
     async def pause(self, key: str, until: datetime) -> None: ...
 
-    async def claim(self, key: str, hold_seconds: float) -> bool: ...
+    async def claim(self, key: str, hold_seconds: float) -> datetime | None: ...
 
-    async def lift(self, key: str) -> None: ...
+    async def unclaim(self, key: str, hold: datetime) -> None: ...
 
-    async def unclaim(self, key: str) -> None: ...
+    async def lift(self, key: str, before: datetime) -> None: ...
 
 
 class RateLimitMetrics(Protocol):
@@ -60,25 +69,25 @@ class MemoryPauseBoard:
 
     async def pause(self, key: str, until: datetime) -> None:
         held = self._pauses.get(key)
-        if held is None or held.until < until:
-            self._pauses[key] = Pause(until)
+        self._pauses[key] = Pause(until if held is None else max(held.until, until))
 
-    async def claim(self, key: str, hold_seconds: float) -> bool:
+    async def claim(self, key: str, hold_seconds: float) -> datetime | None:
         held, now = self._pauses.get(key), utcnow()
-        if held is None or held.until > now or (held.probe_until is not None and held.probe_until > now):
-            return False
-        self._pauses[key] = Pause(held.until, now + timedelta(seconds=hold_seconds))
-        return True
+        if held is None or held.until > now or (held.probe_until is not None and held.probe_until >= now):
+            return None
+        hold = now + timedelta(seconds=hold_seconds)
+        self._pauses[key] = Pause(held.until, hold)
+        return hold
 
-    async def lift(self, key: str) -> None:
+    async def unclaim(self, key: str, hold: datetime) -> None:
         held = self._pauses.get(key)
-        if held is not None and held.until <= utcnow():
-            del self._pauses[key]
-
-    async def unclaim(self, key: str) -> None:
-        held = self._pauses.get(key)
-        if held is not None:
+        if held is not None and held.probe_until == hold:
             self._pauses[key] = Pause(held.until)
+
+    async def lift(self, key: str, before: datetime) -> None:
+        held = self._pauses.get(key)
+        if held is not None and held.until < before:
+            del self._pauses[key]
 
 
 @dataclass(frozen=True)
@@ -90,16 +99,19 @@ class Pace:
 
 
 class RateLimiter:
-    """Pauses and pacing for one platform's calls, keyed by whoever the platform limits together.
+    """Pauses, holds and pacing for one platform's calls, keyed by whoever the platform limits together.
 
     Args:
-        board: where pauses are kept; the database's board shares them across workers.
+        board: where pauses and holds are kept; the database's board shares them across workers.
         platform: the metrics label ("slack", "discord").
         metrics: counts every refused call.
-        probe_hold: how long a probe may take before another caller may try instead (a worker
-            that died while probing must not hold the method for good).
-        poll_seconds: how often a caller waiting on another worker's probe looks again.
-        hot_seconds: how long after a pause (this worker's or another's) calls are paced.
+        hold_seconds: how long one call may hold a hot method before another caller may go instead:
+            longer than a call takes and than the platform's usual `Retry-After`, so that a worker
+            killed mid-call neither blocks the method for good nor lets the next call meet a 429 it
+            never recorded.
+        poll_seconds: how often a caller waiting on another worker's hold looks again.
+        hot_seconds: how long after a pause ends (this worker's or another's) the method has one call
+            in flight across workers and its calls are paced.
     """
 
     def __init__(
@@ -108,29 +120,29 @@ class RateLimiter:
         platform: str,
         metrics: RateLimitMetrics | None = None,
         *,
-        probe_hold: float = 30.0,
-        poll_seconds: float = 0.2,
+        hold_seconds: float = 30.0,
+        poll_seconds: float = 0.05,
         hot_seconds: float = 60.0,
     ):
         self.board = board
         self.platform = platform
         self.metrics = metrics
-        self.probe_hold = probe_hold
+        self.hold_seconds = hold_seconds
         self.poll_seconds = poll_seconds
+        self.hot_seconds = hot_seconds
         self._changed: dict[str, asyncio.Event] = {}
-        self._probes: dict[str, asyncio.Task[object]] = {}  # key -> the task of this process probing it
-        self._in_flight: dict[str, asyncio.Lock] = {}  # a paced key's one call in flight
+        self._holds: dict[str, tuple[asyncio.Task[object] | None, datetime]] = {}  # key -> this process's hold on it
+        self._in_flight: dict[str, asyncio.Lock] = {}  # a paced key's one call in flight in this process
         self._holders: dict[str, asyncio.Task[object]] = {}
         self._next_slot: dict[str, float] = {}  # pace key -> the theoretical time of its next call
-        self.hot_seconds = hot_seconds
         self._hot_until: dict[str, float] = {}  # key -> until when its calls are paced (monotonic)
 
     async def before(self, key: str, pace_key: str = "", pace: Pace | None = None) -> None:
         """Wait until a call under `key` may go: its place in its pace (`pace_key`, a channel say),
-        while the method is hot, then, for a paced method, its turn as the one call in flight, then
-        no pause on it (or this caller is its probe). `after` must follow."""
+        while the method is hot, then, for a paced method, its turn as this process's call in
+        flight, then no pause on it and, while it is hot, its hold on it. `after` must follow."""
         if pace is None:
-            await self._unpaused(key)
+            await self._turn(key)
             return
         if self._hot_until.get(key, 0.0) > time.monotonic():
             await self._paced(pace_key or key, pace)
@@ -140,62 +152,71 @@ class RateLimiter:
         if task is not None:
             self._holders[key] = task
         try:
-            await self._unpaused(key)
+            await self._turn(key)
         except BaseException:
             self._holders.pop(key, None)
             lock.release()
             raise
 
-    async def _unpaused(self, key: str) -> None:
+    async def _turn(self, key: str) -> None:
+        if self._hot_until.get(key, 0.0) > time.monotonic() and await self._hold(key):
+            return  # hot, and nobody else's call is out: one round trip
         while True:
             held, now = await self.board.read(key), utcnow()
             if held is None:
-                break
-            self._heat(key)
+                return  # never refused: no hold
+            cools = held.until + timedelta(seconds=self.hot_seconds)
+            if cools <= now:
+                await self.board.lift(key, now - timedelta(seconds=self.hot_seconds))
+                return  # refused long enough ago: forgotten, no hold
+            self._hot_until[key] = time.monotonic() + (cools - now).total_seconds()
             if held.until > now:
                 await self._wait(key, (held.until - now).total_seconds())
-            elif held.probe_until is not None and held.probe_until > now:
-                await self._wait(key, self.poll_seconds)  # another caller's probe is out: its answer decides
-            elif await self.board.claim(key, self.probe_hold):
-                task = asyncio.current_task()
-                if task is not None:
-                    self._probes[key] = task
-                break
+            elif held.probe_until is not None and held.probe_until >= now:
+                await self._wait(key, self.poll_seconds)  # another caller's call is out: its answer decides
+            elif await self._hold(key):
+                return
 
-    async def after(self, key: str, *, answered: bool) -> None:
-        """The call is over. A probe that got an answer other than 429 opens the method to everyone;
-        one that got no answer at all (a network error) lets another caller try."""
+    async def _hold(self, key: str) -> bool:
+        hold = await self.board.claim(key, self.hold_seconds)
+        if hold is None:
+            return False
+        self._holds[key] = (asyncio.current_task(), hold)
+        return True
+
+    async def after(self, key: str) -> None:
+        """The call is over, answered or not: the next call may go."""
         task = asyncio.current_task()
         if self._holders.get(key) is task:
             del self._holders[key]
             self._in_flight[key].release()
-        if self._probes.get(key) is not task:
+        await self._let_go(key)
+
+    async def _let_go(self, key: str) -> None:
+        mine = self._holds.get(key)
+        if mine is None or mine[0] is not asyncio.current_task():
             return
-        del self._probes[key]
-        if answered:
-            await self.board.lift(key)
-        else:
-            await self.board.unclaim(key)
+        del self._holds[key]
+        await self.board.unclaim(key, mine[1])
         self._notify(key)
 
     async def refused(self, key: str, method: str, retry_after: float | None, attempt: int = 0) -> float:
         """A 429: pause `key` for everyone for `retry_after` seconds (without one, a backoff that
         doubles with each attempt), plus up to a second at random so that waiting callers and
-        workers do not all come back in the same instant. Returns the pause in seconds."""
+        workers do not all come back in the same instant. The refused call's hold ends with it.
+        Returns the pause in seconds."""
         base = retry_after if retry_after is not None and retry_after >= 0 else min(2.0**attempt, 30.0)
         seconds = base + random.uniform(0.05, 1.0)
-        if self._probes.get(key) is asyncio.current_task():
-            del self._probes[key]
+        mine = self._holds.get(key)
+        if mine is not None and mine[0] is asyncio.current_task():
+            del self._holds[key]
         await self.board.pause(key, utcnow() + timedelta(seconds=seconds))
-        self._heat(key)
+        self._hot_until[key] = time.monotonic() + seconds + self.hot_seconds
         if self.metrics is not None:
             self.metrics.rate_limited(self.platform, method)
         log.warning("%s: %s is rate limited; every sender waits %.1f s", self.platform, method, seconds)
         self._notify(key)
         return seconds
-
-    def _heat(self, key: str) -> None:
-        self._hot_until[key] = time.monotonic() + self.hot_seconds
 
     async def _paced(self, key: str, pace: Pace) -> None:
         interval = 1.0 / pace.per_second

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, and_, bindparam, delete, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, case, delete, or_, select, update
 
 from adapters.storage.schema import rate_pauses
 from adapters.storage.writes import insert_ignore
@@ -13,10 +13,14 @@ from agent.domain.types import utcnow
 from agent.interfaces import Database
 
 READ = select(rate_pauses.c.until, rate_pauses.c.probe_until).where(rate_pauses.c.key == bindparam("b_key"))
-EXTEND = (
+# A new pause keeps a later one already recorded, and ends the call in flight's hold: its answer is in.
+PAUSE = (
     update(rate_pauses)
-    .where(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.until < bindparam("b_until"))
-    .values(until=bindparam("b_until"), probe_until=None)
+    .where(rate_pauses.c.key == bindparam("b_key"))
+    .values(
+        until=case((rate_pauses.c.until < bindparam("b_until"), bindparam("b_until")), else_=rate_pauses.c.until),
+        probe_until=None,
+    )
 )
 CLAIM = (
     update(rate_pauses)
@@ -27,15 +31,20 @@ CLAIM = (
     )
     .values(probe_until=bindparam("b_hold"))
 )
-LIFT = delete(rate_pauses).where(
-    and_(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.until <= bindparam("b_now"))
+UNCLAIM = (
+    update(rate_pauses)
+    .where(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.probe_until == bindparam("b_hold"))
+    .values(probe_until=None)
 )
-UNCLAIM = update(rate_pauses).where(rate_pauses.c.key == bindparam("b_key")).values(probe_until=None)
+LIFT = delete(rate_pauses).where(
+    and_(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.until < bindparam("b_before"))
+)
 
 
 @dataclass(frozen=True)
 class Pause:
-    """A method's pause: nobody calls before `until`; after it, one probe at a time (`probe_until`)."""
+    """A method's pause: nobody calls before `until`; after it, while the method is still hot, one
+    call at a time across every worker, held until `probe_until` at the latest."""
 
     until: datetime
     probe_until: datetime | None = None
@@ -60,36 +69,40 @@ class SqlPauseBoard:
         return await self.store.run(unit, what="read a rate-limit pause")  # type: ignore[no-any-return]
 
     async def pause(self, key: str, until: datetime) -> None:
-        """Nobody calls before `until` (a later pause already recorded stays)."""
+        """Nobody calls before `until` (a later pause already recorded stays); the hold on the call
+        that was refused ends."""
 
         def unit(conn: Connection) -> None:
-            if conn.execute(EXTEND, {"b_key": key, "b_until": until}).rowcount == 0:
+            if conn.execute(PAUSE, {"b_key": key, "b_until": until}).rowcount == 0:
                 conn.execute(insert_ignore(conn, rate_pauses, "key").values(key=key, until=until, probe_until=None))
 
         await self.store.run(unit, what="record a rate-limit pause")
 
-    async def claim(self, key: str, hold_seconds: float) -> bool:
-        """Become the one caller that tries the method after its pause; False if another is."""
+    async def claim(self, key: str, hold_seconds: float) -> datetime | None:
+        """Become the one caller with a call in flight, for `hold_seconds` at most; returns the
+        hold's end (what `unclaim` names it by), or None while the method is paused or another
+        caller holds it."""
 
-        def unit(conn: Connection) -> bool:
+        def unit(conn: Connection) -> datetime | None:
             now = utcnow()
-            params = {"b_key": key, "b_now": now, "b_hold": now + timedelta(seconds=hold_seconds)}
-            return conn.execute(CLAIM, params).rowcount == 1
+            hold = now + timedelta(seconds=hold_seconds)
+            return hold if conn.execute(CLAIM, {"b_key": key, "b_now": now, "b_hold": hold}).rowcount == 1 else None
 
-        return await self.store.run(unit, what="claim a rate-limit probe")  # type: ignore[no-any-return]
+        return await self.store.run(unit, what="claim a rate-limited method")  # type: ignore[no-any-return]
 
-    async def lift(self, key: str) -> None:
-        """The probe got through: the method is open again (unless it was paused anew meanwhile)."""
+    async def unclaim(self, key: str, hold: datetime) -> None:
+        """The call is over: the next caller may go (a hold that ran out and was taken by another
+        caller stays theirs)."""
 
         def unit(conn: Connection) -> None:
-            conn.execute(LIFT, {"b_key": key, "b_now": utcnow()})
+            conn.execute(UNCLAIM, {"b_key": key, "b_hold": hold})
+
+        await self.store.run(unit, what="release a rate-limited method")
+
+    async def lift(self, key: str, before: datetime) -> None:
+        """The method cools down: its pause, if it ended before `before`, is forgotten."""
+
+        def unit(conn: Connection) -> None:
+            conn.execute(LIFT, {"b_key": key, "b_before": before})
 
         await self.store.run(unit, what="lift a rate-limit pause")
-
-    async def unclaim(self, key: str) -> None:
-        """The probe ended without an answer either way (a network error): another may try."""
-
-        def unit(conn: Connection) -> None:
-            conn.execute(UNCLAIM, {"b_key": key})
-
-        await self.store.run(unit, what="release a rate-limit probe")

@@ -118,17 +118,12 @@ class PacedWebClient(AsyncWebClient):
             body = kwargs.get("json") or kwargs.get("data") or kwargs.get("params") or {}
             where = f"{key}:{body.get('channel', '')}" if isinstance(body, dict) else key
         await self.limiter.before(key, where, pace)
-        answered = False
         try:
-            response = await super().api_call(api_method, **kwargs)
-            answered = True
-            return response
+            return await super().api_call(api_method, **kwargs)
         except SlackApiError as e:
             if e.response.status_code == 429:
                 # Its last retry was refused too: the method stays paused for everyone.
                 await self.limiter.refused(key, api_method, _retry_after(e.response.headers), MAX_RETRIES)
-            else:
-                answered = True
             raise
         finally:
-            await self.limiter.after(key, answered=answered)
+            await self.limiter.after(key)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 
 import pytest
 
-from adapters.storage.ratelimits import SqlPauseBoard
+from adapters.storage.ratelimits import Pause, SqlPauseBoard
+from adapters.storage.schema import rate_pauses
 from adapters.storage.sql import SqlStore
+from agent.domain.types import utcnow
 from bots.ratelimits import MemoryPauseBoard, Pace, RateLimiter
 from bots.slack.ratelimits import PacedWebClient
 from tests.standins.slack_standin import SlackStandIn
@@ -93,10 +96,122 @@ async def test_after_a_pause_sends_are_paced_to_the_published_rate() -> None:
         start = loop.time()
         for _ in range(6):
             await limiter.before("k", "k:C1", pace)
-            await limiter.after("k", answered=True)
+            await limiter.after("k")
         return loop.time() - start
 
     assert await six() < 0.1  # never refused: no guess at the limit slows it down
     await limiter.refused("k", "chat.postMessage", retry_after=0.0)
     # Once the platform has said "slow down": two back to back, then one every 50 ms.
     assert await six() >= 0.19
+
+
+async def test_once_refused_one_call_is_in_flight_across_workers(any_db_url: str, slack: SlackStandIn) -> None:
+    """A 429 cannot stop a call another worker has already sent: once the method was refused, the
+    next call leaves only when the last one's answer is in, so none is sooner than Retry-After."""
+    stores = [SqlStore(any_db_url), SqlStore(any_db_url)]
+    clients = [
+        PacedWebClient(RateLimiter(SqlPauseBoard(s), "slack"), token="xoxb-one", base_url=f"{slack.url}/api/")
+        for s in stores
+    ]
+    for s in stores:
+        await s.ensure_schema()
+    slack.fail_next("chat.postMessage", 429)  # Retry-After 0: the method is hot, nothing waits
+    await clients[0].chat_postMessage(channel="C00", text="first")
+    slack.rate_limit({"chat.postMessage"}, seconds=2.5, retry_after=1)
+    answers = await asyncio.gather(
+        *(clients[n % 2].chat_postMessage(channel=f"C{n:02d}", text=f"answer {n}") for n in range(12))
+    )
+    for s in stores:
+        await s.aclose()
+    assert all(a["ok"] for a in answers)
+    assert slack.too_soon() == []
+
+
+class Watched(MemoryPauseBoard):
+    """A board that counts what it is asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    async def read(self, key: str) -> Pause | None:
+        self.asked.append("read")
+        return await super().read(key)
+
+    async def claim(self, key: str, hold_seconds: float) -> datetime | None:
+        self.asked.append("claim")
+        return await super().claim(key, hold_seconds)
+
+
+async def test_a_method_never_refused_takes_no_hold() -> None:
+    board = Watched()
+    limiter = RateLimiter(board, "slack", hot_seconds=0.3)
+    for _ in range(3):
+        await limiter.before("k", "k:C1", Pace(per_second=1.0))
+        await limiter.after("k")
+    assert board.asked == ["read"] * 3
+    await limiter.refused("k", "chat.postMessage", retry_after=0.0)
+    board.asked.clear()
+    await limiter.before("k", "k:C1", Pace(per_second=100.0))
+    await limiter.after("k")
+    assert "claim" in board.asked  # hot: one call in flight across workers
+    await asyncio.sleep(1.3)  # the pause (at most a second) and the hot spell are over
+    board.asked.clear()
+    await limiter.before("k")
+    await limiter.after("k")
+    await limiter.before("k")
+    await limiter.after("k")
+    assert board.asked == ["read", "read"] and await board.read("k") is None  # cooled down and forgotten
+
+
+async def test_a_worker_killed_holding_a_hot_method_blocks_it_only_for_its_hold(any_db_url: str) -> None:
+    stores = [SqlStore(any_db_url), SqlStore(any_db_url)]
+    for s in stores:
+        await s.ensure_schema()
+    killed, other = (RateLimiter(SqlPauseBoard(s), "slack", hold_seconds=1.5) for s in stores)
+    await killed.refused("k", "chat.postMessage", retry_after=0.0)
+    await killed.before("k")  # waits out the pause, then holds the method; it dies before `after`
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await other.before("k")
+    waited = loop.time() - start
+    assert 1.3 < waited < 2.0  # a 429 the dead worker never recorded has had its hold to pass
+    start = loop.time()
+    waiting = asyncio.ensure_future(killed.before("k"))  # the restarted worker, say
+    await asyncio.sleep(0.3)
+    assert not waiting.done()  # the live holder's call is still out
+    await other.after("k")
+    await waiting
+    assert loop.time() - start < 0.6  # its answer lets the next call go at once
+    await killed.after("k")
+    for s in stores:
+        await s.aclose()
+
+
+async def test_the_board_keeps_the_later_pause_and_only_its_own_hold(any_db_url: str) -> None:
+    store = SqlStore(any_db_url)
+    await store.ensure_schema()
+    board = SqlPauseBoard(store)
+    now = utcnow()
+    await board.pause("k", now + timedelta(seconds=5))
+    await board.pause("k", now + timedelta(seconds=1))
+    held = await board.read("k")
+    assert held is not None and held.until == now + timedelta(seconds=5)  # the later pause stays
+    assert await board.claim("k", 30.0) is None  # paused: nobody holds it
+    ended = rate_pauses.update().values(until=now - timedelta(seconds=1))
+    await store.run(lambda conn: conn.execute(ended), what="end the pause")
+    await board.lift("k", now - timedelta(seconds=2))
+    assert await board.read("k") is not None  # it ended after `before`: still hot, remembered
+    mine = await board.claim("k", 30.0)
+    assert mine is not None and await board.claim("k", 30.0) is None  # one holder at a time
+    await board.unclaim("k", mine - timedelta(seconds=1))  # not its hold: nothing changes
+    assert await board.claim("k", 30.0) is None
+    await board.unclaim("k", mine)
+    again = await board.claim("k", 30.0)
+    assert again is not None
+    await board.pause("k", utcnow() + timedelta(seconds=1))  # the held call was refused: its hold ends
+    held = await board.read("k")
+    assert held is not None and held.probe_until is None
+    await board.lift("k", utcnow() + timedelta(seconds=2))
+    assert await board.read("k") is None
+    await store.aclose()
