@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent.config.schema import SlotSpec
-from agent.text import Runs
+from agent.text import STOPWORDS, Runs
 from agent.understanding import levels
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
 from agent.understanding.entities import Entities, EntityReader
@@ -117,8 +117,8 @@ class Describing:
             rest = self.asking.sub(" ", rest)
         rest = " ".join(rest.split()).strip(" ,.;:-?!")
         found = _ALNUM(rest.lower())
-        if len(found) < 3 or not set(found) - self.no_content:
-            return None
+        if len(found) < 3 or not set(found) - self.no_content - STOPWORDS:
+            return None  # no word of its own beyond the asking ("there's a problem and I'd like to report it")
         return rest[0].upper() + rest[1:]
 
 

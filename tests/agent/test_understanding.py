@@ -146,6 +146,9 @@ def test_a_ticket_summary_is_the_problem_not_the_request() -> None:
     assert problem_summary(said) == "My keyboard arrived with missing keys"
     assert problem_summary("I'd like to file a claim: the webcam arrived cracked") == "The webcam arrived cracked"
     assert problem_summary("I want to complain") is None
+    # Saying there is a problem, in joined clauses, describes none: the bot asks what it is.
+    assert problem_summary("there's an issue and so I would like to report it") is None
+    assert problem_summary("something's wrong, and I need help with it") is None
 
 
 @pytest.mark.parametrize(
