@@ -278,7 +278,8 @@ class ReplyReader:
             return Part(text, "remark", request)  # "and where is O-12345": read as the request it is
         if values or lead == "detail" and not self._bare(after, 0):
             return Part(text, "values")  # "yes, for two", "on the kitchen speaker"
-        if self._change is not None and self._change.search(text):
+        if self._change is not None and self._change.search(text) and len(words(text)) > 1:
+            # A change word alone ("actually, ...") says nothing of what to change.
             return Part(text, "change")
         wish = lead == "request" and bool(after) and not self._bare(after, 1)
         leans = self._leans_no(reading.scores) or self._holds(reading.scores)

@@ -128,3 +128,11 @@ async def test_a_question_about_something_else_beside_a_yes_adds_nothing(app: Ap
     _, delivered = await say(app.router, "Yes. Are pets allowed and may I have a contact number?")
     assert await refunds(app) == [("O-23456", 3290.0)]
     assert len(delivered) == 1  # the action's answer is the reply: no fallback, no offer of a human
+
+
+@pytest.mark.parametrize("text", ["actually, leave it the way it was", "rather, forget about it"])
+async def test_a_change_word_alone_before_a_no_changes_nothing_and_the_no_cancels(app: App, text: str) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert await refunds(app) == []
+    assert "cancelled" in r.text
