@@ -21,7 +21,10 @@ _CLAUSE = re.compile(
     r"|(?<=[.!?])\s+(?=[a-z])"
     r"|,?\s+and\s+also\s+|,\s*also\s+|,?\s+plus\s+"
     r"|,\s*(?:and\s+)?(?:then\s+)?(?=" + _OPENER + r")"
-    r"|\s+and\s+(?:then\s+)?(?=(?:can|could|would|please|also|i\s+(?:also\s+)?(?:want|need|would|'d))\b)",
+    r"|\s+and\s+then\s+"
+    r"|\s+and\s+(?=(?:can|could|would|please|also|i\s+(?:also\s+)?(?:want|need|would|'d))\b)"
+    # " and " before a request's verb: "check O-45678 and open a ticket about the delay"
+    r"|\s+and\s+(?=(?:open|check|add|track|refund|create|file|report|remind|mark|delete|remove|find|look)\b)",
     re.I,
 )
 _LIST_GAP = re.compile(r"^[\s,&/]*(?:(?:and|or)\b[\s,&/]*)?$", re.I)
