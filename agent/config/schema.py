@@ -189,6 +189,9 @@ class Choosing(Strict):
     lowest: dict[str, str] = Field(default_factory=dict)
     highest: dict[str, str] = Field(default_factory=dict)
     all: list[str] = Field(default_factory=list)
+    # An order's state (its `status`) -> the words a reply picks an order in that state by ("the
+    # one that arrived", "the delayed one"), beside the words of its items.
+    states: dict[str, list[str]] = Field(default_factory=dict)
     # "none of those", "something else": picks none of the choices a clarifying question offered.
     none: list[str] = Field(default_factory=list)
 

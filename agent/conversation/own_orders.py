@@ -82,6 +82,11 @@ class OrderNames:
             found |= {w for w in words(name) if (len(w) >= 3 or any(c.isdigit() for c in w)) and w not in STOPWORDS}
         return found
 
+    def choice_words(self, order: dict[str, Any]) -> set[str]:
+        """The words a reply to "which one?" picks an order by: its items' and its state's ("the
+        one that arrived")."""
+        return self.item_words(order) | set(self.choosing.states.get(str(order.get("status", "")), []))
+
     def store_words(self, text: str) -> list[str]:
         """The words of the message that name something the store sells: a kind, a brand."""
         return [w for w in words(text) if w in self.kind_words or w in self.brands]
@@ -198,7 +203,7 @@ class OwnOrders:
         if len(orders) == 1:
             params = cls.params | {slot: str(orders[0].get("order_id", ""))}
             return Owned(cls.model_copy(update={"params": params}), named=named)
-        choices = [choice_of(o, self.names.item_words(o)) for o in orders]
+        choices = [choice_of(o, self.names.choice_words(o)) for o in orders]
         return Owned(cls, named=named, choices=choices)
 
     def offer(self, goal: Goal, owned: Owned) -> None:
