@@ -3,11 +3,11 @@
 The table has 256 columns; it was trained so that its leading columns are a smaller model of their
 own (Matryoshka training), so `dimensions=128` reads with the first half of each row.
 
-Given a cache folder (the app's `var/models`), the table's columns in use (16 MB as float32) and
-the bank sentences' vectors are kept there as .npy files and read memory-mapped
-(adapters/nlu/arrays.py): one copy for every worker on the machine, of which a process touches
-only the rows of the tokens it meets, and a start on the same banks reads no safetensors file and
-embeds no sentence.
+Given a cache folder (the app's `var/models`), the table's columns in use (16 MB as float32), the
+tokenizer's merges (adapters/nlu/pieces.py) and the bank sentences' vectors are kept there as .npy
+files and read memory-mapped (adapters/nlu/arrays.py): one copy for every worker on the machine,
+of which a process touches only the rows of the tokens it meets, and a start on the same banks
+reads no safetensors file and embeds no sentence.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import math
 from collections import OrderedDict
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from adapters.nlu import pieces
 from adapters.nlu.arrays import ArrayFolder, digest
+from adapters.nlu.pieces import Pieces
 
 # How many tokens' similarity columns are kept (a 16-bit integer per bank sentence each, 12 KB for
 # the shipped banks): about 25 MB once a process has met that many tokens. Twice as many took
@@ -32,7 +33,7 @@ COLUMNS = 2048
 # The files of wordllama's model in its wheel (its `l2_supercat` configuration).
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
-FORMAT = 1  # of the cached arrays; a change of what is kept changes it
+FORMAT = 2  # of the cached arrays; a change of what is kept changes it
 
 
 class WordLlamaScorer:
@@ -45,7 +46,7 @@ class WordLlamaScorer:
 
     def __init__(self, dimensions: int = 128, top_k: int = 2, cache: Path | None = None):
         self._folder = ArrayFolder(cache, "wordllama") if cache is not None else None
-        self.tokenizer, self.table, self._words, self._by_word = self._model(dimensions)
+        self.pieces, self.table, self._words, self._by_word = self._model(dimensions)
         self._word_ids = functools.lru_cache(maxsize=16384)(self._encoded)
         # Knowledge-base titles and headings are compared again on every search; their vectors are kept.
         self._unit = functools.lru_cache(maxsize=4096)(self.embed)
@@ -66,21 +67,18 @@ class WordLlamaScorer:
         self._any_single = False
         self._slots: np.ndarray = np.zeros((0, 0), dtype=np.intp)
 
-    def _model(self, dimensions: int) -> tuple[Any, np.ndarray, set[str], bool]:
+    def _model(self, dimensions: int) -> tuple[Pieces, np.ndarray, set[str], bool]:
         """The tokenizer, the table's leading `dimensions` columns as float32, the tokenizer's whole
         words and whether it tokenizes word by word: from the cache folder where they are kept."""
-        from tokenizers import Tokenizer
-
         tokenizer_file, weights = _shipped_files()
-        tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._table_key = digest(FORMAT, version("wordllama"), str(weights), dimensions)
-        names = ("table", "words", "by_word")
+        names = ("table", "words", "by_word", *pieces.NAMES)
         kept = self._folder.load(self._table_key, names) if self._folder is not None else None
         if kept is None:
-            kept = _table(weights, dimensions, tokenizer)
+            kept = _table(weights, dimensions, tokenizer_file)
             if self._folder is not None:
                 kept = self._folder.save(self._table_key, kept)
-        return tokenizer, kept["table"], set(kept["words"].tolist()), bool(kept["by_word"])
+        return Pieces(kept), kept["table"], set(kept["words"].tolist()), bool(kept["by_word"])
 
     def words(self) -> set[str]:
         """Whole English words of five letters or more in the model's tokenizer: common enough that
@@ -139,7 +137,7 @@ class WordLlamaScorer:
         self.fit([*self._examples, *examples])
 
     def _encoded(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return self.pieces.encode(text)
 
     def ids(self, text: str) -> list[int]:
         """The tokenizer's ids for `text` (word by word where that is the same)."""
@@ -289,16 +287,17 @@ def _shipped_files() -> tuple[Path, Path]:
     )
 
 
-def _table(weights: Path, dimensions: int, tokenizer: Any) -> dict[str, np.ndarray]:
+def _table(weights: Path, dimensions: int, tokenizer: Path) -> dict[str, np.ndarray]:
     """The arrays kept for the model: the table's leading columns as float32, read as wordllama's
-    loader reads them, the tokenizer's whole words, and whether it tokenizes word by word."""
+    loader reads them, the tokenizer's whole words, whether it tokenizes word by word, and its merges."""
     from safetensors import safe_open
 
     with safe_open(str(weights), framework="np") as f:
         table = np.ascontiguousarray(f.get_tensor("embedding.weight")[:, :dimensions], dtype=np.float32)
-    vocab = tokenizer.get_vocab()
+    merges = pieces.kept_arrays(tokenizer)
+    vocab = pieces.vocabulary(tokenizer)
     # The tokenizer joins no piece across a space: no token has "\u2581" (its space) after a first
     # character, but for runs of it alone. A text of single spaces is then tokenized word by word.
     by_word = not any("\u2581" in k[1:] and k.strip("\u2581") for k in vocab)
     words = sorted({k[1:].lower() for k in vocab if k.startswith("\u2581") and k[1:].isalpha() and len(k) > 4})
-    return {"table": table, "words": np.array(words), "by_word": np.array(by_word)}
+    return {"table": table, "words": np.array(words), "by_word": np.array(by_word), **merges}

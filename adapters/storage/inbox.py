@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, delete, exists, or_, select, update
-from sqlalchemy.orm import aliased
 
 from adapters.storage.schema import inbox, session_leases, sessions
 from adapters.storage.sql import FINISH_INBOX, SqlStore
@@ -40,7 +39,7 @@ SELECT_NEXT = (
     .order_by(inbox.c.written_at.nulls_first(), inbox.c.accepted_at, inbox.c.key)
     .limit(1)
 )
-_held = aliased(inbox)
+_held = inbox.alias()
 # A conversation with a postponed event is not ready until that event is due, whatever came after it.
 HELD = exists().where(
     and_(

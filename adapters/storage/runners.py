@@ -22,7 +22,6 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from adapters.storage.checkpoint import BACKSTOP_PAGES, Checkpointer
 
@@ -111,6 +110,10 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 
 class AsyncEngineRunner:
     def __init__(self, url: str):
+        # Imported here: SQLAlchemy's asyncio extension brings its ORM (8 MiB) into every process
+        # otherwise, and a SQLite process runs without either.
+        from sqlalchemy.ext.asyncio import create_async_engine
+
         self.engine = create_async_engine(url, pool_pre_ping=True)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:

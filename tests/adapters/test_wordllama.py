@@ -102,7 +102,8 @@ def test_scores_on_a_random_table_and_bank_are_the_definitions(seed: int, monkey
     # columns, so that columns are given up, kept again, and a long message reads the whole bank.
     rng = np.random.default_rng(seed)
     shipped = wordllama._table
-    kept = shipped(wordllama._shipped_files()[1], 128, WordLlamaScorer().tokenizer)
+    tokenizer, weights = wordllama._shipped_files()
+    kept = shipped(weights, 128, tokenizer)
     table = rng.standard_normal(kept["table"].shape).astype(np.float32)
     monkeypatch.setattr(wordllama, "_table", lambda *_: {**kept, "table": table})
     monkeypatch.setattr(wordllama, "COLUMNS", int(rng.integers(4, 40)))
@@ -132,19 +133,19 @@ def test_scores_on_a_random_table_and_bank_are_the_definitions(seed: int, monkey
         assert total.tolist() == pytest.approx([0.5 + expected[label] / 4 for label in scorer.labels], abs=1e-4)
 
 
-def test_a_reading_process_does_not_import_the_wordllama_package() -> None:
-    # It brings an HTTP client, pydantic models and compiled clustering code; the model's two files
-    # are all the reader needs.
+def test_a_reading_process_imports_neither_the_wordllama_package_nor_a_tokenizer() -> None:
+    # wordllama brings an HTTP client, pydantic models and compiled clustering code, and Hugging
+    # Face's tokenizer 12 MB of hash maps; the model's arrays are all the reader needs.
     script = (
         "import sys\n"
         "from bots.cli.nlu import reader_for\n"
         "reader, _ = reader_for()\n"
         "assert reader.read('where is O-12345?').intent == 'order_status'\n"
-        "print('wordllama' in sys.modules)\n"
+        "print('wordllama' in sys.modules, 'tokenizers' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == "False False"
 
 
 def test_a_cached_model_reads_the_same_scores_from_files_every_worker_maps(tmp_path: Path) -> None:
