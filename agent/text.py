@@ -17,7 +17,7 @@ _STOPWORDS = """a an the i me my mine we our you your it its is are was were be 
 to of in on at for from with about as by or and but so if then than that this these those
 there here can could would should will shall may might must have has had
 please pls plz just really actually basically kindly okay ok um uh
-like maybe some any yet still also too very quite bit lot get got gotten want wanna need
+like maybe perhaps probably possibly some any yet still also too very quite bit lot get got gotten want wanna need
 let know tell give see into up out go going gonna im ive id"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.config.schema import ANY, SlotSpec
-from agent.text import clean, word_runs
+from agent.text import STOPWORDS, clean, word_runs
 from agent.understanding.politeness import Politeness
 from agent.understanding.required import ANY_DIGIT, Needed, required, surest
 
@@ -211,9 +211,9 @@ class SlotExtractor:
         if found is None:
             return None
         value, rest = found
-        # Little words around it ("a", "it's the", "my") say nothing else; "cancel O-12345" does.
+        # Little words around it ("a", "it's the", "my", "maybe") say nothing else; "cancel O-12345" does.
         words = re.findall(r"[\w']+", politeness.core(rest))
-        return value if len(words) <= 2 and all(len(w) <= 4 for w in words) else None
+        return value if len(words) <= 2 and all(len(w) <= 4 or w.lower() in STOPWORDS for w in words) else None
 
     def extract_reply(self, name: str, text: str, *, free_text: bool = True) -> Any | None:
         """The value of `name` in a direct answer to the question asking for it."""

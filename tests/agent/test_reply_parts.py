@@ -90,6 +90,8 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "absolutely not",
         "hmm, I'm not sure",  # undecided: the question stays
         "yeah I'd rather you waited a bit",
+        "ok, perhaps",  # a hedge is not decided yet: nothing runs on a guess
+        "yes probably",
         # A negated yes reads nearest the yes it negates; the negation refuses.
         "don't go ahead",
         "please do not proceed with it",
