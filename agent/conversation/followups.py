@@ -49,10 +49,11 @@ class ItemMention:
         # By place first, else by name; a figure word is ranked by the planner over the items' data.
         self.index: int | None = picked.place if picked.place is not None else picked.named
         self.rank: list[str] | None = list(picked.ranked) if picked.ranked is not None else None
+        self.all = picked.all  # "are both in stock?", "how many of each of them are left?"
 
     @property
     def about_items(self) -> bool:
-        return self.strong or self.pointing or self.data
+        return self.strong or self.pointing or self.data or self.all
 
 
 def redirect(
@@ -88,15 +89,18 @@ def redirect(
         # Short of sure, a message with a clear pointer at the items is read as a follow-up.
         if not (cls.intent_id in (None, rule.intent) or own or not cls.sure):
             return cls  # another request, plainly ("where is O-12345?")
-    elif not (cls.intent_id == rule.intent or own):
+    elif not (cls.intent_id == rule.intent or own or cls.intent_id is None and _asks(text, rule)):
         # "it" alone, in a message not read as a question about an item, points at nothing listed
-        # ("i called the bank, tick it off").
+        # ("i called the bank, tick it off"); a question that names no other request does
+        # ("how many are left of those?").
         return cls
     asked, yes_no = _question(text, rule, choosing)
     params: dict[str, Any] = {rule.slot: text, "question": asked}
     skus = [str(i.get("sku")) for i in items]
     if mention.rank is not None:
         params |= {"skus": skus, "rank": mention.rank}
+    elif mention.all and mention.index is None:
+        params["skus"] = skus
     elif mention.index is not None:
         params["sku"] = skus[mention.index]
     else:
@@ -115,6 +119,11 @@ def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]
     asked = " ".join(yes_no or said)
     pointing = says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest])
     return without(asked, pointing), bool(yes_no)
+
+
+def _asks(text: str, rule: FollowUp) -> bool:
+    """The message is a question: it ends with its mark, or a clause opens with a yes/no word."""
+    return text.rstrip().endswith("?") or _question(text, rule, Choosing())[1]
 
 
 def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:
