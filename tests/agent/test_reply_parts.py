@@ -40,6 +40,7 @@ RUNS = [
     "not a problem, please continue",
     "I'm happy with that",  # "I'm good with it" is a yes, though "I'm good" alone is a no thanks
     "we're good with it, carry on",
+    "I'm fine with that",
     "yep, it is",  # a short answer that says "it is so"
     "very good, I am ready",
     "sure I need the money back",  # an approval opens a clause of its own, with no comma
@@ -85,6 +86,7 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "I'm good, thanks",
         "nah, I'm fine",
         "no thanks, I'm good",
+        "nope, I'm fine",  # "I'm fine" alone: no, thank you
         "not happy with that",  # an approval word denied
         "that is not correct",
         "absolutely not",
