@@ -120,9 +120,13 @@ def answer_of(parts: list[Part]) -> AnswerKind:
     return "yes" if agrees else "none"
 
 
-def _unshadowed(phrases: list[str], others: list[str]) -> list[str]:
-    """The phrases that share no word with a longer one of `others`."""
-    return [p for p in phrases if not any(len(o) > len(p) and set(o.split()) & set(p.split()) for o in others)]
+def _unshadowed(phrases: list[str], others: list[str], ties: bool = False) -> list[str]:
+    """The phrases that share no word with a longer one of `others` (`ties`: or one as long)."""
+    return [
+        p
+        for p in phrases
+        if not any((len(o) > len(p) or ties and len(o) == len(p)) and set(o.split()) & set(p.split()) for o in others)
+    ]
 
 
 class ReplyReader:
@@ -306,7 +310,8 @@ class ReplyReader:
         words is part of it ("I'm good" in "good with that", "not" in "not a problem", "good" in
         "I'm good"). A part with other words is the model's to read (None)."""
         approvals, denials = says(text, self._approvals), says(text, self._denials)
-        approvals, denials = _unshadowed(approvals, denials), _unshadowed(denials, approvals)
+        # A denial and an approval as long that share a word: the approval reads on ("we're fine with it").
+        approvals, denials = _unshadowed(approvals, denials), _unshadowed(denials, approvals, ties=True)
         if denials and self._only(text, [*approvals, *denials]):
             return "refusal"
         if approvals and self._only(text, approvals):

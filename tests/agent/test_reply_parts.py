@@ -40,7 +40,7 @@ RUNS = [
     "not a problem, please continue",
     "I'm happy with that",  # "I'm good with it" is a yes, though "I'm good" alone is a no thanks
     "we're good with it, carry on",
-    "I'm fine with that",
+    "we're fine with it, thanks",
     "yep, it is",  # a short answer that says "it is so"
     "very good, I am ready",
     "sure I need the money back",  # an approval opens a clause of its own, with no comma
