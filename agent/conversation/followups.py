@@ -89,7 +89,7 @@ def redirect(
         # Short of sure, a message with a clear pointer at the items is read as a follow-up.
         if not (cls.intent_id in (None, rule.intent) or own or not cls.sure):
             return cls  # another request, plainly ("where is O-12345?")
-    elif not (cls.intent_id == rule.intent or own or cls.intent_id is None and _asks(text, rule)):
+    elif not (cls.intent_id == rule.intent or own or cls.intent_id is None and _asks(text, rule, choosing)):
         # "it" alone, in a message not read as a question about an item, points at nothing listed
         # ("i called the bank, tick it off"); a question that names no other request does
         # ("how many are left of those?").
@@ -121,9 +121,9 @@ def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]
     return without(asked, pointing), bool(yes_no)
 
 
-def _asks(text: str, rule: FollowUp) -> bool:
+def _asks(text: str, rule: FollowUp, choosing: Choosing) -> bool:
     """The message is a question: it ends with its mark, or a clause opens with a yes/no word."""
-    return text.rstrip().endswith("?") or _question(text, rule, Choosing())[1]
+    return text.rstrip().endswith("?") or _question(text, rule, choosing)[1]
 
 
 def _restarts(goal: Goal, cls: Classification, rule: FollowUp) -> bool:

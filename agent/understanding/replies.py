@@ -170,8 +170,8 @@ class ReplyReader:
         self._approvals = [" ".join(words(a)) for a in banks.approvals if words(a)]
         self._openings = sorted(self._approvals, key=len, reverse=True)  # "yes please refund it": read after "yes"
         # A word of approval that opens a clause is a part of its own, comma or not ("Yes I want
-        # to rent it", "Great that's it"); not a short answer that opens with a pronoun ("it is",
-        # "I do"), which may as well start a sentence ("It is too late").
+        # to rent it", "sure could you send the receipt"); not a short answer that opens with a
+        # pronoun ("it is", "I do"), which may as well start a sentence ("It is too late").
         opening = [a for a in self._openings if a.split()[0] not in STOPWORDS]
         said = "|".join(r"\W+".join(map(re.escape, a.split())) for a in opening)
         self._approval_first = re.compile(rf"(?:{said})\b[\s.!,;:]*(?=\w)", re.I) if said else None
