@@ -8,6 +8,7 @@ import signal
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 from agent.config.files import load_config
 from agent.context.turn import TurnContext
@@ -118,3 +119,22 @@ async def classify(
 ) -> Classification:
     """`said` read once by `rules` (as a turn reads it), then understood by `classifier`."""
     return await classifier.classify(TurnContext.alone(said, rules.read(said.text), intents, state, me, history))
+
+
+async def rules_conversation(suite_path: Path, scenario_id: str, db_url: str) -> None:
+    """Run one scenario of a rules-mode suite (tests/suites_rules/) on a database of its own, and
+    fail with every turn that missed."""
+    from agent.eval.runner import run_scenario
+    from agent.eval.suite import load_suite
+    from bots.app import build_app
+
+    suite = load_suite(suite_path)
+    scenario = next(s for s in suite.scenarios if s.id == scenario_id)
+
+    async def factory(sink: Any) -> Any:
+        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
+
+    result = await run_scenario(suite.name, scenario, factory)
+    assert result.passed, "\n".join(
+        f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}" for f in result.failures
+    )

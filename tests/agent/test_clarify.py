@@ -11,14 +11,11 @@ import pytest
 
 from agent.app import App
 from agent.domain.types import ChannelContext, ChannelType, Interaction, OutboundMessage
-from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from agent.understanding.banks import NluBanks
 from agent.understanding.doubt import unsure_between
 from agent.understanding.reading import Reading
-from bots.app import build_app
-from tests.helpers import CUSTOMER, REPO, say
+from tests.helpers import CUSTOMER, REPO, rules_conversation, say
 from tests.standins.telemetry import CollectingSink
 
 BANKS = NluBanks(threshold=0.3, confident=0.6, gates={"refund_request": 0.7}, clarify=0.05)
@@ -107,13 +104,4 @@ CONVERSATIONS = REPO / "tests" / "suites_rules" / "clarify_choices.yaml"
 
 @pytest.mark.parametrize("scenario_id", [s.id for s in load_suite(CONVERSATIONS).scenarios])
 async def test_clarify_conversation(scenario_id: str, db_url: str) -> None:
-    suite = load_suite(CONVERSATIONS)
-    scenario = next(s for s in suite.scenarios if s.id == scenario_id)
-
-    async def factory(sink: TelemetrySink) -> App:
-        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
-
-    result = await run_scenario(suite.name, scenario, factory)
-    assert result.passed, "\n".join(
-        f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}" for f in result.failures
-    )
+    await rules_conversation(CONVERSATIONS, scenario_id, db_url)

@@ -6,16 +6,12 @@ import re
 
 import pytest
 
-from agent.app import App
 from agent.config.files import load_config
 from agent.conversation.followups import redirect
 from agent.conversation.session import Goal, Speaker
 from agent.domain.types import Classification
-from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
-from bots.app import build_app
-from tests.helpers import REPO
+from tests.helpers import REPO, rules_conversation
 
 LISTED = [
     {"sku": "A-1", "name": "Alpha One", "price": 300, "stock": 2, "attributes": {"weight": "900 g"}},
@@ -94,13 +90,4 @@ FOLLOW_UPS = REPO / "tests" / "suites_rules" / "follow_ups.yaml"
 
 @pytest.mark.parametrize("scenario_id", [s.id for s in load_suite(FOLLOW_UPS).scenarios])
 async def test_follow_up_conversation(scenario_id: str, db_url: str) -> None:
-    suite = load_suite(FOLLOW_UPS)
-    scenario = next(s for s in suite.scenarios if s.id == scenario_id)
-
-    async def factory(sink: TelemetrySink) -> App:
-        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
-
-    result = await run_scenario(suite.name, scenario, factory)
-    assert result.passed, "\n".join(
-        f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}" for f in result.failures
-    )
+    await rules_conversation(FOLLOW_UPS, scenario_id, db_url)

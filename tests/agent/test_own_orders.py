@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from agent.app import App
-from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from bots.app import build_app
-from tests.helpers import REPO, say
+from tests.helpers import REPO, rules_conversation, say
 from tests.standins.telemetry import CollectingSink
 
 
@@ -76,13 +74,4 @@ OWN_THINGS = REPO / "tests" / "suites_rules" / "own_things.yaml"
 
 @pytest.mark.parametrize("scenario_id", [s.id for s in load_suite(OWN_THINGS).scenarios])
 async def test_own_things_conversation(scenario_id: str, db_url: str) -> None:
-    suite = load_suite(OWN_THINGS)
-    scenario = next(s for s in suite.scenarios if s.id == scenario_id)
-
-    async def factory(sink: TelemetrySink) -> App:
-        return build_app(REPO / "config", REPO / "data", db_url, telemetry=sink)
-
-    result = await run_scenario(suite.name, scenario, factory)
-    assert result.passed, "\n".join(
-        f"turn {f.turn} {f.key}: expected {f.expected!r}, got {f.got!r}" for f in result.failures
-    )
+    await rules_conversation(OWN_THINGS, scenario_id, db_url)
