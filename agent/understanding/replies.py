@@ -61,7 +61,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
 _ONE = re.compile(
     r"(?<!\bthe )(?<!\bthat )(?<!\bthis )(?<!\bwhich )(?<!\bany )(?<!\beach )(?<!\bno )\bone ([a-z]+)", re.I
 )
-_NOT_COUNTED = frozenset(["more", "thing", "last", "moment", "sec", "second", "minute", "day", "time"])
+_NOT_COUNTED = frozenset(["more", "thing", "moment", "sec", "minute", "day", "time"])
 # A judgement of what was said: a short subject, a judging verb, then what it is judged.
 _VERDICT = re.compile(r"((?:\w+ ){1,4})(?:is|are|was|were|looks?|seems?|sounds?) (.+)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
