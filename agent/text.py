@@ -18,7 +18,8 @@ to of in on at for from with about as by or and but so if then than that this th
 there here can could would should will shall may might must have has had
 please pls plz just really actually basically kindly okay ok um uh
 like maybe perhaps probably possibly some any yet still also too very quite bit lot get got gotten want wanna need
-let know tell give see into up out go going gonna im ive id"""
+let know tell give see into up out go going gonna im ive id
+thats thatll itll youre youve youll theyre theres"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 
 

@@ -112,12 +112,13 @@ def redirect(
 
 
 def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]:
-    """What the message asks about the item, without the words that point at it, and whether it is
-    a yes/no question (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
+    """What the message asks about the item, without the words that point at it or at all of them
+    ("are all of them in stock?" asks only whether they are), and whether it is a yes/no question
+    (a clause opening with one of `yes_no`: "by the way, is it wireless?")."""
     said = clauses(text)
     yes_no = [c for c in said if words(c)[:1] and words(c)[0] in {w.lower() for w in rule.yes_no}]
     asked = " ".join(yes_no or said)
-    pointing = says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest])
+    pointing = says(asked, [*rule.pointing, *choosing.ordinals, *choosing.lowest, *choosing.highest, *choosing.all])
     return without(asked, pointing), bool(yes_no)
 
 

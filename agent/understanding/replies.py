@@ -56,6 +56,15 @@ _CHANGE = "change"
 _MOVE = MOVE + TOPIC_SEP
 # A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price").
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
+# "one" counting a thing ("I need one ticket", "reserve one room"), not pointing at one ("the one",
+# "that one", "one of them") nor announcing more ("one more thing") nor a moment ("one sec").
+_ONE = re.compile(
+    r"(?<!\bthe )(?<!\bthat )(?<!\bthis )(?<!\bwhich )(?<!\bany )(?<!\beach )(?<!\bno )\bone ([a-z]+)", re.I
+)
+_NOT_COUNTED = frozenset(["more", "thing", "moment", "sec", "minute", "day", "time"])
+# A judgement of what was said: a short subject, a judging verb, then what it is judged.
+_VERDICT = re.compile(r"((?:\w+ ){1,4})(?:is|are|was|were|looks?|seems?|sounds?) (.+)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
 _COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
 
@@ -164,6 +173,7 @@ class ReplyReader:
         leads |= {w.strip().lower(): "request" for w in banks.requests if w.strip() and w.strip().lower() not in leads}
         leads |= {w.strip().lower(): "detail" for w in banks.details if w.strip() and w.strip().lower() not in leads}
         self._leads = leads
+        self._leads_words = frozenset(w for lead in leads for w in lead.split()) - STOPWORDS  # "what", "how"
         starts = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(leads, key=len, reverse=True))
         self._starts = re.compile(rf"({starts})\b", re.I) if starts else None
         self._details = frozenset(" ".join(words(d)) for d in banks.details if words(d))
@@ -247,10 +257,18 @@ class ReplyReader:
             # "no objection"), however the model places so few words.
             return Part(text, short)
         e = reading.entities
-        values = bool(self._quantity.search(text) or e.dates or e.money or e.order_ids or e.numbers or e.titles)
-        # A part with values of its own that reads as another request ("and where is O-12345?")
-        # asks for that too; one without ("how long will it take?") asks about the action.
-        request = reading.intent if values and reading.intent not in self.chat else None
+        counted = self._quantity.search(text) or any(
+            w.lower() not in STOPWORDS and w.lower() not in _NOT_COUNTED for w in _ONE.findall(text)
+        )
+        values = bool(counted or e.dates or e.money or e.order_ids or e.numbers or e.titles)
+        if not values and move is None and reading.intent in self.chat and reading.sure:
+            return Part(text, "remark")  # "Yes, thanks, do it": thanks beside a yes, whatever else it is near
+        # A part that names a thing of its own (an order, a ticket, a model) and reads as another
+        # request ("and where is O-12345?") asks for that too; one without ("how long will it
+        # take?") asks about the action, and a count ("2 tickets please", "get me 3") gives the
+        # action a value.
+        named = bool(e.order_ids or e.references or e.models or e.titles)
+        request = reading.intent if named and reading.intent not in self.chat else None
         lead, after = self._opened(text)
         if asked is not None and not values and self._restates(text, reading, asked):
             return Part(text, "assent")  # "yes please refund it", "go ahead and process the refund"
@@ -261,10 +279,14 @@ class ReplyReader:
             return Part(text, "condition" if qualifies else "asks", request)
         if in_question and not last_of_question and move is None and not values and lead != "request":
             return Part(text, "condition" if qualifies else "asks", request)  # "Are pets allowed, and ...?"
-        if (last_of_question and lead != "request") or (lead == "question" and move is None):
-            # A question asks, unless it asks for the action with other values ("what about
-            # for two?") or comes as a condition before the yes holds ("but where's O-12345 first?").
-            return Part(text, "change" if move == "change" else "condition" if qualifies else "asks", request)
+        if (last_of_question and lead != "request") or (lead == "question" and move in (None, "assent")):
+            # A question asks ("is that right", its mark left out, too), unless it asks for the
+            # action with other values ("what about for two?", "would the 5th work?", "what about
+            # ฿2,500?") or comes as a condition before the yes holds ("but where's O-12345 first?").
+            # (An amount is masked as "money" before the entities are read; the word itself is none.)
+            proposes = bool(e.dates or e.money) or "money" in words(e.masked) and "money" not in words(text)
+            other = move == "change" or proposes and request is None
+            return Part(text, "change" if other else "condition" if qualifies else "asks", request)
         if move in (None, "assent") and lead == "request" and self._bare(after, 0) and not values:
             return Part(text, "assent")  # "let's do it", "I want to go ahead with that"
         if move == "assent":
@@ -294,13 +316,25 @@ class ReplyReader:
                 return Part(text, "elsewhere")
             # "I would like to book it", "yeah, schedule it": the yes said again in other words,
             # naming nothing new, asking nothing and leaning towards no in no way.
-            return Part(text, "remark")
+            return Part(text, "values" if self._named(text) else "remark")
         if qualifies and leans is not None:
             # "sure, but not this week": a yes qualified by a part leaning towards no is put off.
             return Part(text, "wait")
         if qualifies or leans is not None:
             return Part(text, "doubt")
-        return Part(text, "values" if self._detailed(after) else "remark")
+        return Part(text, "values" if self._detailed(after) or self._named(text) else "remark")
+
+    def _named(self, text: str) -> bool:
+        """The part names something by a name of its own: a capitalised word after its first that
+        is no word of the banks' ("call it Phone home", "I want English subtitles", "title it
+        Cleaning"). Beside a yes, a name is a value the action was not asked with."""
+        polite = self.reader.politeness
+        for word in _WORD.findall(text)[1:]:
+            plain = word.lower().replace("'", "")
+            ordinary = plain in STOPWORDS or plain in polite.closer_words or says(plain, self._approvals)
+            if word[0].isupper() and word != "I" and not ordinary:
+                return True
+        return False
 
     def _short_answer(self, text: str) -> PartKind | None:
         """What a part of nothing but approval and denial words says, however the model places so
@@ -314,7 +348,14 @@ class ReplyReader:
         approvals, denials = _unshadowed(approvals, denials), _unshadowed(denials, approvals, ties=True)
         if denials and self._only(text, [*approvals, *denials]):
             return "refusal"
+        if approvals and self._opened(text)[0] == "question":
+            return None  # "is that right", "is it ok": asked, not said
         if approvals and self._only(text, approvals):
+            return "assent"
+        # "your details are correct", "the whole summary looks exactly right": what was said is
+        # judged right, in nothing but approval after the judging verb.
+        verdict = _VERDICT.match(" ".join(words(text))) if approvals else None
+        if verdict and not set(words(verdict.group(1))) & self._leads_words and self._only(verdict.group(2), approvals):
             return "assent"
         return None
 

@@ -44,6 +44,13 @@ RUNS = [
     "yep, it is",  # a short answer that says "it is so"
     "very good, I am ready",
     "sure I need the money back",  # an approval opens a clause of its own, with no comma
+    "yep, cheers, do go on",  # thanks beside a yes, whatever else thanks is near
+    "thank you, yes. when will it land?",
+    "ok thats fine",  # a contraction without its apostrophe
+    "I can't wait, yes please",  # "can't wait": keen, not a deferral
+    "yes, that'll do nicely enough",
+    "yes. one more thing: is there a fee?",  # "one more thing" only announces the question
+    "yes, all of that looks in order",
 ]
 
 
@@ -66,6 +73,11 @@ HOLDS = [
     "yes, refund my other order instead",  # the action said again, but of another order
     "no problem, but hold off until next week",  # no trouble, and a deferral: not a yes
     "yep I want it paid to my sister",  # an approval, then a detail, with no comma
+    "yes, 2 of them please",  # a count the action was not asked with
+    "sure, I only need one voucher",
+    "yes. label it Birthday Gift",  # a name the action was not asked with
+    "yes, how about the 12th instead?",  # a question that proposes another date
+    "fine for now, hold on though",  # put off, however it opens
 ]
 
 
@@ -140,3 +152,12 @@ async def test_a_change_word_alone_before_a_no_changes_nothing_and_the_no_cancel
     r, _ = await say(app.router, text)
     assert await refunds(app) == []
     assert "cancelled" in r.text
+
+
+async def test_a_question_that_proposes_another_amount_asks_for_a_yes_to_it(app: App) -> None:
+    await ask_refund(app)
+    r, _ = await say(app.router, "ok, what about ฿900?")
+    assert await refunds(app) == []  # a proposal is no yes to the amount asked about
+    assert "Refund ฿900 for order O-23456?" in r.text
+    done, _ = await say(app.router, "yes")
+    assert "900 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 900.0)]
