@@ -282,7 +282,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
     return out
 
 
-async def _prepare(url: str) -> None:
+async def prepare_schema(url: str) -> None:
     store = SqlStore(url, migrate=True)
     try:
         await store.ensure_schema()
@@ -303,7 +303,7 @@ def run_config(config: Config) -> dict[str, Any]:
     """Run the configuration in `config.workers` fresh processes; combine what they measured."""
     # Schema first, as a deploy would (`agentbot db upgrade`): PostgreSQL is never migrated by a
     # worker, and workers creating SQLite tables at the same moment would race.
-    asyncio.run(_prepare(config.db_url))
+    asyncio.run(prepare_schema(config.db_url))
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     barrier = ctx.Barrier(config.workers) if config.workers > 1 else None
