@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import os
 import resource
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bots.app import build_app
-from bots.cli.bench_run import TURNS, Config, memory, prepare_schema, run_phase
+from bots.cli.bench_run import TURNS, Config, app_env, memory, prepare_schema, run_phase
 from bots.serving import settle_heap
 
 TENTHS = 10
@@ -45,15 +44,9 @@ class Tenth(BaseModel):
 
 
 async def long_run(config: Config, turns: int) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "AGENTBOT_TRACING": "on" if config.tracing else "off",
-        "AGENTBOT_TRACES_DIR": config.traces_dir,
-        "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
-    }
     per_tenth = max(1, turns // len(TURNS) // TENTHS)
     tenths: list[Tenth] = []
-    async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
+    async with build_app(config.config_dir, config.data_dir, config.db_url, env=app_env(config)) as app:
         settle_heap()  # as the Slack and Discord servers do
         for tenth in range(TENTHS):
             phase = await run_phase(app, None, f"long-{tenth}", per_tenth, config.concurrency)

@@ -237,13 +237,18 @@ async def run_phase(
     )
 
 
-async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
-    env = {
+def app_env(config: Config) -> dict[str, str]:
+    """The process's environment with the settings the configuration changes."""
+    return {
         **os.environ,
         "AGENTBOT_TRACING": "on" if config.tracing else "off",
         "AGENTBOT_TRACES_DIR": config.traces_dir,
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
     }
+
+
+async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
+    env = app_env(config)
     counter = Counter()
     out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
