@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import logging
 import math
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -187,11 +188,40 @@ class TraceFiles(SpanExporter):
         return fd
 
     def maintain(self) -> None:
-        """Apply the retention: by age, then by total size, oldest first."""
+        """Apply the retention: by age, then by total size, oldest first.
+
+        A sweep holds no list of the folder's files, only the few it must remove to get under
+        `max_bytes`: a list of every file, made on the processor's thread while the turns allocate
+        on theirs, left its peak in the process for good, so a server's memory grew with its trace
+        folder (docs/performance.md#a-long-run).
+        """
         self._maintained_at = time.monotonic()
         if self.max_age_seconds is None and self.max_bytes is None:
             return
-        files: list[tuple[float, int, str]] = []  # modified, size, name
+        cutoff = time.time() - self.max_age_seconds if self.max_age_seconds is not None else -math.inf
+        total = 0
+        for modified, size, name in self._files():
+            if modified < cutoff:
+                self._remove(name)
+            else:
+                total += size
+        if self.max_bytes is None or total <= self.max_bytes:
+            return
+        excess = total - self.max_bytes
+        # The oldest files whose sizes cover the excess, newest on top of the heap: each file seen is
+        # pushed, and the newest held is dropped as long as the others still cover it.
+        oldest: list[tuple[float, int, str]] = []  # (-modified, size, name)
+        held = 0
+        for modified, size, name in self._files():
+            heapq.heappush(oldest, (-modified, size, name))
+            held += size
+            while held - oldest[0][1] >= excess:
+                held -= heapq.heappop(oldest)[1]
+        for _, _, name in oldest:
+            self._remove(name)
+
+    def _files(self) -> Iterator[tuple[float, int, str]]:
+        """Each conversation's file in the folder: when it was last written, its size and name."""
         try:
             entries = os.scandir(self.directory)
         except FileNotFoundError:
@@ -203,15 +233,7 @@ class TraceFiles(SpanExporter):
                         st = entry.stat()
                     except FileNotFoundError:
                         continue  # removed by another worker meanwhile
-                    files.append((st.st_mtime, st.st_size, entry.name))
-        files.sort()
-        total = sum(size for _, size, _ in files)
-        cutoff = time.time() - self.max_age_seconds if self.max_age_seconds is not None else -math.inf
-        for modified, size, name in files:
-            if modified >= cutoff and (self.max_bytes is None or total <= self.max_bytes):
-                break  # the rest are newer
-            self._remove(name)
-            total -= size
+                    yield st.st_mtime, st.st_size, entry.name
 
     def _remove(self, name: str) -> None:
         fd = self._fds.pop(name.removesuffix(".jsonl"), None)

@@ -237,13 +237,18 @@ async def run_phase(
     )
 
 
-async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
-    env = {
+def app_env(config: Config) -> dict[str, str]:
+    """The process's environment with the settings the configuration changes."""
+    return {
         **os.environ,
         "AGENTBOT_TRACING": "on" if config.tracing else "off",
         "AGENTBOT_TRACES_DIR": config.traces_dir,
         "AGENTBOT_DB_SYNCHRONOUS": config.synchronous,
     }
+
+
+async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
+    env = app_env(config)
     counter = Counter()
     out: dict[str, Any] = {}
     async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
@@ -282,7 +287,7 @@ async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
     return out
 
 
-async def _prepare(url: str) -> None:
+async def prepare_schema(url: str) -> None:
     store = SqlStore(url, migrate=True)
     try:
         await store.ensure_schema()
@@ -303,7 +308,7 @@ def run_config(config: Config) -> dict[str, Any]:
     """Run the configuration in `config.workers` fresh processes; combine what they measured."""
     # Schema first, as a deploy would (`agentbot db upgrade`): PostgreSQL is never migrated by a
     # worker, and workers creating SQLite tables at the same moment would race.
-    asyncio.run(_prepare(config.db_url))
+    asyncio.run(prepare_schema(config.db_url))
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     barrier = ctx.Barrier(config.workers) if config.workers > 1 else None

@@ -123,8 +123,8 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
         "target",
         nargs="?",
         default="router",
-        choices=["router", "eval"],
-        help="router turns (default) or eval cost per turn",
+        choices=["router", "eval", "long"],
+        help="router turns (default), eval cost per turn, or memory over a long run",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     router = bench.add_argument_group("router", "agentbot bench [router]: full turns, tracing on and off")
@@ -136,6 +136,8 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     )
     eval_bench = bench.add_argument_group("eval", "agentbot bench eval: a generated suite through agentbot eval")
     eval_bench.add_argument("--scenarios", type=int, default=400, help="generated two-turn scenarios")
+    long = bench.add_argument_group("long", "agentbot bench long: RSS at each tenth of a long run (with --concurrency)")
+    long.add_argument("--turns", type=int, default=100_000, help="turns in all, two per conversation")
 
 
 def _add_servers(sub: argparse._SubParsersAction) -> None:
@@ -341,6 +343,10 @@ def bench_command(args: argparse.Namespace) -> int:
         from bots.cli.bench_eval import run_eval_bench
 
         return run_eval_bench(args)
+    if args.target == "long":
+        from bots.cli.bench_long import run_long_bench
+
+        return run_long_bench(args)
     from bots.cli.bench import run_bench
 
     return run_bench(args)

@@ -75,6 +75,22 @@ def test_two_workers_share_one_database() -> None:
     assert summary["total_over_one"] == pytest.approx(summary["pss_mb_total"] / summary["one_worker_pss_mb"], abs=0.01)
 
 
+def test_the_long_bench_reads_memory_at_each_tenth_of_the_run() -> None:
+    out = bench("long", "--turns", "40", "--concurrency", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    tenths = report["tenths"]
+    assert report["turns"] == 40 and [t["turns"] for t in tenths] == list(range(4, 41, 4))
+    assert all(0 < t["anon_mb"] < t["rss_mb"] <= report["peak_rss_mb"] and t["python_blocks"] > 0 for t in tenths)
+    assert (report["first_tenth_rss_mb"], report["last_tenth_rss_mb"]) == (tenths[0]["rss_mb"], tenths[-1]["rss_mb"])
+    assert report["rss_growth_mb"] == round(tenths[-1]["rss_mb"] - tenths[0]["rss_mb"], 1)
+    assert report["database"] == "sqlite"
+
+    table = bench("long", "--turns", "20", "--concurrency", "2")
+    assert table.returncode == 0, table.stderr
+    assert "RSS after the first tenth" in table.stdout
+
+
 def test_the_eval_bench_runs_a_generated_suite_through_agentbot_eval() -> None:
     out = bench("eval", "--scenarios", "6", "--json")
     assert out.returncode == 0, out.stderr
