@@ -262,6 +262,7 @@ MESSAGE_FIELDS: dict[str, list[str]] = {
     "no_fix": ["symptom", "device"],
     "fix_intro": ["symptom", "device"],
     "task_not_found": ["task_number"],
+    "open_tasks": ["tasks"],
     "ask_slot": ["label"],
     "risk_answer": ["severity"],
     "fix_lookup": ["device"],
@@ -445,6 +446,8 @@ class Messages(Wording):
     task_not_found: str = "I couldn't find task {task_number} on your list."
     task_list_empty: str = "Your list is empty."
     which_task: str = "Which number is it?"
+    # A request about "one of my tasks" that names none: the open ones, to pick from by number.
+    open_tasks: str = "Open: {tasks}."
     # A release's assessment when its intent words no answer for the severity (agent/planners/release.py).
     risk_answer: str = "{severity} risk."
     # An LLM agent that ran out of passes (agent/planners/llm_agent.py).

@@ -91,7 +91,10 @@ class TaskPlanner(TemplatePlanner):
             return plan
         task = _named(last, self._naming(request))
         if task is None:
-            plan.steps = [AskUser(param=slot, prompt=goal.next_question)]
+            # "I've done one of my tasks": which one, with the open ones to pick from.
+            listed = "; ".join(f"{t['number']}. {t['title']}" for t in last.data["items"])
+            prompt = f"{goal.next_question} {render(self.messages.open_tasks, {'tasks': listed})}"
+            plan.steps = [AskUser(param=slot, prompt=prompt)]
             return plan
         plan.slots_patch = {slot: task["number"]}
         args = self.tool_args(goal.model_copy(update={"slots": {**goal.slots, slot: task["number"]}}), intent)

@@ -115,6 +115,7 @@ async def test_a_task_named_in_words_in_reply_to_the_number_question_is_that_tas
         again, _ = await say(app.router, "the one about the dentist")
         rows = await app.store.fetch("SELECT number, title, status FROM tasks ORDER BY number")  # type: ignore[attr-defined]
     assert "Tell me its number" in asked.text
+    assert "Open: 1. buy headphones; 2. call the plumber." in asked.text  # the ones to pick from
     assert "Task 1 (buy headphones) is marked as done" in done.text and "budget" not in done.text
     assert "Tell me its number" in again.text and not again.confirmation
     assert [tuple(r) for r in rows] == [(1, "buy headphones", "done"), (2, "call the plumber", "open")]
