@@ -121,6 +121,10 @@ class Answers:
         if spec is None or not spec.free_text:
             return said.sure
         other = self.specs[said.intent_id or ""]
+        if other.offers == goal.intent_id:
+            # "my laptop screen keeps flickering" to a ticket's "what's the problem?": the request
+            # that offers the waiting one is about the same problem, and tells it (intents.yaml `offers`).
+            return False
         takes = set(other.required_params) | set(other.optional_params)
         waiting = self.specs[goal.intent_id]
         own = set(waiting.required_params) | set(waiting.optional_params)
