@@ -51,7 +51,8 @@ class BurstResult(BaseModel):
     duplicated: int  # an answer or pre-message part posted more than once
     out_of_order: int  # threads whose messages appeared in another order than asked
     wrong_order: int  # answers that do not name the order asked about
-    too_soon: int  # calls sooner than Retry-After after a 429 on the same method and workspace
+    too_soon: int  # calls sent sooner than Retry-After after a 429 on the same method and workspace was answered
+    in_flight_at_429: int  # calls that arrived in such a pause but had been sent before the 429 was answered
     refused: int  # 429s the bot got
     pre_shown: int
     pre_skipped: int  # recorded as skipped (their answer had gone out)
@@ -179,6 +180,7 @@ class Burst:
             out_of_order=sum(1 for order in by_thread.values() if order != sorted(order)),
             wrong_order=wrong,
             too_soon=len(self.slack.too_soon()),
+            in_flight_at_429=len(self.slack.in_flight_at_429()),
             refused=sum(1 for c in self.slack.calls if c.retry_after is not None),
             pre_shown=len(pre_shown),
             pre_skipped=len(skipped_pre),
