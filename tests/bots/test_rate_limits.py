@@ -77,7 +77,7 @@ async def test_another_workspace_and_another_method_do_not_wait(slack: SlackStan
         PacedWebClient(limiter, token="xoxb-one", base_url=api),
         PacedWebClient(limiter, token="xoxb-two", base_url=api),
     )
-    slack.fail_next("chat.postMessage", 429)
+    slack.fail_next("chat.postMessage", 429, retry_after=2)  # outlasts the other calls on a loaded machine
     slow = asyncio.ensure_future(one.chat_postMessage(channel="C1", text="first"))
     await asyncio.sleep(0.05)
     await other.chat_postMessage(channel="C1", text="elsewhere")

@@ -103,7 +103,7 @@ class SlackStandIn:
         self.team_id, self.user_id, self.bot_id = team_id, user_id, bot_id
         self.calls: list[ApiCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, root ts) -> messages
-        self.failures: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # method -> queued error answers
+        self.failures: dict[str, list[tuple[int, dict[str, Any], int]]] = {}  # method -> queued error answers
         self._seq = itertools.count(1)
         self._base = int(time.time())
         self._runner: web.AppRunner | None = None
@@ -166,8 +166,12 @@ class SlackStandIn:
         ws.bot_token, ws.code = f"xoxb-{enterprise_id.lower()}", f"code-{enterprise_id.lower()}"
         return ws
 
-    def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
-        self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
+    def fail_next(
+        self, method: str, status: int = 429, body: dict[str, Any] | None = None, retry_after: int = 0
+    ) -> None:
+        self.failures.setdefault(method, []).append(
+            (status, body or {"ok": False, "error": "ratelimited"}, retry_after)
+        )
 
     def rate_limit(self, methods: set[str], seconds: float, retry_after: int = 5) -> RateLimitWindow:
         """From now, for `seconds`, answer every call to `methods` 429 with `Retry-After`."""
@@ -278,9 +282,9 @@ class SlackStandIn:
             )
         queued = self.failures.get(method)
         if queued:
-            status, body = queued.pop(0)
+            status, body, retry_after = queued.pop(0)
             self.calls.append(ApiCall(method=method, params=params, ok=False, token=token, sent=sent))
-            return web.json_response(body, status=status, headers={"Retry-After": "0"})
+            return web.json_response(body, status=status, headers={"Retry-After": str(retry_after)})
         self.calls.append(ApiCall(method=method, params=params, token=token, sent=sent))
         self._changed.set()
         if method in self.answers:
