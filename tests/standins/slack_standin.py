@@ -81,6 +81,10 @@ class RateLimitWindow(BaseModel):
     def covers(self, method: str, at: float) -> bool:
         return method in self.methods and self.start <= at < self.start + self.seconds
 
+    def close(self) -> None:
+        """End the window now (if it has not ended already)."""
+        self.seconds = min(self.seconds, time.monotonic() - self.start)
+
 
 class Workspace(BaseModel):
     """A workspace the app can be installed in: what Slack's OAuth hands over for its `code`."""
