@@ -60,7 +60,7 @@ def stamp_sends() -> None:
     from aiohttp import ClientRequest
 
     if not getattr(ClientRequest.send, "stamping", False):
-        ClientRequest.send = stamping(ClientRequest.send)  # type: ignore[method-assign]
+        ClientRequest.send = stamping(ClientRequest.send)  # type: ignore[method-assign,assignment]
 
 
 def _sent_at(request: web.Request) -> float | None:
