@@ -145,7 +145,7 @@ async def _until_up(workers: list[Worker]) -> None:
     import aiohttp
 
     async with aiohttp.ClientSession() as session:
-        for _ in range(1200):
+        for _ in range(3000):  # 5 min: a start took over 2 min at load 17 on two CPUs
             for w in workers:
                 if w.ready_at:
                     continue
