@@ -201,7 +201,9 @@ async def test_a_worker_killed_holding_a_hot_method_blocks_it_only_for_its_hold(
     assert not waiting.done()  # the live holder's call is still out
     await other.after("k")
     await waiting
-    assert loop.time() - start < 0.6  # its answer lets the next call go at once
+    # Its answer lets the next call go at once, well before the hold (1.5 s from its claim) would end;
+    # a database at load 17 took 0.4 s to pass it on.
+    assert loop.time() - start < 1.2
     await killed.after("k")
     for s in stores:
         await s.aclose()
