@@ -7,19 +7,20 @@ refusing and counts it against the app. Here a 429 pauses the method for every s
 kept on a board (the bot's database, so every worker sees it) and nobody calls the method until it
 ends.
 
-A 429 can only stop calls that have not left yet. So once a method has been refused it is "hot"
-for a while (`hot_seconds` after its pause ended, as the board says, so every worker and a
-restarted one agree) and, while hot, has one call in flight across all workers: a caller holds the
-method on the board (`claim`) before its call and lets go when the answer is in, so the next call
-leaves only once the last one's answer, 429 or not, is known. The first call after a pause is thus
-the probe, and the rest wait for its answer. A hold ends on its own after `hold_seconds`, so a
-worker killed mid-call blocks nobody for good; that is longer than the platform's usual wait, so
-a 429 it never got to record has passed by then too. While hot, calls are also paced to the
+A 429 can only stop calls that have not left yet, and reaches other workers only once the
+refused one has recorded it; a call another worker sends meanwhile is made after the 429. So a
+paced method (the posting ones) has one call in flight across all workers from its first call on: a
+caller holds the method on the board (`claim`) before its call and lets go when the answer is in,
+so the next call leaves only once the last one's answer, 429 or not, is known and recorded. That
+is the one call in flight a single worker already keeps per method; more workers do not make it
+more. After a pause the first call is thus the probe, and the rest wait for its answer. A hold ends
+on its own, so a worker killed mid-call blocks nobody for good: after `hold_seconds` while the
+method is "hot" (`hot_seconds` after its pause ended, as the board says, so every worker and a
+restarted one agree), longer than the platform's usual wait, so that a 429 it never got to record
+has passed by then too; after `cool_hold_seconds` otherwise. While hot, calls are also paced to the
 platform's published limit, so that the queue a pause built up does not run straight into the next
-429. A method never refused pays no hold and no guess at the limit: one read of the board a call,
-to see a pause another worker recorded, and (a paced method) one call in flight per process. A call
-another worker had already sent when such a method's first 429 arrived can therefore still reach
-the platform just after it; from then on every call waits.
+429; a method never refused is not slowed by a guess at the limit. A method that is not paced
+(rarely called) takes no hold until it is refused: one read of the board a call.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from adapters.storage.ratelimits import Pause
+from adapters.storage.ratelimits import NEVER_PAUSED, Pause
 from agent.domain.types import utcnow
 
 log = logging.getLogger("agentbot.ratelimits")
@@ -45,7 +46,7 @@ class PauseBoard(Protocol):
 
     async def pause(self, key: str, until: datetime) -> None: ...
 
-    async def claim(self, key: str, hold_seconds: float) -> datetime | None: ...
+    async def claim(self, key: str, hold_seconds: float) -> Pause | None: ...
 
     async def unclaim(self, key: str, hold: datetime) -> None: ...
 
@@ -71,13 +72,12 @@ class MemoryPauseBoard:
         held = self._pauses.get(key)
         self._pauses[key] = Pause(until if held is None else max(held.until, until))
 
-    async def claim(self, key: str, hold_seconds: float) -> datetime | None:
-        held, now = self._pauses.get(key), utcnow()
-        if held is None or held.until > now or (held.probe_until is not None and held.probe_until >= now):
+    async def claim(self, key: str, hold_seconds: float) -> Pause | None:
+        held, now = self._pauses.get(key) or Pause(NEVER_PAUSED), utcnow()
+        if held.until > now or (held.probe_until is not None and held.probe_until >= now):
             return None
-        hold = now + timedelta(seconds=hold_seconds)
-        self._pauses[key] = Pause(held.until, hold)
-        return hold
+        self._pauses[key] = Pause(held.until, now + timedelta(seconds=hold_seconds))
+        return self._pauses[key]
 
     async def unclaim(self, key: str, hold: datetime) -> None:
         held = self._pauses.get(key)
@@ -86,7 +86,7 @@ class MemoryPauseBoard:
 
     async def lift(self, key: str, before: datetime) -> None:
         held = self._pauses.get(key)
-        if held is not None and held.until < before:
+        if held is not None and held.until < before and (held.probe_until is None or held.probe_until < utcnow()):
             del self._pauses[key]
 
 
@@ -109,6 +109,8 @@ class RateLimiter:
             longer than a call takes and than the platform's usual `Retry-After`, so that a worker
             killed mid-call neither blocks the method for good nor lets the next call meet a 429 it
             never recorded.
+        cool_hold_seconds: the same for a paced method not refused lately: longer than a call takes,
+            short enough that a worker killed mid-call holds up the others' answers only briefly.
         poll_seconds: how often a caller waiting on another worker's hold looks again.
         hot_seconds: how long after a pause ends (this worker's or another's) the method has one call
             in flight across workers and its calls are paced.
@@ -121,6 +123,7 @@ class RateLimiter:
         metrics: RateLimitMetrics | None = None,
         *,
         hold_seconds: float = 30.0,
+        cool_hold_seconds: float = 5.0,
         poll_seconds: float = 0.05,
         hot_seconds: float = 60.0,
     ):
@@ -128,6 +131,7 @@ class RateLimiter:
         self.platform = platform
         self.metrics = metrics
         self.hold_seconds = hold_seconds
+        self.cool_hold_seconds = cool_hold_seconds
         self.poll_seconds = poll_seconds
         self.hot_seconds = hot_seconds
         self._changed: dict[str, asyncio.Event] = {}
@@ -140,9 +144,10 @@ class RateLimiter:
     async def before(self, key: str, pace_key: str = "", pace: Pace | None = None) -> None:
         """Wait until a call under `key` may go: its place in its pace (`pace_key`, a channel say),
         while the method is hot, then, for a paced method, its turn as this process's call in
-        flight, then no pause on it and, while it is hot, its hold on it. `after` must follow."""
+        flight, then no pause on it and its hold on it (a paced method always, another while it is
+        hot). `after` must follow."""
         if pace is None:
-            await self._turn(key)
+            await self._turn(key, always_hold=False)
             return
         if self._hot_until.get(key, 0.0) > time.monotonic():
             await self._paced(pace_key or key, pace)
@@ -152,36 +157,46 @@ class RateLimiter:
         if task is not None:
             self._holders[key] = task
         try:
-            await self._turn(key)
+            await self._turn(key, always_hold=True)
         except BaseException:
             self._holders.pop(key, None)
             lock.release()
             raise
 
-    async def _turn(self, key: str) -> None:
-        if self._hot_until.get(key, 0.0) > time.monotonic() and await self._hold(key):
-            return  # hot, and nobody else's call is out: one round trip
+    async def _turn(self, key: str, always_hold: bool) -> None:
+        hot = self._hot_until.get(key, 0.0) > time.monotonic()
+        if (hot or always_hold) and await self._hold(key, hot):
+            return  # nobody else's call is out: one round trip
         while True:
             held, now = await self.board.read(key), utcnow()
             if held is None:
-                return  # never refused: no hold
+                if not always_hold:
+                    return  # never refused: no hold
+                if await self._hold(key, hot=False):
+                    return
+                continue  # another caller entered it on the board first
             cools = held.until + timedelta(seconds=self.hot_seconds)
-            if cools <= now:
+            hot = cools > now
+            if hot:
+                self._hot_until[key] = time.monotonic() + (cools - now).total_seconds()
+            elif not always_hold:
                 await self.board.lift(key, now - timedelta(seconds=self.hot_seconds))
                 return  # refused long enough ago: forgotten, no hold
-            self._hot_until[key] = time.monotonic() + (cools - now).total_seconds()
             if held.until > now:
                 await self._wait(key, (held.until - now).total_seconds())
             elif held.probe_until is not None and held.probe_until >= now:
                 await self._wait(key, self.poll_seconds)  # another caller's call is out: its answer decides
-            elif await self._hold(key):
+            elif await self._hold(key, hot):
                 return
 
-    async def _hold(self, key: str) -> bool:
-        hold = await self.board.claim(key, self.hold_seconds)
-        if hold is None:
+    async def _hold(self, key: str, hot: bool) -> bool:
+        held = await self.board.claim(key, self.hold_seconds if hot else self.cool_hold_seconds)
+        if held is None or held.probe_until is None:
             return False
-        self._holds[key] = (asyncio.current_task(), hold)
+        self._holds[key] = (asyncio.current_task(), held.probe_until)
+        cools = held.until + timedelta(seconds=self.hot_seconds)
+        if not hot and cools > utcnow():  # another worker's pause: paced from the next call on
+            self._hot_until[key] = time.monotonic() + (cools - utcnow()).total_seconds()
         return True
 
     async def after(self, key: str) -> None:

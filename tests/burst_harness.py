@@ -19,7 +19,7 @@ import aiohttp
 from pydantic import BaseModel
 
 from tests.slack_harness import SECRET, sign
-from tests.standins.slack_standin import BOT_USER_ID, TEAM_ID, SlackStandIn
+from tests.standins.slack_standin import BOT_USER_ID, TEAM_ID, RateLimitWindow, SlackStandIn
 
 # The demo customers and their orders (data/customers.json, data/orders.json).
 CUSTOMERS = [
@@ -51,7 +51,8 @@ class BurstResult(BaseModel):
     duplicated: int  # an answer or pre-message part posted more than once
     out_of_order: int  # threads whose messages appeared in another order than asked
     wrong_order: int  # answers that do not name the order asked about
-    too_soon: int  # calls sooner than Retry-After after a 429 on the same method and workspace
+    too_soon: int  # calls sent sooner than Retry-After after a 429 on the same method and workspace was answered
+    in_flight_at_429: int  # calls that arrived in such a pause but had been sent before the 429 was answered
     refused: int  # 429s the bot got
     pre_shown: int
     pre_skipped: int  # recorded as skipped (their answer had gone out)
@@ -74,11 +75,17 @@ class Burst:
         self.asked: dict[str, tuple[int, int, str]] = {}  # event id -> (thread, index, order id)
         self.acks: list[float] = []
         self.window_end = 0.0
-        self.on_ack: list[Callable[[int], None]] = []  # called with the number acked so far
 
-    async def run(self, open_events: Callable[[], Awaitable[int]], within: float = 120.0) -> float:
+    async def run(
+        self,
+        open_events: Callable[[], Awaitable[int]],
+        within: float = 120.0,
+        until: Callable[[], Awaitable[object]] | None = None,
+    ) -> float:
         """Play the burst; return seconds from the window's end until it drained. A question in a
-        thread of its own is answered first, so every worker has answered once before the window."""
+        thread of its own is answered first, so every worker has answered once before the window.
+        With `until`, the window lasts until that returns too (`within` at most), however long it
+        takes on a loaded machine."""
         async with aiohttp.ClientSession() as session:
             for n, _url in enumerate(self.workers()):
                 ts = f"1690000000.{n:06d}"
@@ -90,8 +97,15 @@ class Burst:
                 await self.slack.wait_for("chat.postMessage", 2 * (n + 1), within=60)
             self.acks.clear()
             window = self.slack.rate_limit(POSTING, self.plan.window, self.plan.retry_after)
+            if until is None:
+                await asyncio.gather(*(self._thread(session, t) for t in range(self.plan.threads)))
+            else:
+                window.seconds = within
+                await asyncio.gather(
+                    *(self._thread(session, t) for t in range(self.plan.threads)),
+                    self._hold_open(window, until, within),
+                )
             self.window_end = window.start + window.seconds
-            await asyncio.gather(*(self._thread(session, t) for t in range(self.plan.threads)))
             deadline = time.monotonic() + within
             while time.monotonic() < deadline:
                 if self._answered() >= len(self.asked) and await open_events() == 0:
@@ -101,8 +115,22 @@ class Burst:
             await asyncio.sleep(1.0)  # a late duplicate would show up here
         return drained
 
+    async def _hold_open(self, window: RateLimitWindow, until: Callable[[], Awaitable[object]], within: float) -> None:
+        try:
+            async with asyncio.timeout(within):
+                await until()
+        except TimeoutError:
+            pass  # the test sees that its condition was not met
+        await asyncio.sleep(max(0.0, window.start + self.plan.window - time.monotonic()))
+        window.close()
+
     def _answered(self) -> int:
         return len({self._part(p)[0] for p in self.slack.to("chat.postMessage") if self._part(p)[1][:1].isdigit()})
+
+    @staticmethod
+    def event_of(params: dict) -> str:
+        """The event a posting call answers, by its outbound id."""
+        return Burst._part(params)[0]
 
     @staticmethod
     def _part(params: dict) -> tuple[str, str]:
@@ -127,8 +155,6 @@ class Burst:
             body = {"token": "t", "team_id": TEAM_ID, "api_app_id": "A0", "type": "event_callback",
                     "event_id": event_id, "event_time": int(time.time()), "event": event}  # fmt: skip
             await self._deliver(session, json.dumps(body).encode())
-            for hook in self.on_ack:
-                hook(len(self.acks))
 
     async def _deliver(self, session: aiohttp.ClientSession, body: bytes, first: int = 0) -> None:
         """Like Slack: posted until a worker acks it (a retry after a refusal or a dead worker)."""
@@ -179,6 +205,7 @@ class Burst:
             out_of_order=sum(1 for order in by_thread.values() if order != sorted(order)),
             wrong_order=wrong,
             too_soon=len(self.slack.too_soon()),
+            in_flight_at_429=len(self.slack.in_flight_at_429()),
             refused=sum(1 for c in self.slack.calls if c.retry_after is not None),
             pre_shown=len(pre_shown),
             pre_skipped=len(skipped_pre),

@@ -66,7 +66,12 @@ class Worker:
         env.pop("SLACK_APP_TOKEN", None)
         self.starts += 1
         self.killed = False
-        code = "import sys; from bots.cli import main; sys.exit(main())"
+        # Its calls say when they left (`stamp_sends`): the stand-in tells a call already on its way
+        # when another worker's call was refused from one made after the refusal.
+        code = (
+            "import sys; from tests.standins.slack_standin import stamp_sends; stamp_sends(); "
+            "from bots.cli import main; sys.exit(main())"
+        )
         args = [
             "slack",
             "--port",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, and_, bindparam, case, delete, or_, select, update
 
@@ -30,21 +30,29 @@ CLAIM = (
         or_(rate_pauses.c.probe_until.is_(None), rate_pauses.c.probe_until < bindparam("b_now")),
     )
     .values(probe_until=bindparam("b_hold"))
+    .returning(rate_pauses.c.until)
 )
 UNCLAIM = (
     update(rate_pauses)
     .where(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.probe_until == bindparam("b_hold"))
     .values(probe_until=None)
 )
+# A pause is forgotten once it ended long enough ago, unless a caller holds the method meanwhile.
 LIFT = delete(rate_pauses).where(
-    and_(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.until < bindparam("b_before"))
+    and_(
+        rate_pauses.c.key == bindparam("b_key"),
+        rate_pauses.c.until < bindparam("b_before"),
+        or_(rate_pauses.c.probe_until.is_(None), rate_pauses.c.probe_until < bindparam("b_now")),
+    )
 )
+# What a method held but never paused has as its pause's end: long over, so it is not hot.
+NEVER_PAUSED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
 class Pause:
-    """A method's pause: nobody calls before `until`; after it, while the method is still hot, one
-    call at a time across every worker, held until `probe_until` at the latest."""
+    """A method's pause: nobody calls before `until` (`NEVER_PAUSED` for a method only ever held);
+    after it, one call at a time across every worker, held until `probe_until` at the latest."""
 
     until: datetime
     probe_until: datetime | None = None
@@ -78,15 +86,20 @@ class SqlPauseBoard:
 
         await self.store.run(unit, what="record a rate-limit pause")
 
-    async def claim(self, key: str, hold_seconds: float) -> datetime | None:
+    async def claim(self, key: str, hold_seconds: float) -> Pause | None:
         """Become the one caller with a call in flight, for `hold_seconds` at most; returns the
-        hold's end (what `unclaim` names it by), or None while the method is paused or another
-        caller holds it."""
+        method's pause as now held (its `probe_until` is what `unclaim` names the hold by), or None
+        while the method is paused or another caller holds it. A method never paused is entered on
+        the board, held."""
 
-        def unit(conn: Connection) -> datetime | None:
+        def unit(conn: Connection) -> Pause | None:
             now = utcnow()
             hold = now + timedelta(seconds=hold_seconds)
-            return hold if conn.execute(CLAIM, {"b_key": key, "b_now": now, "b_hold": hold}).rowcount == 1 else None
+            row = conn.execute(CLAIM, {"b_key": key, "b_now": now, "b_hold": hold}).first()
+            if row is not None:
+                return Pause(row.until, hold)
+            new = insert_ignore(conn, rate_pauses, "key").values(key=key, until=NEVER_PAUSED, probe_until=hold)
+            return Pause(NEVER_PAUSED, hold) if conn.execute(new).rowcount == 1 else None
 
         return await self.store.run(unit, what="claim a rate-limited method")  # type: ignore[no-any-return]
 
@@ -100,9 +113,10 @@ class SqlPauseBoard:
         await self.store.run(unit, what="release a rate-limited method")
 
     async def lift(self, key: str, before: datetime) -> None:
-        """The method cools down: its pause, if it ended before `before`, is forgotten."""
+        """The method cools down: its pause, if it ended before `before` and nobody holds the
+        method, is forgotten."""
 
         def unit(conn: Connection) -> None:
-            conn.execute(LIFT, {"b_key": key, "b_before": before})
+            conn.execute(LIFT, {"b_key": key, "b_before": before, "b_now": utcnow()})
 
         await self.store.run(unit, what="lift a rate-limit pause")

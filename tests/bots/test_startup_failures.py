@@ -61,7 +61,7 @@ async def run_slack(env_extra: dict[str, str], db_url: str) -> tuple[int, str]:
 
 
 async def test_a_rejected_slack_token_is_one_line_and_exit_5(db_url: str, slack: SlackStandIn) -> None:
-    slack.failures["auth.test"] = [(200, {"ok": False, "error": "invalid_auth"})]
+    slack.fail_next("auth.test", 200, {"ok": False, "error": "invalid_auth"})
     code, stderr = await run_slack({"SLACK_API_URL": f"{slack.url}/api/"}, db_url)
     assert code == Exit.PLATFORM
     assert one_line(stderr) == (

@@ -11,11 +11,15 @@ import inspect
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, Field
+
+# The header `stamp_sends` adds to every request: when the client wrote it (`time.monotonic()`, one
+# clock for every process on the machine).
+SENT_AT = "X-Standin-Sent-At"
 
 BOT_USER_ID = "UBOTAGENT"
 BOT_ID = "BBOTAGENT"
@@ -28,7 +32,42 @@ class ApiCall(BaseModel):
     ok: bool = True
     token: str = ""  # the bearer token the call carried: which workspace's install made it
     at: float = Field(default_factory=time.monotonic)  # when it arrived
+    sent: float | None = None  # when the client sent it, if it said (`stamp_sends`)
     retry_after: float | None = None  # answered 429 with this Retry-After
+
+    @property
+    def left(self) -> float:
+        """When the call left the client: its stamp, or (unstamped) its arrival, which is no earlier."""
+        return self.at if self.sent is None else min(self.sent, self.at)
+
+
+def stamping(send: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """aiohttp's `ClientRequest.send`, made to stamp each request with when it was sent (`SENT_AT`):
+    as its headers are written, after any wait of the client's own, so a call that waited is
+    stamped as late as it left."""
+
+    async def stamped(self: Any, conn: Any) -> Any:
+        self.headers[SENT_AT] = repr(time.monotonic())
+        return await send(self, conn)
+
+    stamped.stamping = True  # type: ignore[attr-defined]
+    return stamped
+
+
+def stamp_sends() -> None:
+    """Every aiohttp request of this process says when it was sent; a worker process the tests
+    start calls this first."""
+    from aiohttp import ClientRequest
+
+    if not getattr(ClientRequest.send, "stamping", False):
+        ClientRequest.send = stamping(ClientRequest.send)  # type: ignore[method-assign,assignment]
+
+
+def _sent_at(request: web.Request) -> float | None:
+    try:
+        return float(request.headers[SENT_AT])
+    except (KeyError, ValueError):
+        return None
 
 
 class RateLimitWindow(BaseModel):
@@ -41,6 +80,10 @@ class RateLimitWindow(BaseModel):
 
     def covers(self, method: str, at: float) -> bool:
         return method in self.methods and self.start <= at < self.start + self.seconds
+
+    def close(self) -> None:
+        """End the window now (if it has not ended already)."""
+        self.seconds = min(self.seconds, time.monotonic() - self.start)
 
 
 class Workspace(BaseModel):
@@ -64,7 +107,7 @@ class SlackStandIn:
         self.team_id, self.user_id, self.bot_id = team_id, user_id, bot_id
         self.calls: list[ApiCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, root ts) -> messages
-        self.failures: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # method -> queued error answers
+        self.failures: dict[str, list[tuple[int, dict[str, Any], int]]] = {}  # method -> queued error answers
         self._seq = itertools.count(1)
         self._base = int(time.time())
         self._runner: web.AppRunner | None = None
@@ -127,8 +170,12 @@ class SlackStandIn:
         ws.bot_token, ws.code = f"xoxb-{enterprise_id.lower()}", f"code-{enterprise_id.lower()}"
         return ws
 
-    def fail_next(self, method: str, status: int = 429, body: dict[str, Any] | None = None) -> None:
-        self.failures.setdefault(method, []).append((status, body or {"ok": False, "error": "ratelimited"}))
+    def fail_next(
+        self, method: str, status: int = 429, body: dict[str, Any] | None = None, retry_after: int = 0
+    ) -> None:
+        self.failures.setdefault(method, []).append(
+            (status, body or {"ok": False, "error": "ratelimited"}, retry_after)
+        )
 
     def rate_limit(self, methods: set[str], seconds: float, retry_after: int = 5) -> RateLimitWindow:
         """From now, for `seconds`, answer every call to `methods` 429 with `Retry-After`."""
@@ -138,21 +185,32 @@ class SlackStandIn:
         self.windows.append(window)
         return window
 
-    def too_soon(self, in_flight: float = 0.0) -> list[ApiCall]:
-        """Calls that came sooner than `Retry-After` after a 429 on the same method and workspace
-        (token): what Slack counts against an app that does not slow down. A call arriving within
-        `in_flight` seconds of the 429 may have been sent before it (by another worker) and is not
-        counted."""
-        early: list[ApiCall] = []
-        refused_until: dict[tuple[str, str], tuple[float, float]] = {}
-        for call in sorted(self.calls, key=lambda c: c.at):
-            key = (call.method, call.token)
-            since, until = refused_until.get(key, (0.0, 0.0))
-            if since + in_flight <= call.at < until:
-                early.append(call)
-            if call.retry_after is not None and call.at + call.retry_after > until:
-                refused_until[key] = (call.at, call.at + call.retry_after)
-        return early
+    def too_soon(self) -> list[ApiCall]:
+        """Calls made sooner than `Retry-After` after a 429 on the same method and workspace (token):
+        what Slack counts against an app that does not slow down. A call counts when it left the
+        client (`ApiCall.left`) at or after the moment the 429 was answered: one that left before
+        (another worker's, already on its way) was not made after the 429, even if it arrives later
+        (`in_flight_at_429` counts those)."""
+        refusals = [c for c in self.calls if c.retry_after is not None]
+        return [c for c in self.calls if self._within_a_pause(refusals, c, c.left)]
+
+    def in_flight_at_429(self) -> list[ApiCall]:
+        """Calls that arrived within a 429's `Retry-After` on their method and workspace but had
+        left the client before that 429 was answered."""
+        refusals = [c for c in self.calls if c.retry_after is not None]
+        return [
+            c
+            for c in self.calls
+            if self._within_a_pause(refusals, c, c.at) and not self._within_a_pause(refusals, c, c.left)
+        ]
+
+    @staticmethod
+    def _within_a_pause(refusals: list[ApiCall], call: ApiCall, at: float) -> bool:
+        return any(
+            r is not call and r.method == call.method and r.token == call.token and r.at <= at < r.at + r.retry_after
+            for r in refusals
+            if r.retry_after is not None
+        )
 
     def refused_calls(self) -> list[str]:
         """Every recorded call Slack would not take as sent: a method slack_sdk's `AsyncWebClient`
@@ -217,19 +275,21 @@ class SlackStandIn:
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or str(params.get("token", ""))
         params.pop("client_secret", None)  # never recorded, like a token
         window = next((w for w in self.windows if w.covers(method, time.monotonic())), None)
+        sent = _sent_at(request)
         if window is not None:
+            # A 429's `at` is when it was answered: recorded just before the answer is written.
             self.calls.append(
-                ApiCall(method=method, params=params, ok=False, token=token, retry_after=window.retry_after)
+                ApiCall(method=method, params=params, ok=False, token=token, sent=sent, retry_after=window.retry_after)
             )
             return web.json_response(
                 {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": str(window.retry_after)}
             )
         queued = self.failures.get(method)
         if queued:
-            status, body = queued.pop(0)
-            self.calls.append(ApiCall(method=method, params=params, ok=False, token=token))
-            return web.json_response(body, status=status, headers={"Retry-After": "0"})
-        self.calls.append(ApiCall(method=method, params=params, token=token))
+            status, body, retry_after = queued.pop(0)
+            self.calls.append(ApiCall(method=method, params=params, ok=False, token=token, sent=sent))
+            return web.json_response(body, status=status, headers={"Retry-After": str(retry_after)})
+        self.calls.append(ApiCall(method=method, params=params, token=token, sent=sent))
         self._changed.set()
         if method in self.answers:
             answer = self.answers[method](params)
