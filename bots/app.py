@@ -275,7 +275,7 @@ def load_project(
     deploy = DeploySettings.from_env(env)
     config = load_config(resolve_dir(config_dir, "config", deploy))
     settings = run_settings(
-        config.settings, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
+        config.directory, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
     )
     # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
     config = config.model_copy(update={"settings": settings})
