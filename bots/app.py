@@ -271,14 +271,14 @@ def load_project(
     model: str | None = None,
 ) -> Project:
     """Config, settings and the store's files; flags win over the environment, which wins over
-    settings.yaml, which wins over the settings' defaults (bots/settings.py merges them)."""
+    settings.yaml, which wins over the settings' defaults (pydantic-settings' sources, bots/settings.py)."""
     deploy = DeploySettings.from_env(env)
-    config = load_config(resolve_dir(config_dir, "config", deploy))
+    config_path = resolve_dir(config_dir, "config", deploy)
     settings = run_settings(
-        config.directory, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
+        config_path, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
     )
     # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
-    config = config.model_copy(update={"settings": settings})
+    config = load_config(config_path, settings)
     data_path = resolve_dir(data_dir, "data", deploy)
     store = load_store_settings(config.directory)
     inventory = FileInventory(data_path, store.inventory)

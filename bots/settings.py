@@ -9,8 +9,9 @@ nothing deeper reads the environment. A wrong value stops startup with a `Config
 variable; secrets are `SecretStr`, so no repr or log line shows them.
 
 Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), its field
-says which (`var(..., setting=...)`), and the run's settings are merged here too (`run_settings`):
-the model's defaults, then the YAML file, then the environment, then the command's flags.
+says which (`var(..., setting=...)`). The run's settings are built here too (`run_settings`), by
+pydantic-settings from its sources, the first that sets a field winning: the command's flags as
+init values, those variables, `settings.yaml` (`YamlConfigSettingsSource`), the fields' defaults.
 
 `.env.example` and the documentation's table are drawn from these fields: `python -m bots.env_vars`
 rewrites `.env.example`, and tests/bots/test_env_vars.py checks both it and that every variable
