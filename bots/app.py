@@ -170,15 +170,14 @@ def _complete_models() -> None:
 @dataclass
 class Project:
     """What the app is built from, read once: config, settings as they will run (settings.yaml with
-    the environment's overrides and the flags), the store's own settings and files, the database
-    URL, the environment's settings, and the environment itself (whose secrets every writer masks)."""
+    the environment's overrides and the flags; the database URL is theirs), the store's own settings
+    and files, the environment's settings, and the environment itself (whose secrets every writer masks)."""
 
     config: BotConfig
     settings: Settings
     store: StoreSettings
     data_dir: Path
     inventory: FileInventory
-    db_url: str
     deploy: DeploySettings
     env: Mapping[str, str]
     clock: Clock = utcnow  # the time turns run at: tools' dates, the demo's calendar, the policy's counters
@@ -271,26 +270,28 @@ def load_project(
     model: str | None = None,
 ) -> Project:
     """Config, settings and the store's files; flags win over the environment, which wins over
-    settings.yaml, which wins over the settings' defaults (bots/settings.py merges them)."""
+    settings.yaml, which wins over the settings' defaults (pydantic-settings' sources, bots/settings.py)."""
     deploy = DeploySettings.from_env(env)
-    config = load_config(resolve_dir(config_dir, "config", deploy))
+    config_path = resolve_dir(config_dir, "config", deploy)
     settings = run_settings(
-        config.settings, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
+        config_path, deploy, understanding=understanding, db_url=db_url, provider=provider, model=model
     )
     # The config holds the settings that actually run, flags and environment included (banners, /readyz, logs).
-    config = config.model_copy(update={"settings": settings})
+    config = load_config(config_path, settings)
     data_path = resolve_dir(data_dir, "data", deploy)
     store = load_store_settings(config.directory)
     inventory = FileInventory(data_path, store.inventory)
     draw_slot_values(config, store, inventory)
-    return Project(config, settings, store, data_path, inventory, settings.database_url, deploy, env)
+    return Project(config, settings, store, data_path, inventory, deploy, env)
 
 
 def open_storage(project: Project) -> Storage:
     """The SQL store on the project's database, with every capability on it (preferences in Zep
     when ZEP_API_KEY is set)."""
     settings = project.settings
-    store = SqlStore(project.db_url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=settings.db_synchronous)
+    store = SqlStore(
+        settings.database_url, busy_timeout_ms=settings.db_busy_timeout_ms, synchronous=settings.db_synchronous
+    )
     return sql_storage(store, zep_memory(project.deploy.memory))
 
 
@@ -357,11 +358,11 @@ def observers(
     """The given observers, else those the settings and environment ask for."""
     settings, env = project.settings, project.env
     # One scrubber for every writer: the known secrets by value, named parameters whole, the patterns.
-    redactor = scrubber(env, project.config.intents.redaction.params, [project.db_url])
+    redactor = scrubber(env, project.config.intents.redaction.params, [settings.database_url])
     return Observers(
         telemetry=[s for s in (telemetry or (LogSink() if settings.log_telemetry else None),) if s is not None],
         alerts=Titled(alerts or AlertFanout([LogNotifier()]), project.config.agents.alerts),
-        tracer=tracer or make_tracer(settings, project.db_url, project.deploy.observability.otlp_endpoint, redactor),
+        tracer=tracer or make_tracer(settings, project.deploy.observability.otlp_endpoint, redactor),
         metrics=metrics or PrometheusMetrics(storage.database),
         redactor=redactor,
     )

@@ -109,8 +109,5 @@ def configured_provider(
     deploy: DeploySettings, config_dir: str | None = None, provider: str | None = None, model: str | None = None
 ) -> LLMProvider:
     """The LLM settings' provider, outside a router: for the eval judge and for recording."""
-    from agent.config.files import load_config
-
-    yaml = load_config(resolve_dir(config_dir, "config", deploy)).settings
-    settings = run_settings(yaml, deploy, provider=provider, model=model).llm
+    settings = run_settings(resolve_dir(config_dir, "config", deploy), deploy, provider=provider, model=model).llm
     return build_llm(settings, provider_access(deploy.llm))

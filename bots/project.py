@@ -139,12 +139,11 @@ def project_info(
 
     from sqlalchemy.engine import make_url
 
-    from agent.config.files import load_config
     from bots.settings import run_settings
 
     home = deploy.project.home
     config, data = find_dir(config_dir, "config", home), find_dir(data_dir, "data", home)
-    settings = run_settings(load_config(config.path).settings, deploy, db_url=db_url)
+    settings = run_settings(config.path, deploy, db_url=db_url)
     url = settings.database_url
     extras = ", ".join(f"{name} {'yes' if importlib.util.find_spec(mod) else 'no'}" for name, mod in EXTRAS.items())
     return "\n".join(

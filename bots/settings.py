@@ -9,8 +9,9 @@ nothing deeper reads the environment. A wrong value stops startup with a `Config
 variable; secrets are `SecretStr`, so no repr or log line shows them.
 
 Where a variable overrides `settings.yaml` (`AGENTBOT_DB_URL` over `database_url`, ...), its field
-says which (`var(..., setting=...)`), and the run's settings are merged here too (`run_settings`):
-the model's defaults, then the YAML file, then the environment, then the command's flags.
+says which (`var(..., setting=...)`). The run's settings are built here too (`run_settings`), by
+pydantic-settings from its sources, the first that sets a field winning: the command's flags as
+init values, those variables, `settings.yaml` (`YamlConfigSettingsSource`), the fields' defaults.
 
 `.env.example` and the documentation's table are drawn from these fields: `python -m bots.env_vars`
 rewrites `.env.example`, and tests/bots/test_env_vars.py checks both it and that every variable
@@ -25,11 +26,13 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
+import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
 
+from agent.config.files import load_yaml_model
 from agent.config.schema import Settings, UnderstandingMode
 from agent.errors import ConfigError
 
@@ -319,20 +322,6 @@ class DeploySettings(BaseModel):
             raise config_error(e) from None
         return cls.model_validate(groups)
 
-    def settings_yaml_overrides(self) -> dict[str, Any]:
-        """The settings.yaml fields this environment sets: each set variable that declares one."""
-        found: dict[str, Any] = {}
-        for group_name in type(self).model_fields:
-            group = getattr(self, group_name)
-            for name, field in type(group).model_fields.items():
-                extra = field.json_schema_extra
-                value = getattr(group, name)
-                if isinstance(extra, dict) and "setting" in extra and value is not None:
-                    scale = extra["scale"]
-                    assert isinstance(scale, int | float)
-                    found[str(extra["setting"])] = value * scale if scale != 1 else value
-        return found
-
 
 def declared(model: type[BaseModel] = DeploySettings) -> Iterator[tuple[str, str, FieldInfo]]:
     """Every variable: its group, its name and its field, in the order they are declared."""
@@ -367,8 +356,34 @@ def config_error(error: ValidationError) -> ConfigError:
 # --- the run's settings: defaults < settings.yaml < environment < flags ---------------------------
 
 
+class VariablesSource(PydanticBaseSettingsSource):
+    """The environment's layer of the run's settings: each set variable that declares the
+    settings.yaml field it overrides (`var(..., setting=...)`), as `DeploySettings` read it (by its
+    name, an empty value unset), times its scale. The environment is read once, by the variables."""
+
+    def __init__(self, settings_cls: type[BaseSettings], deploy: DeploySettings) -> None:
+        super().__init__(settings_cls)
+        self.deploy = deploy
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: `__call__` gives the variables' fields at once
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for group_name in type(self.deploy).model_fields:
+            group = getattr(self.deploy, group_name)
+            for name, field in type(group).model_fields.items():
+                extra = field.json_schema_extra
+                value = getattr(group, name)
+                if isinstance(extra, dict) and "setting" in extra and value is not None:
+                    scale = extra["scale"]
+                    assert isinstance(scale, int | float)
+                    found[str(extra["setting"])] = value * scale if scale != 1 else value
+        return found
+
+
 def run_settings(
-    yaml: Settings,
+    config_dir: str | Path,
     deploy: DeploySettings,
     *,
     understanding: str | None = None,
@@ -376,19 +391,42 @@ def run_settings(
     provider: str | None = None,
     model: str | None = None,
 ) -> Settings:
-    """The settings a run uses: settings.yaml (its defaults under it), then the variables that
-        override it, then the command's flags (`--db-url` is `database_url`'s: the database URL enters
-    here alone). A wrong flag names the file's field it overrides."""
-    flags = {k: v for k, v in (("understanding", understanding), ("database_url", db_url)) if v}
-    llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    merged = yaml.model_dump(exclude_unset=True) | deploy.settings_yaml_overrides() | flags
-    if llm:
-        merged["llm"] = yaml.llm.model_dump(exclude_unset=True) | llm
+    """The settings a run uses, built by pydantic-settings from its sources, the first that sets a
+    field winning: the command's flags (init values; `--db-url` is `database_url`'s), the variables
+    that override settings.yaml, the project's settings.yaml, then the fields' defaults. A problem
+    names the file's line and field, or the field a flag sets."""
+    settings_file = Path(config_dir) / "settings.yaml"
+
+    class RunSettings(BaseSettings, Settings):
+        # A class per run: pydantic-settings takes a source's file and values from the class alone.
+        model_config = SettingsConfigDict(extra="forbid")
+
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            yaml_file = YamlConfigSettingsSource(settings_cls, yaml_file=settings_file, yaml_file_encoding="utf-8")
+            return (init_settings, VariablesSource(settings_cls, deploy), yaml_file)
+
+    flags: dict[str, Any] = {k: v for k, v in (("understanding", understanding), ("database_url", db_url)) if v}
+    if llm := {k: v for k, v in (("provider", provider), ("model", model)) if v}:
+        flags["llm"] = llm  # over the file's `llm:` field by field, as pydantic-settings merges sources
     try:
-        return Settings.model_validate(merged)
-    except ValidationError as e:
+        run = RunSettings(**flags)
+    except (ValidationError, yaml.YAMLError, TypeError, ValueError) as e:
+        # The file's own problem first, with its line, as config files report theirs.
+        load_yaml_model(settings_file, Settings, optional=True)
+        if not isinstance(e, ValidationError):
+            raise
         first = e.errors()[0]
         raise ConfigError("settings.yaml", first["msg"], field=".".join(map(str, first["loc"]))) from None
+    # The domain's own model leaves here, whichever sources set it.
+    return Settings.model_construct(run.model_fields_set, **dict(run))
 
 
 # --- .env.example, drawn from the fields ---------------------------------------------------------

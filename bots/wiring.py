@@ -74,19 +74,19 @@ def zep_memory(memory: MemoryVariables) -> PreferenceMemory | None:
     return ZepPreferenceMemory(memory.zep_api_key.get_secret_value(), base_url=memory.zep_base_url)
 
 
-def traces_dir(settings: Settings, db_url: str) -> Path:
+def traces_dir(settings: Settings) -> Path:
     """Where trace files go: settings (AGENTBOT_TRACES_DIR merged in), else `traces/` beside the SQLite file."""
     if settings.traces_dir:
         return Path(settings.traces_dir)
     from sqlalchemy.engine import make_url
 
-    url = make_url(db_url)
+    url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         return Path(str(url.database)).parent / "traces"
     return Path("var/traces")
 
 
-def make_tracer(settings: Settings, db_url: str, otlp_endpoint: str | None, redactor: Redactor) -> OTelTracer | None:
+def make_tracer(settings: Settings, otlp_endpoint: str | None, redactor: Redactor) -> OTelTracer | None:
     """OpenTelemetry when tracing is on (AGENTBOT_TRACING=off turns it off); OTLP if its endpoint is set.
     The sample rate and retention are the run's settings, the environment's overrides merged in."""
     if not settings.tracing:
@@ -95,7 +95,7 @@ def make_tracer(settings: Settings, db_url: str, otlp_endpoint: str | None, reda
 
     days, megabytes = settings.trace_retention_days, settings.trace_retention_mb
     return build_tracer(
-        traces_dir(settings, db_url),
+        traces_dir(settings),
         otlp_endpoint,
         sample_rate=settings.trace_sample_rate,
         redactor=redactor,

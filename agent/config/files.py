@@ -75,12 +75,19 @@ def line_of(path: Path, field: str) -> int | None:
     return _node_line(root, tuple(field.split(".")))
 
 
-def load_config(directory: str | Path) -> BotConfig:
-    """Load and cross-check intents.yaml, agents.yaml and settings.yaml from one folder."""
+def load_config(directory: str | Path, settings: Settings | None = None) -> BotConfig:
+    """Load and cross-check intents.yaml, agents.yaml and settings.yaml from one folder.
+
+    Args:
+        directory: the folder holding the files.
+        settings: the settings a run built from settings.yaml with its environment and flags
+            (bots/settings.py); else settings.yaml is read alone.
+    """
     d = Path(directory)
     intents = load_yaml_model(d / "intents.yaml", IntentsFile)
     agents = load_yaml_model(d / "agents.yaml", AgentsFile)
-    settings = load_yaml_model(d / "settings.yaml", Settings, optional=True)
+    if settings is None:
+        settings = load_yaml_model(d / "settings.yaml", Settings, optional=True)
     seen: set[str] = set()
     for i, spec in enumerate(intents.intents):
         field = f"intents.{i}"

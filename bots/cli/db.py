@@ -12,7 +12,6 @@ from typing import TextIO
 
 from adapters.storage.migrate import SchemaStatus, write_revision
 from adapters.storage.sql import SqlStore
-from agent.config.files import load_config
 from bots.settings import DeploySettings, run_settings
 from bots.wiring import resolve_dir
 
@@ -42,9 +41,7 @@ def run_db(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         print(f"wrote {path}: review it, then run `make test`", file=out)
         return 0
     deploy = DeploySettings.from_env()
-    settings = run_settings(
-        load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy, db_url=args.db_url
-    )
+    settings = run_settings(resolve_dir(args.config_dir, "config", deploy), deploy, db_url=args.db_url)
     url = settings.database_url
 
     async def main() -> int:

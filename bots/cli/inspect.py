@@ -20,7 +20,6 @@ from pydantic import BaseModel, Field
 from sqlalchemy.engine import make_url
 
 from adapters.storage.sql import SqlStore
-from agent.config.files import load_config
 from agent.domain.records import TelemetryEvent
 from agent.errors import StorageError
 from bots.settings import DeploySettings, run_settings
@@ -207,9 +206,7 @@ async def _trace(store: SqlStore, args: argparse.Namespace, out: TextIO) -> int:
 def database_url(args: argparse.Namespace) -> str:
     """The database a command on this project reads: --db-url, else the environment's, else settings'."""
     deploy = DeploySettings.from_env()
-    settings = run_settings(
-        load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy, db_url=args.db_url
-    )
+    settings = run_settings(resolve_dir(args.config_dir, "config", deploy), deploy, db_url=args.db_url)
     return settings.database_url
 
 
@@ -229,9 +226,7 @@ def existing_database(url: str) -> str:
 
 def run_observe(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     deploy = DeploySettings.from_env()
-    settings = run_settings(
-        load_config(resolve_dir(args.config_dir, "config", deploy)).settings, deploy, db_url=args.db_url
-    )
+    settings = run_settings(resolve_dir(args.config_dir, "config", deploy), deploy, db_url=args.db_url)
     url = existing_database(settings.database_url)
 
     async def main() -> int:

@@ -115,20 +115,51 @@ def test_a_secret_never_reaches_the_log(caplog: pytest.LogCaptureFixture) -> Non
     assert "plain-looking-secret-value" not in stream.getvalue()
 
 
-def test_the_environment_wins_over_settings_yaml_which_wins_over_the_defaults() -> None:
+def test_the_environment_wins_over_settings_yaml_which_wins_over_the_defaults(tmp_path: Path) -> None:
     from agent.config.schema import Settings
 
+    (tmp_path / "settings.yaml").write_text("trace_sample_rate: 0.5\ntraces_dir: from-yaml\nhistory_limit: 7\n")
     yaml = Settings.model_validate({"trace_sample_rate": 0.5, "traces_dir": "from-yaml", "history_limit": 7})
     env = {"AGENTBOT_TRACE_SAMPLE_RATE": "0.25", "AGENTBOT_INBOX_SETTLE_MS": "120", "AGENTBOT_TRACING": "off"}
-    merged = run_settings(yaml, DeploySettings.from_env(env), understanding="cascade", model="small")
+    merged = run_settings(tmp_path, DeploySettings.from_env(env), understanding="cascade", model="small")
+    assert type(merged) is Settings  # the domain's model, whichever sources set it
     assert (merged.trace_sample_rate, merged.inbox_settle_seconds, merged.tracing) == (0.25, 0.12, False)
     assert (merged.traces_dir, merged.history_limit, merged.lease_seconds) == ("from-yaml", 7, 10.0)
     assert (merged.understanding, merged.llm.model, merged.llm.provider) == ("cascade", "small", "openai")
-    assert run_settings(yaml, DeploySettings.from_env({})) == yaml
+    assert run_settings(tmp_path, DeploySettings.from_env({})) == yaml
+    assert run_settings(tmp_path / "nowhere", DeploySettings.from_env({})) == Settings()  # no file: the defaults
     url_env = DeploySettings.from_env({"AGENTBOT_DB_URL": "sqlite+aiosqlite:///from-env.db"})
-    assert run_settings(yaml, url_env).database_url == "sqlite+aiosqlite:///from-env.db"
-    flagged = run_settings(yaml, url_env, db_url="sqlite+aiosqlite:///from-flag.db")
+    assert run_settings(tmp_path, url_env).database_url == "sqlite+aiosqlite:///from-env.db"
+    flagged = run_settings(tmp_path, url_env, db_url="sqlite+aiosqlite:///from-flag.db")
     assert flagged.database_url == "sqlite+aiosqlite:///from-flag.db"  # the flag is the one URL the run uses
+
+
+def test_a_flag_sets_one_field_of_the_files_llm_and_the_file_keeps_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "settings.yaml").write_text("llm:\n  provider: anthropic\n  model: big\n  temperature: 0.3\n")
+    llm = run_settings(tmp_path, DeploySettings.from_env({}), model="small").llm
+    assert (llm.provider, llm.model, llm.temperature) == ("anthropic", "small", 0.3)
+
+
+def test_a_wrong_settings_yaml_names_its_line_and_field_and_a_wrong_flag_its_field(tmp_path: Path) -> None:
+    deploy = DeploySettings.from_env({})
+    (tmp_path / "settings.yaml").write_text("history_limit: 3\nllm:\n  timeout_seconds: -1\n")
+    with pytest.raises(ConfigError) as e:
+        run_settings(tmp_path, deploy)
+    assert (e.value.line, e.value.field) == (3, "llm.timeout_seconds")
+    (tmp_path / "settings.yaml").write_text("history_limit: [3\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        run_settings(tmp_path, deploy)
+    (tmp_path / "settings.yaml").write_text("history_limt: 3\n")
+    with pytest.raises(ConfigError) as e:
+        run_settings(tmp_path, deploy)
+    assert (e.value.line, e.value.field) == (1, "history_limt")
+    (tmp_path / "settings.yaml").write_text("- a list\n")
+    with pytest.raises(ConfigError, match="the top level must be a mapping"):
+        run_settings(tmp_path, deploy)
+    (tmp_path / "settings.yaml").write_text("history_limit: 3\n")
+    with pytest.raises(ConfigError) as e:
+        run_settings(tmp_path, deploy, understanding="psychic")
+    assert e.value.field == "understanding" and e.value.line is None
 
 
 def test_each_variable_that_overrides_settings_yaml_names_a_field_of_it() -> None:
