@@ -92,7 +92,7 @@ class TaskPlanner(TemplatePlanner):
         task = _named(last, self._naming(request))
         if task is None:
             # "I've done one of my tasks": which one, with the open ones to pick from.
-            listed = "; ".join(f"{t['number']}. {t['title']}" for t in last.data["items"])
+            listed = "; ".join(f"{t['number']}. {t['title']}" for t in (last.data or {}).get("items", []))
             prompt = f"{goal.next_question} {render(self.messages.open_tasks, {'tasks': listed})}"
             plan.steps = [AskUser(param=slot, prompt=prompt)]
             return plan
