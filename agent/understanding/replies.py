@@ -62,8 +62,10 @@ _ONE = re.compile(
     r"(?<!\bthe )(?<!\bthat )(?<!\bthis )(?<!\bwhich )(?<!\bany )(?<!\beach )(?<!\bno )\bone ([a-z]+)", re.I
 )
 _NOT_COUNTED = frozenset(["more", "thing", "moment", "sec", "minute", "day", "time"])
-# A judgement of what was said: a short subject, a judging verb, then what it is judged.
+# A judgement of what was said: a short subject, a judging verb, then what it is judged; a subject
+# that is nothing at all ("nothing is right", "none of it is correct") judges the other way.
 _VERDICT = re.compile(r"((?:\w+ ){1,4})(?:is|are|was|were|looks?|seems?|sounds?) (.+)")
+_NO_SUBJECT = frozenset(["nothing", "none", "nobody", "neither", "nor", "noone"])
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
 _COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
@@ -355,8 +357,10 @@ class ReplyReader:
         # "your details are correct", "the whole summary looks exactly right": what was said is
         # judged right, in nothing but approval after the judging verb.
         verdict = _VERDICT.match(" ".join(words(text))) if approvals else None
-        if verdict and not set(words(verdict.group(1))) & self._leads_words and self._only(verdict.group(2), approvals):
-            return "assent"
+        subject = set(verdict.group(1).split()) if verdict else set()
+        negated = subject & _NO_SUBJECT or says(" ".join(subject), [*self._denials, *self._negative])
+        if verdict and not subject & self._leads_words and self._only(verdict.group(2), approvals):
+            return "refusal" if negated else "assent"  # "none of it is correct": all of it is wrong
         return None
 
     def _only(self, text: str, phrases: list[str]) -> bool:

@@ -101,6 +101,8 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "nope, I'm fine",  # "I'm fine" alone: no, thank you
         "not happy with that",  # an approval word denied
         "that is not correct",
+        "nothing about it is right",  # judged right, but of nothing
+        "none of those details are correct",
         "absolutely not",
         "hmm, I'm not sure",  # undecided: the question stays
         "yeah I'd rather you waited a bit",
