@@ -51,6 +51,9 @@ WORD_LISTS = (
     "negations",
     "negated",
     "deferrals",
+    "offered",
+    "beforehand",
+    "indifferent",
 )
 
 
@@ -83,6 +86,15 @@ class BankFile(Strict):
     negated: list[str] = Field(default_factory=list)
     # Words that put the action off ("later", "another day"): a part with one defers.
     deferrals: list[str] = Field(default_factory=list)
+    # Words that name the action asked about in general ("go on with the procedure", "proceed with
+    # the booking"): after a detail word they point at it, as "it" does, and bring nothing new.
+    offered: list[str] = Field(default_factory=list)
+    # Words that make a question beside a yes a condition to answer first ("sure, but what's the
+    # price first?"): nothing runs before it is answered.
+    beforehand: list[str] = Field(default_factory=list)
+    # Words that say any value will do for a detail the action was not asked with ("I don't care
+    # about the subtitles", "any of the devices"): followed by what they are about, a preference.
+    indifferent: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -119,6 +131,9 @@ class NluBanks(Strict):
     negations: list[str] = Field(default_factory=list)  # negations that refuse an action word (BankFile)
     negated: list[str] = Field(default_factory=list)  # the action words they refuse (BankFile)
     deferrals: list[str] = Field(default_factory=list)  # words that put the action off (BankFile)
+    offered: list[str] = Field(default_factory=list)  # words that name the action asked about (BankFile)
+    beforehand: list[str] = Field(default_factory=list)  # words that make a question a condition (BankFile)
+    indifferent: list[str] = Field(default_factory=list)  # words that say any value will do (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""

@@ -48,7 +48,11 @@ EFFECTS: Mapping[AnswerKind, Effect] = {
 # before anything runs.
 # "elsewhere" is a wish of another service's ("make an alarm called Leave", "rent it with Spanish
 # subtitles"): beside a yes, the yes may be to something else, so nothing runs on it.
-PartKind = Literal["assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition", "elsewhere"]
+# "restated" tells the bot to go ahead with what it offered, in words of its own ("please make that
+# reservation"): beside a yes it is that yes again; alone it is not taken for one.
+PartKind = Literal[
+    "assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition", "elsewhere", "restated"
+]
 
 _REFUSING = {"refusal", "cancel"}
 _HOLDING = {"refusal", "cancel", "wait"}
@@ -67,6 +71,17 @@ _NOT_COUNTED = frozenset(["more", "thing", "moment", "sec", "minute", "day", "ti
 _VERDICT = re.compile(r"((?:\w+ ){1,4})(?:is|are|was|were|looks?|seems?|sounds?) (.+)")
 _NO_SUBJECT = frozenset(["nothing", "none", "nobody", "neither", "nor", "noone"])
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+# How far into a part its action word may stand, and the words that may open it besides words with
+# no meaning of their own: "you may go on with it", "I wish to book it", "let's make it happen".
+_OPENING_WORDS = 4
+_POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
+# A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
+_SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
+# The offer said to be what the customer meant: "that's just what I had in mind", "it's exactly
+# what we were after" (never "that's not what I asked", which no longer opens this way).
+_IDENTITY = re.compile(
+    r"(?:that|this|it)(?:['’]?s| is) (?:exactly |just |precisely |really )?(?:what|the one|the thing) (?:i|we)\b", re.I
+)
 _FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
 _COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
 
@@ -191,6 +206,9 @@ class ReplyReader:
         self._deferrals = [" ".join(words(d)) for d in banks.deferrals if words(d)]
         self._negative = [" ".join(words(n)) for n in banks.negations if words(n)]
         self._actions = frozenset(w for n in banks.negated for w in words(n))  # "go", "book", "proceed"
+        self._offered = frozenset(" ".join(words(o)) for o in banks.offered)  # "booking", "procedure"
+        self._beforehand = [" ".join(words(b)) for b in banks.beforehand if words(b)]
+        self._indifference = [" ".join(words(b)) for b in banks.indifferent if words(b)]
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -203,13 +221,29 @@ class ReplyReader:
         for sentence in _SENTENCE_END.split(text.strip()):
             pieces = []
             for clause in _COMMA.split(sentence):
-                for piece in self._joins.split(clause) if self._joins is not None else [clause]:
+                for piece in self._joined(clause):
                     pieces += self._after_approval(piece)
             pieces = [p.strip() for p in pieces if self._unjoined(p).strip(" .!;,")]
             if len(pieces) > 1 and self.reader.politeness.sign_off(pieces[-1]):
                 # A sign-off on its own ("..., please.") belongs to the clause before it.
                 pieces[-2:] = [f"{pieces[-2]} {pieces[-1]}"]
             out += pieces
+        return out
+
+    def _joined(self, clause: str) -> list[str]:
+        """The clause split at its joining words, where each side says something of its own: a
+        subject alone before the word ("I'll also need their number", "we then go") stays with
+        the words it is the subject of, and words with no meaning of their own after it ("to and
+        from") stay with the words before."""
+        pieces = self._joins.split(clause) if self._joins is not None else [clause]
+        out: list[str] = []
+        for piece in pieces:
+            if out and _SUBJECT_ONLY.fullmatch(self._unjoined(out[-1])):
+                out[-1] = f"{out[-1].strip()} {piece.strip()}"
+            elif out and all(w in STOPWORDS for w in words(self._unjoined(piece))):
+                out[-1] = f"{out[-1].rstrip()} {piece.strip()}"  # "... going to and from": nothing of its own
+            else:
+                out.append(piece)
         return out
 
     def _after_approval(self, piece: str) -> list[str]:
@@ -262,7 +296,7 @@ class ReplyReader:
         counted = self._quantity.search(text) or any(
             w.lower() not in STOPWORDS and w.lower() not in _NOT_COUNTED for w in _ONE.findall(text)
         )
-        values = bool(counted or e.dates or e.money or e.order_ids or e.numbers or e.titles)
+        values = bool(counted or e.dates or e.money or e.order_ids or e.numbers or e.titles or self._indifferent(text))
         if not values and move is None and reading.intent in self.chat and reading.sure:
             return Part(text, "remark")  # "Yes, thanks, do it": thanks beside a yes, whatever else it is near
         # A part that names a thing of its own (an order, a ticket, a model) and reads as another
@@ -274,21 +308,32 @@ class ReplyReader:
         lead, after = self._opened(text)
         if asked is not None and not values and self._restates(text, reading, asked):
             return Part(text, "assent")  # "yes please refund it", "go ahead and process the refund"
+        if not values and _IDENTITY.match(text.strip()) and not says(text, [*self._denials, *self._negative]):
+            return Part(text, "assent")  # "that's just what I had in mind"
+        if not values and (ahead := self._goes_ahead(text)) is not None:
+            # "yes, please proceed with the booking", "make that reservation!"; "let's go ahead"
+            # reads as a yes by itself.
+            return Part(text, "assent" if ahead == "restated" and move == "assent" else ahead)
+        # A question brought in by "but" is a condition when it asks for something of its own or
+        # to be answered first ("sure, but where's O-12345 first?"); otherwise it is noted.
+        conditional = qualifies and (request is not None or values or bool(says(text, self._beforehand)))
         plain_question = move is None and not values and not self._detailed(after) and not self._elsewhere(reading)
         if lead == "request" and last_of_question and plain_question:
             # "can you grab me their address?", "could you make one for me?": a question about
             # the thing offered, which brings it nothing new.
-            return Part(text, "condition" if qualifies else "asks", request)
+            return Part(text, "condition" if conditional else "asks", request)
         if in_question and not last_of_question and move is None and not values and lead != "request":
-            return Part(text, "condition" if qualifies else "asks", request)  # "Are pets allowed, and ...?"
+            return Part(text, "condition" if conditional else "asks", request)  # "Are pets allowed, and ...?"
         if (last_of_question and lead != "request") or (lead == "question" and move in (None, "assent")):
             # A question asks ("is that right", its mark left out, too), unless it asks for the
             # action with other values ("what about for two?", "would the 5th work?", "what about
             # ฿2,500?") or comes as a condition before the yes holds ("but where's O-12345 first?").
             # (An amount is masked as "money" before the entities are read; the word itself is none.)
             proposes = bool(e.dates or e.money) or "money" in words(e.masked) and "money" not in words(text)
-            other = move == "change" or proposes and request is None
-            return Part(text, "change" if other else "condition" if qualifies else "asks", request)
+            # A request without its question mark, with values ("see if you can make it for half
+            # past 3"), asks for the action as it was not asked.
+            other = move == "change" or (proposes or values and not last_of_question) and request is None
+            return Part(text, "change" if other else "condition" if conditional else "asks", request)
         if move in (None, "assent") and lead == "request" and self._bare(after, 0) and not values:
             return Part(text, "assent")  # "let's do it", "I want to go ahead with that"
         if move == "assent":
@@ -393,7 +438,7 @@ class ReplyReader:
             if word not in self._details or word == "to" and self._infinitive(after[:n], after[n + 1 : n + 2]):
                 continue
             for following in after[n + 1 :]:
-                if following in self._pointing:
+                if following in self._pointing or following in self._offered:
                     break
                 if following not in STOPWORDS and following not in self._details:
                     return True
@@ -406,6 +451,45 @@ class ReplyReader:
         if following and following[0] in self._actions:
             return True
         return not before or before[-1] in STOPWORDS and before[-1] not in self._pointing
+
+    def _indifferent(self, text: str) -> bool:
+        """The part says any value will do for something it names ("I don't care about the
+        subtitles", "any of the devices"): a preference the action was not asked with."""
+        said = f" {' '.join(words(text))} "
+        for phrase in says(text, self._indifference):
+            after = said.split(f" {phrase} ", 1)[1].split()
+            if any(w not in STOPWORDS and w not in self._pointing for w in after):
+                return True
+        return False
+
+    def _goes_ahead(self, text: str) -> PartKind | None:
+        """Whether the part tells the bot to go ahead, in words of its own: an action word
+        ("make", "book", "proceed"), after at most a word of approval and a polite opening ("yes
+        please", "can you", "you may", "I'd like to"), then nothing the action did not have: no
+        detail, no name, no other one, no change, no "not" ("please proceed with the reservation",
+        "can you book a table at this place?"; not "book it for Friday", "send it to my other
+        card"). "assent" when the part opens with the approval itself ("yes get me the room"),
+        "restated" when it is the go-ahead alone, "change" when the action comes with something
+        of its own, None when it is no go-ahead."""
+        said = words(_FILLER.sub("", text))
+        opening = next((a.split() for a in self._openings if said[: len(a.split())] == a.split()), [])
+        said = said[len(opening) :]
+        verb = next((n for n, w in enumerate(said[:_OPENING_WORDS]) if w in self._actions), None)
+        if verb is None or any(w not in STOPWORDS and w not in _POLITE_OPENING for w in said[:verb]):
+            return None
+        rest = said[verb + 1 :]
+        if says(text, [*self._denials, *self._negative]):
+            return None
+        changed = self._change is not None and self._change.search(" ".join(rest))
+        if says(text, self._others) or self._named(text) or changed:
+            return "change"  # "make a transfer to their savings account": not as it was asked
+        if self._detailed(rest):
+            # "book it for Friday?", "make a transfer to their savings account?": the action
+            # proposed with a detail of its own; "do they cater on site?" asks, as a question does.
+            asked = bool(rest) and rest[0] != "it" and _SUBJECT_ONLY.fullmatch(rest[0]) is not None  # "do they"
+            proposed = text.rstrip().endswith("?") and verb == 0 and not asked
+            return "change" if proposed else None
+        return "assent" if opening else "restated"
 
     def _restates(self, text: str, reading: Reading, asked: str) -> bool:
         """The part asks for the very action asked about, surely, in words of its own ("please
