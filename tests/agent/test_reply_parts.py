@@ -51,6 +51,11 @@ RUNS = [
     "yes, that'll do nicely enough",
     "yes. one more thing: is there a fee?",  # "one more thing" only announces the question
     "yes, all of that looks in order",
+    "yes, go on and arrange it",  # the go-ahead in the customer's own words
+    "right, please finalise it now",
+    "that's precisely what I had in mind",  # the offer is what was asked for
+    "sure, but what time does it usually arrive?",  # "but" bringing a question that asks nothing of its own
+    "fine, but will I get a confirmation email",
 ]
 
 
@@ -78,6 +83,10 @@ HOLDS = [
     "yes. label it Birthday Gift",  # a name the action was not asked with
     "yes, how about the 12th instead?",  # a question that proposes another date
     "fine for now, hold on though",  # put off, however it opens
+    "ok, but look up O-12345 first",  # "but" bringing a condition: something to do first
+    "sure, but before you do that, tell me about the fee",
+    "pay it into my partner's account?",  # the action proposed with a detail of its own
+    "send it through to my bank then?",
 ]
 
 
