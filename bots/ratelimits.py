@@ -8,19 +8,19 @@ kept on a board (the bot's database, so every worker sees it) and nobody calls t
 ends.
 
 A 429 can only stop calls that have not left yet, and reaches other workers only once the
-refused one has recorded it; a call another worker sends meanwhile is made after the 429. So a
-paced method (the posting ones) has one call in flight across all workers from its first call on: a
-caller holds the method on the board (`claim`) before its call and lets go when the answer is in,
-so the next call leaves only once the last one's answer, 429 or not, is known and recorded. That
-is the one call in flight a single worker already keeps per method; more workers do not make it
-more. After a pause the first call is thus the probe, and the rest wait for its answer. A hold ends
-on its own, so a worker killed mid-call blocks nobody for good: after `hold_seconds` while the
-method is "hot" (`hot_seconds` after its pause ended, as the board says, so every worker and a
-restarted one agree), longer than the platform's usual wait, so that a 429 it never got to record
-has passed by then too; after `cool_hold_seconds` otherwise. While hot, calls are also paced to the
-platform's published limit, so that the queue a pause built up does not run straight into the next
-429; a method never refused is not slowed by a guess at the limit. A method that is not paced
-(rarely called) takes no hold until it is refused: one read of the board a call.
+refused one has recorded it; a call another worker sends meanwhile is made after the 429. Any
+method can be refused, so every method has one call in flight across all workers from its first
+call on: a caller holds the method on the board (`claim`) before its call and lets go when the
+answer is in, so the next call leaves only once the last one's answer, 429 or not, is known and
+recorded. That is the one call in flight a single worker keeps per method; more workers do not
+make it more, and it costs two small writes a call. After a pause the first call is thus the probe,
+and the rest wait for its answer. A hold ends on its own, so a worker killed mid-call blocks nobody
+for good: after `hold_seconds` while the method is "hot" (`hot_seconds` after its pause ended, as
+the board says, so every worker and a restarted one agree), longer than the platform's usual wait,
+so that a 429 it never got to record has passed by then too; after `cool_hold_seconds` otherwise.
+While hot, a method with a published limit is also paced to it, so that the queue a pause built up
+does not run straight into the next 429; a method never refused is not slowed by a guess at the
+limit.
 """
 
 from __future__ import annotations
@@ -49,8 +49,6 @@ class PauseBoard(Protocol):
     async def claim(self, key: str, hold_seconds: float) -> Pause | None: ...
 
     async def unclaim(self, key: str, hold: datetime) -> None: ...
-
-    async def lift(self, key: str, before: datetime) -> None: ...
 
 
 class RateLimitMetrics(Protocol):
@@ -84,11 +82,6 @@ class MemoryPauseBoard:
         if held is not None and held.probe_until == hold:
             self._pauses[key] = Pause(held.until)
 
-    async def lift(self, key: str, before: datetime) -> None:
-        held = self._pauses.get(key)
-        if held is not None and held.until < before and (held.probe_until is None or held.probe_until < utcnow()):
-            del self._pauses[key]
-
 
 @dataclass(frozen=True)
 class Pace:
@@ -109,11 +102,11 @@ class RateLimiter:
             longer than a call takes and than the platform's usual `Retry-After`, so that a worker
             killed mid-call neither blocks the method for good nor lets the next call meet a 429 it
             never recorded.
-        cool_hold_seconds: the same for a paced method not refused lately: longer than a call takes,
+        cool_hold_seconds: the same for a method not refused lately: longer than a call takes,
             short enough that a worker killed mid-call holds up the others' answers only briefly.
         poll_seconds: how often a caller waiting on another worker's hold looks again.
-        hot_seconds: how long after a pause ends (this worker's or another's) the method has one call
-            in flight across workers and its calls are paced.
+        hot_seconds: how long after a pause ends (this worker's or another's) the method's calls
+            are paced (those with a published limit) and held for `hold_seconds`.
     """
 
     def __init__(
@@ -136,20 +129,16 @@ class RateLimiter:
         self.hot_seconds = hot_seconds
         self._changed: dict[str, asyncio.Event] = {}
         self._holds: dict[str, tuple[asyncio.Task[object] | None, datetime]] = {}  # key -> this process's hold on it
-        self._in_flight: dict[str, asyncio.Lock] = {}  # a paced key's one call in flight in this process
+        self._in_flight: dict[str, asyncio.Lock] = {}  # a key's one call in flight in this process
         self._holders: dict[str, asyncio.Task[object]] = {}
         self._next_slot: dict[str, float] = {}  # pace key -> the theoretical time of its next call
         self._hot_until: dict[str, float] = {}  # key -> until when its calls are paced (monotonic)
 
     async def before(self, key: str, pace_key: str = "", pace: Pace | None = None) -> None:
-        """Wait until a call under `key` may go: its place in its pace (`pace_key`, a channel say),
-        while the method is hot, then, for a paced method, its turn as this process's call in
-        flight, then no pause on it and its hold on it (a paced method always, another while it is
-        hot). `after` must follow."""
-        if pace is None:
-            await self._turn(key, always_hold=False)
-            return
-        if self._hot_until.get(key, 0.0) > time.monotonic():
+        """Wait until a call under `key` may go: its place in its pace (`pace_key`, a channel say)
+        while the method is hot and has a published limit (`pace`), then its turn as this
+        process's call in flight, then no pause on it and its hold on it. `after` must follow."""
+        if pace is not None and self._hot_until.get(key, 0.0) > time.monotonic():
             await self._paced(pace_key or key, pace)
         lock = self._in_flight.setdefault(key, asyncio.Lock())
         await lock.acquire()
@@ -157,21 +146,24 @@ class RateLimiter:
         if task is not None:
             self._holders[key] = task
         try:
-            await self._turn(key, always_hold=True)
+            await self._turn(key)
         except BaseException:
             self._holders.pop(key, None)
             lock.release()
             raise
 
-    async def _turn(self, key: str, always_hold: bool) -> None:
+    async def again(self, key: str) -> None:
+        """After a 429 (`refused`), the same call's next attempt: it keeps its turn in this process
+        and waits out the pause for its hold again. `after` still follows, once."""
+        await self._turn(key)
+
+    async def _turn(self, key: str) -> None:
         hot = self._hot_until.get(key, 0.0) > time.monotonic()
-        if (hot or always_hold) and await self._hold(key, hot):
+        if await self._hold(key, hot):
             return  # nobody else's call is out: one round trip
         while True:
             held, now = await self.board.read(key), utcnow()
             if held is None:
-                if not always_hold:
-                    return  # never refused: no hold
                 if await self._hold(key, hot=False):
                     return
                 continue  # another caller entered it on the board first
@@ -179,9 +171,6 @@ class RateLimiter:
             hot = cools > now
             if hot:
                 self._hot_until[key] = time.monotonic() + (cools - now).total_seconds()
-            elif not always_hold:
-                await self.board.lift(key, now - timedelta(seconds=self.hot_seconds))
-                return  # refused long enough ago: forgotten, no hold
             if held.until > now:
                 await self._wait(key, (held.until - now).total_seconds())
             elif held.probe_until is not None and held.probe_until >= now:

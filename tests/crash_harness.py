@@ -122,6 +122,7 @@ class Kill:
     worker: str
     at: float
     restarted_at: float = 0.0
+    ready_at: float = 0.0  # when the restarted worker answered HTTP again (its start-up is over)
     interrupted: list[str] = field(default_factory=list)
 
 
@@ -137,7 +138,7 @@ class Result(BaseModel):
     task_rows: int
     tasks_confirmed: int  # "Added to your list" answers, one per task row expected
     user_turns_stored_twice: int
-    max_recovery_s: float  # interrupted event: restart -> its first answer
+    max_recovery_s: float  # interrupted event: its restarted worker serving again (or the kill) -> its first answer
     kill_kinds: dict[str, int]
     crossed_pairs: int = 0  # double texts delivered later-first to two workers
 
@@ -335,7 +336,11 @@ class CrashRun:
                     async with session.get(w.url, timeout=aiohttp.ClientTimeout(1)):
                         w.ready_at = time.monotonic()
                 except (aiohttp.ClientError, TimeoutError):
-                    pass
+                    continue
+                for k in reversed(self.kills):
+                    if k.worker == w.name:
+                        k.ready_at = k.ready_at or w.ready_at
+                        break
             await asyncio.sleep(0.05)
 
     # the run
@@ -405,13 +410,19 @@ class CrashRun:
             if order != sorted(order):
                 self.out_of_order_roots.append((_root, order))
         numbers = Counter(task_rows)
-        restarts = [k.restarted_at for k in self.kills]
         interrupted = {e for k in self.kills for e in k.interrupted if e in self.first_answer_at}
-        # Measured from the last restart before the answer: an event can be interrupted twice.
+
+        # Measured from the last kill before the answer (an event can be interrupted twice), from
+        # when its worker was serving again if that was before the answer: a process's start-up
+        # (imports, the model) is what a loaded machine stretches, and is not the inbox's recovery.
+        # An answer before the restarted worker was up came from another worker: from the kill.
+        def since(k: Kill, answer: float) -> float:
+            return k.ready_at if 0 < k.ready_at < answer else k.at
+
         recoveries = [
-            self.first_answer_at[e] - max(r for r in restarts if r < self.first_answer_at[e])
+            self.first_answer_at[e] - max(since(k, self.first_answer_at[e]) for k in before)
             for e in interrupted
-            if any(r < self.first_answer_at[e] for r in restarts)
+            if (before := [k for k in self.kills if k.at < self.first_answer_at[e]])
         ]
         return Result(
             run=self.name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, and_, bindparam, case, delete, or_, select, update
+from sqlalchemy import Connection, bindparam, case, or_, select, update
 
 from adapters.storage.schema import rate_pauses
 from adapters.storage.writes import insert_ignore
@@ -36,14 +36,6 @@ UNCLAIM = (
     update(rate_pauses)
     .where(rate_pauses.c.key == bindparam("b_key"), rate_pauses.c.probe_until == bindparam("b_hold"))
     .values(probe_until=None)
-)
-# A pause is forgotten once it ended long enough ago, unless a caller holds the method meanwhile.
-LIFT = delete(rate_pauses).where(
-    and_(
-        rate_pauses.c.key == bindparam("b_key"),
-        rate_pauses.c.until < bindparam("b_before"),
-        or_(rate_pauses.c.probe_until.is_(None), rate_pauses.c.probe_until < bindparam("b_now")),
-    )
 )
 # What a method held but never paused has as its pause's end: long over, so it is not hot.
 NEVER_PAUSED = datetime(1970, 1, 1, tzinfo=UTC)
@@ -111,12 +103,3 @@ class SqlPauseBoard:
             conn.execute(UNCLAIM, {"b_key": key, "b_hold": hold})
 
         await self.store.run(unit, what="release a rate-limited method")
-
-    async def lift(self, key: str, before: datetime) -> None:
-        """The method cools down: its pause, if it ended before `before` and nobody holds the
-        method, is forgotten."""
-
-        def unit(conn: Connection) -> None:
-            conn.execute(LIFT, {"b_key": key, "b_before": before, "b_now": utcnow()})
-
-        await self.store.run(unit, what="lift a rate-limit pause")

@@ -25,7 +25,8 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from bots.ratelimits import Pace, RateLimiter
 
 # Published limits of the methods the bot posts with, per workspace unless `PER_CHANNEL` says so;
-# calls keep to them for a while after a 429 (`RateLimiter.hot_seconds`).
+# calls keep to them for a while after a 429 (`RateLimiter.hot_seconds`). Every method, listed here
+# or not, has one call in flight per workspace across workers.
 PACES = {
     "chat.postMessage": Pace(per_second=1.0, burst=4),
     "chat.postEphemeral": Pace(per_second=100 / 60, burst=10),  # tier 4
@@ -92,13 +93,13 @@ class SharedPauseRetryHandler(AsyncRetryHandler):
         token = (auth[0] if isinstance(auth, list) and auth else str(auth)).removeprefix("Bearer ") or None
         key = pause_key(token, method)
         await self.limiter.refused(key, method, _retry_after(response.headers), state.current_attempt)
-        await self.limiter.before(key)
+        await self.limiter.again(key)
         state.next_attempt_requested = True
         state.increment_current_attempt()
 
 
 class PacedWebClient(AsyncWebClient):
-    """An `AsyncWebClient` whose every call waits for its method's pause and pace first.
+    """An `AsyncWebClient` whose every call waits for its method's pause, pace and hold first.
 
     Args:
         limiter: the Slack limiter; its `SharedPauseRetryHandler` is added to the retry handlers.

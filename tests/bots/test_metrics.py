@@ -91,3 +91,14 @@ async def test_the_backlog_is_shown_per_workspace_with_its_oldest_age(db_url: st
     assert found[("agentbot_inbox_waiting_events", (("workspace", "T1"),))] == 2
     assert found[("agentbot_inbox_waiting_events", (("workspace", "42"),))] == 1
     assert found[("agentbot_inbox_oldest_waiting_age_seconds", (("workspace", "T1"),))] >= 0
+
+
+async def test_a_refused_call_is_counted_by_channel_and_method(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app, aiohttp.ClientSession() as http:
+        base = app.client.url.removesuffix("/slack/events")
+        slack.fail_next("chat.postMessage", 429)  # Retry-After 0
+        await app.client.mention("where is O-12345")
+        await slack.wait_for("chat.postMessage", 2)
+        await app.channel.dispatcher.drain()
+        samples = await scrape(http, base)
+    assert value(samples, "agentbot_platform_rate_limited_calls_total", channel="slack", method="chat.postMessage") == 1

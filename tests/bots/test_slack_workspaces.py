@@ -113,3 +113,32 @@ async def test_two_workspaces_installed_through_oauth_each_answered_with_its_own
     assert [tuple(r) for r in still] == [(b.team_id,)] and gone == []
     sessions = await rows(db_url, "SELECT id FROM sessions ORDER BY id")
     assert {s.id.split(":")[1] for s in sessions} == {a.team_id, b.team_id}
+
+
+async def test_an_installation_token_is_checked_once_however_many_events_arrive_together(
+    db_url: str, slack: SlackStandIn
+) -> None:
+    """Eight events of a freshly installed workspace at once: one lookup and one auth.test between
+    them (one flight), and none for the events after (the answer is kept)."""
+    import asyncio
+
+    ws = slack.add_workspace("T0AAAAAAA", "Acme")
+    settings = SlackSettings(
+        client_id="111.222", client_secret="oauth-secret", signing_secret=SECRET, api_url=f"{slack.url}/api/"
+    )
+    async with running_app(db_url, slack, settings) as app:
+        await install(app, ws)
+
+        def checks() -> int:
+            return sum(1 for c in slack.calls if c.method == "auth.test" and c.token == ws.bot_token)
+
+        before = checks()
+        acks = await asyncio.gather(
+            *(app.client.mention(f"where is O-12345 ({n})", team=ws.team_id, channel=f"C0ACME{n}") for n in range(8))
+        )
+        together = checks() - before
+        await app.client.mention("where is O-23456", team=ws.team_id)
+        await app.channel.dispatcher.drain()
+        after = checks() - before
+    assert all(sent.status == 200 for _, sent in acks)
+    assert together <= 1 and after == together
