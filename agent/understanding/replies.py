@@ -77,10 +77,14 @@ _OPENING_WORDS = 4
 _POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
 # A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
 _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
-# The offer said to be what the customer meant: "that's just what I had in mind", "it's exactly
-# what we were after" (never "that's not what I asked", which no longer opens this way).
+# The offer said to be what the customer meant, as the whole part: "that's just what I had in mind",
+# "it's exactly what we were after", "that was my request" (not "that's not what I asked", nor "it was
+# my request to cancel").
 _IDENTITY = re.compile(
-    r"(?:that|this|it)(?:['’]?s| is) (?:exactly |just |precisely |really )?(?:what|the one|the thing) (?:i|we)\b", re.I
+    r"(?:that|this|it)(?:['’]?s| is| was) (?:exactly |just |precisely |really )?"
+    r"(?:(?:what|the one|the thing) (?:i|we)(?: (?!to\b)[\w']+){0,4}"
+    r"|(?:my|our) (?:\w+ )?(?:request|plan|choice))[\s.!]*",
+    re.I,
 )
 _FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
 _COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
@@ -308,7 +312,7 @@ class ReplyReader:
         lead, after = self._opened(text)
         if asked is not None and not values and self._restates(text, reading, asked):
             return Part(text, "assent")  # "yes please refund it", "go ahead and process the refund"
-        if not values and _IDENTITY.match(text.strip()) and not says(text, [*self._denials, *self._negative]):
+        if not values and _IDENTITY.fullmatch(text.strip()) and not says(text, [*self._denials, *self._negative]):
             return Part(text, "assent")  # "that's just what I had in mind"
         if not values and (ahead := self._goes_ahead(text)) is not None:
             # "yes, please proceed with the booking", "make that reservation!"; "let's go ahead"

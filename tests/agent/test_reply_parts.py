@@ -53,7 +53,8 @@ RUNS = [
     "yes, all of that looks in order",
     "yes, go on and arrange it",  # the go-ahead in the customer's own words
     "right, please finalise it now",
-    "that's precisely what I had in mind",  # the offer is what was asked for
+    "that's precisely what I had in mind",
+    "yes, that was exactly my plan",  # the offer is what was asked for
     "sure, but what time does it usually arrive?",  # "but" bringing a question that asks nothing of its own
     "fine, but will I get a confirmation email",
 ]
@@ -125,6 +126,9 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         # A deferral anywhere, a question included, holds the action.
         "sure, can it wait until next week?",
         "ok, could you do that another day?",
+        # "It is what I meant" only as the whole part: not with a purpose of its own.
+        "it was my request to cancel it",
+        "that's the one I want to send back",
     ],
 )
 async def test_approval_words_in_a_refusal_run_nothing(app: App, text: str) -> None:
