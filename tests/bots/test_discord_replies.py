@@ -62,3 +62,18 @@ async def test_a_typed_yes_but_not_now_runs_nothing_until_the_button(standin: St
     assert custom_ids == [f"agentbot:confirm:{ALICE['id']}", f"agentbot:cancel:{ALICE['id']}"]
     assert "refunded ฿3,290" in done[-1]
     assert [tuple(r) for r in refunds] == [("O-23456",)]
+
+
+async def test_a_go_ahead_in_own_words_runs_and_a_condition_first_holds(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "ok, but look up O-24680 first")
+        await standin.wait_until(lambda: "Still waiting" in standin.posted(thread)[-1]["content"])
+        refunds_meanwhile = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+        await standin.say(thread, ALICE, "right, carry on and get it done")
+        await standin.wait_until(lambda: "refunded" in standin.posted(thread)[-1]["content"])
+        replies = await posted(standin, thread, 1)
+        refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
+    assert refunds_meanwhile == []  # the condition is answered first; nothing runs on it
+    assert "refunded ฿3,290" in replies[-1]
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]

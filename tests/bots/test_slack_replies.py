@@ -55,3 +55,17 @@ async def test_a_typed_no_in_other_words_cancels(db_url: str, slack: SlackStandI
         await app.channel.dispatcher.drain()
     assert "cancelled" in in_thread(slack, CHANNEL, root)[-1]["text"]
     assert await rows(db_url, "SELECT order_id FROM refunds") == []
+
+
+async def test_a_go_ahead_in_own_words_runs_and_a_condition_first_holds(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await asked(app, slack)
+        await app.client.message("ok, but look up O-24680 first", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+        refunds_meanwhile = await rows(db_url, "SELECT order_id FROM refunds")
+        await app.client.message("right, carry on and get it done", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+    thread = [p["text"] for p in in_thread(slack, CHANNEL, root)]
+    assert refunds_meanwhile == []  # the condition is answered first; nothing runs on it
+    assert "refunded ฿3,290" in thread[-1]
+    assert [tuple(r) for r in await rows(db_url, "SELECT order_id, amount FROM refunds")] == [("O-23456", 3290.0)]
