@@ -80,7 +80,7 @@ def redirect(
     labels = [str(label) for label in goal.slots.get("attribute_labels") or []]
     mention = ItemMention(text, rule, items, labels, choosing)
     if not mention.about_items:
-        return cls
+        return _refined(goal, cls, spec, rule)
     if cls.intent_id in specs and specs[cls.intent_id].kind == "chat":
         return cls  # "thanks, that's great" is small talk
     # A refinement names the recommendation's own values ("a mouse instead", "under 2000").
@@ -109,6 +109,16 @@ def redirect(
     if yes_no:
         params["yes_no"] = True
     return Classification(intent_id=rule.intent, params=params, confidence=max(cls.confidence, levels.SURE))
+
+
+def _refined(goal: Goal, cls: Classification, spec: IntentSpec, rule: FollowUp) -> Classification:
+    """A message read as no other request that gives the listed search a value of its own ("let's
+    say 3k", "only ones by Razer") refines that search; else `cls` unchanged."""
+    own = (*spec.required_params, *spec.optional_params)
+    values = {k: v for k, v in cls.params.items() if k in own and k not in rule.restart_on and v not in (None, "")}
+    if not values or cls.intent_id not in (None, goal.intent_id):
+        return cls  # "is the NEMO tent in stock?" asks a question of its own
+    return Classification(intent_id=goal.intent_id, params=values, confidence=max(cls.confidence, levels.SURE))
 
 
 def _question(text: str, rule: FollowUp, choosing: Choosing) -> tuple[str, bool]:
