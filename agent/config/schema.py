@@ -116,6 +116,9 @@ class FollowUp(Strict):
     # An item is picked by place, name or figure with the vocabulary's `choosing` words, as
     # every list the bot offers is. Words that stand for an item just mentioned ("is it wireless?", "that one").
     pointing: list[str] = Field(default_factory=list)
+    # Pointing words that stand for every item listed ("how many are left of those?"), unless a
+    # place or a name picks one.
+    plural: list[str] = Field(default_factory=list)
     # Words that open a yes/no question ("is", "does"): one the data does not answer gets "I don't know".
     yes_no: list[str] = Field(default_factory=list)
     # The goal's slots that, said anew, start a new search instead of refining the answered one.

@@ -49,7 +49,8 @@ class ItemMention:
         # By place first, else by name; a figure word is ranked by the planner over the items' data.
         self.index: int | None = picked.place if picked.place is not None else picked.named
         self.rank: list[str] | None = list(picked.ranked) if picked.ranked is not None else None
-        self.all = picked.all  # "are both in stock?", "how many of each of them are left?"
+        # "are both in stock?", "how many of each of them are left?", "are those wireless?"
+        self.all = picked.all or self.index is None and self.rank is None and bool(says(text, rule.plural))
 
     @property
     def about_items(self) -> bool:
