@@ -2,12 +2,14 @@
 
 Averaging the scorers' dictionaries label by label is a few hundred dictionary operations a
 message. Scorers that score the same labels in one order add their share to one array instead
-(`add_to`), with the same float arithmetic, and the result is one tuple in their label order
-(LabelScores), not a dictionary.
+(`add_to`), with the same float arithmetic, and the result is one array of float64 in their label
+order (LabelScores), not a dictionary: the reader keeps a thousand recent messages' scores, and as
+an `array` a message's 183 scores take 1.5 KB where a tuple of floats took 5.9.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
@@ -70,7 +72,7 @@ class AveragedScorer:
         total_vector = np.zeros(len(self.labels))
         for part in self._vectors:
             part.add_to(text, total_vector, n)
-        return LabelScores(self._order, tuple(total_vector.tolist()))
+        return LabelScores(self._order, array("d", total_vector.tobytes()))
 
     def held_out_scores(self, groups: list[str]) -> list[dict[str, float]]:
         """The scorers' held-out scores averaged as `agentbot nlu calibrate` averages several scorers'."""

@@ -178,7 +178,7 @@ class BankReader:
             scorer.add(self.examples[len(fitted) :])
         # Replies repeat ("yes", "thanks", and an order id alone masks to one text): a masked text
         # scored recently is not embedded again. The scores are fixed once the banks are fitted.
-        # Each entry holds a score per label (about 5 KB), so the few hundred texts that recur fit.
+        # Each entry holds a score per label (1.5 KB as an array), so the few hundred texts that recur fit.
         self._recent = functools.lru_cache(maxsize=1024)(self._fused)
 
     def prepare(self, text: str) -> str:
