@@ -114,11 +114,11 @@ def redirect(
 
 def _refined(goal: Goal, cls: Classification, spec: IntentSpec, rule: FollowUp) -> Classification:
     """A message read as no other request that gives the listed search a value of its own ("let's
-    say 3k", "only ones by Razer") refines that search; else `cls` unchanged."""
+    say 3k", "only ones of that brand") refines that search; else `cls` unchanged."""
     own = (*spec.required_params, *spec.optional_params)
     values = {k: v for k, v in cls.params.items() if k in own and k not in rule.restart_on and v not in (None, "")}
     if not values or cls.intent_id not in (None, goal.intent_id):
-        return cls  # "is the NEMO tent in stock?" asks a question of its own
+        return cls  # "is <an item> in stock?" asks a question of its own
     return Classification(intent_id=goal.intent_id, params=values, confidence=max(cls.confidence, levels.SURE))
 
 
