@@ -54,6 +54,7 @@ WORD_LISTS = (
     "offered",
     "beforehand",
     "indifferent",
+    "acknowledgements",
 )
 
 
@@ -95,6 +96,10 @@ class BankFile(Strict):
     # Words that say any value will do for a detail the action was not asked with ("I don't care
     # about the subtitles", "any of the devices"): followed by what they are about, a preference.
     indifferent: list[str] = Field(default_factory=list)
+    # Words that take in what was said without saying yes or no to it ("that's it"; thanks are the
+    # closers of intents.yaml): alone they may close the conversation as well as accept, and
+    # followed by a question about what was offered they accept it.
+    acknowledgements: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -134,6 +139,7 @@ class NluBanks(Strict):
     offered: list[str] = Field(default_factory=list)  # words that name the action asked about (BankFile)
     beforehand: list[str] = Field(default_factory=list)  # words that make a question a condition (BankFile)
     indifferent: list[str] = Field(default_factory=list)  # words that say any value will do (BankFile)
+    acknowledgements: list[str] = Field(default_factory=list)  # words that take in what was said (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""

@@ -50,8 +50,22 @@ EFFECTS: Mapping[AnswerKind, Effect] = {
 # subtitles"): beside a yes, the yes may be to something else, so nothing runs on it.
 # "restated" tells the bot to go ahead with what it offered, in words of its own ("please make that
 # reservation"): beside a yes it is that yes again; alone it is not taken for one.
+# "acknowledged" takes in what was said without a yes or a no ("Thanks.", "That's it."): alone it may
+# close the conversation as well as accept; followed by questions about what was offered ("Thanks.
+# How long will that take?") it accepts, as the questions take the action for done.
 PartKind = Literal[
-    "assent", "refusal", "wait", "change", "asks", "remark", "values", "doubt", "condition", "elsewhere", "restated"
+    "assent",
+    "refusal",
+    "wait",
+    "change",
+    "asks",
+    "remark",
+    "values",
+    "doubt",
+    "condition",
+    "elsewhere",
+    "restated",
+    "acknowledged",
 ]
 
 _REFUSING = {"refusal", "cancel"}
@@ -75,6 +89,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 # no meaning of their own: "you may go on with it", "I wish to book it", "let's make it happen".
 _OPENING_WORDS = 4
 _POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
+# A question's verb before its subject, who is not the bot ("do they", "will I", "does it"): what
+# follows is asked about, not asked for ("do they serve liquor?"; not "can you book it?").
+_ASKED_OF = re.compile(r"\b(?:do|does|did|will|would|is|are|was|were) (?:i|they|he|she|it)\b(?! (?:now|please)\b)")
 # A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
 _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
 # The offer said to be what the customer meant, as the whole part: "that's just what I had in mind",
@@ -82,7 +99,7 @@ _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re
 # my request to cancel").
 _IDENTITY = re.compile(
     r"(?:that|this|it)(?:['’]?s| is| was) (?:exactly |just |precisely |really )?"
-    r"(?:(?:what|the one|the thing) (?:i|we)(?: (?!to\b)[\w']+){0,4}"
+    r"(?:(?:what|the one|the thing) (?:i|we)(?:['’](?:m|re|d|ve))?(?: (?!to\b)[\w']+){0,4}"
     r"|(?:my|our) (?:\w+ )?(?:request|plan|choice))[\s.!]*",
     re.I,
 )
@@ -147,6 +164,9 @@ def answer_of(parts: list[Part]) -> AnswerKind:
         return "unsure" if agrees or "change" in kinds else "none"
     if changes:
         return "change"  # "make it ฿2,500": new values, read against the action by the caller
+    about_offer = all(p.request is None for p in parts if p.kind == "asks")
+    if not agrees and kinds[:1] == ["acknowledged"] and set(kinds) == {"acknowledged", "asks"} and about_offer:
+        return "yes"  # "Thanks. How long will that take?", "That's it. What will it cost?"
     return "yes" if agrees else "none"
 
 
@@ -213,6 +233,7 @@ class ReplyReader:
         self._offered = frozenset(" ".join(words(o)) for o in banks.offered)  # "booking", "procedure"
         self._beforehand = [" ".join(words(b)) for b in banks.beforehand if words(b)]
         self._indifference = [" ".join(words(b)) for b in banks.indifferent if words(b)]
+        self._acknowledgements = frozenset(" ".join(words(b)) for b in banks.acknowledgements if words(b))
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -296,6 +317,8 @@ class ReplyReader:
             # Nothing but refusal ("nah.", "nope, thanks") or approval ("continue.", "you got it",
             # "no objection"), however the model places so few words.
             return Part(text, short)
+        if not last_of_question and move != "goodbye" and self._acknowledges(text):
+            return Part(text, "acknowledged")  # "Thanks.", "That's it, thank you."
         e = reading.entities
         counted = self._quantity.search(text) or any(
             w.lower() not in STOPWORDS and w.lower() not in _NOT_COUNTED for w in _ONE.findall(text)
@@ -338,8 +361,10 @@ class ReplyReader:
             # past 3"), asks for the action as it was not asked.
             other = move == "change" or (proposes or values and not last_of_question) and request is None
             return Part(text, "change" if other else "condition" if conditional else "asks", request)
-        if move in (None, "assent") and lead == "request" and self._bare(after, 0) and not values:
-            return Part(text, "assent")  # "let's do it", "I want to go ahead with that"
+        if move in (None, "assent", "change") and lead == "request" and self._bare(after, 0) and not values:
+            # "let's do it", "I want to go ahead with that", "I want it": a wish naming nothing but
+            # the offer, however near a change the model puts it.
+            return Part(text, "assent")
         if move == "assent":
             # "No I'm fine" reads nearest a yes and at the refusal's own level too: not a plain yes;
             # "yes for two" gives the action a quantity it did not have.
@@ -412,6 +437,12 @@ class ReplyReader:
             return "refusal" if negated else "assent"  # "none of it is correct": all of it is wrong
         return None
 
+    def _acknowledges(self, text: str) -> bool:
+        """The part is nothing but thanks or an acknowledgement ("thank you so much", "That's it,
+        thanks."): what was said taken in, neither agreed to nor refused."""
+        polite = self.reader.politeness
+        return polite.sign_off(text) or " ".join(words(polite.plain(text))) in self._acknowledgements
+
     def _only(self, text: str, phrases: list[str]) -> bool:
         """The part says one of `phrases` (approvals, denials) and nothing else besides thanks and
         words with no meaning of their own: "Great.", "you got it", "perfect, thank you so much"."""
@@ -482,6 +513,8 @@ class ReplyReader:
         if verb is None or any(w not in STOPWORDS and w not in _POLITE_OPENING for w in said[:verb]):
             return None
         rest = said[verb + 1 :]
+        if _ASKED_OF.search(" ".join(said[: verb + 2])):
+            return None  # "do they serve liquor?", "will I get an email?": a question's verb, no action
         if says(text, [*self._denials, *self._negative]):
             return None
         changed = self._change is not None and self._change.search(" ".join(rest))

@@ -57,6 +57,12 @@ RUNS = [
     "yes, that was exactly my plan",  # the offer is what was asked for
     "sure, but what time does it usually arrive?",  # "but" bringing a question that asks nothing of its own
     "fine, but will I get a confirmation email",
+    "many thanks. when should I expect it back?",  # thanks, then a question that takes the action for done
+    "cheers, how soon does it reach my card?",
+    "that's it. will I get an email about it?",  # "that's it" followed by a question about the offer
+    "that's exactly what I'm after",
+    "yep, I want it",  # a wish that names nothing but "it", however near a change it reads
+    "sure. does it come back to the card I paid with?",  # a question's "does it", not an action
 ]
 
 
@@ -97,6 +103,16 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
     r, _ = await say(app.router, text)
     assert await refunds(app) == []  # nothing ran on a yes that asked for something more
     assert "Refund ฿3,290 for order O-23456?" in r.text  # the question is asked again
+    done, _ = await say(app.router, "yes")
+    assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
+
+
+@pytest.mark.parametrize("text", ["many thanks", "that's it, cheers", "thanks, that's everything", "cheers, bye"])
+async def test_thanks_or_thats_it_alone_is_no_yes(app: App, text: str) -> None:
+    """Alone, thanks or "that's it" may close the conversation as well as accept: nothing runs."""
+    await ask_refund(app)
+    await say(app.router, text)
+    assert await refunds(app) == []
     done, _ = await say(app.router, "yes")
     assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
