@@ -50,3 +50,23 @@ def test_a_no_in_other_words_cancels(tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert refunds(tmp_path) == []
+
+
+def test_thanks_alone_holds_and_thanks_with_a_question_runs_the_refund(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--customer", "C-001")
+    child.expect_exact("you> ")
+    child.sendline("refund O-23456")
+    child.expect_exact("Refund ฿3,290 for order O-23456? Please confirm or cancel.")
+    child.expect_exact("you> ")
+    child.sendline("much appreciated")
+    child.expect_exact("Still waiting on your earlier request: Refund ฿3,290 for order O-23456?")
+    child.expect_exact("you> ")
+    held = refunds(tmp_path)
+    child.sendline("many thanks. roughly when will the money land?")
+    child.expect_exact("refunded ฿3,290 for order O-23456")
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert held == []  # thanks alone may as well close the conversation: nothing ran on it
+    assert refunds(tmp_path) == [("O-23456", 3290.0)]

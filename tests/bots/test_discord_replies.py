@@ -77,3 +77,12 @@ async def test_a_go_ahead_in_own_words_runs_and_a_condition_first_holds(standin:
     assert refunds_meanwhile == []  # the condition is answered first; nothing runs on it
     assert "refunded ฿3,290" in replies[-1]
     assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]
+
+
+async def test_thats_it_then_a_question_about_the_refund_runs_it_once(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "that's it. will I get an email about it?")
+        await standin.wait_until(lambda: "refunded" in standin.posted(thread)[-1]["content"])
+        refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
+    assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]

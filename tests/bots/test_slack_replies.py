@@ -69,3 +69,16 @@ async def test_a_go_ahead_in_own_words_runs_and_a_condition_first_holds(db_url: 
     assert refunds_meanwhile == []  # the condition is answered first; nothing runs on it
     assert "refunded ฿3,290" in thread[-1]
     assert [tuple(r) for r in await rows(db_url, "SELECT order_id, amount FROM refunds")] == [("O-23456", 3290.0)]
+
+
+async def test_thanks_then_a_question_about_the_refund_runs_it_once(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await asked(app, slack)
+        await app.client.message("cheers! how soon does it reach my card?", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+        await app.client.message("cheers! how soon does it reach my card?", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+    thread = [p["text"] for p in in_thread(slack, CHANNEL, root)]
+    assert any("refunded ฿3,290" in t for t in thread)
+    # said twice: the second finds the refund done and runs nothing again
+    assert [tuple(r) for r in await rows(db_url, "SELECT order_id, amount FROM refunds")] == [("O-23456", 3290.0)]
