@@ -96,9 +96,9 @@ class BankFile(Strict):
     # Words that say any value will do for a detail the action was not asked with ("I don't care
     # about the subtitles", "any of the devices"): followed by what they are about, a preference.
     indifferent: list[str] = Field(default_factory=list)
-    # Words that take in what was said without saying yes or no to it ("that's it"; thanks are the
-    # closers of intents.yaml): alone they may close the conversation as well as accept, and
-    # followed by a question about what was offered they accept it.
+    # Words that take in what was said without saying yes or no to it ("thanks", "that's it"):
+    # alone they may close the conversation as well as accept, and followed by nothing but a
+    # question about what was offered they accept it.
     acknowledgements: list[str] = Field(default_factory=list)
 
 

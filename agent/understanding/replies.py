@@ -92,6 +92,9 @@ _POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
 # A question's verb before its subject, who is not the bot ("do they", "will I", "does it"): what
 # follows is asked about, not asked for ("do they serve liquor?"; not "can you book it?").
 _ASKED_OF = re.compile(r"\b(?:do|does|did|will|would|is|are|was|were) (?:i|they|he|she|it)\b(?! (?:now|please)\b)")
+# A word with no meaning of its own elsewhere that says the customer wants to leave: "I want out" is
+# no go-ahead.
+_LEAVING = frozenset(["out"])
 # A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
 _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
 # The offer said to be what the customer meant, as the whole part: "that's just what I had in mind",
@@ -233,7 +236,7 @@ class ReplyReader:
         self._offered = frozenset(" ".join(words(o)) for o in banks.offered)  # "booking", "procedure"
         self._beforehand = [" ".join(words(b)) for b in banks.beforehand if words(b)]
         self._indifference = [" ".join(words(b)) for b in banks.indifferent if words(b)]
-        self._acknowledgements = frozenset(" ".join(words(b)) for b in banks.acknowledgements if words(b))
+        self._acknowledgements = [" ".join(words(b)) for b in banks.acknowledgements if words(b)]
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -247,7 +250,7 @@ class ReplyReader:
             pieces = []
             for clause in _COMMA.split(sentence):
                 for piece in self._joined(clause):
-                    pieces += self._after_approval(piece)
+                    pieces += [p for approved in self._after_approval(piece) for p in self._after_thanks(approved)]
             pieces = [p.strip() for p in pieces if self._unjoined(p).strip(" .!;,")]
             if len(pieces) > 1 and self.reader.politeness.sign_off(pieces[-1]):
                 # A sign-off on its own ("..., please.") belongs to the clause before it.
@@ -284,6 +287,16 @@ class ReplyReader:
         if not clause and sum(1 for w in words(rest) if w not in STOPWORDS) < 2:
             return [piece]
         return [piece[: m.end()].strip(), rest]
+
+    def _after_thanks(self, piece: str) -> list[str]:
+        """The clause as two parts when thanks open it and a question follows, comma or not
+        ("thanks what is the phone number?" -> "thanks", "what is the phone number?")."""
+        said = piece.split()
+        for n in range(min(4, len(said) - 1), 0, -1):
+            head, rest = " ".join(said[:n]), " ".join(said[n:])
+            if self._acknowledges(head) and self._opened(rest)[0] == "question":
+                return [head, rest]
+        return [piece]
 
     def _unjoined(self, part: str) -> str:
         """The part without the joining word it starts with ("but not today" -> "not today")."""
@@ -361,7 +374,8 @@ class ReplyReader:
             # past 3"), asks for the action as it was not asked.
             other = move == "change" or (proposes or values and not last_of_question) and request is None
             return Part(text, "change" if other else "condition" if conditional else "asks", request)
-        if move in (None, "assent", "change") and lead == "request" and self._bare(after, 0) and not values:
+        points = bool(after) and all(w in self._pointing for w in after)  # "I need it": nothing but the offer
+        if (move in (None, "assent", "change") or points) and lead == "request" and self._bare(after, 0) and not values:
             # "let's do it", "I want to go ahead with that", "I want it": a wish naming nothing but
             # the offer, however near a change the model puts it.
             return Part(text, "assent")
@@ -439,9 +453,8 @@ class ReplyReader:
 
     def _acknowledges(self, text: str) -> bool:
         """The part is nothing but thanks or an acknowledgement ("thank you so much", "That's it,
-        thanks."): what was said taken in, neither agreed to nor refused."""
-        polite = self.reader.politeness
-        return polite.sign_off(text) or " ".join(words(polite.plain(text))) in self._acknowledgements
+        thanks."; `acknowledgements`): what was said taken in, neither agreed to nor refused."""
+        return self._only(text, self._acknowledgements)
 
     def _only(self, text: str, phrases: list[str]) -> bool:
         """The part says one of `phrases` (approvals, denials) and nothing else besides thanks and
@@ -459,7 +472,7 @@ class ReplyReader:
         words with a meaning ("let's book it", "I want to go ahead with that"): the yes said again,
         not something more. An opening with nothing after it ("Can you", a clause cut at "also")
         names nothing at all."""
-        return bool(after) and sum(1 for w in after if w not in STOPWORDS) <= words_of_its_own
+        return bool(after) and sum(1 for w in after if w not in STOPWORDS or w in _LEAVING) <= words_of_its_own
 
     def _detailed(self, after: list[str]) -> bool:
         """The words bring the action a detail it did not have: a detail word ("with", "via", "to")

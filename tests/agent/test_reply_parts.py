@@ -63,6 +63,8 @@ RUNS = [
     "that's exactly what I'm after",
     "yep, I want it",  # a wish that names nothing but "it", however near a change it reads
     "sure. does it come back to the card I paid with?",  # a question's "does it", not an action
+    "thanks how soon will it reach me",  # thanks opening a question, with no comma
+    "yep, I need that",  # a wish naming nothing but the offer, however the model reads "need"
 ]
 
 
@@ -107,9 +109,19 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
     assert "3,290 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 3290.0)]
 
 
-@pytest.mark.parametrize("text", ["many thanks", "that's it, cheers", "thanks, that's everything", "cheers, bye"])
-async def test_thanks_or_thats_it_alone_is_no_yes(app: App, text: str) -> None:
-    """Alone, thanks or "that's it" may close the conversation as well as accept: nothing runs."""
+@pytest.mark.parametrize(
+    "text",
+    [
+        "many thanks",  # alone, thanks or "that's it" may close the conversation as well as accept
+        "that's it, cheers",
+        "thanks, that's everything",
+        "cheers, bye",
+        "I want out",  # a wish to leave is no go-ahead
+        "honestly I'd like out of this",
+        "please tell me the price first",  # "please" is no thanks
+    ],
+)
+async def test_no_yes_runs_nothing(app: App, text: str) -> None:
     await ask_refund(app)
     await say(app.router, text)
     assert await refunds(app) == []
