@@ -70,3 +70,25 @@ def test_thanks_alone_holds_and_thanks_with_a_question_runs_the_refund(tmp_path:
     child.close()
     assert held == []  # thanks alone may as well close the conversation: nothing ran on it
     assert refunds(tmp_path) == [("O-23456", 3290.0)]
+
+
+def test_a_typed_change_is_asked_again_and_an_unsure_reply_runs_nothing(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--customer", "C-001")
+    child.expect_exact("you> ")
+    child.sendline("refund O-23456")
+    child.expect_exact("you> ")
+    child.sendline("hmm, make it ฿2,500")
+    child.expect_exact("Refund ฿2,500 for order O-23456? Please confirm or cancel.")
+    child.expect_exact("you> ")
+    child.sendline("yes. no. I really can't decide")
+    child.expect_exact("nothing has been done yet")
+    child.expect_exact("you> ")
+    held = refunds(tmp_path)
+    child.sendline("ok, yes, go ahead")
+    child.expect_exact("refunded ฿2,500 for order O-23456")
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert held == []
+    assert refunds(tmp_path) == [("O-23456", 2500.0)]

@@ -86,3 +86,45 @@ async def test_thats_it_then_a_question_about_the_refund_runs_it_once(standin: S
         await standin.wait_until(lambda: "refunded" in standin.posted(thread)[-1]["content"])
         refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
     assert [tuple(r) for r in refunds] == [("O-23456", 3290.0)]
+
+
+async def test_a_typed_no_in_other_words_cancels(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "no, on second thought I'll hang on to it")
+        replies = await posted(standin, thread, 2)
+        refunds = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+    assert "cancelled" in replies[-1]
+    assert refunds == []
+
+
+async def test_a_typed_change_asks_the_changed_refund_and_its_button_runs_that(
+    standin: StandInDiscord, db_url: str
+) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "hmm, make it ฿2,500")
+        replies = await posted(standin, thread, 2)
+        changed = standin.posted(thread)[-1]
+        refunds_meanwhile = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+        await standin.click(changed, changed["components"][0]["components"][0]["custom_id"], ALICE)
+        done = await posted(standin, thread, 3)
+        refunds = await run.app.store.fetch("SELECT order_id, amount FROM refunds")  # type: ignore[attr-defined]
+    assert refunds_meanwhile == []
+    assert "Refund ฿2,500 for order O-23456?" in replies[-1]
+    assert "refunded ฿2,500" in done[-1]
+    assert [tuple(r) for r in refunds] == [("O-23456", 2500.0)]
+
+
+async def test_an_unsure_reply_says_so_and_the_cancel_button_drops_it(standin: StandInDiscord, db_url: str) -> None:
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "yes. no. I really can't decide")
+        replies = await posted(standin, thread, 2)
+        unsure = standin.posted(thread)[-1]
+        await standin.click(unsure, unsure["components"][0]["components"][1]["custom_id"], ALICE)
+        done = await posted(standin, thread, 3)
+        refunds = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+    assert "nothing has been done yet" in replies[-1] and "Refund ฿3,290" in replies[-1]
+    assert "cancelled" in done[-1]
+    assert refunds == []

@@ -82,3 +82,36 @@ async def test_thanks_then_a_question_about_the_refund_runs_it_once(db_url: str,
     assert any("refunded ฿3,290" in t for t in thread)
     # said twice: the second finds the refund done and runs nothing again
     assert [tuple(r) for r in await rows(db_url, "SELECT order_id, amount FROM refunds")] == [("O-23456", 3290.0)]
+
+
+async def test_a_typed_change_is_asked_again_and_its_button_runs_that(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await asked(app, slack)
+        await app.client.message("hmm, make it ฿2,500", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+        changed = in_thread(slack, CHANNEL, root)[-1]
+        refunds_meanwhile = await rows(db_url, "SELECT order_id FROM refunds")
+        buttons = changed["blocks"][-1]["elements"]
+        clicked = {"ts": slack.threads[(CHANNEL, root)][-1]["ts"], "text": changed["text"], "thread_ts": root}
+        await app.client.click("agentbot_confirm", buttons[0]["value"], clicked, CHANNEL)
+        await app.channel.dispatcher.drain()
+    assert refunds_meanwhile == []
+    assert "Refund ฿2,500 for order O-23456?" in changed["text"]  # the thousands separator is read
+    assert "refunded ฿2,500" in in_thread(slack, CHANNEL, root)[-1]["text"]
+    assert [tuple(r) for r in await rows(db_url, "SELECT order_id, amount FROM refunds")] == [("O-23456", 2500.0)]
+
+
+async def test_an_unsure_reply_says_so_and_the_cancel_button_drops_it(db_url: str, slack: SlackStandIn) -> None:
+    async with running_app(db_url, slack) as app:
+        root, _ = await asked(app, slack)
+        await app.client.message("yes. no. I really can't decide", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+        unsure = in_thread(slack, CHANNEL, root)[-1]
+        buttons = unsure["blocks"][-1]["elements"]
+        clicked = {"ts": slack.threads[(CHANNEL, root)][-1]["ts"], "text": unsure["text"], "thread_ts": root}
+        await app.client.click("agentbot_cancel", buttons[1]["value"], clicked, CHANNEL)
+        await app.channel.dispatcher.drain()
+    assert "nothing has been done yet" in unsure["text"] and "Refund ฿3,290" in unsure["text"]
+    assert [b["action_id"] for b in buttons] == ["agentbot_confirm", "agentbot_cancel"]
+    assert "cancelled" in in_thread(slack, CHANNEL, root)[-1]["text"]
+    assert await rows(db_url, "SELECT order_id FROM refunds") == []
