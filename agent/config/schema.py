@@ -491,6 +491,8 @@ class Messages(Wording):
     confirm_unsure_both: str = "I read a yes, but also “{part}”, so nothing has been done yet."
     confirm_unsure: str = "I couldn't tell if that's a yes or a no, so nothing has been done yet."
     confirm_unsure_change: str = "I can't make that change (“{change}”) to this request, so nothing has been done yet."
+    # A reply that only asks about the offer ("what's the address?"), which this bot cannot answer here.
+    confirm_asked: str = "I can't answer that here, and nothing has been done yet."
     # A person's part of the conversation (agent/conversation/handoff.py); {actor} who joined.
     handoff_waiting: str = "A human support agent has been asked to join; they'll reply here."
     handoff_claimed: str = "{actor} from our support team has joined and will take it from here."

@@ -14,6 +14,7 @@ from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import Intent, Interaction, Message, utcnow
 from agent.redaction import Redactor
 from agent.understanding.reading import Reading
+from agent.understanding.replies import YesNoAnswer
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class TurnContext:
     eligible: list[Intent] = field(default_factory=list)  # the intents this speaker may use here
     # The one reading of the typed message (None for a click): every step takes it, none reads the text again.
     reading: Reading | None = None
+    # That reading as the answer to the open yes/no question, when one is open (agent/understanding/replies.py).
+    answer: YesNoAnswer | None = None
     reads: TurnReads | None = None  # the business data as this attempt reads it (the router's)
     now: datetime = field(default_factory=utcnow)  # the turn's time, from the app's clock
 

@@ -237,7 +237,10 @@ class Confirmations:
         pending, t = ctx.me.pending_confirmation, ctx.t
         if pending is None or pending.kind != "tool":
             return False
-        text = f"{self.messages.holding if waiting else self.messages.not_followed} {pending.prompt}"
+        m = self.messages
+        asked = ctx.answer is not None and ctx.answer.only_asks()  # "what's the address?": followed, not answerable
+        said = m.holding if waiting else m.confirm_asked if asked else m.not_followed
+        text = f"{said} {pending.prompt}"
         await ctx.out.send(self._question(text, pending))
         t.emit("response_generated", {"confirmation": "held" if waiting else "reminded"})
         return True

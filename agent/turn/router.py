@@ -353,6 +353,7 @@ class AgentRouter:
         # A click on an order offered goes on as its ID typed: read here as typed words are.
         ctx = self._read(ctx)
         heard = self._heard(ctx)
+        ctx = replace(ctx, answer=heard.answer)
         move = moves.reply(ctx, heard)
         if isinstance(move, moves.ControlMove | moves.Unsure):
             return move, ctx

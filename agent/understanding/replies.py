@@ -137,6 +137,13 @@ class YesNoAnswer:
         """The intents the reply's parts ask for on their own, besides its answer."""
         return {p.request for p in self.parts if p.request is not None and p.kind != "assent"}
 
+    def only_asks(self) -> bool:
+        """The reply asks about the offer and does nothing else ("what's the address?", "how long
+        does it take?"): no yes, no no, nothing of its own asked for."""
+        asked = [p for p in self.parts if p.kind == "asks"]
+        rest = [p for p in self.parts if p.kind not in ("asks", "acknowledged")]
+        return bool(asked) and not rest and all(p.request is None for p in asked)
+
     def of_kind(self, *kinds: PartKind) -> list[str]:
         """The parts of these kinds, as written ("what's the price?" of a yes that also asks)."""
         return [p.text for p in self.parts if p.kind in kinds]

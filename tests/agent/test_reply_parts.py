@@ -204,3 +204,12 @@ async def test_a_question_that_proposes_another_amount_asks_for_a_yes_to_it(app:
     assert "Refund ฿900 for order O-23456?" in r.text
     done, _ = await say(app.router, "yes")
     assert "900 for order O-23456 (reference" in done.text and await refunds(app) == [("O-23456", 900.0)]
+
+
+@pytest.mark.parametrize("text", ["what's the street address?", "how many days would it be", "any fee involved?"])
+async def test_a_question_alone_is_answered_as_a_question_and_runs_nothing(app: App, text: str) -> None:
+    """A question about the offer with no yes in it is followed, not "Sorry, I didn't follow"."""
+    await ask_refund(app)
+    r, _ = await say(app.router, text)
+    assert "didn't follow" not in r.text and "nothing has been done yet" in r.text
+    assert "Refund ฿3,290 for order O-23456?" in r.text and await refunds(app) == []
