@@ -89,9 +89,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 # no meaning of their own: "you may go on with it", "I wish to book it", "let's make it happen".
 _OPENING_WORDS = 4
 _POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
-# A question's verb before its subject, who is not the bot ("do they", "will I", "does it"): what
-# follows is asked about, not asked for ("do they serve liquor?"; not "can you book it?").
-_ASKED_OF = re.compile(r"\b(?:do|does|did|will|would|is|are|was|were) (?:i|they|he|she|it)\b(?! (?:now|please)\b)")
 # A word with no meaning of its own elsewhere that says the customer wants to leave: "I want out" is
 # no go-ahead.
 _LEAVING = frozenset(["out"])
@@ -140,9 +137,7 @@ class YesNoAnswer:
     def only_asks(self) -> bool:
         """The reply asks about the offer and does nothing else ("what's the address?", "how long
         does it take?"): no yes, no no, nothing of its own asked for."""
-        asked = [p for p in self.parts if p.kind == "asks"]
-        rest = [p for p in self.parts if p.kind not in ("asks", "acknowledged")]
-        return bool(asked) and not rest and all(p.request is None for p in asked)
+        return _asks_only(self.parts)
 
     def of_kind(self, *kinds: PartKind) -> list[str]:
         """The parts of these kinds, as written ("what's the price?" of a yes that also asks)."""
@@ -174,10 +169,17 @@ def answer_of(parts: list[Part]) -> AnswerKind:
         return "unsure" if agrees or "change" in kinds else "none"
     if changes:
         return "change"  # "make it ฿2,500": new values, read against the action by the caller
-    about_offer = all(p.request is None for p in parts if p.kind == "asks")
-    if not agrees and kinds[:1] == ["acknowledged"] and set(kinds) == {"acknowledged", "asks"} and about_offer:
+    if kinds[:1] == ["acknowledged"] and _asks_only(parts):
         return "yes"  # "Thanks. How long will that take?", "That's it. What will it cost?"
     return "yes" if agrees else "none"
+
+
+def _asks_only(parts: list[Part] | tuple[Part, ...]) -> bool:
+    """The parts ask about the offer, thanks aside, and nothing else: no yes, no no, nothing of
+    their own asked for ("Thanks, what's the address?")."""
+    asked = [p for p in parts if p.kind == "asks"]
+    others = [p for p in parts if p.kind not in ("asks", "acknowledged")]
+    return bool(asked) and not others and all(p.request is None for p in asked)
 
 
 def _unshadowed(phrases: list[str], others: list[str], ties: bool = False) -> list[str]:
@@ -533,7 +535,7 @@ class ReplyReader:
         if verb is None or any(w not in STOPWORDS and w not in _POLITE_OPENING for w in said[:verb]):
             return None
         rest = said[verb + 1 :]
-        if _ASKED_OF.search(" ".join(said[: verb + 2])):
+        if self._opened(" ".join(said[: verb + 2]))[0] == "question":
             return None  # "do they serve liquor?", "will I get an email?": a question's verb, no action
         if says(text, [*self._denials, *self._negative]):
             return None
