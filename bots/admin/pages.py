@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import multiprocessing
 import uuid
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from importlib import resources
@@ -75,20 +73,8 @@ class OperatorPages:
         env.filters["mask"] = lambda s: redactor.text(str(s)) if s is not None else ""
         env.filters["pct"] = lambda x: "-" if x is None else f"{x:.0%}"
         self.templates = env
-        self._labeller: ProcessPoolExecutor | None = None
-
-    def labeller(self) -> ProcessPoolExecutor:
-        if self._labeller is None:
-            self._labeller = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        return self._labeller
-
-    async def aclose(self, _web_app: web.Application | None = None) -> None:
-        if self._labeller is not None:
-            self._labeller.shutdown(wait=False, cancel_futures=True)
-            self._labeller = None
 
     def routes(self, web_app: web.Application) -> None:
-        web_app.on_cleanup.append(self.aclose)
         web_app.on_response_prepare.append(_secured)
         r = web_app.router
         r.add_get("/admin/static/admin.css", self.style)
