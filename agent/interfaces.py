@@ -123,7 +123,7 @@ class MetricsExport(Protocol):
 
 @runtime_checkable
 class TurnTrace(Protocol):
-    """One turn in its conversation's trace: a root span, one child span per telemetry stage.
+    """One turn in its conversation's trace: a root span that carries the turn's telemetry stages.
 
     Implementations must not wait on the turn's path (no disk, no network): the turn calls
     `stage` several times and `end` once, and hands the spans to a background writer there.
@@ -132,7 +132,7 @@ class TurnTrace(Protocol):
     trace_id: str | None
 
     def stage(self, event: TelemetryEvent) -> str | None:
-        """Record the stage the (already redacted) event closes; returns the stage span's id."""
+        """Record the stage the (already redacted) event closes; returns the id of the span it is on."""
         ...
 
     def end(self, error: BaseException | None = None) -> None: ...

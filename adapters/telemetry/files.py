@@ -14,12 +14,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from adapters.encoding import dumps
-from adapters.telemetry.spans import ChildSpan, TurnSpan, stage_times
+from adapters.telemetry.spans import STAGES
 from agent.redaction import DEFAULT, Redactor
 
 
@@ -42,54 +43,33 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
     }
 
 
-def turn_record(turn: TurnSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
-    """A turn as one line: its root span `turn`, its stage spans nested in order (payloads as stored).
+def line(span: ReadableSpan, redact: Redactor = DEFAULT) -> bytes:
+    """A span as one line of its trace file; a turn's with its stages nested, as the turn wrote them.
 
     The stage payloads were redacted when the turn emitted them (with the config's named parameters
-    too), so only the root's attributes and its error (a message and a stack trace) are scanned here.
+    too), so only the span's own attributes, events and status are scanned here.
     """
-    record = redact.value(span_record(turn))
-    record["stages"] = [
-        # The turn gave each event its span's id in hex when it emitted it.
-        [event.stage, event.span_id or f"{span:016x}", *stage_times(event), event.level, event.payload]
-        for event, span in turn.stages
-    ]
-    return record
+    record = span_record(span)
+    stages = record["attributes"].pop(STAGES, None)
+    record = redact.value(record)
+    if isinstance(stages, str):
+        record["stages"] = orjson.Fragment(stages)
+    return dumps(record) + b"\n"
 
 
-def child_record(turn: TurnSpan, child: ChildSpan, redact: Redactor = DEFAULT) -> dict[str, Any]:
-    """A span noted under a turn (a tool run) as its own line, in the form of an SDK span's."""
-    ctx = turn.context
-    return {
-        "name": child.name,
-        "trace_id": format(ctx.trace_id, "032x"),
-        "span_id": format(child.span_id, "016x"),
-        "parent_span_id": format(ctx.span_id, "016x"),
-        "kind": "INTERNAL",
-        "start_ns": child.start_ns,
-        "end_ns": child.end_ns,
-        "status": "ERROR" if child.error else "UNSET",
-        "status_description": redact.text(child.error) if child.error else None,
-        "attributes": redact.value(child.attributes),  # the ids above are ours: nothing to scan
-        "events": [],
-    }
-
-
-STAGE_FIELDS = ("name", "span_id", "start_ns", "end_ns", "level", "payload")
+STAGE_FIELDS = ("name", "start_ns", "end_ns", "level", "payload")
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
-    """Every span of a conversation's trace file in the order written, stage spans after their turn's."""
+    """Every span of a conversation's trace file in the order written; a turn's stages as a list of
+    dicts under its `stages`."""
     spans: list[dict[str, Any]] = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if not line:
-            continue
-        record = json.loads(line)
-        stages = record.pop("stages", [])
-        spans.append(record)
-        for stage in stages:
-            span = dict(zip(STAGE_FIELDS, stage, strict=True))
-            spans.append({**span, "trace_id": record["trace_id"], "parent_span_id": record["span_id"]})
+    for text in Path(path).read_text(encoding="utf-8").splitlines():
+        if text:
+            record = json.loads(text)
+            if "stages" in record:
+                record["stages"] = [dict(zip(STAGE_FIELDS, stage, strict=True)) for stage in record["stages"]]
+            spans.append(record)
     return spans
 
 
@@ -101,7 +81,7 @@ log = logging.getLogger("agentbot.traces")
 
 class TraceFiles(SpanExporter):
     """A trace per conversation in `<directory>/<trace_id>.jsonl`, appended: a line per turn (its
-    stage spans nested) and a line per tool or provider span. It runs behind OpenTelemetry's
+    stages nested) and a line per tool or provider span. It runs behind OpenTelemetry's
     `BatchSpanProcessor`, on the processor's thread.
 
     Each batch is one `write` per file opened for appending, so two workers adding to the same
@@ -143,24 +123,16 @@ class TraceFiles(SpanExporter):
     def path(self, trace_id: str) -> Path:
         return self.directory / f"{trace_id}.jsonl"
 
-    def lines(self, span: ReadableSpan) -> bytes:
-        """The span's lines, each ended by a newline."""
-        # Exception events carry provider messages and stack traces: scanned like everything written.
-        if isinstance(span, TurnSpan):
-            children = (dumps(child_record(span, c, self.redactor)) for c in span.children)
-            return b"\n".join([dumps(turn_record(span, self.redactor)), *children, b""])
-        return dumps(self.redactor.value(span_record(span))) + b"\n"
-
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         files: dict[str, list[bytes]] = {}
         for span in spans:
             try:
-                lines = self.lines(span)
+                encoded = line(span, self.redactor)
             except Exception:  # noqa: BLE001 - one span that cannot be encoded costs that span only
                 self.skipped += 1
                 log.exception("a span could not be encoded for its trace file")
                 continue
-            files.setdefault(format(span.context.trace_id, "032x"), []).append(lines)
+            files.setdefault(format(span.context.trace_id, "032x"), []).append(encoded)
         result = SpanExportResult.SUCCESS
         try:
             for trace_id, chunks in files.items():
@@ -224,7 +196,7 @@ class TraceFiles(SpanExporter):
         """Each conversation's file in the folder: when it was last written, its size and name."""
         try:
             entries = os.scandir(self.directory)
-        except FileNotFoundError:
+        except OSError:  # no folder yet, or not a folder: nothing to sweep
             return
         with entries:
             for entry in entries:

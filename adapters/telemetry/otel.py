@@ -1,22 +1,22 @@
-"""OpenTelemetry for agentbot: a trace per conversation, spans per turn, stage, provider call and tool.
+"""OpenTelemetry for agentbot: a trace per conversation, a span per turn, provider call and tool run.
 
 The core sees only the `Tracer` Protocol. A conversation (session) is one trace, its id derived
-from the session key; each turn is a root span `turn` in it; every telemetry stage becomes a child
-span whose id is stored on the stage's telemetry row; provider calls (`TracedProvider`) and tool
-runs (`TracedExecutor`) are children too, because the turn's span is the current OpenTelemetry
-context while the turn runs. OpenTelemetry's `BatchSpanProcessor` hands them, off the turn's path,
-to an exporter: one JSON-lines file per conversation (`traces/<trace_id>.jsonl`, `files.py`) or,
-when an OTLP endpoint is configured, OTLP/HTTP.
+from the session key (`ConversationIds`, the SDK's id generator); each turn is a root SDK span
+`turn` in it, whose id is stored on the turn's telemetry rows, and its telemetry stages travel on
+it (`spans.STAGES`); provider calls (`TracedProvider`) and tool runs (`TracedExecutor`) are child
+spans, because the turn's span is the current OpenTelemetry context while the turn runs.
+OpenTelemetry's `BatchSpanProcessor` hands them, off the turn's path, to an exporter: one JSON-lines
+file per conversation (`traces/<trace_id>.jsonl`, `files.py`) or, when an OTLP endpoint is
+configured, OTLP/HTTP.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import random
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,14 @@ from opentelemetry import trace
 from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
-from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+from opentelemetry.trace import Status, StatusCode
 
 from adapters.telemetry.files import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, JsonFileMetricExporter, TraceFiles
-from adapters.telemetry.spans import TurnExpander, TurnSpan, TurnSpans
+from adapters.telemetry.spans import STAGES, RedactedExporter, stages_text
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import Interaction
 from agent.redaction import DEFAULT, Redactor
@@ -59,73 +61,68 @@ class Metrics:
         self.tool_duration.record(attributes["agentbot.tool.duration_ms"], labels)
         self.tool_calls.add(1, labels)
 
-    def tool_runs(self, turn: TurnSpan) -> None:
-        """The tool runs of a traced turn, counted as it ends (about 10 us each)."""
-        for child in turn.children:
-            if "agentbot.tool.name" in child.attributes:
-                self.tool_run(child.attributes)
+
+ROOT = otel_context.Context()  # no current span: a turn's span is the root of its own trace
 
 
-class TurnRoot(NonRecordingSpan):
-    """The turn's root span as the current OpenTelemetry span: it carries the turn's record, so work
-    inside the turn (a tool run, `TracedExecutor`) notes its span there as plain values."""
+class ConversationIds(RandomIdGenerator):
+    """The SDK's ids, but a turn's root span takes its conversation's trace id: `trace_ids` holds it
+    while the turn's span starts. Every other id is random, as the SDK makes them."""
 
-    def __init__(self, context: SpanContext):
-        super().__init__(context)
-        self.record: TurnSpans | None = None
+    def __init__(self) -> None:
+        self.trace_ids: ContextVar[int] = ContextVar("agentbot_conversation_trace", default=0)
+
+    def generate_trace_id(self) -> int:
+        return self.trace_ids.get() or super().generate_trace_id()
 
 
-def current_turn() -> TurnSpans | None:
-    """The sampled turn running in this context, if any."""
-    span = trace.get_current_span()
-    return span.record if isinstance(span, TurnRoot) else None
+def conversation_trace_id(session_key: str) -> int:
+    """A conversation's trace id, the same in every worker and after restarts."""
+    return int.from_bytes(hashlib.blake2b(session_key.encode(), digest_size=16).digest(), "big") or 1
 
 
 class OTelTurnTrace:
-    """One turn in its conversation's trace. Stages are noted as plain values while it runs.
-
-    The root span's context is the current OpenTelemetry context until `end`, so provider and tool
-    spans made with the SDK nest under it; at `end` the record becomes one `TurnSpan` for the
-    batch processor.
-    """
+    """One turn in its conversation's trace: an SDK span `turn`, the current span until `end`, so
+    provider and tool spans nest under it. Stages are kept as the turn's plain events and written
+    onto the span as one attribute when it ends (`spans.STAGES`)."""
 
     def __init__(self, otel: OTelTracer, interaction: Interaction):
         self.otel = otel
-        trace_id, sampled = otel.conversation_trace(interaction.session_key)
-        span_id = random_id()
-        flags = TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
-        root = TurnRoot(SpanContext(trace_id, span_id, is_remote=False, trace_flags=flags))
-        self._token = otel_context.attach(trace.set_span_in_context(root))
-        self.record: TurnSpans | None = None
-        self.trace_id: str | None = None
-        if sampled:
-            self.trace_id = format(trace_id, "032x")
-            attributes: dict[str, str | int] = {
-                "agentbot.session_id": interaction.session_key,
-                "agentbot.interaction_id": interaction.id,
-                "agentbot.channel": interaction.context.channel_type.value,
-                "agentbot.message_chars": len(interaction.text),
-            }
-            if interaction.context.viewing:  # the channel beside a Slack assistant thread
-                attributes["agentbot.viewing_channel"] = interaction.context.viewing
-            self.record = TurnSpans(trace_id, span_id, time.time_ns(), attributes)
-            root.record = self.record
+        attributes: dict[str, str | int] = {
+            "agentbot.session_id": interaction.session_key,
+            "agentbot.interaction_id": interaction.id,
+            "agentbot.channel": interaction.context.channel_type.value,
+            "agentbot.message_chars": len(interaction.text),
+        }
+        if interaction.context.viewing:  # the channel beside a Slack assistant thread
+            attributes["agentbot.viewing_channel"] = interaction.context.viewing
+        ids = otel.ids.trace_ids.set(conversation_trace_id(interaction.session_key))
+        try:
+            # Always a root: a turn starts its own span in its conversation's trace, whatever is current.
+            self.span = otel.tracer.start_span("turn", context=ROOT, kind=trace.SpanKind.SERVER, attributes=attributes)
+        finally:
+            otel.ids.trace_ids.reset(ids)
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        context = self.span.get_span_context()
+        self.recording = self.span.is_recording()
+        self.trace_id = format(context.trace_id, "032x") if self.recording else None
+        self.span_id = format(context.span_id, "016x") if self.recording else None
+        self.stages: list[TelemetryEvent] = []
 
     def stage(self, event: TelemetryEvent) -> str | None:
-        if self.record is None:
-            return None
-        span_id = random_id()
-        self.record.stages.append((event, span_id))
-        return format(span_id, "016x")
+        if self.recording:
+            self.stages.append(event)
+        return self.span_id
 
     def end(self, error: BaseException | None = None) -> None:
         otel_context.detach(self._token)
-        if self.record is not None:
-            self.otel.finished(TurnSpan(self.record, time.time_ns(), self.otel.resource, error))
-
-
-def random_id() -> int:
-    return random.getrandbits(64) or 1  # 0 is the invalid span id
+        if not self.recording:
+            return
+        self.span.set_attribute(STAGES, stages_text(self.stages))
+        if error is not None:
+            self.span.record_exception(error)
+            self.span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+        self.span.end()
 
 
 class OTelTracer:
@@ -134,7 +131,7 @@ class OTelTracer:
 
     Args:
         exporter: where spans go: `TraceFiles`, or any OpenTelemetry SpanExporter behind a
-            `TurnExpander` (OTLP, in-memory), which unfolds each turn into plain spans.
+            `RedactedExporter` (OTLP, in-memory), which turns each turn's stages into span events.
         metric_readers: readers for the metrics (none: metrics are recorded nowhere).
         service_name: the `service.name` resource attribute.
         sample_rate: the share of conversations traced (whole conversations, decided by trace id,
@@ -168,24 +165,20 @@ class OTelTracer:
             max_export_batch_size=min(max_queue, 4096),
             meter_provider=self.meter_provider,
         )
-        self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+        self.ids = ConversationIds()
+        # Whole conversations are kept or dropped, by their trace id: every worker decides alike.
+        sampler = ParentBased(TraceIdRatioBased(sample_rate))
+        # No length limit from the environment: a turn's stages are one attribute (`spans.STAGES`).
+        limits = SpanLimits(max_span_attribute_length=SpanLimits.UNSET)
+        self.provider = TracerProvider(
+            sampler, resource=resource, shutdown_on_exit=False, id_generator=self.ids, span_limits=limits
+        )
         self.provider.add_span_processor(self.processor)
         self.tracer = self.provider.get_tracer("agentbot")
-        self._bound = int(sample_rate * (1 << 64))
         self._closed = False
-
-    def conversation_trace(self, session_key: str) -> tuple[int, bool]:
-        """The conversation's trace id (the same in every worker and after restarts), and if it is sampled."""
-        trace_id = int.from_bytes(hashlib.blake2b(session_key.encode(), digest_size=16).digest(), "big") or 1
-        return trace_id, (trace_id & 0xFFFFFFFFFFFFFFFF) < self._bound
 
     def start_turn(self, interaction: Interaction) -> OTelTurnTrace:
         return OTelTurnTrace(self, interaction)
-
-    def finished(self, turn: TurnSpan) -> None:
-        """A turn's span, its tool runs counted, to the batch processor like any ended span."""
-        self.metrics.tool_runs(turn)
-        self.processor.on_end(turn)
 
     @contextmanager
     def attempt(self, number: int) -> Iterator[Callable[[BaseException, float | None], None]]:
@@ -251,7 +244,7 @@ def build_tracer(
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("OTLP export needs: pip install 'agentbot[otlp]'") from e
         base = otlp_endpoint.rstrip("/")
-        exporter: SpanExporter = TurnExpander(OTLPSpanExporter(endpoint=f"{base}/v1/traces"), redactor)
+        exporter: SpanExporter = RedactedExporter(OTLPSpanExporter(endpoint=f"{base}/v1/traces"), redactor)
         metrics_exporter: Any = OTLPMetricExporter(endpoint=f"{base}/v1/metrics")
     else:
         exporter = TraceFiles(traces_dir, redactor=redactor, max_age_seconds=max_age_seconds, max_bytes=max_bytes)

@@ -1,135 +1,54 @@
-"""A turn's spans: noted as plain values while it runs, handed to the SDK's batch processor as one span.
+"""A turn's stages on its SDK span, and the exporter that unfolds them for OTLP and in-memory readers.
 
-While a turn runs, its stages and tool runs are noted on a `TurnSpans` record (plain values: an SDK
-span per stage and tool run cost about 40 us each on the turn's path). When the turn ends the
-record becomes one `TurnSpan`, an SDK `ReadableSpan` for the root span `turn` that carries the
-rest, and goes to OpenTelemetry's `BatchSpanProcessor` like any other span. The trace-file exporter
-(`files.py`) writes it as one line with its stages nested; `TurnExpander` unfolds it into ordinary
-SDK spans for any other exporter (OTLP, in-memory).
+A turn is one OpenTelemetry SDK span, `turn`. Its telemetry stages (`received` ... `memory_updated`)
+are not spans of their own: the turn keeps them as the plain events it already made and, when it
+ends, writes them onto its span as one attribute, `agentbot.stages`, the JSON text of a list of
+`[name, start_ns, end_ns, level, payload]`. The trace-file exporter (`files.py`) writes that text
+as it is, nested in the turn's line; `RedactedExporter` turns each stage into an SDK span event of
+the turn (its payload as dotted attributes) for any other exporter.
 """
 
 from __future__ import annotations
 
 import json
-import traceback
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from opentelemetry.sdk.resources import Resource
+import orjson
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Status
 
+from adapters.encoding import dumps
 from agent.domain.records import TelemetryEvent
 from agent.redaction import DEFAULT, Redactor
 
-SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+STAGES = "agentbot.stages"  # the turn span's attribute holding its stages as JSON text
 Primitive = str | bool | int | float
-SCOPE = InstrumentationScope("agentbot")
-
-
-class ChildSpan(NamedTuple):
-    """A span under the turn's root noted as plain values (a tool run): no SDK span on the turn's path."""
-
-    name: str
-    span_id: int
-    start_ns: int
-    end_ns: int
-    attributes: dict[str, Primitive]
-    error: str | None = None  # the status description of a failed run
-
-
-class TurnSpans:
-    """One turn while it runs, as plain values: its root's ids and attributes, a span id per stage,
-    and children noted meanwhile (tool runs)."""
-
-    __slots__ = ("trace_id", "span_id", "start_ns", "attributes", "stages", "children")
-
-    def __init__(self, trace_id: int, span_id: int, start_ns: int, attributes: dict[str, Any]):
-        self.trace_id, self.span_id, self.start_ns = trace_id, span_id, start_ns
-        self.attributes = attributes
-        self.stages: list[tuple[TelemetryEvent, int]] = []
-        self.children: list[ChildSpan] = []
-
-
-class TurnSpan(ReadableSpan):
-    """A finished turn: the root span `turn`, carrying its stages and children as plain values.
-
-    Args:
-        record: what the turn noted while it ran.
-        end_ns: when it ended.
-        resource: the spans' resource (`service.name`).
-        error: what ended it, if it failed: an `exception` event and an error status.
-    """
-
-    def __init__(self, record: TurnSpans, end_ns: int, resource: Resource, error: BaseException | None = None):
-        events: Sequence[Event] = ()
-        status = Status(StatusCode.UNSET)
-        if error is not None:
-            described = {
-                "exception.type": type(error).__name__,
-                "exception.message": str(error),
-                "exception.stacktrace": "".join(traceback.format_exception(error)),
-            }
-            events = (Event("exception", described, timestamp=end_ns),)
-            status = Status(StatusCode.ERROR, type(error).__name__)
-        super().__init__(
-            "turn",
-            SpanContext(record.trace_id, record.span_id, is_remote=False, trace_flags=SAMPLED),
-            None,
-            resource,
-            {**record.attributes, "agentbot.stages": len(record.stages)},
-            events,
-            kind=SpanKind.SERVER,
-            status=status,
-            start_time=record.start_ns,
-            end_time=end_ns,
-            instrumentation_scope=SCOPE,
-        )
-        self.stages = record.stages
-        self.children = record.children
-
-    def unfolded(self) -> list[ReadableSpan]:
-        """The turn as plain SDK spans: the root, a span per stage and one per child."""
-        root = self.context
-        out: list[ReadableSpan] = [self]
-        for event, span_id in self.stages:
-            start, end = stage_times(event)
-            out.append(
-                ReadableSpan(
-                    event.stage,
-                    SpanContext(root.trace_id, span_id, is_remote=False, trace_flags=SAMPLED),
-                    root,
-                    self.resource,
-                    stage_attributes(event),
-                    status=Status(StatusCode.ERROR) if event.level == "error" else Status(StatusCode.UNSET),
-                    start_time=start,
-                    end_time=end,
-                    instrumentation_scope=SCOPE,
-                )
-            )
-        for child in self.children:
-            out.append(
-                ReadableSpan(
-                    child.name,
-                    SpanContext(root.trace_id, child.span_id, is_remote=False, trace_flags=SAMPLED),
-                    root,
-                    self.resource,
-                    child.attributes,
-                    status=Status(StatusCode.ERROR, child.error) if child.error else Status(StatusCode.UNSET),
-                    start_time=child.start_ns,
-                    end_time=child.end_ns,
-                    instrumentation_scope=SCOPE,
-                )
-            )
-        return out
+log = logging.getLogger("agentbot.traces")
 
 
 def stage_times(event: TelemetryEvent) -> tuple[int, int]:
-    """A stage span's start and end, in nanoseconds, from its event's timestamp and duration."""
+    """A stage's start and end, in nanoseconds, from its event's timestamp and duration."""
     end = int(event.timestamp.timestamp() * 1e9)
     return end - int(event.duration_ms * 1e6), end
+
+
+def stages_text(events: Iterable[TelemetryEvent]) -> str:
+    """The stages as the JSON text of `[name, start_ns, end_ns, level, payload]` each. A payload that
+    cannot be encoded is written as null and logged, so the turn keeps its other stages."""
+    stages = [[e.stage, *stage_times(e), e.level, e.payload] for e in events]
+    try:
+        return dumps(stages).decode()
+    except (TypeError, ValueError):
+        for stage in stages:
+            try:
+                dumps(stage[-1])
+            except (TypeError, ValueError):
+                log.exception("the payload of stage %s could not be encoded for its trace", stage[0])
+                stage[-1] = None
+        return dumps(stages).decode()
 
 
 def attributes(payload: dict[str, Any], prefix: str) -> dict[str, Primitive | list[Primitive]]:
@@ -150,19 +69,24 @@ def attributes(payload: dict[str, Any], prefix: str) -> dict[str, Primitive | li
     return out
 
 
-def stage_attributes(event: TelemetryEvent) -> dict[str, Any]:
-    return {
-        "agentbot.stage": event.stage,
-        "agentbot.level": event.level,
-        "agentbot.session_id": event.session_id,
-        "agentbot.interaction_id": event.interaction_id,
-        # The payload is the telemetry's, redacted before it got here.
-        **attributes(event.payload, "agentbot.payload"),
-    }
+def stage_events(text: str) -> list[Event]:
+    """A turn's stages as SDK span events, each at its stage's end, with its level, duration and payload."""
+    events = []
+    for name, start_ns, end_ns, level, payload in orjson.loads(text):
+        described: dict[str, Any] = {"agentbot.level": level, "agentbot.duration_ms": (end_ns - start_ns) / 1e6}
+        described.update(attributes(payload or {}, "agentbot.payload"))
+        events.append(Event(name, described, timestamp=end_ns))
+    return events
 
 
-def scrubbed(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
-    """A copy of the span with its attributes, events and status description masked."""
+def unfolded(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
+    """A copy of the span as it may leave the process: a turn's stages as its events, and every
+    attribute, event and status description masked."""
+    found = dict(span.attributes or {})
+    stages = found.pop(STAGES, None)
+    events = list(span.events)
+    if isinstance(stages, str):
+        events = stage_events(stages) + events
     status = span.status
     if status.description:
         status = Status(status.status_code, redactor.text(status.description))
@@ -171,8 +95,8 @@ def scrubbed(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
         span.context,
         span.parent,
         span.resource,
-        redactor.value(dict(span.attributes or {})),
-        [Event(e.name, redactor.value(dict(e.attributes or {})), e.timestamp) for e in span.events],
+        redactor.value(found),
+        [Event(e.name, redactor.value(dict(e.attributes or {})), e.timestamp) for e in events],
         span.links,
         kind=span.kind,
         status=status,
@@ -182,9 +106,9 @@ def scrubbed(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
     )
 
 
-class TurnExpander(SpanExporter):
-    """Any OpenTelemetry SpanExporter (OTLP, in-memory) behind the batch processor: each turn is
-    unfolded into plain spans, and every attribute, event and status description is masked on the
+class RedactedExporter(SpanExporter):
+    """Any OpenTelemetry SpanExporter (OTLP, in-memory) behind the batch processor: each turn's stages
+    become events of its span, and every attribute, event and status description is masked on the
     way out (spans leave the process).
 
     Args:
@@ -196,10 +120,7 @@ class TurnExpander(SpanExporter):
         self.exporter, self.redactor = exporter, redactor
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        out: list[ReadableSpan] = []
-        for span in spans:
-            out += span.unfolded() if isinstance(span, TurnSpan) else [span]
-        return self.exporter.export([scrubbed(span, self.redactor) for span in out])
+        return self.exporter.export([unfolded(span, self.redactor) for span in spans])
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self.exporter.force_flush(timeout_millis)

@@ -8,8 +8,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from adapters.telemetry.otel import OTelTracer, current_turn, random_id
-from adapters.telemetry.spans import ChildSpan
+from adapters.telemetry.otel import OTelTracer
 from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ProviderError
@@ -108,22 +107,7 @@ class TracedExecutor:
         return getattr(self.inner, name)
 
     async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
-        turn = current_turn()
-        if turn is None:  # outside a sampled turn: an SDK span, wherever the current span is
-            return await self._spanned(call, context)
-        # Inside a turn the span is noted on the turn's record as plain values; the writer thread
-        # builds it. An SDK span cost ~40 us per run on the turn's path (agentbot bench).
-        start = time.time_ns()
-        result = await self.inner.execute(call, context)
-        error = None if result.success else result.error_code or "tool_failed"
-        attributes = self._attributes(call, context, result)
-        if error is not None:
-            attributes["error.type"] = error
-        # Its metrics are counted from these values when the turn ends (Metrics.tool_runs).
-        turn.children.append(ChildSpan(f"tool {call.tool_name}", random_id(), start, time.time_ns(), attributes, error))
-        return result
-
-    async def _spanned(self, call: ToolCall, context: ToolContext) -> ToolResult:
+        # Under the turn's span when a turn runs it (the turn's span is the current context).
         with self.otel.tracer.start_as_current_span(f"tool {call.tool_name}") as span:
             result = await self.inner.execute(call, context)
             attributes = self._attributes(call, context, result)

@@ -1,4 +1,4 @@
-"""OpenTelemetry: a trace file per conversation whose stage spans carry the telemetry rows' ids;
+"""OpenTelemetry: a trace file per conversation whose turn spans carry the telemetry rows' ids;
 provider and tool spans; metrics; redaction; sampling; OTLP export to a stand-in collector on 127.0.0.1."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from opentelemetry.trace import Status, StatusCode
 from adapters.storage.sql import SqlStore
 from adapters.telemetry.files import read_trace
 from adapters.telemetry.otel import OTelTracer
-from adapters.telemetry.spans import TurnExpander
+from adapters.telemetry.spans import RedactedExporter
 from adapters.telemetry.traced import TracedProvider
 from agent.config.schema import LLMSettings
 from agent.context.log import Turn
@@ -66,30 +66,28 @@ def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
     return out
 
 
-async def test_trace_file_holds_the_stage_spans_with_the_telemetry_rows_ids(tmp_path: Path) -> None:
+async def test_trace_file_holds_each_turn_with_its_stages_and_the_telemetry_rows_ids(tmp_path: Path) -> None:
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     async with build_app(REPO / "config", REPO / "data", db_url) as app:
         router = app.router
         await say(router, "Where's order O-12345?")
     store = SqlStore(db_url)
-    rows = await store.fetch("SELECT stage, trace_id, span_id FROM telemetry_events ORDER BY id")
+    rows = await store.fetch("SELECT stage, level, trace_id, span_id FROM telemetry_events ORDER BY id")
     messages = await store.fetch("SELECT trace_id FROM messages")
     await store.aclose()
     trace_id = rows[0].trace_id
     assert trace_id and len(trace_id) == 32
     assert {r.trace_id for r in rows} == {trace_id} == {m.trace_id for m in messages}
     spans_written = read_trace(tmp_path / "traces" / f"{trace_id}.jsonl")  # beside the database
-    spans = {s["span_id"]: s for s in spans_written}
     [root] = [s for s in spans_written if s["parent_span_id"] is None]
     assert root["name"] == "turn" and root["attributes"]["agentbot.session_id"] == "s-1"
-    for row in rows:
-        span = spans[row.span_id]
-        assert span["name"] == row.stage and span["trace_id"] == trace_id
-        assert span["parent_span_id"] == root["span_id"]
+    assert root["trace_id"] == trace_id and {r.span_id for r in rows} == {root["span_id"]}
+    # The turn's stages, in the order the rows were written, each with its level and a time span in the turn's.
+    assert [(s["name"], s["level"]) for s in root["stages"]] == [(r.stage, r.level) for r in rows]
+    assert all(root["start_ns"] <= s["start_ns"] <= s["end_ns"] <= root["end_ns"] for s in root["stages"])
     [tool] = [s for s in spans_written if s["name"] == "tool check_order_status"]
     assert tool["attributes"]["agentbot.tool.success"] is True
-    assert tool["parent_span_id"] == root["span_id"]
-    assert [s["name"] for s in spans_written if s["name"] in {r.stage for r in rows}] == [r.stage for r in rows]
+    assert tool["parent_span_id"] == root["span_id"] and tool["trace_id"] == trace_id
 
 
 async def test_a_conversation_is_one_trace_in_one_file_across_restarts(tmp_path: Path) -> None:
@@ -139,15 +137,17 @@ async def test_tracing_can_be_turned_off(tmp_path: Path) -> None:
 
 async def test_spans_are_redacted_like_telemetry() -> None:
     exporter = InMemorySpanExporter()
-    tracer = OTelTracer(TurnExpander(exporter))
+    tracer = OTelTracer(RedactedExporter(exporter))
     i = interaction("my email is a@b.example")
     with observed_turn(tracer, i) as trace:
         t = Turn(i, "s-1", None, Redactor({"email"}), trace)
         event = t.emit("intent_classified", {"params": {"email": "a@b.example", "order_id": "O-1"}})
     await tracer.aclose()
-    [span] = [s for s in exporter.get_finished_spans() if s.name == "intent_classified"]
-    assert span.attributes["agentbot.payload.params.email"] == "***"  # type: ignore[index]
-    assert span.attributes["agentbot.payload.params.order_id"] == "O-1"  # type: ignore[index]
+    [span] = exporter.get_finished_spans()
+    [stage] = [e for e in span.events if e.name == "intent_classified"]  # a stage is an event of its turn
+    assert stage.attributes["agentbot.payload.params.email"] == "***"  # type: ignore[index]
+    assert stage.attributes["agentbot.payload.params.order_id"] == "O-1"  # type: ignore[index]
+    assert "agentbot.stages" not in (span.attributes or {})
     assert event.payload["params"]["email"] == "***"
     assert event.span_id == format(span.context.span_id, "016x")  # type: ignore[union-attr]
 
@@ -155,7 +155,7 @@ async def test_spans_are_redacted_like_telemetry() -> None:
 async def test_a_known_secret_never_reaches_an_exporter_whatever_its_shape() -> None:
     key = "tea.kettle!42+moss"  # no pattern knows this shape; only its value gives it away
     exporter = InMemorySpanExporter()
-    tracer = OTelTracer(TurnExpander(exporter, Redactor(secrets=[key])))
+    tracer = OTelTracer(RedactedExporter(exporter, Redactor(secrets=[key])))
     with tracer.tracer.start_as_current_span("llm.generate") as span:
         span.set_status(Status(StatusCode.ERROR, f"Incorrect API key provided: {key}"))
         span.set_attribute("error.message", f"401 {key}")
@@ -174,7 +174,7 @@ async def test_a_known_secret_never_reaches_an_exporter_whatever_its_shape() -> 
 
 async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    tracer = OTelTracer(TurnExpander(exporter), [reader])
+    tracer = OTelTracer(RedactedExporter(exporter), [reader])
     scripted = ScriptedProvider(
         [
             ProviderRateLimited("slow down", retry_after=1),
@@ -224,7 +224,7 @@ async def test_provider_calls_become_spans_metrics_and_stage_usage() -> None:
 
 async def test_tool_metrics_count_success_and_failure(tmp_path: Path) -> None:
     reader, exporter = InMemoryMetricReader(), InMemorySpanExporter()
-    tracer = OTelTracer(TurnExpander(exporter), [reader])
+    tracer = OTelTracer(RedactedExporter(exporter), [reader])
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     async with build_app(REPO / "config", REPO / "data", db_url, tracer=tracer) as app:
         router = app.router
@@ -273,13 +273,15 @@ async def test_otlp_export_when_the_endpoint_is_set(
         router = app.router
         await say(router, "O-12345")
     assert not (tmp_path / "traces").exists()  # OTLP instead of files
-    names = set()
+    spans = []
     for path, body in received:
         if path == "/v1/traces":
             request = ExportTraceServiceRequest()
             request.ParseFromString(body)
-            names |= {s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans}
-    assert {"turn", "received", "tool_execute", "memory_updated", "tool check_order_status"} <= names
+            spans += [s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert {"turn", "tool check_order_status"} <= {s.name for s in spans}
+    [turn] = [s for s in spans if s.name == "turn"]
+    assert {"received", "tool_execute", "memory_updated"} <= {e.name for e in turn.events}
 
 
 def test_the_core_never_imports_opentelemetry() -> None:
@@ -301,7 +303,7 @@ async def test_every_retry_attempt_is_a_span_with_its_error_and_backoff_and_coun
     from agent.errors import ProviderUnavailable
 
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    tracer = OTelTracer(TurnExpander(exporter), [reader])
+    tracer = OTelTracer(RedactedExporter(exporter), [reader])
     scripted = ScriptedProvider(
         [
             ProviderUnavailable("HTTP 500", status=500),

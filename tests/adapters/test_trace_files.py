@@ -31,11 +31,14 @@ def read_lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
-def turn_in(tracer: OTelTracer, session: str, text: str = "hello") -> list[str | None]:
+def turn_in(tracer: OTelTracer, session: str, text: str = "hello") -> str | None:
+    """A turn of two stages; the id of the span they are on, the turn's."""
     i = interaction(text, session)
     with observed_turn(tracer, i) as trace:
         t = Turn(i, session, None, Redactor(), trace)
-        return [t.emit("received", {"text": text}).span_id, t.emit("memory_updated").span_id]
+        first, second = t.emit("received", {"text": text}).span_id, t.emit("memory_updated").span_id
+    assert first == second
+    return first
 
 
 def processed(reader: InMemoryMetricReader, error: str) -> int:
@@ -63,7 +66,7 @@ async def test_a_failing_disk_loses_that_batch_and_later_ones_are_written(tmp_pa
     kept = turn_in(tracer, "s-1")
     await tracer.aclose()
     [path] = conversation_files(tmp_path / "traces")
-    assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept and files.lost == 1
+    assert [s["span_id"] for s in read_trace(path)] == [kept] and files.lost == 1
 
 
 async def test_the_turn_only_hands_its_span_over_and_the_processor_writes_it(tmp_path: Path) -> None:
@@ -106,7 +109,8 @@ async def test_two_writers_append_whole_lines_to_one_conversation_file(tmp_path:
     first, second = OTelTracer(TraceFiles(tmp_path), interval=60), OTelTracer(TraceFiles(tmp_path), interval=60)
     ids = []
     for n in range(20):
-        ids += turn_in(first if n % 2 else second, "thread-9", "x" * 70_000)  # lines longer than a pipe's atomic write
+        # lines longer than a pipe's atomic write
+        ids.append(turn_in(first if n % 2 else second, "thread-9", "x" * 70_000))
         (first if n % 2 else second).flush()
     await first.aclose()
     await second.aclose()
@@ -114,7 +118,8 @@ async def test_two_writers_append_whole_lines_to_one_conversation_file(tmp_path:
     lines = read_lines(path)
     assert len(lines) == 20 and all(json.loads(line)["name"] == "turn" for line in lines)
     spans = read_trace(path)
-    assert [s["span_id"] for s in spans if s["name"] != "turn"] == ids
+    assert [s["span_id"] for s in spans] == ids
+    assert all([stage["name"] for stage in s["stages"]] == ["received", "memory_updated"] for s in spans)
     assert len({s["trace_id"] for s in spans}) == 1
 
 
@@ -129,7 +134,8 @@ async def test_every_payload_value_reaches_the_trace_file(tmp_path: Path) -> Non
         t.emit("received", {"big": 2**70, "at": when, "by_number": {3: "three"}})
     await tracer.aclose()
     [path] = conversation_files(tmp_path)
-    [stage] = [s for s in read_trace(path) if s["name"] == "received"]
+    [turn] = read_trace(path)
+    [stage] = turn["stages"]
     assert stage["payload"] == {"big": 2**70, "at": str(when), "by_number": {"3": "three"}}
 
 
@@ -138,20 +144,26 @@ class Unprintable:
         raise ValueError("no text for this")
 
 
-async def test_a_span_that_cannot_be_encoded_is_dropped_and_the_turn_goes_on(tmp_path: Path) -> None:
-    """A payload value with no text loses that turn's trace line (counted), never the turn, and the
-    conversation's other turns are still written."""
+async def test_a_payload_that_cannot_be_encoded_is_left_out_and_the_turn_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A payload value with no text loses that stage's payload (logged), never the turn, its other
+    stages or the conversation's other turns."""
     files = TraceFiles(tmp_path)
     tracer = OTelTracer(files, interval=60)
     i = interaction("hello", "s-odd")
     with observed_turn(tracer, i) as trace:
         t = Turn(i, "s-odd", None, Redactor(), trace)
         t.emit("received", {"odd": Unprintable()})
-    kept = turn_in(tracer, "s-odd")
+        t.emit("memory_updated", {"kept": True})
+    turn_in(tracer, "s-odd")
     await tracer.aclose()
-    assert files.skipped == 1
     [path] = conversation_files(tmp_path)
-    assert [s["span_id"] for s in read_trace(path) if s["name"] != "turn"] == kept
+    odd, plain = read_trace(path)
+    stages = [(s["name"], s["payload"]) for s in odd["stages"]]
+    assert stages == [("received", None), ("memory_updated", {"kept": True})]
+    assert [s["name"] for s in plain["stages"]] == ["received", "memory_updated"] and files.skipped == 0
+    assert "the payload of stage received could not be encoded" in caplog.text
 
 
 def test_retention_removes_old_files_then_the_oldest_over_the_size_limit(tmp_path: Path) -> None:
@@ -186,7 +198,7 @@ async def test_the_first_batch_sweeps_and_the_next_sweep_waits_its_interval(tmp_
         assert stale.exists() == (n == 1)  # swept with the first batch, not again within the hour
     await tracer.aclose()
     (written,) = [p for p in conversation_files(tmp_path) if p != stale]
-    assert [s["name"] for s in read_trace(written)] == ["turn", "received", "memory_updated"] * 2
+    assert [s["name"] for s in read_trace(written)] == ["turn"] * 2
 
 
 def test_the_shipped_retention_is_a_week_and_a_gigabyte(tmp_path: Path) -> None:
