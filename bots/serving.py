@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from bots.admin.pages import AdminMount
 
 DEFAULT_PORT = 3000
-# Young collections every 5,000 new container objects instead of 700: the 50 turns a worker may
-# have in flight were walked over and over. At 20,000 a single collection paused a turn 10-13 ms.
+# Young collections every 5,000 new container objects instead of 700: at 700 the turns a worker has
+# in flight are walked several times per turn, while a much larger threshold makes each collection
+# a pause a turn can feel (docs/evaluation.md, "Speed").
 GC_YOUNG = 5_000
 # Files container runtimes leave behind: Docker, and Podman / CRI-O.
 CONTAINER_MARKERS = (Path("/.dockerenv"), Path("/run/.containerenv"))

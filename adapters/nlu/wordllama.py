@@ -25,13 +25,10 @@ from adapters.nlu import pieces
 from adapters.nlu.arrays import ArrayFolder, digest
 from adapters.nlu.pieces import Pieces
 
-# How many tokens' similarity columns are kept (a 16-bit integer per bank sentence each, 14 KB for
-# the shipped banks): at most 14 MiB of a worker, reached after about 2,000 varied messages (5,000
-# of CLINC150's took a worker from 127 to 158 MiB with 1,024, to 173 with 2,048). Twice as many
-# left `agentbot eval`'s understanding p50 where it was (0.41 against 0.40 ms on CLINC150) for
-# 14 MiB more; half as many took it to 0.47 ms. A column is the same whichever row keeps it, so
-# the count changes no decision short of a message of more distinct tokens than it (none in the
-# eval's corpora): that one is read against the whole bank.
+# How many tokens' similarity columns a worker keeps (a 16-bit integer per bank sentence each): the
+# bound on this cache's memory, traded against reading speed (docs/performance.md measures both
+# at other counts). A column is the same whichever row keeps it, so the count changes no decision
+# short of a message of more distinct tokens than it: that one is read against the whole bank.
 COLUMNS = 1024
 # The files of wordllama's model in its wheel (its `l2_supercat` configuration).
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"

@@ -152,8 +152,8 @@ class OTelTracer:
         max_queue: int = 50_000,
     ):
         self.resource = resource = Resource.create({"service.name": service_name})
-        # No exemplars: a tool run is recorded inside its turn's span, and sampling one cost a quarter
-        # of the recording (5 of 22 us); the trace is found from the turn's id instead.
+        # No exemplars: the metrics are recorded inside a turn, where sampling an exemplar would cost
+        # each recording more than it does itself; a trace is found from the turn's ids instead.
         self.meter_provider = MeterProvider(
             metric_readers, resource=resource, shutdown_on_exit=False, exemplar_filter=AlwaysOffExemplarFilter()
         )

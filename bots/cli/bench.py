@@ -172,7 +172,7 @@ def median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_bench(args: argparse.Namespace) -> int:
     # On the disk the app keeps its database and traces on (var/, as shipped), not the system's
-    # temporary folder: here creating a file in /tmp took 300-500 us against 20 us in var/.
+    # temporary folder, which may be another filesystem (a tmpfs, an overlay) with costs of its own.
     home = Path("var")
     home.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="agentbot-bench-", dir=home) as tmp:

@@ -53,7 +53,7 @@ class Phase(BaseModel):
     mean_ms: float
     turns_per_s: float
     cpu_ms_per_turn: float  # the process's CPU (all threads), steadier than wall time on a shared machine
-    # Counted in a phase of their own: the hook that counts statements costs a turn ~40 us.
+    # Counted in a phase of their own: the hook that counts statements adds to each turn's time.
     statements_per_turn: float | None = None
     rows_per_turn: float | None = None
     bytes_per_conversation: float | None = None
