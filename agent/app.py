@@ -12,11 +12,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent.config.schema import Settings
+from agent.context.output import AlertNotifier, Reply
+from agent.context.telemetry import MetricsExport
+from agent.context.tracing import Tracer
 from agent.domain.catalog import StoreSettings
 from agent.domain.types import Intent
-from agent.interfaces import AlertNotifier, DataSource, MetricsExport, Reply, SessionStore, Storage, Tracer
 from agent.policy.engine import PolicyEngine
 from agent.review.reload import BankReload
+from agent.sources import DataSource
+from agent.storage import SessionStore, Storage
 from agent.tools.gateway import ToolExecutor
 from agent.turn.router import AgentRouter
 from agent.turn.understanding import Understanding

@@ -11,9 +11,13 @@ platform servers the tests drive live under `tests/standins/`, outside the wheel
 """
 
 from agent.app import App
+from agent.context.output import AlertNotifier
+from agent.context.telemetry import TelemetrySink
 from agent.domain.types import AgentResponse, Alert, ChannelContext, ChannelType, Interaction, OutboundMessage
 from agent.errors import AgentbotError, ConfigError
-from agent.interfaces import AlertNotifier, DataSource, LLMProvider, SessionStore, TelemetrySink
+from agent.llm.provider import LLMProvider
+from agent.sources import DataSource
+from agent.storage import SessionStore
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 

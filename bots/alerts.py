@@ -8,8 +8,8 @@ from collections import deque
 from collections.abc import Callable, Mapping
 
 from agent.config.schema import AlertTitle
+from agent.context.output import AlertNotifier
 from agent.domain.types import Alert
-from agent.interfaces import AlertNotifier
 
 log = logging.getLogger("agentbot.alerts")
 

@@ -20,25 +20,21 @@ from agent.app import App
 from agent.config.files import load_config, load_yaml_model
 from agent.config.intents import IntentsRegistry
 from agent.config.schema import BotConfig, Settings, UnderstandingMode
+from agent.context.output import AlertNotifier
+from agent.context.telemetry import TelemetrySink
 from agent.conversation.confirmations import Confirmations
 from agent.conversation.preferences import PreferenceExtractor, PreferenceRecorder
 from agent.domain.catalog import StoreSettings, load_store_settings
 from agent.domain.types import Clock, utcnow
-from agent.interfaces import (
-    AlertNotifier,
-    DataSource,
-    LLMProvider,
-    MeaningSimilarity,
-    ReleaseSource,
-    Storage,
-    TelemetrySink,
-)
+from agent.llm.provider import LLMProvider
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, build_planners
 from agent.policy.engine import YamlPolicyEngine
 from agent.policy.rules import load_policies
 from agent.redaction import Redactor
 from agent.review.banks import ReviewedBank
+from agent.sources import DataSource, ReleaseSource
+from agent.storage import Storage
 from agent.tools.gateway import ToolExecutor, ToolGateway
 from agent.tools.registry import ToolDeps, find_tools
 from agent.tools.section_fit import FitThresholds, KnowledgeSettings
@@ -49,18 +45,12 @@ from agent.understanding.llm import CascadeClassifier, LLMClassifier
 from agent.understanding.politeness import Politeness
 from agent.understanding.reading import BankReader
 from agent.understanding.rules import RulesClassifier
+from agent.understanding.scorer import MeaningSimilarity
 from bots.alerts import AlertFanout, LogNotifier, Titled
 from bots.metrics import PrometheusMetrics
 from bots.secrets import scrubber
 from bots.settings import DeploySettings, run_settings
-from bots.wiring import (
-    check_tools,
-    draw_slot_values,
-    make_release_source,
-    make_tracer,
-    resolve_dir,
-    zep_memory,
-)
+from bots.wiring import check_tools, draw_slot_values, make_release_source, make_tracer, resolve_dir, zep_memory
 
 if TYPE_CHECKING:  # the SDK is imported only when tracing is on
     from adapters.telemetry.otel import OTelTracer

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from agent.domain.records import InboxEvent
 from agent.domain.types import utcnow
 from agent.errors import StorageError
-from agent.interfaces import LeasedInbox
+from agent.storage import LeasedInbox
 
 log = logging.getLogger("agentbot.dispatch")
 

@@ -12,12 +12,14 @@ from pydantic import SecretStr
 
 from adapters.llm.registry import ProviderAccess, build_llm
 from agent.config.schema import BotConfig, LLMSettings
-from agent.interfaces import AlertNotifier, LLMProvider, SpendLedger
+from agent.context.output import AlertNotifier
 from agent.llm.breaker import CircuitBreaker
 from agent.llm.calls import LLMCalls
+from agent.llm.provider import LLMProvider
 from agent.llm.spend import DailyBudget
 from agent.planners.base import Planner
 from agent.planners.llm_agent import LLMAgent
+from agent.storage import SpendLedger
 from agent.tools.gateway import ToolGateway
 from bots.metrics import PrometheusMetrics
 from bots.settings import DeploySettings, LLMVariables, run_settings

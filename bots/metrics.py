@@ -18,8 +18,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, E
 
 from adapters.storage.backlog import WaitingEvents, read_backlog
 from agent.domain.records import TelemetryEvent
-from agent.interfaces import Database
 from agent.llm.breaker import CircuitBreaker
+from agent.storage import Database
 
 # Seconds; turns run from a few milliseconds (rules) to tens of seconds (a slow LLM).
 TURN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from agent.domain.types import OutboundMessage
 from agent.errors import AgentbotError
-from agent.interfaces import Outbox
+from agent.storage import Outbox
 from bots.dispatch import DeliveryFailed
 
 log = logging.getLogger("agentbot.outbox")

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agent.context.telemetry import MetricsExport
 from agent.errors import StorageError
-from agent.interfaces import Database, MetricsExport
+from agent.storage import Database
 from bots.settings import ServerVariables
 
 if TYPE_CHECKING:

@@ -9,8 +9,9 @@ from adapters.data.store_files import FileInventory
 from agent.config.schema import BotConfig, Settings
 from agent.domain.catalog import StoreSettings
 from agent.errors import ConfigError
-from agent.interfaces import PreferenceMemory, ReleaseSource
 from agent.redaction import Redactor
+from agent.sources import ReleaseSource
+from agent.storage import PreferenceMemory
 from agent.tools.gateway import ToolGateway
 from bots.project import find_dir, packaged_defaults
 from bots.settings import DeploySettings, MemoryVariables

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from agent.app import App
+from agent.context.telemetry import TelemetrySink
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from bots.app import build_app
 from tests.helpers import REPO
 

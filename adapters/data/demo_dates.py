@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from typing import Any, Protocol
 
 from agent.domain.types import Clock, utcnow
-from agent.interfaces import DataSource
+from agent.sources import DataSource
 
 OFFSET = re.compile(r"^([+-]\d{1,4})d$")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.interfaces import DataSource, OrderUpdates
+from agent.sources import DataSource
+from agent.storage import OrderUpdates
 
 
 class OverlayDataSource:

@@ -1,1 +1,1 @@
-"""LLM providers behind agent.interfaces.LLMProvider; each SDK is imported only by its own module."""
+"""LLM providers behind agent.llm.provider.LLMProvider; each SDK is imported only by its own module."""

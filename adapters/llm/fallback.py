@@ -5,9 +5,9 @@ shape is not an outage: the next model would fail the same way, so it is raised 
 from __future__ import annotations
 
 from agent.errors import ProviderError
-from agent.interfaces import LLMProvider
 from agent.llm.breaker import OUTAGE_KINDS
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
+from agent.llm.provider import LLMProvider
 
 
 class FallbackProvider:

@@ -25,8 +25,8 @@ from typing import Any
 from adapters.llm.base import Priced
 from agent.domain.types import utcnow
 from agent.errors import RecordingMissing
-from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
+from agent.llm.provider import LLMProvider
 
 FORMAT = 1
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.config.schema import LLMSettings
 from agent.errors import ConfigError
-from agent.interfaces import LLMProvider
+from agent.llm.provider import LLMProvider
 
 if TYPE_CHECKING:
     from adapters.llm.retry import AttemptObserver

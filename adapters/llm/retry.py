@@ -14,8 +14,8 @@ from typing import Protocol
 
 from agent.config.schema import RetrySettings
 from agent.errors import ProviderError
-from agent.interfaces import LLMProvider
 from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
+from agent.llm.provider import LLMProvider
 
 Sleep = Callable[[float], Awaitable[None]]
 # Called when an attempt failed: (the error, seconds until the next attempt or None for no retry).

@@ -1,1 +1,1 @@
-"""Embedded understanding models behind agent.interfaces.ExampleScorer."""
+"""Embedded understanding models behind agent.understanding.scorer.ExampleScorer."""

@@ -11,7 +11,7 @@ from sqlalchemy import Connection, func, select
 
 from adapters.storage.schema import handoff_queue, inbox, outbox
 from agent.domain.types import utcnow
-from agent.interfaces import Database
+from agent.storage import Database
 
 
 class WaitingEvents(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agent.interfaces import Database
+from agent.storage import Database
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ from adapters.storage.outbox import SqlOutbox
 from adapters.storage.records import SqlRecords
 from adapters.storage.spend import SqlSpend
 from adapters.storage.sql import SqlStore
-from agent.interfaces import PreferenceMemory, Storage
+from agent.storage import PreferenceMemory, Storage
 
 
 def sql_storage(store: SqlStore, preferences: PreferenceMemory | None = None) -> Storage:

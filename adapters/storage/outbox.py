@@ -15,7 +15,7 @@ from adapters.storage.base import OnDatabase
 from adapters.storage.schema import inbox, outbox
 from agent.domain.types import OutboundMessage, utcnow
 from agent.errors import AlreadyCommitted
-from agent.interfaces import Begun
+from agent.storage import Begun
 
 COMMIT_INBOX = (
     update(inbox)

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, bindparam, case, or_, select, update
 from adapters.storage.schema import rate_pauses
 from adapters.storage.writes import insert_ignore
 from agent.domain.types import utcnow
-from agent.interfaces import Database
+from agent.storage import Database
 
 READ = select(rate_pauses.c.until, rate_pauses.c.probe_until).where(rate_pauses.c.key == bindparam("b_key"))
 # A new pause keeps a later one already recorded, and ends the call in flight's hold: its answer is in.

@@ -31,7 +31,7 @@ from adapters.storage.schema import (
 )
 from adapters.storage.writes import BUILT_IN_KINDS, insert_ignore
 from agent.domain.records import TaskRecord, TicketRecord, ToolRecord
-from agent.interfaces import Database
+from agent.storage import Database
 
 # The records a demo reset forgets, by kind: what the bot changed about the demo's business data.
 DEMO_RECORDS = {"refund": refunds, "order_update": order_updates, "risk_report": risk_reports}

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, func, select
 
 from adapters.storage.schema import handoffs, sessions
 from agent.domain.types import utcnow
-from agent.interfaces import Database
+from agent.storage import Database
 
 
 class DailyStats(BaseModel):

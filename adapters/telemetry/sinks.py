@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from agent.context.telemetry import TelemetrySink
 from agent.domain.records import TelemetryEvent
-from agent.interfaces import TelemetrySink
 
 
 class LogSink:

@@ -12,8 +12,8 @@ from adapters.telemetry.otel import OTelTracer
 from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ProviderError
-from agent.interfaces import LLMProvider
 from agent.llm.models import LLMRequest, LLMResponse
+from agent.llm.provider import LLMProvider
 from agent.tools.gateway import ToolExecutor
 
 

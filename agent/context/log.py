@@ -8,13 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.context.outcome import Chosen, Classified, TurnOutcome
-from agent.context.tracing import NullTrace
+from agent.context.telemetry import TelemetrySink
+from agent.context.tracing import NullTrace, TurnTrace
 from agent.domain.records import Level, TelemetryEvent
-from agent.domain.types import (
-    Interaction,
-    utcnow,
-)
-from agent.interfaces import TelemetrySink, TurnTrace
+from agent.domain.types import Interaction, utcnow
 from agent.llm.models import AgentLoop, Usage
 from agent.redaction import Redactor
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
+
 from agent.conversation import goals
 from agent.conversation.session import SessionState, Speaker
 from agent.domain.types import AgentResponse, Alert, Message, OutboundMessage, SideEffect, ToolResult
-from agent.interfaces import Reply
 from agent.redaction import Redactor
+
+# The channel's way to deliver a message while the turn is still running.
+Reply = Callable[[OutboundMessage], Awaitable[None]]
+
+
+@runtime_checkable
+class AlertNotifier(Protocol):
+    """Posts admin alerts (Slack or Discord admin channel). Must not raise into the turn."""
+
+    async def notify(self, alert: Alert) -> None: ...
 
 
 class TurnOutput:

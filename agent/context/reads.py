@@ -6,7 +6,8 @@ from typing import Any
 
 from agent.domain.records import ToolRecord
 from agent.errors import ToolError
-from agent.interfaces import DataSource, ToolRecords
+from agent.sources import DataSource
+from agent.storage import ToolRecords
 
 
 class TurnReads:

@@ -26,7 +26,7 @@ from agent.context.turn import TurnContext
 from agent.conversation import goals
 from agent.conversation.session import ConfirmedAction, GoalStatus, PendingConfirmation, Speaker
 from agent.domain.types import Classification, OutboundMessage, ToolCall, ToolResult, utcnow
-from agent.interfaces import SessionStore
+from agent.storage import SessionStore
 from agent.templates import render
 from agent.text import Answer
 from agent.understanding.levels import GIVEN

@@ -21,7 +21,7 @@ from agent.context.turn import TurnContext
 from agent.conversation.moves import Request, Several, SlotAnswer
 from agent.conversation.session import Choice, Goal
 from agent.domain.types import Classification, Intent
-from agent.interfaces import DataSource
+from agent.sources import DataSource
 from agent.templates import render
 from agent.text import STOPWORDS, words
 from agent.understanding.levels import ANSWERED

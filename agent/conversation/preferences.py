@@ -16,8 +16,8 @@ from agent.conversation.session import SessionState
 from agent.domain.records import Preferences
 from agent.domain.types import Classification
 from agent.errors import AgentbotError
-from agent.interfaces import PreferenceMemory
 from agent.planners.budget_words import parse_budget
+from agent.storage import PreferenceMemory
 from agent.text import phrase_finder
 
 log = logging.getLogger("agentbot.preferences")

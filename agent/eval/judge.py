@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent.errors import AgentbotError
-from agent.interfaces import LLMProvider
 from agent.llm.models import LLMRequest
+from agent.llm.provider import LLMProvider
 
 DEFAULT_RUBRIC = (
     "The assistant understood each request, used tool results rather than guessing, asked only for "

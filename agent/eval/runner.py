@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.app import App
+from agent.context.telemetry import TelemetrySink
 from agent.conversation.session import SessionState
 from agent.domain.records import TelemetryEvent
 from agent.domain.types import AgentResponse, ChannelContext, Interaction, OutboundMessage, utcnow
@@ -18,9 +19,9 @@ from agent.eval.checks import Failure, check
 from agent.eval.judge import judge
 from agent.eval.metrics import ScenarioMetrics, TurnObservation, scenario_metrics
 from agent.eval.suite import Scenario, Suite, SuiteTurn, summary
-from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.calls import LLM_STAGES
 from agent.llm.models import Usage
+from agent.llm.provider import LLMProvider
 
 # Builds the app on the suite's database: once per run, and again for a `restart: true` turn.
 AppFactory = Callable[[TelemetrySink], Awaitable[App]]

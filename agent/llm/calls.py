@@ -16,12 +16,13 @@ from typing import Any
 
 from agent.config.schema import LLMSettings
 from agent.context.log import TurnLog
+from agent.context.output import AlertNotifier
 from agent.conversation.session import SessionState
 from agent.domain.types import Alert, CoreAlert
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.interfaces import AlertNotifier, LLMProvider
 from agent.llm.breaker import OUTAGE_KINDS, CircuitBreaker
 from agent.llm.models import LLMRequest, LLMResponse
+from agent.llm.provider import LLMProvider
 from agent.llm.spend import DailyBudget
 
 # Telemetry stages that describe LLM work inside a pipeline stage; they are not pipeline stages.

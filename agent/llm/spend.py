@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from agent.domain.types import utcnow
-from agent.interfaces import SpendLedger
+from agent.storage import SpendLedger
 
 
 class MemorySpend:

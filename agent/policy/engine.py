@@ -13,8 +13,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent.domain.contexts import PolicyContext
 from agent.domain.types import PolicyDecision, ToolCall, utcnow
-from agent.interfaces import DataSource, RefundHistory
 from agent.policy.rules import Condition, Outcome, PolicyFile, Rule
+from agent.sources import DataSource
+from agent.storage import RefundHistory
 from agent.templates import names, render
 
 _MISSING = object()

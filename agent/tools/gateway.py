@@ -14,7 +14,7 @@ from agent.context.reads import OwnRecords
 from agent.domain.contexts import ToolContext
 from agent.domain.types import ToolCall, ToolResult
 from agent.errors import ToolArgumentsInvalid, ToolError, ToolNotAllowed, ToolTimeout
-from agent.interfaces import SessionStore, ToolRecords
+from agent.storage import SessionStore, ToolRecords
 from agent.tools.registry import Tool
 
 

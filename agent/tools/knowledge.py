@@ -19,10 +19,11 @@ from pydantic import Field, model_validator
 
 from agent.domain.catalog import Item, KBSection
 from agent.domain.contexts import ToolContext
-from agent.interfaces import Inventory, MeaningSimilarity
+from agent.sources import Inventory
 from agent.text import Normalizer, sentences_of
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 from agent.tools.section_fit import DeviceClasses, FitThresholds, SectionFinder, named_items, without_model
+from agent.understanding.scorer import MeaningSimilarity
 
 K1 = 1.5
 B = 0.75

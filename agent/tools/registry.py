@@ -31,17 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.domain.contexts import ToolContext
 from agent.domain.types import RECORD_KIND_PATTERN, Alert, AlertKind, RecordKind, SideEffect
 from agent.errors import ConfigError
-from agent.interfaces import (
-    DataSource,
-    Inventory,
-    KnowledgeSource,
-    MeaningSimilarity,
-    ReleaseSource,
-    RiskReports,
-    TaskReader,
-    TicketReader,
-)
+from agent.sources import DataSource, Inventory, KnowledgeSource, ReleaseSource
+from agent.storage import RiskReports, TaskReader, TicketReader
 from agent.tools.section_fit import FitThresholds
+from agent.understanding.scorer import MeaningSimilarity
 
 ENTRY_POINT_GROUP = "agentbot.tools"
 

@@ -12,8 +12,9 @@ from pydantic import Field, ValidationError
 from agent.domain.contexts import ToolContext
 from agent.domain.types import SideEffect
 from agent.errors import DataSourceError, ToolError
-from agent.interfaces import ReleaseSource, RiskReports
 from agent.planners.release_risk import ReleaseSummary, risk_alert
+from agent.sources import ReleaseSource
+from agent.storage import RiskReports
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 RELEASE_ID = r"^v?\d+(\.\d+){1,3}([-+][0-9A-Za-z.-]+)?$"

@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 
 from agent.config.schema import Strict
 from agent.domain.catalog import Item, KBSection
-from agent.interfaces import MeaningSimilarity
 from agent.text import words
+from agent.understanding.scorer import MeaningSimilarity
 
 
 class FitThresholds(Strict):

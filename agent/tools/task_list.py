@@ -16,7 +16,7 @@ from agent.domain.contexts import ToolContext
 from agent.domain.records import TaskRecord
 from agent.domain.types import RecordKind, SideEffect
 from agent.errors import ToolError
-from agent.interfaces import TaskReader
+from agent.storage import TaskReader
 from agent.tools.registry import Tool, ToolDeps, ToolOutput, ToolParams, tool_factory
 
 

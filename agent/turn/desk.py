@@ -13,17 +13,19 @@ from datetime import datetime, timedelta
 
 from agent.config.schema import Messages, Settings
 from agent.context.log import Turn
-from agent.context.output import TurnOutput
+from agent.context.output import AlertNotifier, Reply, TurnOutput
 from agent.context.reads import TurnReads
+from agent.context.telemetry import TelemetrySink
 from agent.conversation import handoff
 from agent.conversation.session import Escalation, SessionState
 from agent.domain.contexts import PolicyContext, ToolContext
 from agent.domain.records import TurnRecord
 from agent.domain.types import Alert, Interaction, Message, OutboundMessage, SideEffect, ToolCall, ToolResult, utcnow
 from agent.errors import VersionConflict
-from agent.interfaces import AlertNotifier, DataSource, HandoffQueue, Reply, SessionStore, TelemetrySink
 from agent.policy.engine import PolicyEngine
 from agent.redaction import Redactor
+from agent.sources import DataSource
+from agent.storage import HandoffQueue, SessionStore
 from agent.templates import render
 from agent.tools.gateway import ToolExecutor
 from agent.turn.locks import SessionLocks

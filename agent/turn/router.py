@@ -19,9 +19,10 @@ from agent.config.intents import IntentsRegistry
 from agent.config.schema import Messages, Settings
 from agent.context.log import Turn
 from agent.context.outcome import Classified
-from agent.context.output import TurnOutput
+from agent.context.output import AlertNotifier, Reply, TurnOutput
 from agent.context.reads import TurnReads
-from agent.context.tracing import observed_turn
+from agent.context.telemetry import TelemetrySink, TurnMetrics
+from agent.context.tracing import Tracer, observed_turn
 from agent.context.turn import TurnContext
 from agent.conversation import followups, goals, handoff, moves, notices, own_orders, requests
 from agent.conversation.answers import Answers
@@ -45,20 +46,12 @@ from agent.domain.types import (
     utcnow,
 )
 from agent.errors import AlreadyCommitted, InputError, StorageError, TurnDeadline, VersionConflict
-from agent.interfaces import (
-    AlertNotifier,
-    DataSource,
-    HandoffQueue,
-    Reply,
-    SessionStore,
-    TelemetrySink,
-    Tracer,
-    TurnMetrics,
-)
 from agent.planners.base import Planner
 from agent.policy.engine import PolicyEngine
 from agent.redaction import Redactor
 from agent.review.records import misses
+from agent.sources import DataSource
+from agent.storage import HandoffQueue, SessionStore
 from agent.text import check_input, clean
 from agent.tools.gateway import ToolExecutor
 from agent.turn.acting import Acting

@@ -11,6 +11,17 @@ from typing import Protocol, runtime_checkable
 
 
 @runtime_checkable
+class MeaningSimilarity(Protocol):
+    """How close in meaning short texts are, by the embedded model that understanding uses (a
+    knowledge-base section is chosen by what it is about, not by the words it shares). Pure CPU."""
+
+    def similarity(self, text: str, others: list[str]) -> list[float]:
+        """Cosine similarity of `text` to each of `others`, in order: 1 for the same meaning, near 0
+        for unrelated texts."""
+        ...
+
+
+@runtime_checkable
 class ExampleScorer(Protocol):
     """A small embedded model that says how close a message is to labelled example sentences.
 

@@ -17,14 +17,15 @@ from typing import Any, TextIO
 
 from adapters.llm.recording import RecordedRun, RecordingProvider, ReplayProvider, recorded_run
 from agent.app import App
+from agent.context.telemetry import TelemetrySink
 from agent.domain.types import ClockFrom
 from agent.errors import ConfigError
 from agent.eval import baseline as baselines
 from agent.eval.runner import ScenarioResult, llm_totals, run_suites
 from agent.eval.suite import Suite, load_suite
 from agent.eval.suite import summary as suite_summary
-from agent.interfaces import LLMProvider, TelemetrySink
 from agent.llm.models import LLMRequest, LLMResponse
+from agent.llm.provider import LLMProvider
 from bots.alerts import AlertFanout
 from bots.app import build_app
 from bots.cli.eval_report import current_baseline, print_metrics, spec_report, warn_regressions

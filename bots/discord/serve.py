@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Mapping
 
-from agent.interfaces import AlertNotifier
+from agent.context.output import AlertNotifier
 from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app, check_store

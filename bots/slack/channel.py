@@ -26,11 +26,11 @@ from pydantic import BaseModel
 
 from adapters.storage.slack_records import SlackRecords
 from agent.app import App
+from agent.context.output import Reply
 from agent.conversation.handoff import Action, Verdict
 from agent.domain.records import InboxEvent
 from agent.domain.types import ChannelContext, ChannelType, Interaction, Message, OutboundMessage
 from agent.errors import ConfigError, StorageError
-from agent.interfaces import Reply
 from bots.dispatch import DeliveryFailed, Dispatcher
 from bots.outbox import OutboxReply, Sender, SkippedPreMessages
 from bots.slack import assistant

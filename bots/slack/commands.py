@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from adapters.storage.stats import DailyStats, today
 from agent.domain.types import OutboundMessage
 from agent.errors import StorageError
-from agent.interfaces import Database, EventInbox
+from agent.storage import Database, EventInbox
 from bots.slack.delivery import ThreadReply, asked_blocks, escape
 from bots.slack.events import Address, SlackEvent, address
 from bots.slack.workspaces import Workspaces

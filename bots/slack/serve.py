@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from adapters.storage.ratelimits import SqlPauseBoard
 from adapters.storage.slack_records import SlackRecords
 from agent.errors import ConfigError
-from agent.interfaces import Database
+from agent.storage import Database
 from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
 from bots.app import build_app

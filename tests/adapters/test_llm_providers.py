@@ -19,8 +19,8 @@ from agent.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
-from agent.interfaces import LLMProvider
 from agent.llm.models import LLMRequest
+from agent.llm.provider import LLMProvider
 from tests.standins.llm_server import Reply, StandInLLM
 
 PRICES = {"m-1": ModelPrice(input=1.0, output=2.0)}

@@ -9,7 +9,7 @@ from adapters.memory.zep import METADATA_KEY, ZepPreferenceMemory
 from adapters.storage.sql import SqlStore
 from agent.domain.records import Preferences
 from agent.errors import ProviderAuthError, ProviderUnavailable
-from agent.interfaces import PreferenceMemory
+from agent.storage import PreferenceMemory
 from tests.zep_standin import zep_standin
 
 

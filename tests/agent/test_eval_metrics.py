@@ -9,6 +9,7 @@ import pytest
 
 from adapters.llm.recording import RecordingProvider, ReplayProvider
 from agent.app import App
+from agent.context.telemetry import TelemetrySink
 from agent.conversation.session import Goal, GoalStatus, SessionState
 from agent.errors import ProviderUnavailable, RecordingMissing
 from agent.eval import baseline as baselines
@@ -16,7 +17,6 @@ from agent.eval.judge import judge
 from agent.eval.metrics import TurnObservation, goal_counts, scenario_metrics
 from agent.eval.runner import run_scenario
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from agent.llm.models import LLMRequest, LLMResponse
 from bots.app import build_app
 from tests.adapters.test_otel import ScriptedProvider

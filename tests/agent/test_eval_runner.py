@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agent.app import App
+from agent.context.telemetry import TelemetrySink
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from bots.app import build_app
 from tests.helpers import REPO
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from agent.app import App
+from agent.context.telemetry import TelemetrySink
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from bots.app import build_app
 from tests.agent.test_llm_mode import env_for
 from tests.helpers import REPO

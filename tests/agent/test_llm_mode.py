@@ -12,11 +12,11 @@ import pytest
 from agent.app import App
 from agent.config.files import load_config
 from agent.config.schema import Messages
+from agent.context.telemetry import TelemetrySink
 from agent.conversation.requests import splitter_for
 from agent.errors import ConfigError
 from agent.eval.runner import run_suites
 from agent.eval.suite import load_suite
-from agent.interfaces import TelemetrySink
 from agent.llm.models import LLMResponse, LLMToolCall
 from bots import cli
 from bots.app import build_app

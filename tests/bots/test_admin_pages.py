@@ -16,8 +16,8 @@ from pydantic import SecretStr
 from yarl import URL
 
 from agent.app import App
+from agent.context.output import Reply
 from agent.domain.types import ChannelContext, ChannelType, Interaction, OutboundMessage
-from agent.interfaces import Reply
 from bots.admin.pages import AdminMount
 from bots.admin.settings import AdminSettings
 from bots.app import build_app

@@ -1,6 +1,6 @@
 """A store of one's own: the app built on an in-memory `Storage` that declares what it provides.
 
-The store below is written here, against the Protocols in agent/interfaces.py only: sessions,
+The store below is written here, against the Protocols in agent/storage.py and agent/sources.py only: sessions,
 task lists, tickets, refund counts, what the bot changed about orders and the demo's first day. It keeps no
 inbox, outbox, spend, preferences or database, and says so by leaving them None. A refund, a
 task and a ticket conversation run through the real router and the real tools on it.
@@ -19,7 +19,7 @@ from agent.conversation.session import SessionState
 from agent.domain.records import TaskRecord, TicketRecord, TurnRecord
 from agent.domain.types import Message, ToolResult
 from agent.errors import VersionConflict
-from agent.interfaces import Storage
+from agent.storage import Storage
 from bots.app import build_app
 from tests.helpers import REPO, interaction, say
 

@@ -1,34 +1,16 @@
-"""The seams of the core. Adapters and channels implement these; the core imports none of them."""
+"""Everything the bot keeps, as the capabilities a store declares (adapters/storage/ implements them):
+one Protocol per capability, bundled in `Storage`."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent.conversation.session import SessionState
-from agent.domain.catalog import Item, KBSection
-from agent.domain.records import (
-    InboxEvent,
-    Preferences,
-    TaskRecord,
-    TelemetryEvent,
-    TicketRecord,
-    ToolRecord,
-    TurnRecord,
-)
-from agent.domain.types import (
-    Alert,
-    Interaction,
-    Message,
-    OutboundMessage,
-    ToolResult,
-)
-from agent.llm.models import LLMCapabilities, LLMRequest, LLMResponse
-
-# The channel's way to deliver a message while the turn is still running.
-Reply = Callable[[OutboundMessage], Awaitable[None]]
+from agent.domain.records import InboxEvent, Preferences, TaskRecord, TicketRecord, ToolRecord, TurnRecord
+from agent.domain.types import Message, OutboundMessage, ToolResult
 
 
 @runtime_checkable
@@ -55,105 +37,6 @@ class SessionStore(Protocol):
 
 
 @runtime_checkable
-class DataSource(Protocol):
-    """Business data the tools read: orders and customers."""
-
-    async def get_order(self, order_id: str) -> dict[str, Any] | None: ...
-
-    async def get_customer(self, customer_id: str) -> dict[str, Any] | None: ...
-
-    async def orders_of(self, customer_id: str) -> list[dict[str, Any]]:
-        """The customer's own orders, as `get_order` returns each, in the data's order: what "my
-        keyboard" or "the one from that brand" is looked up among."""
-        ...
-
-    async def find_customer(self, platform: str, user_id: str) -> dict[str, Any] | None:
-        """The customer whose chat identity on `platform` (slack, discord) is `user_id`."""
-        ...
-
-
-@runtime_checkable
-class LLMProvider(Protocol):
-    """A chat model. Requests (`LLMRequest`: messages, tools, response format, limits) are
-    provider-neutral; each adapter translates them. Failures raise ProviderError subclasses
-    (agent/errors.py), never SDK exceptions.
-    """
-
-    capabilities: LLMCapabilities
-
-    async def generate(self, request: LLMRequest) -> LLMResponse: ...
-
-    def get_cost(self, tokens_in: int, tokens_out: int) -> float:
-        """Dollars for this many tokens at the configured price of the model."""
-        ...
-
-    def estimate_tokens(self, text: str) -> int:
-        """A cheap, slightly pessimistic token count used to fit history into the window."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release the provider's HTTP client (closed with the app)."""
-        ...
-
-
-@runtime_checkable
-class TelemetrySink(Protocol):
-    """Receives every telemetry event as it happens. Must not block: buffer or log."""
-
-    def record(self, event: TelemetryEvent) -> None: ...
-
-
-class TurnMetrics(Protocol):
-    """Counts turns for operators (Prometheus, `bots/metrics.py`); what happened inside a turn
-    arrives as telemetry events. Must not block."""
-
-    def turn_ended(self, channel: str, outcome: str, seconds: float) -> None:
-        """A turn ended. `outcome`: answered, refused (empty, too slow, busy), too_long, duplicate, failed."""
-
-    def commit_conflict(self) -> None:
-        """A turn lost its optimistic lock on the session and is run again (or given up)."""
-
-
-class MetricsExport(Protocol):
-    """The process's metrics as a scrape reads them (`/metrics`)."""
-
-    async def exposition(self) -> tuple[bytes, str]:
-        """The metrics in the scraper's text format, and its content type."""
-
-
-@runtime_checkable
-class TurnTrace(Protocol):
-    """One turn in its conversation's trace: a root span that carries the turn's telemetry stages.
-
-    Implementations must not wait on the turn's path (no disk, no network): the turn calls
-    `stage` several times and `end` once, and hands the spans to a background writer there.
-    """
-
-    trace_id: str | None
-
-    def stage(self, event: TelemetryEvent) -> str | None:
-        """Record the stage the (already redacted) event closes; returns the id of the span it is on."""
-        ...
-
-    def end(self, error: BaseException | None = None) -> None: ...
-
-
-@runtime_checkable
-class Tracer(Protocol):
-    """Starts each turn's spans in its conversation's trace (OpenTelemetry in adapters/telemetry/otel.py)."""
-
-    def start_turn(self, interaction: Interaction) -> TurnTrace: ...
-
-    def flush(self) -> None:
-        """Block until every ended turn's spans are written (a benchmark counts their cost)."""
-        ...
-
-    async def aclose(self) -> None:
-        """Flush and stop exporting."""
-        ...
-
-
-@runtime_checkable
 class DemoData(Protocol):
     """The demo's own record: the day it first ran (its orders' dates are relative to that day), and
     a way to put it back as shipped, forgetting what the bot changed about it (refunds, reports)."""
@@ -174,18 +57,6 @@ class OrderUpdates(Protocol):
 
     async def updates_of(self, order_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """What the bot changed about each of these orders, keyed by order id (unchanged ones absent)."""
-        ...
-
-
-class ReleaseSource(Protocol):
-    """Release summaries for the release-risk agent (a JSON file, or an HTTP endpoint)."""
-
-    async def get_release(self, release_id: str) -> dict[str, Any] | None:
-        """The summary, or None if there is no such release. Raises DataSourceError if unreachable."""
-        ...
-
-    async def list_releases(self) -> list[str]:
-        """Every release id it holds (empty when the source cannot list). Raises DataSourceError if unreachable."""
         ...
 
 
@@ -219,13 +90,6 @@ class PreferenceMemory(Protocol):
         ...
 
     async def aclose(self) -> None: ...
-
-
-@runtime_checkable
-class AlertNotifier(Protocol):
-    """Posts admin alerts (Slack or Discord admin channel). Must not raise into the turn."""
-
-    async def notify(self, alert: Alert) -> None: ...
 
 
 @runtime_checkable
@@ -296,31 +160,6 @@ class Outbox(Protocol):
 
     async def skip(self, message_id: str) -> None:
         """Record that a message is left out on purpose (never sent, never retried)."""
-        ...
-
-
-@runtime_checkable
-class Inventory(Protocol):
-    """The store's items, already mapped from its source columns (config/store.yaml)."""
-
-    async def items(self) -> list[Item]: ...
-
-
-@runtime_checkable
-class KnowledgeSource(Protocol):
-    """The store's knowledge base, split into citable sections."""
-
-    async def sections(self) -> list[KBSection]: ...
-
-
-@runtime_checkable
-class MeaningSimilarity(Protocol):
-    """How close in meaning short texts are, by the embedded model that understanding uses (a
-    knowledge-base section is chosen by what it is about, not by the words it shares). Pure CPU."""
-
-    def similarity(self, text: str, others: list[str]) -> list[float]:
-        """Cosine similarity of `text` to each of `others`, in order: 1 for the same meaning, near 0
-        for unrelated texts."""
         ...
 
 
