@@ -31,6 +31,8 @@ TOPIC_SEP = "/"
 MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
+# A number alone that may be an order id without its prefix (four to ten digits, as the order_id slot).
+BARE_ORDER = re.compile(r"\d{4,10}")
 _LETTERS = Runs("[a-z']")
 _ALNUM = Runs("[a-z0-9]")
 
@@ -233,10 +235,30 @@ class BankReader:
     def read(self, text: str, eligible: set[str] | None = None) -> Reading:
         entities, core = self._understood(text)
         reading = self.decide(self.fused(core.lower()), entities, eligible)
+        if reading.intent is None and (as_order := self._bare_order(entities, core, eligible)) is not None:
+            reading, core = as_order
         reading.core = core
         if reading.move is not None and not bare_reply(text):
             reading.move = None
         return reading
+
+    def _bare_order(self, entities: Entities, core: str, eligible: set[str] | None) -> tuple[Reading, str] | None:
+        """A message that reads out of scope with one bare number of an order id's length ("eta for
+        45678?", "status of 12345") read again with that number as an order id: when the message
+        then names a request, as it would with the prefix, the number was the order's."""
+        # Beside a date the number is its year ("march 4th 2019"), not an order.
+        if entities.order_ids or entities.dates or len(entities.numbers) != 1:
+            return None
+        if not BARE_ORDER.fullmatch(entities.numbers[0]):
+            return None
+        words = core.split(" ")
+        if words.count("number") != 1:
+            return None
+        core = " ".join("order" if w == "number" else w for w in words)
+        number = entities.numbers[0]
+        as_order = replace(entities, order_ids=[f"O-{number}"], numbers=[], masked=core)
+        reading = self.decide(self.fused(core.lower()), as_order, eligible)
+        return (reading, core) if reading.intent is not None else None
 
     def among(self, reading: Reading, eligible: set[str]) -> Reading:
         """The reading with its intent decided among `eligible` only, from the same scores (the

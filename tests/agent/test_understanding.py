@@ -274,3 +274,27 @@ def test_an_intent_outside_the_eligible_ones_yields_the_nearest_eligible_one(
         topic = max(everything.topic_scores().values())
         assert scores[nearest] < banks.threshold or scores[nearest] < topic + banks.margin
     assert shipped_reader.read(text, set(shipped_reader.banks.intents)).intent == everything.intent
+
+
+@pytest.mark.parametrize("request_words", ["eta for {}?", "any news on {}", "track {} please", "where is {}"])
+def test_a_bare_number_reads_as_the_order_it_would_name_with_its_prefix(
+    shipped_reader: BankReader, request_words: str
+) -> None:
+    """Written without its O-, an order id is still the order: the message reads as it does with
+    the prefix, and the reading carries the id."""
+    bare, prefixed = (
+        shipped_reader.read(request_words.format("45678")),
+        shipped_reader.read(request_words.format("O-45678")),
+    )
+    assert prefixed.intent is not None
+    assert (bare.intent, bare.entities.order_ids) == (prefixed.intent, ["O-45678"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["is my day open for march 4th 2019", "what is 12345 times 3", "call me at 55512345", "my zip code is 10001"],
+)
+def test_a_number_that_is_no_order_stays_a_number(shipped_reader: BankReader, text: str) -> None:
+    """A year beside its date, a sum, a phone number: none of them is read as an order."""
+    reading = shipped_reader.read(text)
+    assert reading.intent is None and reading.entities.order_ids == []
