@@ -197,6 +197,9 @@ class Choosing(Strict):
     states: dict[str, list[str]] = Field(default_factory=dict)
     # "none of those", "something else": picks none of the choices a clarifying question offered.
     none: list[str] = Field(default_factory=list)
+    # Words that turn a pick around ("not the delivered one", "the one that hasn't arrived"): the
+    # reply picks the others. Written as `agent.text.words` splits them (apostrophes dropped).
+    negations: list[str] = Field(default_factory=list)
 
     @field_validator("lowest", "highest", mode="before")
     @classmethod

@@ -47,6 +47,7 @@ class Pick:
     ranked_index: int | None = None
     named: int | None = None
     mentioned: tuple[int, ...] = ()
+    negated: bool = False  # a negation comes before what it names: it picks the others
 
     @property
     def strong(self) -> bool:
@@ -85,6 +86,7 @@ def pick(text: str, offered: Sequence[Offered], choosing: Choosing) -> Pick:
             ranked = (figure, order)  # type: ignore[assignment]
             ranked_index = _by_figure(offered, figure, order)  # type: ignore[arg-type]
     return Pick(
+        negated=_negated(text, said_words, every, choosing),
         all=bool(says(text, choosing.all)),
         place=place,
         placed=placed,
@@ -93,6 +95,21 @@ def pick(text: str, offered: Sequence[Offered], choosing: Choosing) -> Pick:
         named=distinct[0] if len(distinct) == 1 else None,
         mentioned=mentioned,
     )
+
+
+def _negated(text: str, said_words: list[str], every: list[set[str]], choosing: Choosing) -> bool:
+    """A negation comes before the first word that picks ("not the delivered one", "the one that
+    hasn't arrived", "not the second"), so the reply picks what that word does not. A question
+    that opens with one ("isn't the first one wireless?") asks about the thing it names."""
+    picking = set().union(*every) | set(choosing.ordinals) | set(choosing.lowest) | set(choosing.highest)
+    first = next((n for n, w in enumerate(said_words) if w in picking), None)
+    if not first:
+        return False
+    before = f" {' '.join(said_words[:first])} "
+    negations = [f" {' '.join(words(n))} " for n in choosing.negations]
+    if text.rstrip().endswith("?") and any(f" {said_words[0]} " == n for n in negations):
+        return False
+    return any(n in before for n in negations)
 
 
 def _by_figure(offered: Sequence[Offered], figure: str, order: Order) -> int | None:
@@ -108,14 +125,19 @@ def _by_figure(offered: Sequence[Offered], figure: str, order: Order) -> int | N
 def chosen(text: str, offered: Sequence[Offered], choosing: Choosing) -> list[int]:
     """The offered things a reply to "which one?" chooses, by index: all of them ('both'), the one
     it names, the one at the place it says, the one a figure word ranks first ('the cheaper
-    one'), else the ones it names if it names fewer than all; none if it picks none."""
+    one'), else the ones it names if it names fewer than all; none if it picks none. Said with a
+    negation before it ("not the delivered one"), the others."""
     p = pick(text, offered, choosing)
     if p.all:
         return list(range(len(offered)))
     if len(p.mentioned) == 1:
-        return list(p.mentioned)
-    if p.placed:
-        return [p.place] if p.place is not None else []
-    if p.ranked_index is not None:
-        return [p.ranked_index]
-    return list(p.mentioned) if len(p.mentioned) < len(offered) else []
+        picked = list(p.mentioned)
+    elif p.placed:
+        picked = [p.place] if p.place is not None else []
+    elif p.ranked_index is not None:
+        picked = [p.ranked_index]
+    else:
+        picked = list(p.mentioned) if len(p.mentioned) < len(offered) else []
+    if p.negated and picked:  # "not the delivered one": the others
+        return [n for n in range(len(offered)) if n not in picked]
+    return picked

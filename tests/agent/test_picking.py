@@ -37,6 +37,22 @@ def test_a_reply_picks_by_name_place_figure_or_all(reply: str, picked: list[int]
     assert chosen(reply, ORDERS, CHOOSING) == picked
 
 
+@pytest.mark.parametrize(
+    ("reply", "picked"),
+    [
+        ("not the keyboard", [1, 2]),
+        ("the one that isn't the keyboard or the mouse", [2]),
+        ("not the second one", [0, 2]),
+        ("definitely not the cheapest", [0, 2]),
+        ("the one that hasn't got a mouse in it", [0, 2]),
+        ("no, the keyboard", [0]),  # "no" answers what came before; it does not turn the pick around
+        ("isn't the sony one the headset?", [2]),  # a question about the thing it names
+    ],
+)
+def test_a_negation_before_the_pick_picks_the_others(reply: str, picked: list[int]) -> None:
+    assert chosen(reply, ORDERS, CHOOSING) == picked
+
+
 def test_a_number_inside_a_sentence_is_a_name_not_a_place() -> None:
     """ "the Rival 3" names a mouse; "3" alone would be the third."""
     items = [Offered(frozenset({"steelseries", "rival"})), Offered(frozenset({"logitech", "g305"}))]
