@@ -164,6 +164,9 @@ class AskUser(Model):
     type: Literal["ask_user"] = "ask_user"
     param: str
     prompt: str
+    # What the question offers to pick from ("Which task? 1. call mom; 2. pay rent"): a pick by
+    # place or by its words ("the second", "pay rent"), or a click, fills `param` with its value.
+    options: list[Option] = Field(default_factory=list)
 
 
 class Confirm(Model):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agent.context.log import TurnLog
 from agent.domain.contexts import AgentRequest
-from agent.domain.types import AskUser, Confirm, Plan, Respond, ToolCall, ToolResult
+from agent.domain.types import AskUser, Confirm, Option, Plan, Respond, ToolCall, ToolResult
 from agent.planners.base import Planner
 from agent.planners.generic import TemplatePlanner
 from agent.planners.registry import PlannerNeeds, planner
@@ -27,9 +27,10 @@ class TaskPlanner(TemplatePlanner):
     async def plan(self, request: AgentRequest, turn: TurnLog | None = None) -> Plan:
         goal, intent = request.goal, request.intent
         lookup = intent.uses.get("lookup")  # the tool that lists the user's tasks
-        # A request that acts on one task and needs nothing else may name the task by its words.
+        # A request that acts on one task and needs nothing else may name the task by its words;
+        # naming none ("I've done one of my tasks"), it is asked which, with the open ones listed.
         one_task = lookup and len(intent.required_params) == 1 and goal.missing == intent.required_params
-        if one_task and lookup and self._naming(request):
+        if one_task and lookup:
             return self._by_title(request, lookup)
         if intent.handling != "look_up_first" or not lookup or goal.missing:
             return await super().plan(request, turn)
@@ -92,9 +93,11 @@ class TaskPlanner(TemplatePlanner):
         task = _named(last, self._naming(request))
         if task is None:
             # "I've done one of my tasks": which one, with the open ones to pick from.
-            listed = "; ".join(f"{t['number']}. {t['title']}" for t in (last.data or {}).get("items", []))
+            items = (last.data or {}).get("items", [])
+            listed = "; ".join(f"{t['number']}. {t['title']}" for t in items)
             prompt = f"{goal.next_question} {render(self.messages.open_tasks, {'tasks': listed})}"
-            plan.steps = [AskUser(param=slot, prompt=prompt)]
+            options = [Option(value=str(t["number"]), label=str(t["title"])) for t in items]
+            plan.steps = [AskUser(param=slot, prompt=prompt, options=options)]
             return plan
         plan.slots_patch = {slot: task["number"]}
         args = self.tool_args(goal.model_copy(update={"slots": {**goal.slots, slot: task["number"]}}), intent)

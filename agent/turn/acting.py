@@ -10,7 +10,7 @@ from agent.config.schema import Messages
 from agent.context.turn import TurnContext
 from agent.conversation import goals, handoff
 from agent.conversation.confirmations import Confirmations, action_hash
-from agent.conversation.session import Escalation, Goal, GoalStatus, PendingConfirmation
+from agent.conversation.session import Choice, Escalation, Goal, GoalStatus, PendingConfirmation
 from agent.domain.contexts import AgentRequest, PolicyContext, ToolContext
 from agent.domain.types import (
     Alert,
@@ -26,6 +26,7 @@ from agent.domain.types import (
 from agent.planners.base import Planner
 from agent.policy.engine import PolicyEngine
 from agent.templates import render
+from agent.text import STOPWORDS, words
 from agent.tools.gateway import ToolExecutor
 
 
@@ -136,6 +137,11 @@ class Acting:
                 t.emit("plan_communicated", {"message": step.message})
                 await ctx.out.send(OutboundMessage(kind="pre", text=step.message))
             elif step.type == "ask_user":
+                if step.options and goal.missing[:1] == [step.param]:
+                    goal.choices = [
+                        Choice(value=o.value, label=o.label, words=[w for w in words(o.label) if w not in STOPWORDS])
+                        for o in step.options
+                    ]
                 await ctx.out.send(_question(goal, step.param, step.prompt))
             elif step.type == "respond" and step.message:
                 await ctx.out.send(

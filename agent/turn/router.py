@@ -405,8 +405,10 @@ class AgentRouter:
         awaited = goal.missing[0] if goal is not None and goal.missing else None
         politeness = self.understanding.reader.politeness
         value = self.values.direct_answer(awaited, text, politeness) if awaited else None
-        if value is None and goal is not None and goal.choices:
-            # A pick from the list the question offered ("the second one") is a value of the awaited kind.
+        other = reading.intent not in (None, goal.intent_id if goal else None) and reading.sure
+        if value is None and goal is not None and goal.choices and not other:
+            # A pick from the list the question offered ("the second one") is a value of the awaited
+            # kind, unless the message is plainly another request ("where is my order O-12345?").
             picked = self.own.names.chosen(text, goal.choices)
             value = picked[0].value if len(picked) == 1 else None
         said = reading.move

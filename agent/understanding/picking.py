@@ -68,7 +68,7 @@ def pick(text: str, offered: Sequence[Offered], choosing: Choosing) -> Pick:
     said_words = words(text)
     said = set(said_words)
     every = [set(o.words) for o in offered]
-    shared = set.intersection(*every) if every else set()
+    shared = set.intersection(*every) if len(every) > 1 else set()  # one alone is named by any of its words
     mentioned = tuple(n for n, w in enumerate(every) if said & (w - shared))
     distinct = [n for n, w in enumerate(every) if said & {x for x in w if sum(x in v for v in every) == 1}]
     place: int | None = None

@@ -150,3 +150,25 @@ async def test_what_the_customer_wrote_is_never_read_as_a_template(db_url: str) 
         asked, _ = await say(app.router, "delete task 1", customer="C-001")
     assert asked.confirmation
     assert title in asked.text  # not "49", not an amount, not the template returned whole
+
+
+async def test_which_task_lists_the_open_ones_as_choices_picked_by_place_or_words(db_url: str) -> None:
+    """ "I finished a task" names none: the question lists the open ones as choices, and a
+    reply picks by place ("the second") or by its words, or clicks one."""
+    async with build_app(REPO / "config", REPO / "data", db_url) as app:
+        for title in ("call mom", "pay rent", "walk the dog"):
+            await say(app.router, f"add {title} to my list")
+        asked, delivered = await say(app.router, "I finished a task")
+        by_place, _ = await say(app.router, "the second")
+        await say(app.router, "delete a task")
+        by_words, _ = await say(app.router, "the dog one")
+        rows = await app.store.fetch("SELECT number, status FROM tasks ORDER BY number")  # type: ignore[attr-defined]
+    [question] = [m for m in delivered if m.kind == "question"]
+    assert [(o.value, o.label) for o in question.choices] == [
+        ("1", "call mom (1)"),
+        ("2", "pay rent (2)"),
+        ("3", "walk the dog (3)"),
+    ]
+    assert "Task 2 (pay rent) is marked as done" in by_place.text
+    assert "Delete task 3 (walk the dog)?" in by_words.text and by_words.confirmation
+    assert [tuple(r) for r in rows] == [(1, "open"), (2, "done"), (3, "open")]  # the delete waits for its yes
