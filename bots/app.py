@@ -139,7 +139,7 @@ def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) 
     """What a first turn would otherwise do while its user waits, and every turn arriving with it
     again: read messages through the model (its memory-mapped pages, each new word's column),
     build the pydantic models that wait for their first use, and read the demo's first day."""
-    banks = load_banks(Path(project.config.directory), project.config.intents)
+    banks = rules.banks  # as the reader has them: the files are not read again
     sentences = [s for bank in (banks.intents, banks.moves) for said in bank.values() for s in said[:WARM_SENTENCES]]
 
     async def read() -> None:
@@ -181,6 +181,12 @@ class Project:
     deploy: DeploySettings
     env: Mapping[str, str]
     clock: Clock = utcnow  # the time turns run at: tools' dates, the demo's calendar, the policy's counters
+
+    @functools.cached_property
+    def embedded(self) -> Embedded:
+        """The embedded understanding of this project, its banks read once for the reader and the
+        knowledge base's meaning alike."""
+        return _embedded(self.config, self.inventory)
 
 
 @dataclass
@@ -343,7 +349,7 @@ def troubleshooting(project: Project) -> TroubleshootingDeps:
         return {}
     fit = load_yaml_model(fit_path, KnowledgeSettings)
     device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
-    meaning = _embedded(config, project.inventory).meaning
+    meaning = project.embedded.meaning
     return {"meaning": meaning, "device_words": tuple(device_words), "fit": fit.thresholds}
 
 
@@ -387,7 +393,7 @@ def build_understanding(
     """The embedded classifier and each agent's planner from the registry; in `llm` and `cascade`
     modes the LLM reads messages (and, in `llm`, agents with a constitution plan with it)."""
     config, settings = project.config, project.settings
-    rules = RulesClassifier(config, reader=embedded_reader(config, project.inventory))
+    rules = RulesClassifier(config, reader=project.embedded.reader)
     templates = TemplatePlanner(config, project.store.currency)
     planners = build_planners(PlannerNeeds(config, project.store, templates))
     # The one place the understanding mode is chosen.
