@@ -139,8 +139,7 @@ def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) 
     """What a first turn would otherwise do while its user waits, and every turn arriving with it
     again: read messages through the model (its memory-mapped pages, each new word's column),
     build the pydantic models that wait for their first use, and read the demo's first day."""
-    banks = rules.banks  # as the reader has them: the files are not read again
-    sentences = [s for bank in (banks.intents, banks.moves) for said in bank.values() for s in said[:WARM_SENTENCES]]
+    sentences = warm_sentences(rules)
 
     async def read() -> None:
         for sentence in sentences:
@@ -152,6 +151,12 @@ def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) 
             await storage.demo.demo_started_on(project.clock().date())
 
     return [read, demo_day]
+
+
+def warm_sentences(rules: RulesClassifier) -> list[str]:
+    """The first few sentences of each intent and move, from the banks as the reader has them."""
+    banks = rules.banks
+    return [s for bank in (banks.intents, banks.moves) for said in bank.values() for s in said[:WARM_SENTENCES]]
 
 
 def _complete_models() -> None:
@@ -263,6 +268,25 @@ def build_app(
 
     app.reload = Reloader(app, rebuild, project.config.directory)
     return app
+
+
+def preload(
+    config_dir: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    db_url: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """For a parent about to fork workers (bots/workers.py): what each worker's `build_app` reads
+    and never writes, made once here so that the workers' copies are the parent's pages. That is
+    the project's embedded understanding (kept by `_fitted_reader`, which the workers' `build_app`
+    finds fitted), the warm-up's sentences read through it, and the app's pydantic models built.
+    Nothing that holds a connection, a thread or an event loop is made: each worker opens its own."""
+    env = os.environ if env is None else env
+    project = load_project(config_dir, data_dir, db_url, env, None)
+    rules = RulesClassifier(project.config, reader=project.embedded.reader)
+    for sentence in warm_sentences(rules):
+        rules.read(sentence)
+    _complete_models()
 
 
 def load_project(

@@ -163,6 +163,12 @@ def _add_servers(sub: argparse._SubParsersAction) -> None:
         "--host", help="HTTP mode: interface (default $HOST, else 0.0.0.0 in a container, else 127.0.0.1)"
     )
     slack.add_argument("--port", type=int, help="HTTP mode: port (default $PORT, else 3000)")
+    slack.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes forked from one parent that loads the model once, sharing its pages "
+        "and (HTTP mode) its listening socket (default $WEB_CONCURRENCY, else 1)",
+    )
     discord = sub.add_parser("discord", help="run the Discord bot (DISCORD_BOT_TOKEN and friends from the environment)")
     _common(discord)
     admin = sub.add_parser("admin", help="serve the operator page alone on $PORT (AGENTBOT_ADMIN_TOKEN opens it)")
