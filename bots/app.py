@@ -135,13 +135,16 @@ async def check_store(app: App) -> None:
 WARM_SENTENCES = 2
 
 
-def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) -> list[Callable[[], Awaitable[None]]]:
+def first_time_work(
+    project: Project, storage: Storage, rules: RulesClassifier
+) -> tuple[list[Callable[[], None]], list[Callable[[], Awaitable[None]]]]:
     """What a first turn would otherwise do while its user waits, and every turn arriving with it
-    again: read messages through the model (its memory-mapped pages, each new word's column),
-    build the pydantic models that wait for their first use, and read the demo's first day."""
+    again: read messages through the model (its memory-mapped pages, each new word's column) and
+    build the pydantic models that wait for their first use, which need no connection (the app's
+    preloads); and read the demo's first day (its warm-up)."""
     sentences = warm_sentences(rules)
 
-    async def read() -> None:
+    def read() -> None:
         for sentence in sentences:
             rules.read(sentence)
         _complete_models()
@@ -150,7 +153,7 @@ def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) 
         if storage.demo is not None:
             await storage.demo.demo_started_on(project.clock().date())
 
-    return [read, demo_day]
+    return [read], [demo_day]
 
 
 def warm_sentences(rules: RulesClassifier) -> list[str]:
@@ -257,7 +260,9 @@ def build_app(
     seen = observers(project, storage, telemetry, alerts, tracer, metrics)
     agents = build_understanding(project, storage, gateway, llm, seen)
     app = assemble(project, storage, data, gateway, agents, seen)
-    app.warmups += first_time_work(project, storage, agents.rules)
+    preloads, warmups = first_time_work(project, storage, agents.rules)
+    app.preloads += preloads
+    app.warmups += warmups
 
     def rebuild() -> Understanding:
         """The understanding from the project's config as it is on disk now (reloaded banks)."""
@@ -268,25 +273,6 @@ def build_app(
 
     app.reload = Reloader(app, rebuild, project.config.directory)
     return app
-
-
-def preload(
-    config_dir: str | Path | None = None,
-    data_dir: str | Path | None = None,
-    db_url: str | None = None,
-    env: Mapping[str, str] | None = None,
-) -> None:
-    """For a parent about to fork workers (bots/workers.py): what each worker's `build_app` reads
-    and never writes, made once here so that the workers' copies are the parent's pages. That is
-    the project's embedded understanding (kept by `_fitted_reader`, which the workers' `build_app`
-    finds fitted), the warm-up's sentences read through it, and the app's pydantic models built.
-    Nothing that holds a connection, a thread or an event loop is made: each worker opens its own."""
-    env = os.environ if env is None else env
-    project = load_project(config_dir, data_dir, db_url, env, None)
-    rules = RulesClassifier(project.config, reader=project.embedded.reader)
-    for sentence in warm_sentences(rules):
-        rules.read(sentence)
-    _complete_models()
 
 
 def load_project(

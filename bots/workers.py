@@ -1,11 +1,12 @@
-"""Pre-fork serving: one parent loads what every worker only reads, then forks the workers.
+"""Pre-fork serving: one parent builds the app, then forks the workers that serve it.
 
 A worker's largest part is read and never written: the modules, the config, the example banks and
-the models fitted over them. The parent makes those once (`bots.app.preload`), moves them out of the
-cyclic collector's reach (`gc.freeze`, so no collection writes to their pages) and forks; each
-worker then builds the rest of its app (database, clients, threads, the event loop) for itself.
-A page stays the parent's, counted once between all of them in their PSS, until a worker writes
-to it.
+the models fitted over them. The parent builds the whole app (nothing in it holds a connection or
+a thread until its first use), does the first-time work that needs neither (`App.preload`: the
+model's reads), moves what it made out of the cyclic collector's reach (`gc.freeze`, so that no
+collection writes to those pages) and forks; each worker then opens its own connections, threads
+and event loop. A page stays the parent's, counted once between all of them in their PSS, until a
+worker writes to it.
 
 The parent serves nothing. It restarts a worker that dies, gives up when workers keep dying right
 after they start (a fault every restart would meet again), and on SIGTERM or SIGINT asks every

@@ -20,7 +20,7 @@ from agent.errors import ConfigError
 from agent.interfaces import Database
 from bots.admin.settings import AdminSettings
 from bots.alerts import AlertFanout, LogNotifier
-from bots.app import build_app, preload
+from bots.app import build_app
 from bots.metrics import PrometheusMetrics
 from bots.ratelimits import MemoryPauseBoard, RateLimiter, RateLimitMetrics
 from bots.reload import reloading
@@ -329,6 +329,10 @@ async def _run(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if worker is not None and settings.app_token:
+        # Workers forked from one parent hold its dispatcher's name: each adds its index, which a
+        # restarted worker keeps, so that it takes its conversations back.
+        channel.dispatcher.worker = f"{channel.dispatcher.worker}/{worker}"
     async with channel.app, reloading(channel.app):
         if settings.oauth:
             log.info("agentbot slack: installs through OAuth (install page /slack/install)")
@@ -356,22 +360,23 @@ def run_slack(args: Any, env: Mapping[str, str]) -> int:
     bind = bind_address(args.host, args.port, deploy.server)
     admin = AdminSettings.from_settings(deploy, args.config_dir, args.data_dir)
     workers = args.workers or deploy.server.web_concurrency
-    if workers == 1 or not can_fork():
-        if workers > 1:
-            log.warning("agentbot slack: this system cannot fork workers; serving in one process")
-        channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
+    if workers > 1 and not can_fork():
+        log.warning("agentbot slack: this system cannot fork workers; serving in one process")
+        workers = 1
+    channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
+    if workers == 1:
         settle_heap()
         asyncio.run(_run(channel, settings, bind, admin))
         return 0
-    preload(args.config_dir, args.data_dir, args.db_url, env)
-    # HTTP mode: the parent listens and every worker accepts on the same socket; in Socket Mode
+    # Built once here and forked: each worker starts its own threads, connections and event loop
+    # from this copy, and shares its pages (the model, the banks, the modules) with the others.
+    channel.app.preload()
+    # HTTP mode: this process listens and every worker accepts on the same socket; in Socket Mode
     # each worker opens a connection of its own and Slack spreads the events over them.
     listening = None if settings.app_token else socket.create_server((bind.host, bind.port), backlog=1024)
     settle_heap()
 
     def work(index: int) -> int:
-        channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
-        settle_heap()
         asyncio.run(_run(channel, settings, bind, admin, listening, index))
         return 0
 
