@@ -77,14 +77,20 @@ class Supervisor:
             that a name derived from it, such as its leases', survives the restart); its return
             value is the worker's exit code.
         grace_s: seconds a worker has to stop after SIGTERM before it is killed.
+        quick_deaths: how many workers in a row may die within MIN_UPTIME_S of starting before
+            the parent gives up.
     """
 
-    def __init__(self, count: int, work: Callable[[int], int], grace_s: float = GRACE_S):
+    def __init__(
+        self, count: int, work: Callable[[int], int], grace_s: float = GRACE_S, quick_deaths: int = QUICK_DEATHS
+    ):
         self.count = count
         self.work = work
         self.grace_s = grace_s
+        self.quick_deaths = quick_deaths
         self.workers: dict[int, tuple[int, float]] = {}  # pid -> (index, started)
         self._stopping: float | None = None  # when the stop began
+        self._signalled: int | None = None  # set by the signal handler, acted on by the loop
         self._quick_deaths = 0  # in a row
         self._failed = False
 
@@ -93,10 +99,13 @@ class Supervisor:
         self.workers[pid] = (index, time.monotonic())
         log.info("agentbot workers: worker %d started (pid %d)", index, pid)
 
-    def _stop(self, signum: int, _frame: object) -> None:
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._signalled = signum  # only noted here: the loop stops the workers within POLL_S
+
+    def _stop(self, why: str) -> None:
         if self._stopping is None:
             self._stopping = time.monotonic()
-            log.info("agentbot workers: %s, stopping %d workers", signal.Signals(signum).name, len(self.workers))
+            log.info("agentbot workers: %s, stopping %d workers", why, len(self.workers))
             self._signal_all(signal.SIGTERM)
 
     def _signal_all(self, sig: signal.Signals) -> None:
@@ -106,16 +115,18 @@ class Supervisor:
 
     def run(self) -> int:
         """Start the workers and supervise them; 0 once they stopped on a signal, 1 when they kept dying."""
-        previous = {sig: signal.signal(sig, self._stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             for index in range(self.count):
                 self._start(index)
             while self.workers:
+                if self._signalled is not None:
+                    self._stop(signal.Signals(self._signalled).name)
                 pid, status = os.waitpid(-1, os.WNOHANG)
                 if pid == 0:
                     self._overdue()
                     time.sleep(POLL_S)
-                elif pid in self.workers:  # not a process a worker started and left behind
+                elif pid in self.workers:
                     self._ended(pid, status)
         finally:
             for sig, handler in previous.items():
@@ -137,11 +148,12 @@ class Supervisor:
         lived = time.monotonic() - started
         log.warning("agentbot workers: worker %d (pid %d) %s after %.1f s", index, pid, _described(status), lived)
         self._quick_deaths = self._quick_deaths + 1 if lived < MIN_UPTIME_S else 0
-        if self._quick_deaths >= QUICK_DEATHS:
+        if self._quick_deaths >= self.quick_deaths:
             log.error("agentbot workers: %d workers died right after starting: stopping", self._quick_deaths)
             self._failed = True
-            self._stop(signal.SIGTERM, None)
+            self._stop("workers keep dying")
             return
         if self._quick_deaths:
             time.sleep(min(float(self._quick_deaths), MIN_UPTIME_S))  # no busy loop of forks
-        self._start(index)
+        if self._signalled is None:  # a stop may have come during the pause
+            self._start(index)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -106,3 +107,15 @@ async def test_forked_workers_share_the_parents_pages_and_a_killed_one_is_restar
     log = stderr.decode()
     assert "killed by SIGKILL" in log and log.count("started (pid") == 3
     assert b"xoxb-test" not in stderr
+
+
+def test_workers_that_die_as_they_start_are_not_restarted_for_ever() -> None:
+    script = (
+        "import logging, sys\n"
+        "from bots.workers import Supervisor\n"
+        "logging.basicConfig(level=logging.INFO)\n"
+        "sys.exit(Supervisor(2, lambda index: 3, quick_deaths=3).run())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.count("exited with 3") == 3 and "3 workers died right after starting: stopping" in out.stderr
