@@ -322,12 +322,14 @@ def _forking_parent(config: Config, barrier: Any, results: Any) -> None:
     """The workers as `agentbot slack --workers` runs them: this process builds the app, does its
     preloads, freezes the heap and forks them (bots/workers.py), then reads its own memory while
     they read theirs, since the pages they share count in its PSS too."""
+    pids: list[int] = []
     try:
         app = built_app(config)
         app.preload()
         settle_heap()
         work = functools.partial(_child, config, barrier=barrier, results=results, built=app)
-        pids = [fork_worker(w, work) for w in range(config.workers)]
+        for w in range(config.workers):
+            pids.append(fork_worker(w, work))
         for _ in range(2):  # the workers' start of the concurrent phase, then of their memory reading
             barrier.wait(600)
         mine = memory()
@@ -338,6 +340,8 @@ def _forking_parent(config: Config, barrier: Any, results: Any) -> None:
     except BaseException as e:  # noqa: BLE001 - reported to the bench, which fails
         barrier.abort()
         results.put((PARENT, RuntimeError(f"the workers' parent: {e!r}")))
+        for w in range(len(pids), config.workers):  # the bench waits for every worker's answer
+            results.put((w, RuntimeError(f"worker {w} was not started")))
 
 
 def run_config(config: Config) -> dict[str, Any]:
