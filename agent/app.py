@@ -74,8 +74,12 @@ class App:
         reload: reads the project's banks again and swaps the understanding in between turns.
         threads: the channels of this process that post into a conversation's thread outside a
             turn (a decision on the operator page); each channel registers itself.
-        warmups: the app's first-time work (the model's pages, the demo data), done once by
-            `warm_up` before the app serves, so that no first turn waits for it.
+        preloads: the part of the first-time work that needs no connection, thread or event loop
+            (messages read through the model), done once by `preload`: a process about to fork
+            workers does it, so that what it fills is the workers' pages too.
+        warmups: the rest of the app's first-time work (the demo data), done once by `warm_up`
+            before the app serves, with the preloads when no one did them, so that no first turn
+            waits for it.
     """
 
     router: AgentRouter
@@ -90,10 +94,12 @@ class App:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     metrics: MetricsExport | None = None
     reload: BankReload | None = None
+    preloads: list[Callable[[], None]] = field(default_factory=list)
     warmups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     threads: Threads = field(default_factory=Threads)
     _warm: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _warmed: bool = field(default=False, init=False, repr=False)
+    _preloaded: bool = field(default=False, init=False, repr=False)
 
     @property
     def understanding(self) -> Understanding:
@@ -110,10 +116,18 @@ class App:
         """The session store (state, history, each turn's writes): `storage.sessions`."""
         return self.storage.sessions
 
+    def preload(self) -> None:
+        """Does the first-time work that needs no connection, thread or event loop, once."""
+        if not self._preloaded:
+            for work in self.preloads:
+                work()
+            self._preloaded = True
+
     async def warm_up(self) -> None:
         """Does the first-time work once; callers arriving while it runs wait for that one run."""
         async with self._warm:
             if not self._warmed:
+                self.preload()
                 for warm in self.warmups:
                     await warm()
                 self._warmed = True

@@ -125,14 +125,16 @@ async def check_store(app: App) -> None:
 WARM_SENTENCES = 2
 
 
-def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) -> list[Callable[[], Awaitable[None]]]:
+def first_time_work(
+    project: Project, storage: Storage, rules: RulesClassifier
+) -> tuple[list[Callable[[], None]], list[Callable[[], Awaitable[None]]]]:
     """What a first turn would otherwise do while its user waits, and every turn arriving with it
-    again: read messages through the model (its memory-mapped pages, each new word's column),
-    build the pydantic models that wait for their first use, and read the demo's first day."""
-    banks = load_banks(Path(project.config.directory), project.config.intents)
-    sentences = [s for bank in (banks.intents, banks.moves) for said in bank.values() for s in said[:WARM_SENTENCES]]
+    again: read messages through the model (its memory-mapped pages, each new word's column) and
+    build the pydantic models that wait for their first use, which need no connection (the app's
+    preloads); and read the demo's first day (its warm-up)."""
+    sentences = warm_sentences(rules)
 
-    async def read() -> None:
+    def read() -> None:
         for sentence in sentences:
             rules.read(sentence)
         _complete_models()
@@ -141,7 +143,13 @@ def first_time_work(project: Project, storage: Storage, rules: RulesClassifier) 
         if storage.demo is not None:
             await storage.demo.demo_started_on(project.clock().date())
 
-    return [read, demo_day]
+    return [read], [demo_day]
+
+
+def warm_sentences(rules: RulesClassifier) -> list[str]:
+    """The first few sentences of each intent and move, from the banks as the reader has them."""
+    banks = rules.banks
+    return [s for bank in (banks.intents, banks.moves) for said in bank.values() for s in said[:WARM_SENTENCES]]
 
 
 def _complete_models() -> None:
@@ -171,6 +179,12 @@ class Project:
     deploy: DeploySettings
     env: Mapping[str, str]
     clock: Clock = utcnow  # the time turns run at: tools' dates, the demo's calendar, the policy's counters
+
+    @functools.cached_property
+    def embedded(self) -> Embedded:
+        """The embedded understanding of this project, its banks read once for the reader and the
+        knowledge base's meaning alike."""
+        return _embedded(self.config, self.inventory)
 
 
 @dataclass
@@ -236,7 +250,9 @@ def build_app(
     seen = observers(project, storage, telemetry, alerts, tracer, metrics)
     agents = build_understanding(project, storage, gateway, llm, seen)
     app = assemble(project, storage, data, gateway, agents, seen)
-    app.warmups += first_time_work(project, storage, agents.rules)
+    preloads, warmups = first_time_work(project, storage, agents.rules)
+    app.preloads += preloads
+    app.warmups += warmups
 
     def rebuild() -> Understanding:
         """The understanding from the project's config as it is on disk now (reloaded banks)."""
@@ -333,7 +349,7 @@ def troubleshooting(project: Project) -> TroubleshootingDeps:
         return {}
     fit = load_yaml_model(fit_path, KnowledgeSettings)
     device_words = config.intents.slots["device"].values if "device" in config.intents.slots else []
-    meaning = _embedded(config, project.inventory).meaning
+    meaning = project.embedded.meaning
     return {"meaning": meaning, "device_words": tuple(device_words), "fit": fit.thresholds}
 
 
@@ -377,7 +393,7 @@ def build_understanding(
     """The embedded classifier and each agent's planner from the registry; in `llm` and `cascade`
     modes the LLM reads messages (and, in `llm`, agents with a constitution plan with it)."""
     config, settings = project.config, project.settings
-    rules = RulesClassifier(config, reader=embedded_reader(config, project.inventory))
+    rules = RulesClassifier(config, reader=project.embedded.reader)
     templates = TemplatePlanner(config, project.store.currency)
     planners = build_planners(PlannerNeeds(config, project.store, templates))
     # The one place the understanding mode is chosen.

@@ -166,6 +166,11 @@ class ServerVariables(Group):
         "`agentbot discord`'s port for `/metrics`, `/healthz`, `/readyz` (default 9464; 0: any free port; `off`: none)",
         default=9464,
     )
+    web_concurrency: Annotated[int, Field(ge=1, le=64)] = var(
+        "WEB_CONCURRENCY",
+        "`agentbot slack`: worker processes forked from one parent that loaded the model (default 1; `--workers` wins)",
+        default=1,
+    )
 
 
 class LLMVariables(Group):

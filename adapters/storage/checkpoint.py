@@ -39,6 +39,9 @@ class Checkpointer:
         self.armed = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="agentbot-checkpoint", daemon=True)
+
+    def start(self) -> None:
+        """Start checkpointing (the runner does, with its own thread)."""
         self._thread.start()
 
     def _loop(self) -> None:
@@ -67,4 +70,5 @@ class Checkpointer:
     def stop(self) -> None:
         """Stop and wait for the thread (blocking: call it off the event loop)."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()

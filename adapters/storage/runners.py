@@ -44,9 +44,10 @@ class SQLiteThreadRunner:
         self._checkpointer = None if database == ":memory:" else Checkpointer(database, busy_timeout_ms, synchronous)
         # A thread of our own fed by a queue: the loop hands it a unit and a future and the thread
         # settles the future, without run_in_executor's extra future wrapping on every hop.
+        # Started by the first unit, not here: a process that builds its app and then forks workers
+        # (bots/workers.py) hands them a runner whose threads each starts for itself.
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name="agentbot-sqlite", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
         self._closing = False
         # The thread keeps one connection for its whole life: only this thread uses it, so checking
         # one out of the pool and resetting it for every unit would buy nothing.
@@ -82,6 +83,11 @@ class SQLiteThreadRunner:
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self._closing:  # a job queued after the thread's last one would never run
             raise RuntimeError("the SQLite runner is closed")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="agentbot-sqlite", daemon=True)
+            self._thread.start()
+            if self._checkpointer is not None:
+                self._checkpointer.start()
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._jobs.put((fn, args, loop, future))
@@ -91,6 +97,9 @@ class SQLiteThreadRunner:
         if not self._closing:
             self._closing = True
             self._jobs.put(None)
+        if self._thread is None:  # no unit ever ran
+            self.engine.dispose()
+            return
         await asyncio.to_thread(self._thread.join)
         if self._checkpointer is not None:
             await asyncio.to_thread(self._checkpointer.stop)

@@ -2,12 +2,14 @@
 
 A configuration is the shipped app with a few settings changed (tracing, durability). It runs in
 a fresh process so peak RSS and start-up state belong to it alone; with `workers > 1` that many
-processes share one database and run the concurrent phase together.
+workers, forked from a fresh parent that loaded what they share as `agentbot slack --workers`
+does, share one database and run the concurrent phase together.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import multiprocessing
 import os
 import resource
@@ -25,6 +27,7 @@ from agent.domain.types import ChannelContext, Interaction
 from agent.turn.router import AgentRouter
 from bots.app import build_app
 from bots.serving import settle_heap
+from bots.workers import can_fork, fork_worker
 
 TURNS = ("I want to check my order", "O-12345")
 PHASES = ("counted", "sequential", "concurrent")  # statements and rows are counted in the first only
@@ -247,11 +250,15 @@ def app_env(config: Config) -> dict[str, str]:
     }
 
 
-async def measure(config: Config, worker: int, barrier: Any) -> dict[str, Any]:
-    env = app_env(config)
+def built_app(config: Config) -> App:
+    return build_app(config.config_dir, config.data_dir, config.db_url, env=app_env(config))
+
+
+async def measure(config: Config, worker: int, barrier: Any, built: App | None = None) -> dict[str, Any]:
+    """One worker's phases, on the app `built` before this worker was forked, else on its own."""
     counter = Counter()
     out: dict[str, Any] = {}
-    async with build_app(config.config_dir, config.data_dir, config.db_url, env=env) as app:
+    async with built or built_app(config) as app:
         # Entering the app warmed it (the model, the banks, the demo data): the process is ready.
         out["ready_s"] = seconds_since_start()
         settle_heap()  # as the Slack and Discord servers do
@@ -295,27 +302,66 @@ async def prepare_schema(url: str) -> None:
         await store.aclose()
 
 
-def _child(config: Config, worker: int, barrier: Any, results: Any) -> None:
+def _child(config: Config, worker: int, barrier: Any, results: Any, built: App | None = None) -> int:
     try:
-        results.put((worker, asyncio.run(measure(config, worker, barrier))))
+        results.put((worker, asyncio.run(measure(config, worker, barrier, built))))
     except BaseException as e:  # noqa: BLE001 - reported to the parent, which fails the bench
         if barrier is not None:
             barrier.abort()  # the other workers stop waiting for this one
         results.put((worker, RuntimeError(f"worker {worker}: {e!r}")))
+    # A forked worker leaves with os._exit: what it put must be in the pipe first.
+    results.close()
+    results.join_thread()
+    return 0
+
+
+PARENT = "parent"
+
+
+def _forking_parent(config: Config, barrier: Any, results: Any) -> None:
+    """The workers as `agentbot slack --workers` runs them: this process builds the app, does its
+    preloads, freezes the heap and forks them (bots/workers.py), then reads its own memory while
+    they read theirs, since the pages they share count in its PSS too."""
+    pids: list[int] = []
+    try:
+        app = built_app(config)
+        app.preload()
+        settle_heap()
+        work = functools.partial(_child, config, barrier=barrier, results=results, built=app)
+        for w in range(config.workers):
+            pids.append(fork_worker(w, work))
+        for _ in range(2):  # the workers' start of the concurrent phase, then of their memory reading
+            barrier.wait(600)
+        mine = memory()
+        barrier.wait(600)  # none exits before all have read
+        results.put((PARENT, mine))
+        for pid in pids:
+            os.waitpid(pid, 0)
+    except BaseException as e:  # noqa: BLE001 - reported to the bench, which fails
+        barrier.abort()
+        results.put((PARENT, RuntimeError(f"the workers' parent: {e!r}")))
+        for w in range(len(pids), config.workers):  # the bench waits for every worker's answer
+            results.put((w, RuntimeError(f"worker {w} was not started")))
 
 
 def run_config(config: Config) -> dict[str, Any]:
-    """Run the configuration in `config.workers` fresh processes; combine what they measured."""
+    """Run the configuration: one fresh process, or `config.workers` forked from a fresh parent
+    that loaded what they share (spawned separately where the system cannot fork); combine what
+    they measured."""
     # Schema first, as a deploy would (`agentbot db upgrade`): PostgreSQL is never migrated by a
     # worker, and workers creating SQLite tables at the same moment would race.
     asyncio.run(prepare_schema(config.db_url))
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
-    barrier = ctx.Barrier(config.workers) if config.workers > 1 else None
-    procs = [ctx.Process(target=_child, args=(config, w, barrier, results)) for w in range(config.workers)]
+    forked = config.workers > 1 and can_fork()
+    barrier = ctx.Barrier(config.workers + forked) if config.workers > 1 else None
+    if forked:
+        procs = [ctx.Process(target=_forking_parent, args=(config, barrier, results))]
+    else:
+        procs = [ctx.Process(target=_child, args=(config, w, barrier, results)) for w in range(config.workers)]
     for p in procs:
         p.start()
-    got = dict(results.get() for _ in procs)
+    got = dict(results.get() for _ in range(config.workers + forked))
     for p in procs:
         p.join()
     for value in got.values():
@@ -328,7 +374,11 @@ def run_config(config: Config) -> dict[str, Any]:
         report.pop("started")
         report["memory"] = [report["memory"].model_dump()] if report["memory"] else []
         return report
-    return combine([got[w] for w in range(config.workers)])
+    combined = combine([got[w] for w in range(config.workers)])
+    parent = got.get(PARENT)
+    combined["parent_memory"] = parent.model_dump() if isinstance(parent, Memory) else None
+    combined["forked"] = forked
+    return combined
 
 
 def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:

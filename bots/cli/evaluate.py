@@ -35,18 +35,6 @@ from bots.wiring import REPO
 REGRESSED = 3
 
 
-def add_eval_options(ev: argparse.ArgumentParser) -> None:
-    ev.add_argument("--save-baseline", metavar="NAME", help="save this run's metrics as baseline NAME")
-    ev.add_argument("--baseline", metavar="NAME", help="compare with baseline NAME; exit 3 on a regression")
-    ev.add_argument("--baselines-dir", help="where baselines live (default: $AGENTBOT_BASELINES_DIR or var/baselines)")
-    ev.add_argument("--report", metavar="PATH", help="write the machine-readable report (JSON) to PATH")
-    ev.add_argument("--progress", action="store_true", help="draw a progress bar on stderr even without a TTY")
-    ev.add_argument("--judge", action="store_true", help="score each scenario with the LLM judge (needs a provider)")
-    record = ev.add_mutually_exclusive_group()
-    record.add_argument("--record", metavar="FILE", help="llm mode: call the provider and record every response")
-    record.add_argument("--replay", metavar="FILE", help="llm mode: answer from a recording; a missing one fails")
-
-
 def recorded_llm(
     args: argparse.Namespace, config_dir: str | Path | None, run: RecordedRun | None = None
 ) -> LLMProvider | None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from bots.slack.workspaces import (
     SqlOAuthStateStore,
     TokenAuthorize,
 )
+from bots.workers import Supervisor, can_fork
 
 log = logging.getLogger("agentbot.slack")
 
@@ -217,17 +219,30 @@ class HttpServer:
 
 @contextlib.asynccontextmanager
 async def serve_http(
-    channel: SlackChannel, host: str, port: int, admin: AdminSettings | None = None
+    channel: SlackChannel,
+    host: str,
+    port: int,
+    admin: AdminSettings | None = None,
+    listening: socket.socket | None = None,
+    worker: int | None = None,
 ) -> AsyncIterator[HttpServer]:
     """Start the channel and serve events, commands and interactivity on /slack/events, and the
-    operator page on /admin when `admin` has a token."""
-    import socket
+    operator page on /admin when `admin` has a token.
 
+    Args:
+        listening: a socket already listening (a pre-fork parent's, shared by its workers), served
+            instead of binding `host` and `port`.
+        worker: this worker's index among the parent's workers, which names its leases.
+    """
     from aiohttp import web
 
+    if listening is not None:
+        port = listening.getsockname()[1]
     if port:
-        # Only one process can listen here: a restart under this name takes its conversations back.
-        channel.dispatcher.worker = f"slack@{socket.gethostname()}:{port}"
+        # Only one process (or worker of one parent) listens here under this name: a restart under
+        # it takes its conversations back.
+        suffix = f"/{worker}" if worker is not None else ""
+        channel.dispatcher.worker = f"slack@{socket.gethostname()}:{port}{suffix}"
     from bots.slack.verify import signature_first
 
     await channel.start()
@@ -241,7 +256,7 @@ async def serve_http(
         AdminMount(channel.app, admin).mount(web_app)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.SockSite(runner, listening) if listening is not None else web.TCPSite(runner, host, port)
     await site.start()
     bound = runner.addresses[0]
     try:
@@ -302,11 +317,22 @@ async def serve_socket_mode(channel: SlackChannel, app_token: str) -> AsyncItera
         await channel.aclose()
 
 
-async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress, admin: AdminSettings) -> None:
+async def _run(
+    channel: SlackChannel,
+    settings: SlackSettings,
+    bind: BindAddress,
+    admin: AdminSettings,
+    listening: socket.socket | None = None,
+    worker: int | None = None,
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if worker is not None and settings.app_token:
+        # Workers forked from one parent hold its dispatcher's name: each adds its index, which a
+        # restarted worker keeps, so that it takes its conversations back.
+        channel.dispatcher.worker = f"{channel.dispatcher.worker}/{worker}"
     async with channel.app, reloading(channel.app):
         if settings.oauth:
             log.info("agentbot slack: installs through OAuth (install page /slack/install)")
@@ -319,7 +345,7 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
                     log.info("agentbot slack: install pages on %s/slack/install (%s)", pages.url, bind.why)
                 await stop.wait()
         else:
-            async with serve_http(channel, bind.host, bind.port, admin) as server:
+            async with serve_http(channel, bind.host, bind.port, admin, listening, worker) as server:
                 log.info("agentbot slack: listening on %s/slack/events (%s)", server.url, bind.why)
                 if admin.enabled:
                     log.info("agentbot slack: the operator page on %s/admin", server.url)
@@ -327,12 +353,38 @@ async def _run(channel: SlackChannel, settings: SlackSettings, bind: BindAddress
 
 
 def run_slack(args: Any, env: Mapping[str, str]) -> int:
-    """The `agentbot slack` command."""
+    """The `agentbot slack` command: one process, or `--workers` (`WEB_CONCURRENCY`) processes
+    forked from a parent that loaded the model once (bots/workers.py)."""
     deploy = DeploySettings.from_env(env)
     settings = SlackSettings.from_settings(deploy)
     bind = bind_address(args.host, args.port, deploy.server)
-    channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
-    settle_heap()
     admin = AdminSettings.from_settings(deploy, args.config_dir, args.data_dir)
-    asyncio.run(_run(channel, settings, bind, admin))
-    return 0
+    workers = args.workers or deploy.server.web_concurrency
+    if workers > 1 and not can_fork():
+        log.warning("agentbot slack: this system cannot fork workers; serving in one process")
+        workers = 1
+    channel = build_slack(settings, args.config_dir, args.data_dir, args.db_url, env=env)
+    if workers == 1:
+        settle_heap()
+        asyncio.run(_run(channel, settings, bind, admin))
+        return 0
+    # Built once here and forked: each worker starts its own threads, connections and event loop
+    # from this copy, and shares its pages (the model, the banks, the modules) with the others.
+    channel.app.preload()
+    # HTTP mode: this process listens and every worker accepts on the same socket; in Socket Mode
+    # each worker opens a connection of its own and Slack spreads the events over them.
+    listening = None if settings.app_token else socket.create_server((bind.host, bind.port), backlog=1024)
+    settle_heap()
+
+    def work(index: int) -> int:
+        asyncio.run(_run(channel, settings, bind, admin, listening, index))
+        return 0
+
+    if listening is not None:
+        host, port = listening.getsockname()[:2]
+        log.info("agentbot slack: %d workers on http://%s:%d (%s)", workers, host, port, bind.why)
+    try:
+        return Supervisor(workers, work).run()
+    finally:
+        if listening is not None:
+            listening.close()

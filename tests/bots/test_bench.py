@@ -61,18 +61,23 @@ def test_the_bench_measures_the_shipped_app_beside_tracing_off_and_full_durabili
     assert "agentbot, shipped (tracing on, NORMAL)" in table.stdout
 
 
-def test_two_workers_share_one_database() -> None:
+def test_two_workers_forked_from_one_parent_share_one_database() -> None:
     out = bench("--conversations", "8", "--concurrency", "4", "--workers", "2", "--rounds", "1", "--json")
     assert out.returncode == 0, out.stderr
     configs = json.loads(out.stdout)["configurations"]
     shipped = configs["shipped"]
-    assert shipped["workers"] == 2
+    assert shipped["workers"] == 2 and shipped["forked"]
     assert shipped["concurrent"]["turns"] == 16  # 8 conversations split over two processes
-    # Each worker read its memory while both were alive; one worker alone is the measure of one.
+    # Each worker read its memory while both were alive, and so did their parent; one worker
+    # alone is the measure of one.
     assert len(shipped["memory"]) == 2 and len(configs["shipped, one worker"]["memory"]) == 1
     summary = json.loads(out.stdout)["memory"]
-    assert summary["pss_mb_total"] == pytest.approx(sum(summary["pss_mb_by_worker"]), abs=0.2)
+    assert summary["forked"] and summary["parent_pss_mb"] > 0
+    together = sum(summary["pss_mb_by_worker"]) + summary["parent_pss_mb"]
+    assert summary["pss_mb_total"] == pytest.approx(together, abs=0.2)
     assert summary["total_over_one"] == pytest.approx(summary["pss_mb_total"] / summary["one_worker_pss_mb"], abs=0.01)
+    # What the parent built is the workers' pages too: each holds less of its own than one worker alone.
+    assert max(summary["uss_mb_by_worker"]) < configs["shipped, one worker"]["memory"][0]["uss_mb"]
 
 
 def test_the_long_bench_reads_memory_at_each_tenth_of_the_run() -> None:
