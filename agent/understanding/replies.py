@@ -95,16 +95,21 @@ _LEAVING = frozenset(["out"])
 # A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
 _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
 # The offer said to be what the customer meant, as the whole part: "that's just what I had in mind",
-# "it's exactly what we were after", "that was my request" (not "that's not what I asked", nor "it was
-# my request to cancel").
+# "it's exactly what we were after", "that was my request", "it's the booking I wanted", "that seems
+# like what I need" (not "that's not what I asked", nor "it was my request to cancel").
 _IDENTITY = re.compile(
-    r"(?:that|this|it)(?:['’]?s| is| was) (?:exactly |just |precisely |really )?"
-    r"(?:(?:what|the one|the thing) (?:i|we)(?:['’](?:m|re|d|ve))?(?: (?!to\b)[\w']+){0,4}"
+    r"(?:that|this|it)(?:['’]?s| is| was| seems(?: like| as)?| looks like| sounds like) "
+    r"(?:exactly |just |precisely |really )?"
+    r"(?:(?:what|the (?:exact |very |same )?(?:one|thing)) (?:i|we)(?:['’](?:m|re|d|ve))?(?: (?!to\b)[\w']+){0,4}"
+    r"|the (?:exact |very |same )?\w+ (?:i|we)(?:['’](?:d|ve))? "
+    r"(?:want|wanted|need|needed|meant|asked for|requested|chose|picked)"
     r"|(?:my|our) (?:\w+ )?(?:request|plan|choice))[\s.!]*",
     re.I,
 )
 _FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
-_COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
+# A comma or colon ends a clause with a space after it or right before a letter ("Yes,please"; not
+# "3,290" nor "10:30").
+_COMMA = re.compile(r"\s*[,:](?:\s+|(?=[^\W\d_]))|\s+-+\s+|\s*—\s*")
 
 
 @dataclass(frozen=True, slots=True)
