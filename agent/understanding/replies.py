@@ -48,8 +48,10 @@ EFFECTS: Mapping[AnswerKind, Effect] = {
 # before anything runs.
 # "elsewhere" is a wish of another service's ("make an alarm called Leave", "rent it with Spanish
 # subtitles"): beside a yes, the yes may be to something else, so nothing runs on it.
-# "restated" tells the bot to go ahead with what it offered, in words of its own ("please make that
-# reservation"): beside a yes it is that yes again; alone it is not taken for one.
+# "restated" tells the bot to go ahead with what it names in words of its own ("please reserve a
+# room"): beside a yes it is that yes again; alone it is not taken for one, as it may name another
+# thing than the one offered. A go-ahead that names nothing but the offer ("do it now", "make the
+# purchase", "please book the reservation") is a yes by itself.
 # "acknowledged" takes in what was said without a yes or a no ("Thanks.", "That's it."): alone it may
 # close the conversation as well as accept; followed by questions about what was offered ("Thanks.
 # How long will that take?") it accepts, as the questions take the action for done.
@@ -92,6 +94,8 @@ _POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
 # A word with no meaning of its own elsewhere that says the customer wants to leave: "I want out" is
 # no go-ahead.
 _LEAVING = frozenset(["out"])
+# The customer as the subject of a clause ("I", "we", "I'll"), its contractions as `words` reads them.
+_FIRST_PERSON = frozenset(["i", "we", "im", "ill", "ive", "id", "weve"])
 # A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
 _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
 # The offer said to be what the customer meant, as the whole part: "that's just what I had in mind",
@@ -530,9 +534,10 @@ class ReplyReader:
         please", "can you", "you may", "I'd like to"), then nothing the action did not have: no
         detail, no name, no other one, no change, no "not" ("please proceed with the reservation",
         "can you book a table at this place?"; not "book it for Friday", "send it to my other
-        card"). "assent" when the part opens with the approval itself ("yes get me the room"),
-        "restated" when it is the go-ahead alone, "change" when the action comes with something
-        of its own, None when it is no go-ahead."""
+        card"). "assent" when the part opens with the approval itself ("yes get me the room") or
+        names nothing but the offer ("do it now", "please make the purchase"), "restated" when it
+        is the go-ahead alone with a thing of its own ("reserve a room"), "change" when the action
+        comes with something of its own, None when it is no go-ahead."""
         said = words(_FILLER.sub("", text))
         opening = next((a.split() for a in self._openings if said[: len(a.split())] == a.split()), [])
         said = said[len(opening) :]
@@ -553,7 +558,22 @@ class ReplyReader:
             asked = bool(rest) and rest[0] != "it" and _SUBJECT_ONLY.fullmatch(rest[0]) is not None  # "do they"
             proposed = text.rstrip().endswith("?") and verb == 0 and not asked
             return "change" if proposed else None
-        return "assent" if opening else "restated"
+        return "assent" if opening or self._offer_only(text, said[:verb], rest) else "restated"
+
+    def _offer_only(self, text: str, before: list[str], rest: list[str]) -> bool:
+        """The go-ahead points at the offer and names nothing else: after its action word, "it",
+        "that" or "the purchase", with nothing but another action word ("do make the reservation")
+        and words with no meaning of their own ("now", "for me"), and no word of a change ("make it
+        ..."). Said by "I" or "we", it is a wish ("I wish to confirm the reservation"; not "I can
+        handle it", which the customer does)."""
+        ours = self._pointing | self._offered
+        if self._change is not None and self._change.search(text):
+            return False  # "make it for then", "make that one": what it is made is another thing
+        if not any(w in ours for w in rest) or not all(
+            w in STOPWORDS or w in ours or w in self._actions or w in _POLITE_OPENING for w in rest
+        ):
+            return False
+        return not set(before) & _FIRST_PERSON or self._opened(text)[0] == "request"
 
     def _restates(self, text: str, reading: Reading, asked: str) -> bool:
         """The part asks for the very action asked about, surely, in words of its own ("please
