@@ -255,6 +255,7 @@ class ReplyReader:
         self._beforehand = [" ".join(words(b)) for b in banks.beforehand if words(b)]
         self._indifference = [" ".join(words(b)) for b in banks.indifferent if words(b)]
         self._acknowledgements = [" ".join(words(b)) for b in banks.acknowledgements if words(b)]
+        self._asked_about = [" ".join(words(b)) for b in banks.asked_about if words(b)]
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -380,9 +381,18 @@ class ReplyReader:
             # "can you grab me their address?", "could you make one for me?": a question about
             # the thing offered, which brings it nothing new.
             return Part(text, "condition" if conditional else "asks", request)
+        if lead == "request" and not values and self._about_offer(after):
+            # "can I have its address?", "I'll need their phone number": a wish for nothing but
+            # what there is to know about the offer asks about it, however near another service's
+            # topic the model puts it.
+            return Part(text, "condition" if conditional else "asks", request)
         if in_question and not last_of_question and move is None and not values and lead != "request":
             return Part(text, "condition" if conditional else "asks", request)  # "Are pets allowed, and ...?"
-        if (last_of_question and lead != "request") or (lead == "question" and move in (None, "assent")):
+        if (
+            (last_of_question and lead != "request")
+            or (lead == "question" and move in (None, "assent"))
+            or self._asks_not_waits(lead, move, after)
+        ):
             # A question asks ("is that right", its mark left out, too), unless it asks for the
             # action with other values ("what about for two?", "would the 5th work?", "what about
             # ฿2,500?") or comes as a condition before the yes holds ("but where's O-12345 first?").
@@ -517,6 +527,27 @@ class ReplyReader:
         if following and following[0] in self._actions:
             return True
         return not before or before[-1] in STOPWORDS and before[-1] not in self._pointing
+
+    def _asks_not_waits(self, lead: str | None, move: str | None, after: list[str]) -> bool:
+        """A question's opening that the model reads as a wait for its words alone ("let me know the
+        venue" is near "let me think"): what it asks, read without the opening, waits for nothing
+        and is needed before nothing ("the venue"; not "let me know when I'm ready", "check with my
+        wife first")."""
+        if lead != "question" or move != "wait" or not after or says(" ".join(after), self._beforehand):
+            return False
+        asked = self.reader.read(" ".join(after))
+        return asked.move is None and self._holds(asked.scores) is None and self._leans_no(asked.scores) is None
+
+    def _about_offer(self, after: list[str]) -> bool:
+        """The words after a wish's opening ask for nothing but what there is to know about the
+        offer (`asked_about`), in words a question opens with ("tell", "find") and words with no
+        meaning of their own: "its address", "me a number to contact them"."""
+        said = f" {' '.join(after)} "
+        asked = says(said, self._asked_about)
+        for phrase in asked:
+            said = said.replace(f" {phrase} ", " ")
+        ours = self._pointing | self._leads_words
+        return bool(asked) and all(w in STOPWORDS or w in ours for w in said.split())
 
     def _indifferent(self, text: str) -> bool:
         """The part says any value will do for something it names ("I don't care about the
