@@ -88,9 +88,9 @@ _VERDICT = re.compile(r"((?:\w+ ){1,4})(?:is|are|was|were|looks?|seems?|sounds?)
 _NO_SUBJECT = frozenset(["nothing", "none", "nobody", "neither", "nor", "noone"])
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 # How far into a part its action word may stand, and the words that may open it besides words with
-# no meaning of their own: "you may go on with it", "I wish to book it", "let's make it happen".
-_OPENING_WORDS = 4
-_POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
+# no meaning of their own: "you may go on with it", "I wish to book it", "I would love to buy it".
+_OPENING_WORDS = 5
+_POLITE_OPENING = frozenset(["lets", "wish", "love", "id", "youd", "ahead", "now"])
 # A word with no meaning of its own elsewhere that says the customer wants to leave: "I want out" is
 # no go-ahead.
 _LEAVING = frozenset(["out"])
@@ -575,6 +575,8 @@ class ReplyReader:
         verb = next((n for n, w in enumerate(said[:_OPENING_WORDS]) if w in self._actions), None)
         if verb is None or any(w not in STOPWORDS and w not in _POLITE_OPENING for w in said[:verb]):
             return None
+        if set(said[:verb]) & _FIRST_PERSON and self._opened(text)[0] != "request":
+            return None  # "I can handle it", "we can do it ourselves": the customer acting, no go-ahead
         rest = said[verb + 1 :]
         if self._opened(" ".join(said[: verb + 2]))[0] == "question":
             return None  # "do they serve liquor?", "will I get an email?": a question's verb, no action
@@ -583,28 +585,25 @@ class ReplyReader:
         changed = self._change is not None and self._change.search(" ".join(rest))
         if says(text, self._others) or self._named(text) or changed:
             return "change"  # "make a transfer to their savings account": not as it was asked
-        if self._detailed(rest):
+        if self._detailed(said[verb:]):  # from the verb on: "transfer to ..." is no infinitive's "to"
             # "book it for Friday?", "make a transfer to their savings account?": the action
             # proposed with a detail of its own; "do they cater on site?" asks, as a question does.
             asked = bool(rest) and rest[0] != "it" and _SUBJECT_ONLY.fullmatch(rest[0]) is not None  # "do they"
             proposed = text.rstrip().endswith("?") and verb == 0 and not asked
             return "change" if proposed else None
-        return "assent" if opening or self._offer_only(text, said[:verb], rest) else "restated"
+        return "assent" if opening or self._offer_only(text, rest) else "restated"
 
-    def _offer_only(self, text: str, before: list[str], rest: list[str]) -> bool:
+    def _offer_only(self, text: str, rest: list[str]) -> bool:
         """The go-ahead points at the offer and names nothing else: after its action word, "it",
         "that" or "the purchase", with nothing but another action word ("do make the reservation")
         and words with no meaning of their own ("now", "for me"), and no word of a change ("make it
-        ..."). Said by "I" or "we", it is a wish ("I wish to confirm the reservation"; not "I can
-        handle it", which the customer does)."""
+        ...")."""
         ours = self._pointing | self._offered
         if self._change is not None and self._change.search(text):
             return False  # "make it for then", "make that one": what it is made is another thing
-        if not any(w in ours for w in rest) or not all(
+        return any(w in ours for w in rest) and all(
             w in STOPWORDS or w in ours or w in self._actions or w in _POLITE_OPENING for w in rest
-        ):
-            return False
-        return not set(before) & _FIRST_PERSON or self._opened(text)[0] == "request"
+        )
 
     def _restates(self, text: str, reading: Reading, asked: str) -> bool:
         """The part asks for the very action asked about, surely, in words of its own ("please
