@@ -74,8 +74,9 @@ _REFUSING = {"refusal", "cancel"}
 _HOLDING = {"refusal", "cancel", "wait"}
 _CHANGE = "change"
 _MOVE = MOVE + TOPIC_SEP
-# A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price").
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
+# A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price"), or with
+# the space before it ("it's correct .please book it").
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\s+[.!?;]+(?=[^\W\d_])|\n+")
 # "one" counting a thing ("I need one ticket", "reserve one room"), not pointing at one ("the one",
 # "that one", "one of them") nor announcing more ("one more thing") nor a moment ("one sec").
 _ONE = re.compile(
@@ -243,8 +244,10 @@ class ReplyReader:
         self._openings = sorted(self._approvals, key=len, reverse=True)  # "yes please refund it": read after "yes"
         # A word of approval that opens a clause is a part of its own, comma or not ("Yes I want
         # to rent it", "sure could you send the receipt"); not a short answer that opens with a
-        # pronoun ("it is", "I do"), which may as well start a sentence ("It is too late").
-        opening = [a for a in self._openings if a.split()[0] not in STOPWORDS]
+        # pronoun ("it is", "I do"), which may as well start a sentence ("It is too late"). A word
+        # with no meaning of its own that is an approval by itself opens one ("ok great, can you ...").
+        alone = {a for a in self._approvals if " " not in a}
+        opening = [a for a in self._openings if a.split()[0] not in STOPWORDS or a.split()[0] in alone]
         said = "|".join(r"\W+".join(map(re.escape, a.split())) for a in opening)
         self._approval_first = re.compile(rf"(?:{said})\b[\s.!,;:]*(?=\w)", re.I) if said else None
         self._denials = [" ".join(words(d)) for d in banks.denials if words(d)]
