@@ -448,11 +448,15 @@ class ReplyReader:
     def _named(self, text: str) -> bool:
         """The part names something by a name of its own: a capitalised word after its first that
         is no word of the banks' ("call it Phone home", "I want English subtitles", "title it
-        Cleaning"). Beside a yes, a name is a value the action was not asked with."""
+        Cleaning"; not an action word or a word for the offer written with a capital: "I would like
+        to Book it", "I Confirm"). Beside a yes, a name is a value the action was not asked with."""
         polite = self.reader.politeness
+        ours = self._actions | self._offered | self._pointing
         for word in _WORD.findall(text)[1:]:
             plain = word.lower().replace("'", "")
-            ordinary = plain in STOPWORDS or plain in polite.closer_words or says(plain, self._approvals)
+            ordinary = (
+                plain in STOPWORDS or plain in polite.closer_words or plain in ours or says(plain, self._approvals)
+            )
             if word[0].isupper() and word != "I" and not ordinary:
                 return True
         return False
