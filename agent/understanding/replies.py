@@ -403,7 +403,10 @@ class ReplyReader:
             proposes = bool(e.dates or e.money) or "money" in words(e.masked) and "money" not in words(text)
             # A request without its question mark, with values ("see if you can make it for half
             # past 3"), asks for the action as it was not asked.
-            other = move == "change" or (proposes or values and not last_of_question) and request is None
+            # A count in a clause of a question asks about the offer ("does the flight have 1 stop and
+            # is it refundable?"), as it does in the clause the question ends with.
+            counted_ask = values and not last_of_question and not in_question
+            other = move == "change" or (proposes or counted_ask) and request is None
             return Part(text, "change" if other else "condition" if conditional else "asks", request)
         points = bool(after) and all(w in self._pointing for w in after)  # "I need it": nothing but the offer
         if (move in (None, "assent", "change") or points) and lead == "request" and self._bare(after, 0) and not values:
