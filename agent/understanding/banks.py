@@ -55,6 +55,7 @@ WORD_LISTS = (
     "beforehand",
     "indifferent",
     "acknowledgements",
+    "asked_about",
 )
 
 
@@ -100,6 +101,9 @@ class BankFile(Strict):
     # alone they may close the conversation as well as accept, and followed by nothing but a
     # question about what was offered they accept it.
     acknowledgements: list[str] = Field(default_factory=list)
+    # Words that name what people ask about an offer ("its address", "a number to call"): a wish for
+    # nothing but these ("can I have its address?", "I'll need their phone number") asks about it.
+    asked_about: list[str] = Field(default_factory=list)
 
 
 class NluBanks(Strict):
@@ -140,6 +144,7 @@ class NluBanks(Strict):
     beforehand: list[str] = Field(default_factory=list)  # words that make a question a condition (BankFile)
     indifferent: list[str] = Field(default_factory=list)  # words that say any value will do (BankFile)
     acknowledgements: list[str] = Field(default_factory=list)  # words that take in what was said (BankFile)
+    asked_about: list[str] = Field(default_factory=list)  # words that name what is asked about an offer (BankFile)
 
     def gate(self, intent_id: str | None) -> float:
         """The level at which a reading of the intent is acted on without asking."""

@@ -48,8 +48,10 @@ EFFECTS: Mapping[AnswerKind, Effect] = {
 # before anything runs.
 # "elsewhere" is a wish of another service's ("make an alarm called Leave", "rent it with Spanish
 # subtitles"): beside a yes, the yes may be to something else, so nothing runs on it.
-# "restated" tells the bot to go ahead with what it offered, in words of its own ("please make that
-# reservation"): beside a yes it is that yes again; alone it is not taken for one.
+# "restated" tells the bot to go ahead with what it names in words of its own ("please reserve a
+# room"): beside a yes it is that yes again; alone it is not taken for one, as it may name another
+# thing than the one offered. A go-ahead that names nothing but the offer ("do it now", "make the
+# purchase", "please book the reservation") is a yes by itself.
 # "acknowledged" takes in what was said without a yes or a no ("Thanks.", "That's it."): alone it may
 # close the conversation as well as accept; followed by questions about what was offered ("Thanks.
 # How long will that take?") it accepts, as the questions take the action for done.
@@ -72,8 +74,9 @@ _REFUSING = {"refusal", "cancel"}
 _HOLDING = {"refusal", "cancel", "wait"}
 _CHANGE = "change"
 _MOVE = MOVE + TOPIC_SEP
-# A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price").
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\n+")
+# A sentence ends at its mark, with or without a space after it ("Yes.Tell me the price"), or with
+# the space before it ("it's correct .please book it").
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[a-z][.!?])(?=[A-Z])|\s+[.!?;]+(?=[^\W\d_])|\n+")
 # "one" counting a thing ("I need one ticket", "reserve one room"), not pointing at one ("the one",
 # "that one", "one of them") nor announcing more ("one more thing") nor a moment ("one sec").
 _ONE = re.compile(
@@ -86,25 +89,32 @@ _VERDICT = re.compile(r"((?:\w+ ){1,4})(?:is|are|was|were|looks?|seems?|sounds?)
 _NO_SUBJECT = frozenset(["nothing", "none", "nobody", "neither", "nor", "noone"])
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 # How far into a part its action word may stand, and the words that may open it besides words with
-# no meaning of their own: "you may go on with it", "I wish to book it", "let's make it happen".
-_OPENING_WORDS = 4
-_POLITE_OPENING = frozenset(["lets", "wish", "id", "youd", "ahead", "now"])
+# no meaning of their own: "you may go on with it", "I wish to book it", "I would love to buy it".
+_OPENING_WORDS = 5
+_POLITE_OPENING = frozenset(["lets", "wish", "love", "id", "youd", "ahead", "now"])
 # A word with no meaning of its own elsewhere that says the customer wants to leave: "I want out" is
 # no go-ahead.
 _LEAVING = frozenset(["out"])
+# The customer as the subject of a clause ("I", "we", "I'll"), its contractions as `words` reads them.
+_FIRST_PERSON = frozenset(["i", "we", "im", "ill", "ive", "id", "weve"])
 # A clause's subject alone: a pronoun, with its verb's contraction ("I", "I'll", "we've").
 _SUBJECT_ONLY = re.compile(r"(?:i|you|we|they|he|she|it)(?:['’](?:ll|d|m|ve|re|s))?", re.I)
 # The offer said to be what the customer meant, as the whole part: "that's just what I had in mind",
-# "it's exactly what we were after", "that was my request" (not "that's not what I asked", nor "it was
-# my request to cancel").
+# "it's exactly what we were after", "that was my request", "it's the booking I wanted", "that seems
+# like what I need" (not "that's not what I asked", nor "it was my request to cancel").
 _IDENTITY = re.compile(
-    r"(?:that|this|it)(?:['’]?s| is| was) (?:exactly |just |precisely |really )?"
-    r"(?:(?:what|the one|the thing) (?:i|we)(?:['’](?:m|re|d|ve))?(?: (?!to\b)[\w']+){0,4}"
+    r"(?:that|this|it)(?:['’]?s| is| was| seems(?: like| as)?| looks like| sounds like) "
+    r"(?:exactly |just |precisely |really )?"
+    r"(?:(?:what|the (?:exact |very |same )?(?:one|thing)) (?:i|we)(?:['’](?:m|re|d|ve))?(?: (?!to\b)[\w']+){0,4}"
+    r"|the (?:exact |very |same )?\w+ (?:i|we)(?:['’](?:d|ve))? "
+    r"(?:want|wanted|need|needed|meant|asked for|requested|chose|picked)"
     r"|(?:my|our) (?:\w+ )?(?:request|plan|choice))[\s.!]*",
     re.I,
 )
 _FILLER = re.compile(r"\b(?:please|also|just|kindly)\b[\s,]*", re.I)
-_COMMA = re.compile(r"\s*[,:]\s+|\s+-+\s+|\s*—\s*")
+# A comma or colon ends a clause with a space after it or right before a letter ("Yes,please"; not
+# "3,290" nor "10:30").
+_COMMA = re.compile(r"\s*[,:](?:\s+|(?=[^\W\d_]))|\s+-+\s+|\s*—\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,8 +244,10 @@ class ReplyReader:
         self._openings = sorted(self._approvals, key=len, reverse=True)  # "yes please refund it": read after "yes"
         # A word of approval that opens a clause is a part of its own, comma or not ("Yes I want
         # to rent it", "sure could you send the receipt"); not a short answer that opens with a
-        # pronoun ("it is", "I do"), which may as well start a sentence ("It is too late").
-        opening = [a for a in self._openings if a.split()[0] not in STOPWORDS]
+        # pronoun ("it is", "I do"), which may as well start a sentence ("It is too late"). A word
+        # with no meaning of its own that is an approval by itself opens one ("ok great, can you ...").
+        alone = {a for a in self._approvals if " " not in a}
+        opening = [a for a in self._openings if a.split()[0] not in STOPWORDS or a.split()[0] in alone]
         said = "|".join(r"\W+".join(map(re.escape, a.split())) for a in opening)
         self._approval_first = re.compile(rf"(?:{said})\b[\s.!,;:]*(?=\w)", re.I) if said else None
         self._denials = [" ".join(words(d)) for d in banks.denials if words(d)]
@@ -246,6 +258,7 @@ class ReplyReader:
         self._beforehand = [" ".join(words(b)) for b in banks.beforehand if words(b)]
         self._indifference = [" ".join(words(b)) for b in banks.indifferent if words(b)]
         self._acknowledgements = [" ".join(words(b)) for b in banks.acknowledgements if words(b)]
+        self._asked_about = [" ".join(words(b)) for b in banks.asked_about if words(b)]
         nots = "|".join(sorted({" ".join(words(n)) for n in banks.negations if words(n)}, key=len, reverse=True))
         acts = "|".join(sorted({" ".join(words(n)) for n in banks.negated if words(n)}, key=len, reverse=True))
         self._negates = re.compile(rf"(?:^| )(?:{nots}) (?:please |just )?(?:{acts})(?: |$)") if nots and acts else None
@@ -371,9 +384,18 @@ class ReplyReader:
             # "can you grab me their address?", "could you make one for me?": a question about
             # the thing offered, which brings it nothing new.
             return Part(text, "condition" if conditional else "asks", request)
+        if lead == "request" and not values and self._about_offer(after):
+            # "can I have its address?", "I'll need their phone number": a wish for nothing but
+            # what there is to know about the offer asks about it, however near another service's
+            # topic the model puts it.
+            return Part(text, "condition" if conditional else "asks", request)
         if in_question and not last_of_question and move is None and not values and lead != "request":
             return Part(text, "condition" if conditional else "asks", request)  # "Are pets allowed, and ...?"
-        if (last_of_question and lead != "request") or (lead == "question" and move in (None, "assent")):
+        if (
+            (last_of_question and lead != "request")
+            or (lead == "question" and move in (None, "assent"))
+            or self._asks_not_waits(lead, move, after)
+        ):
             # A question asks ("is that right", its mark left out, too), unless it asks for the
             # action with other values ("what about for two?", "would the 5th work?", "what about
             # ฿2,500?") or comes as a condition before the yes holds ("but where's O-12345 first?").
@@ -381,7 +403,10 @@ class ReplyReader:
             proposes = bool(e.dates or e.money) or "money" in words(e.masked) and "money" not in words(text)
             # A request without its question mark, with values ("see if you can make it for half
             # past 3"), asks for the action as it was not asked.
-            other = move == "change" or (proposes or values and not last_of_question) and request is None
+            # A count in a clause of a question asks about the offer ("does the flight have 1 stop and
+            # is it refundable?"), as it does in the clause the question ends with.
+            counted_ask = values and not last_of_question and not in_question
+            other = move == "change" or (proposes or counted_ask) and request is None
             return Part(text, "change" if other else "condition" if conditional else "asks", request)
         points = bool(after) and all(w in self._pointing for w in after)  # "I need it": nothing but the offer
         if (move in (None, "assent", "change") or points) and lead == "request" and self._bare(after, 0) and not values:
@@ -426,11 +451,15 @@ class ReplyReader:
     def _named(self, text: str) -> bool:
         """The part names something by a name of its own: a capitalised word after its first that
         is no word of the banks' ("call it Phone home", "I want English subtitles", "title it
-        Cleaning"). Beside a yes, a name is a value the action was not asked with."""
+        Cleaning"; not an action word or a word for the offer written with a capital: "I would like
+        to Book it", "I Confirm"). Beside a yes, a name is a value the action was not asked with."""
         polite = self.reader.politeness
+        ours = self._actions | self._offered | self._pointing
         for word in _WORD.findall(text)[1:]:
             plain = word.lower().replace("'", "")
-            ordinary = plain in STOPWORDS or plain in polite.closer_words or says(plain, self._approvals)
+            ordinary = (
+                plain in STOPWORDS or plain in polite.closer_words or plain in ours or says(plain, self._approvals)
+            )
             if word[0].isupper() and word != "I" and not ordinary:
                 return True
         return False
@@ -509,6 +538,27 @@ class ReplyReader:
             return True
         return not before or before[-1] in STOPWORDS and before[-1] not in self._pointing
 
+    def _asks_not_waits(self, lead: str | None, move: str | None, after: list[str]) -> bool:
+        """A question's opening that the model reads as a wait for its words alone ("let me know the
+        venue" is near "let me think"): what it asks, read without the opening, waits for nothing
+        and is needed before nothing ("the venue"; not "let me know when I'm ready", "check with my
+        wife first")."""
+        if lead != "question" or move != "wait" or not after or says(" ".join(after), self._beforehand):
+            return False
+        asked = self.reader.read(" ".join(after))
+        return asked.move is None and self._holds(asked.scores) is None and self._leans_no(asked.scores) is None
+
+    def _about_offer(self, after: list[str]) -> bool:
+        """The words after a wish's opening ask for nothing but what there is to know about the
+        offer (`asked_about`), in words a question opens with ("tell", "find") and words with no
+        meaning of their own: "its address", "me a number to contact them"."""
+        said = f" {' '.join(after)} "
+        asked = says(said, self._asked_about)
+        for phrase in asked:
+            said = said.replace(f" {phrase} ", " ")
+        ours = self._pointing | self._leads_words
+        return bool(asked) and all(w in STOPWORDS or w in ours for w in said.split())
+
     def _indifferent(self, text: str) -> bool:
         """The part says any value will do for something it names ("I don't care about the
         subtitles", "any of the devices"): a preference the action was not asked with."""
@@ -525,15 +575,18 @@ class ReplyReader:
         please", "can you", "you may", "I'd like to"), then nothing the action did not have: no
         detail, no name, no other one, no change, no "not" ("please proceed with the reservation",
         "can you book a table at this place?"; not "book it for Friday", "send it to my other
-        card"). "assent" when the part opens with the approval itself ("yes get me the room"),
-        "restated" when it is the go-ahead alone, "change" when the action comes with something
-        of its own, None when it is no go-ahead."""
+        card"). "assent" when the part opens with the approval itself ("yes get me the room") or
+        names nothing but the offer ("do it now", "please make the purchase"), "restated" when it
+        is the go-ahead alone with a thing of its own ("reserve a room"), "change" when the action
+        comes with something of its own, None when it is no go-ahead."""
         said = words(_FILLER.sub("", text))
         opening = next((a.split() for a in self._openings if said[: len(a.split())] == a.split()), [])
         said = said[len(opening) :]
         verb = next((n for n, w in enumerate(said[:_OPENING_WORDS]) if w in self._actions), None)
         if verb is None or any(w not in STOPWORDS and w not in _POLITE_OPENING for w in said[:verb]):
             return None
+        if set(said[:verb]) & _FIRST_PERSON and self._opened(text)[0] != "request":
+            return None  # "I can handle it", "we can do it ourselves": the customer acting, no go-ahead
         rest = said[verb + 1 :]
         if self._opened(" ".join(said[: verb + 2]))[0] == "question":
             return None  # "do they serve liquor?", "will I get an email?": a question's verb, no action
@@ -542,13 +595,25 @@ class ReplyReader:
         changed = self._change is not None and self._change.search(" ".join(rest))
         if says(text, self._others) or self._named(text) or changed:
             return "change"  # "make a transfer to their savings account": not as it was asked
-        if self._detailed(rest):
+        if self._detailed(said[verb:]):  # from the verb on: "transfer to ..." is no infinitive's "to"
             # "book it for Friday?", "make a transfer to their savings account?": the action
             # proposed with a detail of its own; "do they cater on site?" asks, as a question does.
             asked = bool(rest) and rest[0] != "it" and _SUBJECT_ONLY.fullmatch(rest[0]) is not None  # "do they"
             proposed = text.rstrip().endswith("?") and verb == 0 and not asked
             return "change" if proposed else None
-        return "assent" if opening else "restated"
+        return "assent" if opening or self._offer_only(text, rest) else "restated"
+
+    def _offer_only(self, text: str, rest: list[str]) -> bool:
+        """The go-ahead points at the offer and names nothing else: after its action word, "it",
+        "that" or "the purchase", with nothing but another action word ("do make the reservation")
+        and words with no meaning of their own ("now", "for me"), and no word of a change ("make it
+        ...")."""
+        ours = self._pointing | self._offered
+        if self._change is not None and self._change.search(text):
+            return False  # "make it for then", "make that one": what it is made is another thing
+        return any(w in ours for w in rest) and all(
+            w in STOPWORDS or w in ours or w in self._actions or w in _POLITE_OPENING for w in rest
+        )
 
     def _restates(self, text: str, reading: Reading, asked: str) -> bool:
         """The part asks for the very action asked about, surely, in words of its own ("please
