@@ -348,6 +348,10 @@ class ReplyReader:
             # "I might buy them later", "sure, can it wait until next week?": a deferral anywhere,
             # a question included, is never a yes.
             return Part(text, "wait")
+        if not (last_of_question or in_question) and self._first_ends(text):
+            # "sure, check with my wife first", "ok, let me look at my statement before that": a
+            # statement that something comes first puts the action off until it has.
+            return Part(text, "wait")
         if not last_of_question and (short := self._short_answer(text)) is not None:
             # Nothing but refusal ("nah.", "nope, thanks") or approval ("continue.", "you got it",
             # "no objection"), however the model places so few words.
@@ -447,6 +451,13 @@ class ReplyReader:
         if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "values" if self._detailed(after) or self._named(text) else "remark")
+
+    def _first_ends(self, text: str) -> bool:
+        """The part ends by putting something first ("check with my wife first", "look at the
+        price first", "talk to my bank before that"), whoever is to do it; not "first" before what
+        it qualifies ("when is the first pitch", "first of all", "the first name")."""
+        said = " ".join(words(text))
+        return any(said == b or said.endswith(" " + b) for b in self._beforehand)
 
     def _named(self, text: str) -> bool:
         """The part names something by a name of its own: a capitalised word after its first that
