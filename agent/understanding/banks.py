@@ -83,6 +83,9 @@ class BankFile(Strict):
     approvals: list[str] = Field(default_factory=list)
     # Words of refusal: a part of nothing else is a no ("nah.", "nope, thanks").
     denials: list[str] = Field(default_factory=list)
+    # What an emoji says in a reply, as words ("👍" and Slack's ":+1:" say yes, "❌" says no): read
+    # as those words, so a thumbs up alone is a yes and a thumbs down a no.
+    emoji: dict[str, str] = Field(default_factory=dict)
     # A negation (`negations`) right before an action word (`negated`) refuses: "don't go ahead".
     negations: list[str] = Field(default_factory=list)
     negated: list[str] = Field(default_factory=list)
@@ -137,6 +140,7 @@ class NluBanks(Strict):
     details: list[str] = Field(default_factory=list)  # words that bring in a detail (BankFile)
     approvals: list[str] = Field(default_factory=list)  # words of approval (BankFile)
     denials: list[str] = Field(default_factory=list)  # words of refusal (BankFile)
+    emoji: dict[str, str] = Field(default_factory=dict)  # what an emoji says, as words (BankFile)
     negations: list[str] = Field(default_factory=list)  # negations that refuse an action word (BankFile)
     negated: list[str] = Field(default_factory=list)  # the action words they refuse (BankFile)
     deferrals: list[str] = Field(default_factory=list)  # words that put the action off (BankFile)
@@ -182,9 +186,9 @@ class NluBanks(Strict):
         spelling = [*self.spelling, *other.spelling]
         # The word lists of the replies' reading: each file's words once, the first file's first.
         lists = {name: _union(getattr(self, name), getattr(other, name)) for name in WORD_LISTS}
-        return self.model_copy(
-            update={"intents": intents, "out_of_scope": topics, "moves": moves, "spelling": spelling, **lists}
-        )
+        emoji = {**other.emoji, **self.emoji}  # the first file's reading of an emoji wins
+        update = {"intents": intents, "out_of_scope": topics, "moves": moves, "spelling": spelling, "emoji": emoji}
+        return self.model_copy(update={**update, **lists})
 
 
 def _union(mine: list[str], theirs: list[str]) -> list[str]:

@@ -24,6 +24,8 @@ from agent.text import STOPWORDS, says, words
 from agent.understanding.reading import MOVE, TOPIC_SEP, BankReader, Reading, bare_reply
 from agent.understanding.scores import LabelScores
 
+# Skin tones after an emoji (U+1F3FB to U+1F3FF) and Slack's way of writing them.
+_SKIN_TONE = re.compile("[\U0001F3FB-\U0001F3FF]|:skin-tone-[2-6]:")
 # What a reply answers: yes (the action may run), no (it is dropped), wait (nothing runs, the
 # question stays open), change (other values for the action), unsure (a yes and a no, or a yes
 # with something the action cannot take: asked again), none (no answer at all: a new request).
@@ -251,6 +253,12 @@ class ReplyReader:
         said = "|".join(r"\W+".join(map(re.escape, a.split())) for a in opening)
         self._approval_first = re.compile(rf"(?:{said})\b[\s.!,;:]*(?=\w)", re.I) if said else None
         self._denials = [" ".join(words(d)) for d in banks.denials if words(d)]
+        self._emoji_words = dict(banks.emoji)
+        self._emoji = (
+            re.compile("|".join(re.escape(e) for e in sorted(self._emoji_words, key=len, reverse=True)))
+            if self._emoji_words
+            else None
+        )
         self._deferrals = [" ".join(words(d)) for d in banks.deferrals if words(d)]
         self._negative = [" ".join(words(n)) for n in banks.negations if words(n)]
         self._actions = frozenset(w for n in banks.negated for w in words(n))  # "go", "book", "proceed"
@@ -348,10 +356,6 @@ class ReplyReader:
             # "I might buy them later", "sure, can it wait until next week?": a deferral anywhere,
             # a question included, is never a yes.
             return Part(text, "wait")
-        if not (last_of_question or in_question) and self._first_ends(text):
-            # "sure, check with my wife first", "ok, let me look at my statement before that": a
-            # statement that something comes first puts the action off until it has.
-            return Part(text, "wait")
         if not last_of_question and (short := self._short_answer(text)) is not None:
             # Nothing but refusal ("nah.", "nope, thanks") or approval ("continue.", "you got it",
             # "no objection"), however the model places so few words.
@@ -371,6 +375,11 @@ class ReplyReader:
         # action a value.
         named = bool(e.order_ids or e.references or e.models or e.titles)
         request = reading.intent if named and reading.intent not in self.chat else None
+        if not (last_of_question or in_question) and request is None and self._first_ends(text):
+            # "sure, check with my wife first", "ok, let me look at my statement before that": a
+            # statement that something comes first puts the action off until it has ("look up
+            # O-24680 first" is a request of its own, answered first).
+            return Part(text, "wait")
         lead, after = self._opened(text)
         if asked is not None and not values and self._restates(text, reading, asked):
             return Part(text, "assent")  # "yes please refund it", "go ahead and process the refund"
@@ -451,6 +460,14 @@ class ReplyReader:
         if qualifies or leans is not None:
             return Part(text, "doubt")
         return Part(text, "values" if self._detailed(after) or self._named(text) else "remark")
+
+    def _emoji_as_words(self, text: str) -> str:
+        """The reply with each emoji the banks know (`emoji`) as the words it says; a skin tone
+        ("👍🏽", Slack's ":+1::skin-tone-3:") says nothing more."""
+        if self._emoji is None or not self._emoji.search(text):
+            return text
+        text = _SKIN_TONE.sub("", text)
+        return " ".join(self._emoji.sub(lambda m: f" {self._emoji_words[m.group(0)]} ", text).split())
 
     def _first_ends(self, text: str) -> bool:
         """The part ends by putting something first ("check with my wife first", "look at the
@@ -696,6 +713,7 @@ class ReplyReader:
 
     def read(self, text: str, asked: str | None = None) -> YesNoAnswer:
         """The reply read part by part; `asked`: the intent of the action the question is about."""
+        text = self._emoji_as_words(text)
         parts: list[Part] = []
         for sentence in _SENTENCE_END.split(text.strip()):
             clauses = self.parts(sentence)

@@ -65,6 +65,10 @@ RUNS = [
     "sure. does it come back to the card I paid with?",  # a question's "does it", not an action
     "thanks how soon will it reach me",  # thanks opening a question, with no comma
     "yep, I need that",  # a wish naming nothing but the offer, however the model reads "need"
+    "\u2705",  # an emoji that says yes, alone (Discord, the console)
+    "\U0001f44c\U0001f3fe",  # with a skin tone
+    ":white_check_mark: thanks",  # as Slack writes it
+    "nothing to change, carry on",  # nothing to change about the action as asked
 ]
 
 
@@ -119,6 +123,7 @@ async def test_a_yes_with_more_than_a_yes_runs_nothing_and_keeps_the_question(ap
         "I want out",  # a wish to leave is no go-ahead
         "honestly I'd like out of this",
         "please tell me the price first",  # "please" is no thanks
+        "sure, run it by my accountant first",  # something comes first, whoever is to do it
     ],
 )
 async def test_no_yes_runs_nothing(app: App, text: str) -> None:
@@ -213,3 +218,11 @@ async def test_a_question_alone_is_answered_as_a_question_and_runs_nothing(app: 
     r, _ = await say(app.router, text)
     assert "didn't follow" not in r.text and "nothing has been done yet" in r.text
     assert "Refund ฿3,290 for order O-23456?" in r.text and await refunds(app) == []
+
+
+@pytest.mark.parametrize("text", ["\U0001f44e", ":-1:", "\u274c"])
+async def test_an_emoji_that_says_no_cancels(app: App, text: str) -> None:
+    """A thumbs down or a cross, in Unicode or as Slack writes it, is a no: the action is dropped."""
+    await ask_refund(app)
+    cancelled, _ = await say(app.router, text)
+    assert "cancelled" in cancelled.text and await refunds(app) == []

@@ -128,3 +128,14 @@ async def test_an_unsure_reply_says_so_and_the_cancel_button_drops_it(standin: S
     assert "nothing has been done yet" in replies[-1] and "Refund ฿3,290" in replies[-1]
     assert "cancelled" in done[-1]
     assert refunds == []
+
+
+async def test_a_thumbs_up_emoji_alone_runs_the_refund(standin: StandInDiscord, db_url: str) -> None:
+    """Discord sends emoji as they are: "👍🏽" alone is a yes, whatever its skin tone."""
+    async with running_bot(standin, db_url) as run:
+        thread = await asked(standin)
+        await standin.say(thread, ALICE, "👍🏽")
+        replies = await posted(standin, thread, 2)
+        refunds = await run.app.store.fetch("SELECT order_id FROM refunds")  # type: ignore[attr-defined]
+    assert "refunded ฿3,290" in replies[-1]
+    assert [tuple(r) for r in refunds] == [("O-23456",)]

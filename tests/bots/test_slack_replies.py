@@ -115,3 +115,18 @@ async def test_an_unsure_reply_says_so_and_the_cancel_button_drops_it(db_url: st
     assert [b["action_id"] for b in buttons] == ["agentbot_confirm", "agentbot_cancel"]
     assert "cancelled" in in_thread(slack, CHANNEL, root)[-1]["text"]
     assert await rows(db_url, "SELECT order_id FROM refunds") == []
+
+
+async def test_a_thumbs_up_as_slack_writes_it_runs_and_a_thumbs_down_cancels(db_url: str, slack: SlackStandIn) -> None:
+    """Slack sends emoji as codes (":+1::skin-tone-2:"): a thumbs up alone is a yes, a cross a no."""
+    async with running_app(db_url, slack) as app:
+        root, _ = await asked(app, slack)
+        await app.client.message(":+1::skin-tone-2:", extra={"thread_ts": root})
+        await app.channel.dispatcher.drain()
+        other, _ = await app.client.mention("please refund order O-24680")
+        await slack.wait_for("chat.postMessage", 3)
+        await app.client.message(":x:", extra={"thread_ts": other})
+        await app.channel.dispatcher.drain()
+    assert "refunded ฿3,290" in in_thread(slack, CHANNEL, root)[-1]["text"]
+    assert "cancelled" in in_thread(slack, CHANNEL, other)[-1]["text"]
+    assert [tuple(r) for r in await rows(db_url, "SELECT order_id FROM refunds")] == [("O-23456",)]
