@@ -14,9 +14,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.bots.test_slack_cli import PROXY, free_port, wait_until_listening
+from tests.bots.test_slack_cli import free_port, slack_process, wait_until_listening
 from tests.helpers import REPO
-from tests.slack_harness import CHANNEL, SECRET, SlackClient, in_thread
+from tests.slack_harness import CHANNEL, SlackClient, in_thread
 from tests.standins.slack_standin import SlackStandIn
 
 pytestmark = pytest.mark.skipif(
@@ -72,13 +72,7 @@ async def test_forked_workers_share_the_parents_pages_and_a_killed_one_is_restar
     db_url: str, slack: SlackStandIn
 ) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in PROXY and not k.startswith(("AGENTBOT_", "SLACK_"))}
-    env |= {"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": f"{slack.url}/api/"}
-    env |= {"WEB_CONCURRENCY": "2", "AGENTBOT_TRACING": "off"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.cli", "slack", "--port", str(port), "--db-url", db_url,
-        cwd=REPO, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    proc = await slack_process(db_url, slack, port, {"WEB_CONCURRENCY": "2", "AGENTBOT_TRACING": "off"})
     try:
         await wait_until_listening(port)
         workers = await until(lambda: len(children(proc.pid)) == 2 and children(proc.pid))

@@ -33,6 +33,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+async def slack_process(
+    db_url: str, slack: SlackStandIn, port: int, extra: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
+    """`agentbot slack` in HTTP mode on `port`, against the stand-in Web API, with only the
+    variables a test sets (no proxy, none of the developer's own)."""
+    env = {k: v for k, v in os.environ.items() if k not in PROXY and not k.startswith(("AGENTBOT_", "SLACK_"))}
+    env |= {"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": f"{slack.url}/api/"}
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bots.cli", "slack", "--port", str(port), "--db-url", db_url,
+        cwd=REPO, env=env | (extra or {}), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
 async def wait_until_listening(port: int) -> None:
     # Generous: a process starting beside others on a loaded 2-core machine (honcho starts three)
     # takes seconds; how long start-up takes is measured by `agentbot bench`, not here.
@@ -50,12 +63,7 @@ async def wait_until_listening(port: int) -> None:
 
 async def test_the_slack_process_answers_in_the_thread_and_stops_on_sigterm(db_url: str, slack: SlackStandIn) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in PROXY and not k.startswith(("AGENTBOT_", "SLACK_"))}
-    env |= {"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": f"{slack.url}/api/"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.cli", "slack", "--port", str(port), "--db-url", db_url,
-        cwd=REPO, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    proc = await slack_process(db_url, slack, port)
     try:
         await wait_until_listening(port)
         client = SlackClient(f"http://127.0.0.1:{port}")
