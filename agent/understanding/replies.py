@@ -471,7 +471,7 @@ class ReplyReader:
 
     def _first_ends(self, text: str) -> bool:
         """The part ends by putting something first ("check with my wife first", "look at the
-        price first", "talk to my bank before that"), whoever is to do it; not "first" before what
+        price first", "talk to my bank before that"), whoever is to do it; not the word first before what
         it qualifies ("when is the first pitch", "first of all", "the first name")."""
         said = " ".join(words(text))
         return any(said == b or said.endswith(" " + b) for b in self._beforehand)
