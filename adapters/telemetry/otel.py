@@ -87,7 +87,6 @@ class OTelTurnTrace:
     onto the span as one attribute when it ends (`spans.STAGES`)."""
 
     def __init__(self, otel: OTelTracer, interaction: Interaction):
-        self.otel = otel
         attributes: dict[str, str | int] = {
             "agentbot.session_id": interaction.session_key,
             "agentbot.interaction_id": interaction.id,

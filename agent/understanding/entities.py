@@ -22,10 +22,13 @@ _REFERENCE = re.compile(
 # Codes like "B-3391" or "RF-44821" (never "O-12345", which is an order id).
 _CODE = re.compile(r"(?i)\b(?!o-)([a-z]{1,4}-\d{3,})\b")
 # O-12345, o12345, "o 12345", O_12345, #O-12345, O–12345 (dash variants), "order 12345", "order no. 12345".
+_ORDER_DIGITS = r"\d{4,10}"
 _ORDER = re.compile(
-    r"(?i)(?<![\w-])#?o\s?[-_#.\u2010-\u2015]?\s?(\d{4,10})\b"
-    r"|\border(?:\s*(?:id|number|no\.?|num|#))?\s*[:#]?\s*(?:o[-_]?)?(\d{4,10})\b"
+    rf"(?i)(?<![\w-])#?o\s?[-_#.\u2010-\u2015]?\s?({_ORDER_DIGITS})\b"
+    rf"|\border(?:\s*(?:id|number|no\.?|num|#))?\s*[:#]?\s*(?:o[-_]?)?({_ORDER_DIGITS})\b"
 )
+# A number alone that may be an order id written without its prefix: the digits of one.
+BARE_ORDER = re.compile(_ORDER_DIGITS)
 _WORD_NUMBERS = {
     "five": 5,
     "ten": 10,

@@ -20,7 +20,7 @@ from agent.config.schema import SlotSpec
 from agent.text import STOPWORDS, Runs
 from agent.understanding import levels
 from agent.understanding.banks import OUT_OF_SCOPE, NluBanks
-from agent.understanding.entities import Entities, EntityReader
+from agent.understanding.entities import BARE_ORDER, Entities, EntityReader
 from agent.understanding.politeness import Politeness
 from agent.understanding.scorer import ExampleScorer
 from agent.understanding.scores import LabelOrder, LabelScores
@@ -31,8 +31,6 @@ TOPIC_SEP = "/"
 MOVE = "move"  # a move's label is "move/<name>" (nlu.yaml `moves`)
 # The words typed values are masked to (agent/understanding/entities.py).
 VALUE_WORDS = frozenset({"order", "money", "reference", "version", "number", "product", "date", "title", "description"})
-# A number alone that may be an order id without its prefix (four to ten digits, as the order_id slot).
-BARE_ORDER = re.compile(r"\d{4,10}")
 _LETTERS = Runs("[a-z']")
 _ALNUM = Runs("[a-z0-9]")
 
